@@ -1,0 +1,58 @@
+/* A loaded model and its compiled plans: the core library's front door.
+ *
+ *   bd_model_open(path)            import + validate + shape inference + fusion passes
+ *   bd_model_plan(model, inputs)   the plan for these concrete input shapes (compiled once
+ *                                  per distinct shape set, then cached; thread-safe)
+ *   bd_exec_create(plan)           per-thread execution context (all memory allocated here)
+ *   bd_exec_run(exec, inputs)      one inference; no allocation on this path
+ *
+ * A model owns its graph and its plans; plans live until the model is closed. Any number of
+ * threads may call bd_model_plan and run their own bd_exec on shared plans concurrently. */
+#ifndef BD_MODEL_H
+#define BD_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <dlpack/dlpack.h>
+
+#include "error.h"
+#include "ir/graph.h"
+
+typedef struct bd_model_options {
+    int threads;            /* oneDNN threads per execution context; 0 = all cores */
+} bd_model_options;
+
+typedef struct bd_model bd_model;
+typedef struct bd_plan  bd_plan;
+typedef struct bd_exec  bd_exec;
+
+/* Import the model at PATH (.onnx), validate it and prepare it for planning. OPTS may be
+ * NULL for defaults. On failure returns a negative code, fills ERR, leaves *OUT untouched. */
+int  bd_model_open(const char *path, const bd_model_options *opts, bd_model **out, bd_error *err);
+/* Same, from a graph built in memory; takes ownership of G even on failure. */
+int  bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **out, bd_error *err);
+void bd_model_close(bd_model *m);                      /* NULL is allowed */
+/* The model's graph after import and passes (read-only). */
+const bd_graph *bd_model_graph(const bd_model *m);
+
+/* The plan for INPUTS' shapes and dtypes (one DLTensor per graph input, in signature
+ * order; only dtype/ndim/shape are read). Checks names/dtypes/shapes against the model's
+ * signature (BD_EINVAL with a message naming the input and what was expected). */
+int  bd_model_plan(bd_model *m, const DLTensor *inputs, size_t n_inputs,
+                   const bd_plan **out, bd_error *err);
+/* The plan's specialised graph (static shapes) — for reports and tests. */
+const bd_graph *bd_plan_graph(const bd_plan *p);
+size_t          bd_plan_num_steps(const bd_plan *p);
+/* Bytes of the per-context arena this plan's layout needs (liveness-packed). */
+size_t          bd_plan_arena_size(const bd_plan *p);
+
+int  bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err);
+void bd_exec_destroy(bd_exec *e);                       /* NULL is allowed */
+/* Run one inference. INPUTS must match the plan's shapes and dtypes (checked, BD_EINVAL). */
+int  bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *err);
+size_t          bd_exec_num_outputs(const bd_exec *e);
+/* Output I of the last run: a row-major tensor owned by E, valid until the next run. */
+const DLTensor *bd_exec_output(const bd_exec *e, size_t i);
+
+#endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package braid's build, tests and benchmarks need.
+# Idempotent: packages already present are skipped by apt-get; safe to re-run.
+set -euo pipefail
+
+PKGS=(
+  build-essential meson ninja-build pkg-config
+  libuv1-dev libgrpc-dev protobuf-compiler-grpc
+  nanopb libnanopb-dev protobuf-compiler python3-protobuf
+  libdnnl-dev libdlpack-dev libcjson-dev
+  libonnx-dev libonnx-testdata
+  libcmocka-dev
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages present"
+fi

@@ -1,0 +1,219 @@
+"""Reference PyTorch models for braid's model tests and benchmarks.
+
+    import torch_models
+    module, inputs, input_names, output_names, dynamic_axes = torch_models.build("bert2")
+
+`build(name)` returns an eval-mode module with deterministic random weights, a dict of
+deterministic example inputs (name -> torch.Tensor, in signature order), the ONNX input and
+output names, and the dynamic axes to export with (None for a static export).
+
+Models:
+  mlp       3 Linear layers (ReLU, GELU), input x [batch, 64], batch dynamic
+  resnet18  torchvision resnet18, random weights, input [1,3,224,224]
+  resnet50  torchvision resnet50, same (benchmarks)
+  bert2     2-layer BERT encoder written out by hand (hidden 768, 12 heads, seq 128,
+            intermediate 3072, erf GELU, post-LN with eps 1e-12); inputs are the already
+            embedded `hidden` [1,128,768] and an FP32 0/1 `attention_mask` [1,128]
+  bert12    the same with 12 layers (benchmarks)
+
+The BERT encoder uses fixed integers in every view() so a static export has constant
+Reshape shapes and no Shape/Gather/Cast/ConstantOfShape nodes.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+
+SEED = 20240611
+
+NAMES = ("mlp", "resnet18", "resnet50", "bert2", "bert12")
+
+
+def _generator(offset=0):
+    return torch.Generator().manual_seed(SEED + offset)
+
+
+# ---------------------------------------------------------------------------------------- mlp
+
+class MLP(nn.Module):
+    def __init__(self, d_in=64, d_hidden=256, d_out=10):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, d_hidden)
+        self.act1 = nn.ReLU()
+        self.fc2 = nn.Linear(d_hidden, d_hidden)
+        self.act2 = nn.GELU()
+        self.fc3 = nn.Linear(d_hidden, d_out)
+
+    def forward(self, x):
+        return self.fc3(self.act2(self.fc2(self.act1(self.fc1(x)))))
+
+
+def mlp_inputs(batch):
+    """Inputs for the mlp at a given batch size (deterministic per batch size)."""
+    return {"x": torch.randn(batch, 64, generator=_generator(100 + batch))}
+
+
+def _build_mlp():
+    torch.manual_seed(SEED)
+    m = MLP().eval()
+    dyn = {"x": {0: "batch"}, "y": {0: "batch"}}
+    return m, mlp_inputs(1), ["x"], ["y"], dyn
+
+
+# ------------------------------------------------------------------------------------- resnet
+
+def _randomize_batchnorm(m, gen):
+    # Default BatchNorm statistics are the identity (mean 0, var 1, gamma 1, beta 0); give
+    # them mild random values so folding BN into Conv is actually exercised.
+    for mod in m.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            c = mod.num_features
+            with torch.no_grad():
+                mod.running_mean.copy_(0.1 * torch.randn(c, generator=gen))
+                mod.running_var.copy_(0.5 + torch.rand(c, generator=gen))
+                mod.weight.copy_(0.8 + 0.4 * torch.rand(c, generator=gen))
+                mod.bias.copy_(0.1 * torch.randn(c, generator=gen))
+
+
+def _build_resnet(depth):
+    import torchvision.models as tvm
+    torch.manual_seed(SEED)
+    ctor = {18: tvm.resnet18, 50: tvm.resnet50}[depth]
+    m = ctor(weights=None)
+    _randomize_batchnorm(m, _generator(1))
+    m.eval()
+    x = torch.randn(1, 3, 224, 224, generator=_generator(2))
+    return m, {"input": x}, ["input"], ["logits"], None
+
+
+# --------------------------------------------------------------------------------------- bert
+
+class BertConfig:
+    def __init__(self, layers, hidden=768, heads=12, seq=128, intermediate=3072, batch=1,
+                 eps=1e-12):
+        assert hidden % heads == 0
+        self.layers, self.hidden, self.heads = layers, hidden, heads
+        self.head_dim = hidden // heads
+        self.seq, self.intermediate, self.batch, self.eps = seq, intermediate, batch, eps
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.query = nn.Linear(c.hidden, c.hidden)
+        self.key = nn.Linear(c.hidden, c.hidden)
+        self.value = nn.Linear(c.hidden, c.hidden)
+        self.scale = math.sqrt(c.head_dim)
+
+    def _heads(self, t):
+        # [B,S,H] -> [B,heads,S,head_dim]; fixed ints keep the Reshape shape a constant.
+        c = self.c
+        return t.view(c.batch, c.seq, c.heads, c.head_dim).permute(0, 2, 1, 3)
+
+    def forward(self, x, ext_mask):
+        c = self.c
+        q = self._heads(self.query(x))
+        k = self._heads(self.key(x))
+        v = self._heads(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / self.scale
+        scores = scores + ext_mask
+        probs = torch.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v)                          # [B,heads,S,head_dim]
+        return ctx.permute(0, 2, 1, 3).reshape(c.batch, c.seq, c.hidden)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attention = BertSelfAttention(c)
+        self.attn_out = nn.Linear(c.hidden, c.hidden)
+        self.attn_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+        self.intermediate = nn.Linear(c.hidden, c.intermediate)
+        self.gelu = nn.GELU()                                 # erf form (the default)
+        self.output = nn.Linear(c.intermediate, c.hidden)
+        self.out_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+
+    def forward(self, x, ext_mask):
+        a = self.attn_norm(self.attn_out(self.attention(x, ext_mask)) + x)   # post-LN
+        h = self.output(self.gelu(self.intermediate(a)))
+        return self.out_norm(h + a)
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.layers = nn.ModuleList(BertLayer(c) for _ in range(c.layers))
+
+    def forward(self, hidden, attention_mask):
+        c = self.c
+        # BERT's extended mask: 0 where attended, -10000 where masked, broadcast over heads
+        # and query positions.
+        ext = (1.0 - attention_mask).view(c.batch, 1, 1, c.seq) * -10000.0
+        x = hidden
+        for layer in self.layers:
+            x = layer(x, ext)
+        return x
+
+
+def _init_bert(m, gen):
+    # BERT's initializer: N(0, 0.02) weights, zero biases, unit LayerNorm; LayerNorm gets a
+    # mild random affine so its scale/shift are exercised.
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, nn.Linear):
+                mod.weight.copy_(0.02 * torch.randn(mod.weight.shape, generator=gen))
+                mod.bias.copy_(0.02 * torch.randn(mod.bias.shape, generator=gen))
+            elif isinstance(mod, nn.LayerNorm):
+                mod.weight.copy_(0.9 + 0.2 * torch.rand(mod.weight.shape, generator=gen))
+                mod.bias.copy_(0.05 * torch.randn(mod.bias.shape, generator=gen))
+
+
+def bert_inputs(c, masked=16):
+    hidden = torch.randn(c.batch, c.seq, c.hidden, generator=_generator(3))
+    mask = torch.ones(c.batch, c.seq)
+    mask[:, c.seq - masked:] = 0.0
+    return {"hidden": hidden, "attention_mask": mask}
+
+
+def _build_bert(layers):
+    c = BertConfig(layers)
+    m = BertEncoder(c)
+    _init_bert(m, _generator(4))
+    m.eval()
+    return m, bert_inputs(c), ["hidden", "attention_mask"], ["output"], None
+
+
+# -------------------------------------------------------------------------------------- entry
+
+def build(name):
+    """(module, inputs, input_names, output_names, dynamic_axes) for NAME (see NAMES)."""
+    if name == "mlp":
+        return _build_mlp()
+    if name == "resnet18":
+        return _build_resnet(18)
+    if name == "resnet50":
+        return _build_resnet(50)
+    if name == "bert2":
+        return _build_bert(2)
+    if name == "bert12":
+        return _build_bert(12)
+    raise ValueError("unknown model %r (known: %s)" % (name, ", ".join(NAMES)))
+
+
+def export(name, path, opset, module=None, inputs=None):
+    """Export model NAME to PATH with OPSET (builds it unless MODULE/INPUTS are given).
+    Returns the build tuple."""
+    built = build(name)
+    m, ins, in_names, out_names, dyn = built
+    if module is not None:
+        m = module
+    if inputs is not None:
+        ins = inputs
+    with torch.no_grad():
+        torch.onnx.export(m, tuple(ins.values()), path, input_names=in_names,
+                          output_names=out_names, dynamic_axes=dyn, opset_version=opset,
+                          do_constant_folding=True)
+    return built
