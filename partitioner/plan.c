@@ -1,1 +1,460 @@
-/* being written */
+/* Plans: specialise a model graph to concrete input shapes, annotate, partition into
+ * backend steps, compile, and lay out boundary tensors; and the executor that runs them. */
+#include "plan_build.h"
+
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backends/arena.h"
+#include "../backends/registry.h"
+#include "passes/passes.h"
+#include "shape/shape_infer.h"
+
+typedef struct plan_step {
+    const bd_backend *backend;
+    bd_kernel        *kernel;
+    bd_node         **nodes;   size_t n_nodes;
+    bd_value        **inputs;  size_t n_inputs;
+    bd_value        **outputs; size_t n_outputs;
+} plan_step;
+
+#define NO_OFFSET SIZE_MAX
+
+struct bd_plan {
+    bd_graph  *graph;          /* specialised clone: static shapes, folded nodes removed */
+    plan_step *steps;
+    size_t     n_steps;
+    size_t    *offset;         /* per value index: arena offset, or NO_OFFSET */
+    size_t     arena_size;
+    bd_shape  *input_shapes;
+    size_t     n_inputs;
+    int        threads;
+};
+
+/* ---- building --------------------------------------------------------------------------- */
+
+static size_t value_bytes(const bd_value *v)
+{
+    return (size_t)bd_shape_numel(&v->shape) * bd_dtype_size(v->dtype);
+}
+
+static bool is_const(const bd_value *v)
+{
+    return v->data != NULL;
+}
+
+/* Drop nodes whose outputs shape inference folded to constants (Shape, Gather on shapes). */
+static void drop_folded_nodes(bd_graph *g)
+{
+    for (size_t i = bd_graph_num_nodes(g); i-- > 0;) {
+        bd_node *n = bd_graph_node(g, i);
+        bool all_const = n->n_outputs > 0;
+        for (size_t k = 0; k < n->n_outputs; k++)
+            all_const &= is_const(n->outputs[k]);
+        if (all_const)
+            bd_graph_remove_node(g, n);
+    }
+}
+
+static int annotate(bd_graph *g, bd_error *err)
+{
+    size_t nb;
+    const bd_backend *const *backends = bd_backends(&nb);
+    char   report[BD_ERROR_MSG_MAX] = "";
+    size_t used = 0, missing = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        bd_node *n = bd_graph_node(g, i);
+        char why[160] = "";
+        n->backend = -1;
+        for (size_t b = 0; b < nb && n->backend < 0; b++)
+            if (backends[b]->supports(g, n, why, sizeof why))
+                n->backend = (int)b;
+        if (n->backend >= 0)
+            continue;
+        if (missing++ < 4 && used < sizeof report)
+            used += (size_t)snprintf(report + used, sizeof report - used, "%snode '%s' (%s): %s",
+                                     missing > 1 ? "; " : "", n->name, n->op_type,
+                                     why[0] ? why : "not supported");
+    }
+    if (missing)
+        return bd_error_set(err, BD_EUNSUPPORTED,
+                            "%zu node(s) have no backend (only oneDNN is available): %s%s",
+                            missing, report, missing > 4 ? "; ..." : "");
+    return 0;
+}
+
+static bool step_has_node(const plan_step *s, const bd_node *n)
+{
+    return n && n->index >= s->nodes[0]->index && n->index <= s->nodes[s->n_nodes - 1]->index;
+}
+
+static int push_unique(bd_value ***arr, size_t *n, bd_value *v)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*arr)[i] == v)
+            return 0;
+    bd_value **p = realloc(*arr, (*n + 1) * sizeof *p);
+    if (!p)
+        return BD_ENOMEM;
+    p[(*n)++] = v;
+    *arr = p;
+    return 0;
+}
+
+/* Partition: maximal runs of consecutive (topologically ordered) nodes on one backend. */
+static int partition(bd_plan *p, bd_error *err)
+{
+    bd_graph *g = p->graph;
+    size_t n = bd_graph_num_nodes(g);
+    size_t nb;
+    const bd_backend *const *backends = bd_backends(&nb);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && bd_graph_node(g, j)->backend == bd_graph_node(g, i)->backend)
+            j++;
+        plan_step *steps = realloc(p->steps, (p->n_steps + 1) * sizeof *steps);
+        if (!steps)
+            return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
+        p->steps = steps;
+        plan_step *s = &steps[p->n_steps++];
+        memset(s, 0, sizeof *s);
+        s->backend = backends[bd_graph_node(g, i)->backend];
+        s->n_nodes = j - i;
+        s->nodes = malloc(s->n_nodes * sizeof *s->nodes);
+        if (!s->nodes)
+            return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
+        for (size_t k = i; k < j; k++)
+            s->nodes[k - i] = bd_graph_node(g, k);
+        i = j;
+    }
+    /* Boundary tensors: read from outside the step / read after it or a graph output. */
+    for (size_t si = 0; si < p->n_steps; si++) {
+        plan_step *s = &p->steps[si];
+        for (size_t k = 0; k < s->n_nodes; k++) {
+            const bd_node *nd = s->nodes[k];
+            for (size_t q = 0; q < nd->n_inputs; q++) {
+                bd_value *v = nd->inputs[q];
+                if (v && !is_const(v) && !step_has_node(s, v->producer) &&
+                    push_unique(&s->inputs, &s->n_inputs, v))
+                    return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
+            }
+            for (size_t q = 0; q < nd->n_outputs; q++) {
+                bd_value *v = nd->outputs[q];
+                bool escapes = v->is_output;
+                for (size_t sj = si + 1; sj < p->n_steps && !escapes; sj++)
+                    for (size_t m = 0; m < p->steps[sj].n_nodes && !escapes; m++)
+                        for (size_t r = 0; r < p->steps[sj].nodes[m]->n_inputs; r++)
+                            escapes |= p->steps[sj].nodes[m]->inputs[r] == v;
+                if (escapes && push_unique(&s->outputs, &s->n_outputs, v))
+                    return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
+            }
+        }
+    }
+    return 0;
+}
+
+/* Boundary tensors and graph outputs get arena slots packed by liveness over steps. */
+static int layout_arena(bd_plan *p, bd_error *err)
+{
+    bd_graph *g = p->graph;
+    size_t nv = bd_graph_num_values(g);
+    p->offset = malloc((nv ? nv : 1) * sizeof *p->offset);
+    bd_arena_req *reqs = calloc(nv ? nv : 1, sizeof *reqs);
+    size_t *offs = calloc(nv ? nv : 1, sizeof *offs);
+    int *which = calloc(nv ? nv : 1, sizeof *which);
+    if (!p->offset || !reqs || !offs || !which) {
+        free(reqs); free(offs); free(which);
+        return bd_error_set(err, BD_ENOMEM, "out of memory laying out the arena");
+    }
+    size_t nr = 0;
+    int end = (int)p->n_steps;
+    for (size_t i = 0; i < nv; i++) {
+        p->offset[i] = NO_OFFSET;
+        bd_value *v = bd_graph_value(g, i);
+        int first = -1, last = -1;
+        for (size_t si = 0; si < p->n_steps; si++) {
+            for (size_t k = 0; k < p->steps[si].n_outputs; k++)
+                if (p->steps[si].outputs[k] == v && first < 0)
+                    first = last = (int)si;
+            for (size_t k = 0; k < p->steps[si].n_inputs; k++)
+                if (p->steps[si].inputs[k] == v)
+                    last = (int)si;
+        }
+        if (v->is_output) {          /* outputs live past the last step; inputs/consts copied in */
+            if (first < 0)
+                first = end;
+            last = end;
+        }
+        if (first < 0)
+            continue;
+        reqs[nr] = (bd_arena_req){ value_bytes(v), first, last };
+        which[nr++] = (int)i;
+    }
+    size_t total = bd_arena_plan(reqs, nr, offs);
+    if (total == (size_t)-1) {
+        free(reqs); free(offs); free(which);
+        return bd_error_set(err, BD_ENOMEM, "out of memory laying out the arena");
+    }
+    for (size_t r = 0; r < nr; r++)
+        p->offset[which[r]] = offs[r];
+    p->arena_size = total;
+    free(reqs); free(offs); free(which);
+    return 0;
+}
+
+static int compile_steps(bd_plan *p, bd_error *err)
+{
+    for (size_t si = 0; si < p->n_steps; si++) {
+        plan_step *s = &p->steps[si];
+        bd_subgraph sg = {
+            .graph = p->graph, .nodes = s->nodes, .n_nodes = s->n_nodes,
+            .inputs = s->inputs, .n_inputs = s->n_inputs,
+            .outputs = s->outputs, .n_outputs = s->n_outputs,
+        };
+        int rc = s->backend->compile(&sg, &s->kernel, err);
+        if (rc)
+            return bd_error_prefix(err, "step %zu (%s, %zu nodes from '%s'): ", si,
+                                   s->backend->name, s->n_nodes, s->nodes[0]->name);
+    }
+    return 0;
+}
+
+int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes, int threads,
+                  bd_plan **out, bd_error *err)
+{
+    bd_plan *p = calloc(1, sizeof *p);
+    if (!p || !(p->graph = bd_graph_clone(model_graph))) {
+        free(p);
+        return bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
+    }
+    p->threads  = threads;
+    p->n_inputs = bd_graph_num_inputs(p->graph);
+    p->input_shapes = malloc((p->n_inputs ? p->n_inputs : 1) * sizeof *p->input_shapes);
+    int rc = p->input_shapes ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
+    for (size_t i = 0; rc == 0 && i < p->n_inputs; i++) {
+        p->input_shapes[i] = input_shapes[i];
+        bd_graph_input(p->graph, i)->shape = input_shapes[i];
+    }
+    if (rc == 0)
+        rc = bd_shape_infer(p->graph, true, err);
+    if (rc == 0) {
+        size_t nb;
+        drop_folded_nodes(p->graph);
+        rc = bd_passes_run(p->graph, bd_backends(&nb)[0], err);
+    }
+    if (rc == 0)
+        rc = annotate(p->graph, err);
+    if (rc == 0)
+        rc = partition(p, err);
+    if (rc == 0)
+        rc = layout_arena(p, err);
+    if (rc == 0)
+        rc = compile_steps(p, err);
+    if (rc) {
+        bd_plan_destroy(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+void bd_plan_destroy(bd_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t si = 0; si < p->n_steps; si++) {
+        plan_step *s = &p->steps[si];
+        if (s->kernel)
+            s->backend->release(s->kernel);
+        free(s->nodes);
+        free(s->inputs);
+        free(s->outputs);
+    }
+    free(p->steps);
+    free(p->offset);
+    free(p->input_shapes);
+    bd_graph_destroy(p->graph);
+    free(p);
+}
+
+bool bd_plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n)
+{
+    if (n != p->n_inputs)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!bd_shape_equal(&p->input_shapes[i], &input_shapes[i]))
+            return false;
+    return true;
+}
+
+const bd_graph *bd_plan_graph(const bd_plan *p)  { return p->graph; }
+size_t bd_plan_num_steps(const bd_plan *p)       { return p->n_steps; }
+size_t bd_plan_arena_size(const bd_plan *p)      { return p->arena_size; }
+
+/* ---- execution ------------------------------------------------------------------------ */
+
+struct bd_exec {
+    const bd_plan  *plan;
+    unsigned char  *arena;
+    bd_kernel_ctx **ctx;
+    DLTensor       *io;          /* per step: its inputs then its outputs */
+    size_t         *io_base;     /* per step: index of its first entry in IO */
+    DLTensor       *outputs;     /* graph outputs, views into the arena */
+};
+
+static DLTensor tensor_view(const bd_value *v, void *data)
+{
+    DLTensor t = {
+        .data = data, .device = { kDLCPU, 0 }, .ndim = v->shape.rank,
+        .shape = (int64_t *)v->shape.dims, .strides = NULL, .byte_offset = 0,
+    };
+    bd_dtype_to_dl(v->dtype, &t.dtype);
+    return t;
+}
+
+/* Where V lives for this context (graph inputs are patched per run). */
+static void *value_data(const bd_exec *e, const bd_value *v)
+{
+    if (e->plan->offset[v->index] != NO_OFFSET)
+        return e->arena + e->plan->offset[v->index];
+    return (void *)v->data;   /* a constant, or NULL for a graph input until run */
+}
+
+int bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err)
+{
+    bd_exec *e = calloc(1, sizeof *e);
+    if (!e)
+        return bd_error_set(err, BD_ENOMEM, "out of memory creating an execution context");
+    e->plan = p;
+    size_t n_io = 0;
+    for (size_t si = 0; si < p->n_steps; si++)
+        n_io += p->steps[si].n_inputs + p->steps[si].n_outputs;
+    size_t n_out = bd_graph_num_outputs(p->graph);
+    e->arena   = aligned_alloc(BD_ARENA_ALIGN, p->arena_size ? (p->arena_size + 63) & ~(size_t)63 : 64);
+    e->ctx     = calloc(p->n_steps ? p->n_steps : 1, sizeof *e->ctx);
+    e->io      = calloc(n_io ? n_io : 1, sizeof *e->io);
+    e->io_base = calloc(p->n_steps ? p->n_steps : 1, sizeof *e->io_base);
+    e->outputs = calloc(n_out ? n_out : 1, sizeof *e->outputs);
+    if (!e->arena || !e->ctx || !e->io || !e->io_base || !e->outputs) {
+        bd_exec_destroy(e);
+        return bd_error_set(err, BD_ENOMEM, "out of memory creating an execution context (arena %zu bytes)",
+                            p->arena_size);
+    }
+    size_t at = 0;
+    for (size_t si = 0; si < p->n_steps; si++) {
+        const plan_step *s = &p->steps[si];
+        e->io_base[si] = at;
+        for (size_t k = 0; k < s->n_inputs; k++)
+            e->io[at++] = tensor_view(s->inputs[k], value_data(e, s->inputs[k]));
+        for (size_t k = 0; k < s->n_outputs; k++)
+            e->io[at++] = tensor_view(s->outputs[k], value_data(e, s->outputs[k]));
+        int rc = s->backend->ctx_create(s->kernel, &e->ctx[si], err);
+        if (rc) {
+            bd_exec_destroy(e);
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        const bd_value *v = bd_graph_output(p->graph, i);
+        e->outputs[i] = tensor_view(v, value_data(e, v));
+    }
+    *out = e;
+    return 0;
+}
+
+void bd_exec_destroy(bd_exec *e)
+{
+    if (!e)
+        return;
+    for (size_t si = 0; e->ctx && si < e->plan->n_steps; si++)
+        if (e->ctx[si])
+            e->plan->steps[si].backend->ctx_destroy(e->ctx[si]);
+    free(e->arena);
+    free(e->ctx);
+    free(e->io);
+    free(e->io_base);
+    free(e->outputs);
+    free(e);
+}
+
+static bool is_row_major(const DLTensor *t)
+{
+    if (!t->strides)
+        return true;
+    int64_t want = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != want)
+            return false;
+        want *= t->shape[d];
+    }
+    return true;
+}
+
+static int check_input(const bd_value *v, const DLTensor *t, bd_error *err)
+{
+    char want[96], got[96];
+    bd_shape gs = { .rank = t->ndim < 0 || t->ndim > BD_MAX_RANK ? -1 : t->ndim };
+    for (int d = 0; d < gs.rank; d++)
+        gs.dims[d] = t->shape[d];
+    int dt = bd_dtype_from_dl(t->dtype);
+    if (v->dtype == BD_DT_BOOL && dt == BD_DT_UINT8)
+        dt = BD_DT_BOOL;
+    if (dt != v->dtype || !bd_shape_equal(&gs, &v->shape))
+        return bd_error_set(err, BD_EINVAL, "input '%s': expected %s %s, got %s %s", v->name,
+                            bd_dtype_name(v->dtype), bd_shape_str(&v->shape, want, sizeof want),
+                            bd_dtype_name(dt), bd_shape_str(&gs, got, sizeof got));
+    if (t->device.device_type != kDLCPU || !is_row_major(t) || (!t->data && bd_shape_numel(&gs) > 0))
+        return bd_error_set(err, BD_EINVAL, "input '%s': expected a row-major CPU tensor with data",
+                            v->name);
+    return 0;
+}
+
+int bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *err)
+{
+    const bd_plan *p = e->plan;
+    const bd_graph *g = p->graph;
+    if (n_inputs != bd_graph_num_inputs(g))
+        return bd_error_set(err, BD_EINVAL, "expected %zu input tensor(s), got %zu",
+                            bd_graph_num_inputs(g), n_inputs);
+    for (size_t i = 0; i < n_inputs; i++) {
+        int rc = check_input(bd_graph_input(g, i), &inputs[i], err);
+        if (rc)
+            return rc;
+    }
+    if (p->threads > 0)
+        omp_set_num_threads(p->threads);
+    for (size_t si = 0; si < p->n_steps; si++) {
+        const plan_step *s = &p->steps[si];
+        DLTensor *io = &e->io[e->io_base[si]];
+        for (size_t k = 0; k < s->n_inputs; k++)
+            if (s->inputs[k]->is_input)
+                for (size_t i = 0; i < n_inputs; i++)
+                    if (bd_graph_input(g, i) == s->inputs[k])
+                        io[k].data = (char *)inputs[i].data + inputs[i].byte_offset;
+        int rc = s->backend->run(e->ctx[si], io, s->n_inputs, io + s->n_inputs, s->n_outputs, err);
+        if (rc)
+            return bd_error_prefix(err, "step %zu (%s): ", si, s->backend->name);
+    }
+    /* Outputs that no step produces (a graph input or a constant passed through). */
+    for (size_t i = 0; i < bd_graph_num_outputs(g); i++) {
+        const bd_value *v = bd_graph_output(g, i);
+        if (v->producer)
+            continue;
+        const void *src = v->data;
+        for (size_t k = 0; k < n_inputs && !src; k++)
+            if (bd_graph_input(g, k) == v)
+                src = (const char *)inputs[k].data + inputs[k].byte_offset;
+        if (src)
+            memcpy(e->outputs[i].data, src, value_bytes(v));
+    }
+    return 0;
+}
+
+size_t bd_exec_num_outputs(const bd_exec *e)            { return bd_graph_num_outputs(e->plan->graph); }
+const DLTensor *bd_exec_output(const bd_exec *e, size_t i)
+{
+    return i < bd_exec_num_outputs(e) ? &e->outputs[i] : NULL;
+}

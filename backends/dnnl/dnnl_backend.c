@@ -1,0 +1,176 @@
+/* The oneDNN backend's table: which ops it runs (supports), the op -> builder map, and the
+ * process-wide CPU engine. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dnnl_backend.h"
+#include "dnnl_internal.h"
+
+/* ---- engine ------------------------------------------------------------------------------ */
+
+static dnnl_engine_t  g_engine;
+static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
+
+static void engine_init(void)
+{
+    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success)
+        g_engine = NULL;
+}
+
+dnnl_engine_t dn_engine(void)
+{
+    pthread_once(&g_engine_once, engine_init);
+    return g_engine;
+}
+
+/* ---- shared checks ---------------------------------------------------------------------- */
+
+bool dn_why(char *why, size_t len, const char *fmt, ...)
+{
+    if (why && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+bool dn_is_f32_static(const bd_value *v)
+{
+    return v && v->dtype == BD_DT_FLOAT && bd_shape_is_static(&v->shape) &&
+           v->shape.rank <= DNNL_MAX_NDIMS;
+}
+
+bool dn_io_f32(const bd_node *n, size_t nin, char *why, size_t len)
+{
+    if (n->n_outputs < 1)
+        return dn_why(why, len, "no output");
+    for (size_t i = 0; i < nin && i < n->n_inputs; i++)
+        if (n->inputs[i] && !dn_is_f32_static(n->inputs[i]))
+            return dn_why(why, len, "input '%s' is not FP32 with a static shape", n->inputs[i]->name);
+    if (!dn_is_f32_static(n->outputs[0]))
+        return dn_why(why, len, "output '%s' is not FP32 with a static shape", n->outputs[0]->name);
+    return true;
+}
+
+bool dn_no_post(const bd_node *n, char *why, size_t len)
+{
+    if (n->n_post > 0)
+        return dn_why(why, len, "fused post-ops are not supported on %s", n->op_type);
+    return true;
+}
+
+bool dn_spatial_pads(const bd_node *n, int nsp, const int64_t *in, const int64_t *out,
+                     const int64_t *ext, const int64_t *stride, int64_t *pl, int64_t *pr)
+{
+    const char *ap = bd_node_attr_string(n, "auto_pad", "NOTSET");
+    const int64_t *pads = NULL;
+    size_t np = bd_node_attr_ints(n, "pads", &pads);
+    bool same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+    if (!same_upper && !same_lower && strcmp(ap, "VALID") && strcmp(ap, "NOTSET") && ap[0])
+        return false;
+    if (np && np != (size_t)(2 * nsp))
+        return false;
+    for (int i = 0; i < nsp; i++) {
+        if (same_upper || same_lower) {
+            int64_t total = (out[i] - 1) * stride[i] + ext[i] - in[i];
+            if (total < 0)
+                total = 0;
+            pl[i] = same_upper ? total / 2 : total - total / 2;
+            pr[i] = total - pl[i];
+        } else if (!strcmp(ap, "VALID")) {
+            pl[i] = pr[i] = 0;
+        } else {
+            pl[i] = np ? pads[i] : 0;
+            pr[i] = np ? pads[i + nsp] : 0;
+        }
+        if (pl[i] < 0 || pr[i] < 0)
+            return false;
+        /* ceil_mode (pooling): widen the right pad so the last window exists */
+        if ((in[i] + pl[i] + pr[i] - ext[i]) / stride[i] + 1 != out[i])
+            pr[i] = (out[i] - 1) * stride[i] + ext[i] - in[i] - pl[i];
+        if (pr[i] < 0 || (in[i] + pl[i] + pr[i] - ext[i]) / stride[i] + 1 != out[i])
+            return false;
+    }
+    return true;
+}
+
+/* ---- the op table ----------------------------------------------------------------------- */
+
+typedef struct dn_op {
+    const char   *op;
+    bool        (*supports)(const bd_graph *g, const bd_node *n, char *why, size_t len);
+    dn_build_fn_t build;
+} dn_op;
+
+static const dn_op k_ops[] = {
+    { "Conv",               dn_conv_supports,      dn_conv_build },
+    { "MatMul",             dn_matmul_supports,    dn_matmul_build },
+    { "Gemm",               dn_gemm_supports,      dn_gemm_build },
+    { "Relu",               dn_eltwise_supports,   dn_eltwise_build },
+    { "LeakyRelu",          dn_eltwise_supports,   dn_eltwise_build },
+    { "Clip",               dn_eltwise_supports,   dn_eltwise_build },
+    { "Sigmoid",            dn_eltwise_supports,   dn_eltwise_build },
+    { "Tanh",               dn_eltwise_supports,   dn_eltwise_build },
+    { "Erf",                dn_eltwise_supports,   dn_eltwise_build },
+    { "Gelu",               dn_eltwise_supports,   dn_eltwise_build },
+    { "Add",                dn_binary_supports,    dn_binary_build },
+    { "Sub",                dn_binary_supports,    dn_binary_build },
+    { "Mul",                dn_binary_supports,    dn_binary_build },
+    { "Div",                dn_binary_supports,    dn_binary_build },
+    { "BatchNormalization", dn_bnorm_supports,     dn_bnorm_build },
+    { "MaxPool",            dn_pool_supports,      dn_pool_build },
+    { "AveragePool",        dn_pool_supports,      dn_pool_build },
+    { "GlobalAveragePool",  dn_pool_supports,      dn_pool_build },
+    { "GlobalMaxPool",      dn_pool_supports,      dn_pool_build },
+    { "Softmax",            dn_softmax_supports,   dn_softmax_build },
+    { "LayerNormalization", dn_lnorm_supports,     dn_lnorm_build },
+    { "Reshape",            dn_view_supports,      dn_view_build },
+    { "Flatten",            dn_view_supports,      dn_view_build },
+    { "Squeeze",            dn_view_supports,      dn_view_build },
+    { "Unsqueeze",          dn_view_supports,      dn_view_build },
+    { "Identity",           dn_view_supports,      dn_view_build },
+    { "Transpose",          dn_transpose_supports, dn_transpose_build },
+    { "Concat",             dn_concat_supports,    dn_concat_build },
+};
+
+static const dn_op *find_op(const bd_node *n)
+{
+    const char *d = n->domain ? n->domain : "";
+    if (d[0] && strcmp(d, "ai.onnx") && strcmp(d, "braid"))
+        return NULL;
+    for (size_t i = 0; i < sizeof k_ops / sizeof k_ops[0]; i++)
+        if (!strcmp(k_ops[i].op, n->op_type))
+            return &k_ops[i];
+    return NULL;
+}
+
+dn_build_fn_t dn_builder_for(const bd_node *n)
+{
+    const dn_op *op = find_op(n);
+    return op ? op->build : NULL;
+}
+
+static bool dn_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    const dn_op *op = find_op(n);
+    if (!op)
+        return dn_why(why, len, "op %s%s%s is not supported by oneDNN", n->domain && n->domain[0] ? n->domain : "",
+                      n->domain && n->domain[0] ? "::" : "", n->op_type);
+    if (n->n_post < 0 || n->n_post > BD_MAX_POSTOPS)
+        return dn_why(why, len, "bad post-op count %d", n->n_post);
+    return op->supports(g, n, why, len);
+}
+
+const bd_backend bd_dnnl_backend = {
+    .name        = "dnnl",
+    .supports    = dn_supports,
+    .compile     = dn_compile,
+    .ctx_create  = dn_ctx_create,
+    .run         = dn_run,
+    .ctx_destroy = dn_ctx_destroy,
+    .release     = dn_kernel_release,
+};

@@ -1,0 +1,22 @@
+/* The oneDNN backend: runs f32 subgraphs of conv/matmul/eltwise/binary/pool/norm/shape ops as
+ * oneDNN primitives with fused post-ops, blocked layouts inside a subgraph, weights packed
+ * once at compile, and a liveness-planned arena per execution context.
+ *
+ * Thread count: oneDNN uses OpenMP; the caller sets it (omp_set_num_threads) per thread.
+ * A kernel may be shared by many contexts running concurrently on different threads. */
+#ifndef BD_DNNL_BACKEND_H
+#define BD_DNNL_BACKEND_H
+
+#include <stddef.h>
+
+#include "../backend.h"
+
+extern const bd_backend bd_dnnl_backend;
+
+/* Bytes of one execution context's arena for K (after liveness reuse), and what the same
+ * tensors would take without reuse (both for tests and statistics). */
+void bd_dnnl_kernel_arena(const bd_kernel *k, size_t *arena, size_t *without_reuse);
+/* Number of steps (primitives + reorders) K runs per inference. */
+int  bd_dnnl_kernel_num_steps(const bd_kernel *k);
+
+#endif

@@ -1,0 +1,759 @@
+/* The subgraph compiler: tensor layouts, cached reorders, constants, steps, and the arena
+ * plan (liveness + greedy best-fit offsets). See dnnl_internal.h for the builder contract. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "../arena.h"
+#include "dnnl_backend.h"
+#include "dnnl_internal.h"
+
+#define DN_ALIGN 64
+
+static size_t align_up(size_t n) { return (n + DN_ALIGN - 1) / DN_ALIGN * DN_ALIGN; }
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+int dn_fail(dn_compiler *c, int code, const char *fmt, ...)
+{
+    char msg[BD_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->node)
+        return bd_error_set(c->err, code, "node '%s' (%s): %s", c->node->name, c->node->op_type, msg);
+    return bd_error_set(c->err, code, "dnnl subgraph: %s", msg);
+}
+
+int dn_check(dn_compiler *c, dnnl_status_t s, const char *what)
+{
+    if (s == dnnl_success)
+        return 0;
+    return dn_fail(c, BD_EBACKEND, "%s failed: %s", what, dnnl_status2str(s));
+}
+
+/* ---- memory descs --------------------------------------------------------------------- */
+
+void dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
+{
+    dnnl_dims_t d, st;
+    int r = rank > 0 ? rank : 1;
+    for (int i = 0; i < r; i++)
+        d[i] = rank > 0 ? dims[i] : 1;
+    st[r - 1] = 1;
+    for (int i = r - 2; i >= 0; i--)
+        st[i] = st[i + 1] * (d[i + 1] > 0 ? d[i + 1] : 1);
+    dnnl_memory_desc_init_by_strides(md, r, d, dnnl_f32, st);
+}
+
+void dn_md_of_shape(dnnl_memory_desc_t *md, const bd_value *v)
+{
+    dn_md_plain(md, v->shape.rank, v->shape.dims);
+}
+
+void dn_md_reshape_plain(dnnl_memory_desc_t *out, int rank, const int64_t *dims)
+{
+    dn_md_plain(out, rank, dims);
+}
+
+void dn_md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
+{
+    dnnl_dims_t d;
+    for (int i = 0; i < rank; i++)
+        d[i] = dims[i];
+    dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, dnnl_format_tag_any);
+}
+
+bool dn_md_equal(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b)
+{
+    return dnnl_memory_desc_equal(a, b) != 0;
+}
+
+bool dn_md_is_plain(const dnnl_memory_desc_t *md)
+{
+    if (md->format_kind != dnnl_blocked || md->data_type != dnnl_f32 || md->offset0 != 0 ||
+        md->format_desc.blocking.inner_nblks != 0)
+        return false;
+    int64_t want = 1;
+    for (int i = md->ndims - 1; i >= 0; i--) {
+        if (md->padded_dims[i] != md->dims[i])
+            return false;
+        if (md->dims[i] != 1 && md->format_desc.blocking.strides[i] != want)
+            return false;
+        want *= md->dims[i];
+    }
+    return true;
+}
+
+bool dn_md_expand(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md, int rank)
+{
+    if (md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0 ||
+        rank < md->ndims || rank > DNNL_MAX_NDIMS)
+        return false;
+    int pad = rank - md->ndims;
+    dnnl_dims_t d, st;
+    int64_t span = 1;
+    for (int i = 0; i < md->ndims; i++) {
+        d[pad + i]  = md->dims[i];
+        st[pad + i] = md->format_desc.blocking.strides[i];
+        if (md->dims[i] * st[pad + i] > span)
+            span = md->dims[i] * st[pad + i];
+    }
+    for (int i = 0; i < pad; i++) {
+        d[i] = 1;
+        st[i] = span;
+    }
+    if (dnnl_memory_desc_init_by_strides(out, rank, d, md->data_type, st) != dnnl_success)
+        return false;
+    out->offset0 = md->offset0;
+    return true;
+}
+
+const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what)
+{
+    return dnnl_primitive_desc_query_md(pd, what, 0);
+}
+
+/* ---- buffers, steps ------------------------------------------------------------------- */
+
+static int grow(dn_compiler *c, void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    int ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*arr, (size_t)ncap * elem);
+    if (!p)
+        return dn_fail(c, BD_ENOMEM, "out of memory");
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+static int new_buffer(dn_compiler *c, dn_buf_kind kind, int index, size_t size, int *buf)
+{
+    int rc = grow(c, (void **)&c->bufs, &c->cap_bufs, c->n_bufs + 1, sizeof *c->bufs);
+    if (rc)
+        return rc;
+    dn_buffer *b = &c->bufs[c->n_bufs];
+    memset(b, 0, sizeof *b);
+    b->kind = kind;
+    b->index = index;
+    b->size = size;
+    b->first = b->last = -1;
+    *buf = c->n_bufs++;
+    return 0;
+}
+
+dnnl_primitive_attr_t dn_attr(dn_compiler *c, const_dnnl_post_ops_t post_ops)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    if (dn_check(c, dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create"))
+        return NULL;
+    if (dn_check(c, dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
+                 "dnnl_primitive_attr_set_scratchpad_mode") ||
+        (post_ops && dn_check(c, dnnl_primitive_attr_set_post_ops(attr, post_ops),
+                              "dnnl_primitive_attr_set_post_ops"))) {
+        dnnl_primitive_attr_destroy(attr);
+        return NULL;
+    }
+    return attr;
+}
+
+int dn_pd(dn_compiler *c, const void *desc, const_dnnl_primitive_attr_t attr,
+          dnnl_primitive_desc_t *pd)
+{
+    *pd = NULL;
+    return dn_check(c, dnnl_primitive_desc_create(pd, desc, attr, c->eng, NULL),
+                    "dnnl_primitive_desc_create");
+}
+
+static int push_step(dn_compiler *c, dn_step_kind kind, dnnl_primitive_t prim, size_t scratch,
+                     const dn_arg *args, int nargs)
+{
+    int rc = grow(c, (void **)&c->steps, &c->cap_steps, c->n_steps + 1, sizeof *c->steps);
+    if (rc) {
+        if (prim)
+            dnnl_primitive_destroy(prim);
+        return rc;
+    }
+    dn_step *s = &c->steps[c->n_steps];
+    s->args = malloc(sizeof *s->args * (size_t)(nargs + 1));
+    if (!s->args) {
+        if (prim)
+            dnnl_primitive_destroy(prim);
+        return dn_fail(c, BD_ENOMEM, "out of memory");
+    }
+    memcpy(s->args, args, sizeof *args * (size_t)nargs);
+    s->nargs = nargs;
+    s->kind = kind;
+    s->prim = prim;
+    s->scratch = scratch;
+    s->node = c->node ? c->node->name : "(subgraph output)";
+    c->n_steps++;
+    return 0;
+}
+
+int dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs)
+{
+    dnnl_primitive_t prim = NULL;
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t scratch = smd ? dnnl_memory_desc_get_size(smd) : 0;
+    dnnl_status_t s = dnnl_primitive_create(&prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    if (dn_check(c, s, "dnnl_primitive_create"))
+        return BD_EBACKEND;
+    int rc = push_step(c, DN_STEP_PRIM, prim, scratch, args, nargs);
+    if (rc == 0 && scratch > 0) {
+        dn_step *st = &c->steps[c->n_steps - 1];
+        st->args[st->nargs].arg = DNNL_ARG_SCRATCHPAD;
+        st->args[st->nargs].buf = -1;        /* the context's scratchpad */
+        st->args[st->nargs].md = *smd;
+        st->nargs++;
+    }
+    return rc;
+}
+
+int dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nargs)
+{
+    return push_step(c, kind, NULL, 0, args, nargs);
+}
+
+/* ---- constants ------------------------------------------------------------------------ */
+
+int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+             const dnnl_memory_desc_t *dst_md, int *buf)
+{
+    size_t size = dnnl_memory_desc_get_size(dst_md);
+    void *p = aligned_alloc(DN_ALIGN, align_up(size ? size : 1));
+    if (!p)
+        return dn_fail(c, BD_ENOMEM, "out of memory for a %zu-byte constant", size);
+    int rc = 0;
+    if (dn_md_equal(src_md, dst_md)) {
+        memcpy(p, data, size);
+    } else {
+        dnnl_memory_t ms = NULL, md = NULL;
+        dnnl_primitive_desc_t pd = NULL;
+        dnnl_primitive_t prim = NULL;
+        rc = dn_check(c, dnnl_memory_create(&ms, src_md, c->eng, (void *)data), "dnnl_memory_create");
+        if (!rc)
+            rc = dn_check(c, dnnl_memory_create(&md, dst_md, c->eng, p), "dnnl_memory_create");
+        if (!rc)
+            rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, src_md, c->eng, dst_md, c->eng, NULL),
+                          "dnnl_reorder_primitive_desc_create (constant)");
+        if (!rc)
+            rc = dn_check(c, dnnl_primitive_create(&prim, pd), "dnnl_primitive_create (constant reorder)");
+        if (!rc) {
+            dnnl_exec_arg_t a[2] = { { DNNL_ARG_FROM, ms }, { DNNL_ARG_TO, md } };
+            rc = dn_check(c, dnnl_primitive_execute(prim, c->stream, 2, a), "dnnl_primitive_execute (constant reorder)");
+            if (!rc)
+                rc = dn_check(c, dnnl_stream_wait(c->stream), "dnnl_stream_wait");
+        }
+        if (prim) dnnl_primitive_destroy(prim);
+        if (pd) dnnl_primitive_desc_destroy(pd);
+        if (ms) dnnl_memory_destroy(ms);
+        if (md) dnnl_memory_destroy(md);
+    }
+    if (!rc)
+        rc = new_buffer(c, DN_BUF_CONST, -1, size, buf);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    c->bufs[*buf].data = p;
+    return 0;
+}
+
+int dn_const_value(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *src_md,
+                   const dnnl_memory_desc_t *dst_md, int *buf)
+{
+    if (!v->data || v->dtype != BD_DT_FLOAT || v->nbytes < dnnl_memory_desc_get_size(src_md))
+        return dn_fail(c, BD_EMODEL, "constant '%s' must hold %zu bytes of FP32 data", v->name,
+                       dnnl_memory_desc_get_size(src_md));
+    return dn_const(c, v->data, src_md, dst_md, buf);
+}
+
+/* ---- tensors ---------------------------------------------------------------------------- */
+
+static void define(dn_compiler *c, const bd_value *v, int buf, const dnnl_memory_desc_t *md,
+                   bool strided_view)
+{
+    dn_tensor *t = &c->t[v->index];
+    t->defined = true;
+    t->buf = buf;
+    t->md = *md;
+    t->strided_view = strided_view;
+    c->bufs[buf].pending += t->uses;
+}
+
+static bool value_ok(dn_compiler *c, const bd_value *v)
+{
+    return v->index >= 0 && (size_t)v->index < c->n_t;
+}
+
+const dn_tensor *dn_tensor_of(dn_compiler *c, const bd_value *v)
+{
+    if (!value_ok(c, v)) {
+        dn_fail(c, BD_EMODEL, "value '%s' is not in the graph's value table", v->name);
+        return NULL;
+    }
+    dn_tensor *t = &c->t[v->index];
+    if (t->defined)
+        return t;
+    if (!v->data) {
+        dn_fail(c, BD_EMODEL, "value '%s' is read before it is produced", v->name);
+        return NULL;
+    }
+    if (v->dtype != BD_DT_FLOAT) {
+        dn_fail(c, BD_EUNSUPPORTED, "constant '%s' must be FP32, got %s", v->name, bd_dtype_name(v->dtype));
+        return NULL;
+    }
+    dnnl_memory_desc_t md;
+    dn_md_of_shape(&md, v);
+    if (dnnl_memory_desc_get_size(&md) > v->nbytes) {
+        dn_fail(c, BD_EMODEL, "constant '%s' holds %zu bytes, its shape needs %zu", v->name,
+                v->nbytes, dnnl_memory_desc_get_size(&md));
+        return NULL;
+    }
+    int buf;
+    if (dn_const(c, v->data, &md, &md, &buf))
+        return NULL;
+    define(c, v, buf, &md, false);
+    return t;
+}
+
+int dn_define_view(dn_compiler *c, const bd_value *v, int buf, const dnnl_memory_desc_t *md,
+                   bool strided_view)
+{
+    if (!value_ok(c, v))
+        return dn_fail(c, BD_EMODEL, "value '%s' is not in the graph's value table", v->name);
+    define(c, v, buf, md, strided_view);
+    return 0;
+}
+
+int dn_input(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *want, int *buf)
+{
+    const dn_tensor *t = dn_tensor_of(c, v);
+    if (!t)
+        return c->err ? c->err->code : BD_EBACKEND;
+    dnnl_memory_desc_t plain;
+    if (!want) {
+        if (!t->strided_view) {
+            *buf = t->buf;
+            return 0;
+        }
+        dn_md_of_shape(&plain, v);
+        want = &plain;
+    }
+    if (dn_md_equal(&t->md, want)) {
+        *buf = t->buf;
+        return 0;
+    }
+    for (int i = 0; i < c->n_cache; i++)
+        if (c->cache[i].value == v->index && dn_md_equal(&c->cache[i].md, want)) {
+            *buf = c->cache[i].buf;
+            return 0;
+        }
+    int rc, nb;
+    const dn_buffer *src = &c->bufs[t->buf];
+    if (src->kind == DN_BUF_CONST) {
+        rc = dn_const(c, src->data, &t->md, want, &nb);
+    } else {
+        dnnl_primitive_desc_t pd = NULL;
+        dnnl_primitive_attr_t attr = dn_attr(c, NULL);
+        if (!attr)
+            return BD_EBACKEND;
+        rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, &t->md, c->eng, want, c->eng, attr),
+                      "dnnl_reorder_primitive_desc_create");
+        dnnl_primitive_attr_destroy(attr);
+        if (!rc)
+            rc = new_buffer(c, DN_BUF_ARENA, -1, dnnl_memory_desc_get_size(want), &nb);
+        if (rc) {
+            if (pd)
+                dnnl_primitive_desc_destroy(pd);
+            return rc;
+        }
+        dn_arg a[2] = { { DNNL_ARG_FROM, t->buf, t->md }, { DNNL_ARG_TO, nb, *want } };
+        rc = dn_add_step(c, pd, a, 2);
+    }
+    if (rc)
+        return rc;
+    rc = grow(c, (void **)&c->cache, &c->cap_cache, c->n_cache + 1, sizeof *c->cache);
+    if (rc)
+        return rc;
+    /* a cached copy may be read again by later consumers of V: never overwrite it in place */
+    c->bufs[nb].pending += 1 << 20;
+    c->cache[c->n_cache].value = v->index;
+    c->cache[c->n_cache].buf = nb;
+    c->cache[c->n_cache].md = *want;
+    c->n_cache++;
+    *buf = nb;
+    return 0;
+}
+
+int dn_input_plain(dn_compiler *c, const bd_value *v, int *buf, dnnl_memory_desc_t *md)
+{
+    dn_md_of_shape(md, v);
+    return dn_input(c, v, md, buf);
+}
+
+int dn_input_any(dn_compiler *c, const bd_value *v, int *buf, dnnl_memory_desc_t *md)
+{
+    const dn_tensor *t = dn_tensor_of(c, v);
+    if (!t)
+        return c->err ? c->err->code : BD_EBACKEND;
+    *buf = t->buf;
+    *md = t->md;
+    return 0;
+}
+
+int dn_output(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md, int *buf)
+{
+    if (!value_ok(c, v))
+        return dn_fail(c, BD_EMODEL, "value '%s' is not in the graph's value table", v->name);
+    const dn_tensor *t = &c->t[v->index];
+    int j = t->out_index;
+    dnnl_memory_desc_t plain;
+    dn_md_of_shape(&plain, v);
+    if (j >= 0 && !c->out_bound[j] && dn_md_is_plain(md) &&
+        dnnl_memory_desc_get_size(md) == dnnl_memory_desc_get_size(&plain)) {
+        c->out_bound[j] = true;
+        *buf = c->sg->n_inputs + j;
+        define(c, v, *buf, &plain, false);
+        return 0;
+    }
+    int rc = new_buffer(c, DN_BUF_ARENA, -1, dnnl_memory_desc_get_size(md), buf);
+    if (rc)
+        return rc;
+    define(c, v, *buf, md, false);
+    return 0;
+}
+
+/* How many of the current node's inputs live in BUF. */
+static int node_reads(dn_compiler *c, int buf)
+{
+    int n = 0;
+    for (size_t i = 0; i < c->node->n_inputs; i++) {
+        const bd_value *x = c->node->inputs[i];
+        if (x && value_ok(c, x) && c->t[x->index].defined && c->t[x->index].buf == buf)
+            n++;
+    }
+    return n;
+}
+
+bool dn_can_reuse(dn_compiler *c, const bd_value *x, const dnnl_memory_desc_t *md)
+{
+    if (!c->node || !value_ok(c, x) || !c->t[x->index].defined)
+        return false;
+    const dn_tensor *t = &c->t[x->index];
+    const dn_buffer *b = &c->bufs[t->buf];
+    /* a plain subgraph output is better written straight into the caller's buffer */
+    if (c->node->n_outputs && c->t[c->node->outputs[0]->index].out_index >= 0 && dn_md_is_plain(md))
+        return false;
+    return b->kind == DN_BUF_ARENA && !t->strided_view && dn_md_equal(&t->md, md) &&
+           b->pending == node_reads(c, t->buf);
+}
+
+int dn_output_with_residual(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
+                            const bd_value *residual, int *buf)
+{
+    const dn_tensor *r = dn_tensor_of(c, residual);
+    if (!r)
+        return c->err ? c->err->code : BD_EBACKEND;
+    bool to_caller = c->t[v->index].out_index >= 0 && dn_md_is_plain(md);
+    if (!to_caller && dn_can_reuse(c, residual, md) && node_reads(c, r->buf) == 1) {
+        *buf = r->buf;
+        define(c, v, *buf, md, false);
+        return 0;
+    }
+    int rbuf;
+    int rc = dn_input(c, residual, NULL, &rbuf);
+    if (!rc)
+        rc = dn_output(c, v, md, buf);
+    if (rc)
+        return rc;
+    const dnnl_memory_desc_t *rmd = &c->t[residual->index].md;
+    dnnl_memory_desc_t rplain;
+    if (c->t[residual->index].strided_view) {
+        dn_md_of_shape(&rplain, residual);
+        rmd = &rplain;
+    }
+    const dnnl_memory_desc_t *dmd = &c->t[v->index].md;
+    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
+    if (!attr)
+        return BD_EBACKEND;
+    dnnl_primitive_desc_t pd = NULL;
+    rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, rmd, c->eng, dmd, c->eng, attr),
+                  "dnnl_reorder_primitive_desc_create (residual copy)");
+    dnnl_primitive_attr_destroy(attr);
+    if (rc)
+        return rc;
+    dn_arg a[2] = { { DNNL_ARG_FROM, rbuf, *rmd }, { DNNL_ARG_TO, *buf, *dmd } };
+    return dn_add_step(c, pd, a, 2);
+}
+
+/* ---- arena planning --------------------------------------------------------------------- */
+
+/* Assign arena offsets from the steps' use of each buffer (backends/arena.h does the packing:
+ * buffers alive at the same step never overlap). */
+static int plan_arena(dn_compiler *c, size_t *arena, size_t *naive)
+{
+    for (int s = 0; s < c->n_steps; s++)
+        for (int a = 0; a < c->steps[s].nargs; a++) {
+            int b = c->steps[s].args[a].buf;
+            if (b < 0)
+                continue;
+            if (c->bufs[b].first < 0)
+                c->bufs[b].first = s;
+            c->bufs[b].last = s;
+        }
+    size_t n = 0;
+    bd_arena_req *reqs = malloc(sizeof *reqs * (size_t)(c->n_bufs + 1));
+    size_t *offs = malloc(sizeof *offs * (size_t)(c->n_bufs + 1));
+    int *ids = malloc(sizeof *ids * (size_t)(c->n_bufs + 1));
+    if (!reqs || !offs || !ids) {
+        free(reqs);
+        free(offs);
+        free(ids);
+        return dn_fail(c, BD_ENOMEM, "out of memory");
+    }
+    *naive = 0;
+    for (int b = 0; b < c->n_bufs; b++)
+        if (c->bufs[b].kind == DN_BUF_ARENA && c->bufs[b].first >= 0) {
+            reqs[n] = (bd_arena_req){ c->bufs[b].size, c->bufs[b].first, c->bufs[b].last };
+            ids[n++] = b;
+            *naive += align_up(c->bufs[b].size);
+        }
+    size_t total = bd_arena_plan(reqs, n, offs);
+    for (size_t i = 0; i < n && total != (size_t)-1; i++)
+        c->bufs[ids[i]].offset = offs[i];
+    free(reqs);
+    free(offs);
+    free(ids);
+    if (total == (size_t)-1)
+        return dn_fail(c, BD_ENOMEM, "out of memory planning the arena");
+    *arena = total;
+    return 0;
+}
+
+/* ---- compile ---------------------------------------------------------------------------- */
+
+static void free_steps(dn_step *steps, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (steps[i].prim)
+            dnnl_primitive_destroy(steps[i].prim);
+        free(steps[i].args);
+    }
+    free(steps);
+}
+
+static void free_bufs(dn_buffer *bufs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (bufs[i].kind == DN_BUF_CONST)
+            free(bufs[i].data);
+    free(bufs);
+}
+
+void dn_kernel_release(bd_kernel *k)
+{
+    if (!k)
+        return;
+    free_steps(k->steps, k->n_steps);
+    free_bufs(k->bufs, k->n_bufs);
+    free(k->in_shapes);
+    free(k->out_shapes);
+    free(k);
+}
+
+static void compiler_free(dn_compiler *c)
+{
+    free_steps(c->steps, c->n_steps);
+    free_bufs(c->bufs, c->n_bufs);
+    free(c->t);
+    free(c->cache);
+    free(c->out_bound);
+    if (c->stream)
+        dnnl_stream_destroy(c->stream);
+}
+
+static int compile_nodes(dn_compiler *c)
+{
+    const bd_subgraph *sg = c->sg;
+    for (size_t i = 0; i < sg->n_nodes; i++) {
+        const bd_node *n = sg->nodes[i];
+        for (size_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] && value_ok(c, n->inputs[k]))
+                c->t[n->inputs[k]->index].uses++;
+    }
+    for (size_t j = 0; j < sg->n_outputs; j++) {
+        const bd_value *v = sg->outputs[j];
+        if (!value_ok(c, v))
+            return dn_fail(c, BD_EMODEL, "output '%s' is not in the graph's value table", v->name);
+        if (!bd_shape_is_static(&v->shape) || v->dtype != BD_DT_FLOAT)
+            return dn_fail(c, BD_EUNSUPPORTED, "output '%s' must be FP32 with a static shape", v->name);
+        c->t[v->index].uses++;
+        if (c->t[v->index].out_index < 0)
+            c->t[v->index].out_index = (int)j;
+    }
+    int buf, rc;
+    for (size_t i = 0; i < sg->n_inputs; i++) {
+        const bd_value *v = sg->inputs[i];
+        if (!value_ok(c, v))
+            return dn_fail(c, BD_EMODEL, "input '%s' is not in the graph's value table", v->name);
+        if (!bd_shape_is_static(&v->shape) || v->dtype != BD_DT_FLOAT)
+            return dn_fail(c, BD_EUNSUPPORTED, "input '%s' must be FP32 with a static shape", v->name);
+        dnnl_memory_desc_t md;
+        dn_md_of_shape(&md, v);
+        if ((rc = new_buffer(c, DN_BUF_INPUT, (int)i, dnnl_memory_desc_get_size(&md), &buf)))
+            return rc;
+        define(c, v, buf, &md, false);
+    }
+    for (size_t j = 0; j < sg->n_outputs; j++) {
+        dnnl_memory_desc_t md;
+        dn_md_of_shape(&md, sg->outputs[j]);
+        if ((rc = new_buffer(c, DN_BUF_OUTPUT, (int)j, dnnl_memory_desc_get_size(&md), &buf)))
+            return rc;
+    }
+    for (size_t i = 0; i < sg->n_nodes; i++) {
+        const bd_node *n = sg->nodes[i];
+        c->node = n;
+        dn_build_fn_t build = dn_builder_for(n);
+        if (!build)
+            return dn_fail(c, BD_EUNSUPPORTED, "op not supported by the dnnl backend");
+        if ((rc = build(c, n)))
+            return rc;
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            const bd_value *x = n->inputs[k];
+            if (x && value_ok(c, x) && c->t[x->index].defined)
+                c->bufs[c->t[x->index].buf].pending--;
+        }
+        for (size_t k = 0; k < n->n_outputs; k++)
+            if (value_ok(c, n->outputs[k]) && !c->t[n->outputs[k]->index].defined &&
+                c->t[n->outputs[k]->index].uses > 0)
+                return dn_fail(c, BD_EUNSUPPORTED, "output %zu ('%s') is not computed", k,
+                               n->outputs[k]->name);
+    }
+    c->node = NULL;
+    /* Subgraph outputs not already written in place into the caller's buffer. */
+    for (size_t j = 0; j < sg->n_outputs; j++) {
+        const bd_value *v = sg->outputs[j];
+        int obuf = (int)(sg->n_inputs + j);
+        const dn_tensor *t = dn_tensor_of(c, v);
+        if (!t)
+            return c->err ? c->err->code : BD_EBACKEND;
+        if (t->buf == obuf)
+            continue;
+        dnnl_memory_desc_t md;
+        dn_md_of_shape(&md, v);
+        dnnl_primitive_attr_t attr = dn_attr(c, NULL);
+        if (!attr)
+            return BD_EBACKEND;
+        dnnl_primitive_desc_t pd = NULL;
+        rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, &t->md, c->eng, &md, c->eng, attr),
+                      "dnnl_reorder_primitive_desc_create (output)");
+        dnnl_primitive_attr_destroy(attr);
+        if (rc)
+            return rc;
+        dn_arg a[2] = { { DNNL_ARG_FROM, t->buf, t->md }, { DNNL_ARG_TO, obuf, md } };
+        if ((rc = dn_add_step(c, pd, a, 2)))
+            return rc;
+    }
+    return 0;
+}
+
+static int copy_shapes(bd_value *const *vals, size_t n, bd_shape **out)
+{
+    *out = calloc(n ? n : 1, sizeof **out);
+    if (!*out)
+        return BD_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        (*out)[i] = vals[i]->shape;
+    return 0;
+}
+
+int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
+{
+    dn_compiler c;
+    memset(&c, 0, sizeof c);
+    c.sg = sg;
+    c.err = err;
+    c.eng = dn_engine();
+    if (!c.eng)
+        return bd_error_set(err, BD_EBACKEND, "dnnl: cannot create the CPU engine");
+    int rc = dn_check(&c, dnnl_stream_create(&c.stream, c.eng, dnnl_stream_default_flags),
+                      "dnnl_stream_create");
+    if (rc)
+        return rc;
+    c.n_t = bd_graph_num_values(sg->graph);
+    c.t = calloc(c.n_t ? c.n_t : 1, sizeof *c.t);
+    c.out_bound = calloc(sg->n_outputs + 1, sizeof *c.out_bound);
+    if (!c.t || !c.out_bound) {
+        compiler_free(&c);
+        return bd_error_set(err, BD_ENOMEM, "dnnl: out of memory");
+    }
+    for (size_t i = 0; i < c.n_t; i++)
+        c.t[i].out_index = -1;
+
+    bd_kernel *k = NULL;
+    size_t arena = 0, naive = 0;
+    rc = compile_nodes(&c);
+    if (!rc)
+        rc = plan_arena(&c, &arena, &naive);
+    if (!rc) {
+        k = calloc(1, sizeof *k);
+        if (!k || copy_shapes(sg->inputs, sg->n_inputs, &k->in_shapes) ||
+            copy_shapes(sg->outputs, sg->n_outputs, &k->out_shapes)) {
+            if (k) {
+                free(k->in_shapes);
+                free(k);
+            }
+            k = NULL;
+            rc = bd_error_set(err, BD_ENOMEM, "dnnl: out of memory");
+        }
+    }
+    if (rc) {
+        compiler_free(&c);
+        return rc;
+    }
+    k->steps = c.steps;
+    k->n_steps = c.n_steps;
+    k->bufs = c.bufs;
+    k->n_bufs = c.n_bufs;
+    k->arena_size = arena;
+    k->arena_naive = naive;
+    k->n_inputs = (int)sg->n_inputs;
+    k->n_outputs = (int)sg->n_outputs;
+    for (int i = 0; i < c.n_steps; i++)
+        if (c.steps[i].scratch > k->scratch_size)
+            k->scratch_size = c.steps[i].scratch;
+    c.steps = NULL;
+    c.n_steps = 0;
+    c.bufs = NULL;
+    c.n_bufs = 0;
+    compiler_free(&c);
+    *out = k;
+    return 0;
+}
+
+/* ---- introspection (dnnl_backend.h) -------------------------------------------------------- */
+
+void bd_dnnl_kernel_arena(const bd_kernel *k, size_t *arena, size_t *without_reuse)
+{
+    if (arena)
+        *arena = k->arena_size;
+    if (without_reuse)
+        *without_reuse = k->arena_naive;
+}
+
+int bd_dnnl_kernel_num_steps(const bd_kernel *k)
+{
+    return k->n_steps;
+}

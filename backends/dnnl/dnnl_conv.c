@@ -1,0 +1,147 @@
+/* Conv (1D/2D/3D, groups, depthwise, strides, dilations, pads/auto_pad) as a oneDNN
+ * convolution with every layout left to the implementation (format_tag_any): activations
+ * come out blocked (nChw16c), weights are packed once here. */
+#include <string.h>
+
+#include "dnnl_internal.h"
+
+typedef struct conv_geom {
+    int     nsp;
+    int64_t group;
+    int64_t stride[3], dil[3], ext[3], pl[3], pr[3];
+} conv_geom;
+
+static bool geom(const bd_node *n, conv_geom *g, char *why, size_t len)
+{
+    const bd_value *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
+    int rank = x->shape.rank;
+    if (rank < 3 || rank > 5 || w->shape.rank != rank || y->shape.rank != rank)
+        return dn_why(why, len, "Conv needs 1D, 2D or 3D spatial input with matching weights");
+    g->nsp = rank - 2;
+    g->group = bd_node_attr_int(n, "group", 1);
+    const int64_t *s = NULL, *d = NULL, *ks = NULL;
+    size_t ns = bd_node_attr_ints(n, "strides", &s), nd = bd_node_attr_ints(n, "dilations", &d);
+    size_t nk = bd_node_attr_ints(n, "kernel_shape", &ks);
+    if ((ns && ns != (size_t)g->nsp) || (nd && nd != (size_t)g->nsp) || (nk && nk != (size_t)g->nsp))
+        return dn_why(why, len, "Conv strides/dilations/kernel_shape rank mismatch");
+    int64_t C = x->shape.dims[1], M = w->shape.dims[0];
+    if (g->group < 1 || C % g->group || M % g->group || w->shape.dims[1] != C / g->group ||
+        y->shape.dims[1] != M)
+        return dn_why(why, len, "Conv group=%lld does not fit %lld input and %lld output channels",
+                      (long long)g->group, (long long)C, (long long)M);
+    for (int i = 0; i < g->nsp; i++) {
+        g->stride[i] = ns ? s[i] : 1;
+        g->dil[i] = nd ? d[i] : 1;
+        int64_t k = w->shape.dims[2 + i];
+        if (nk && ks[i] != k)
+            return dn_why(why, len, "Conv kernel_shape disagrees with the weights");
+        if (g->stride[i] < 1 || g->dil[i] < 1)
+            return dn_why(why, len, "Conv strides and dilations must be positive");
+        g->ext[i] = (k - 1) * g->dil[i] + 1;
+    }
+    if (!dn_spatial_pads(n, g->nsp, x->shape.dims + 2, y->shape.dims + 2, g->ext, g->stride, g->pl, g->pr))
+        return dn_why(why, len, "Conv padding (auto_pad=%s) does not produce the inferred output shape",
+                      bd_node_attr_string(n, "auto_pad", "NOTSET"));
+    return true;
+}
+
+bool dn_conv_supports(const bd_graph *gr, const bd_node *n, char *why, size_t len)
+{
+    if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1])
+        return dn_why(why, len, "Conv needs X and W");
+    if (!dn_io_f32(n, 3, why, len))
+        return false;
+    if (!n->inputs[1]->data)
+        return dn_why(why, len, "Conv weights '%s' must be a constant", n->inputs[1]->name);
+    const bd_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    if (b && (b->shape.rank != 1 || b->shape.dims[0] != n->inputs[1]->shape.dims[0]))
+        return dn_why(why, len, "Conv bias must be 1-D with one value per output channel");
+    conv_geom g;
+    if (!geom(n, &g, why, len))
+        return false;
+    return dn_postops_supported(gr, n, why, len);
+}
+
+int dn_conv_build(dn_compiler *c, const bd_node *n)
+{
+    const bd_value *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
+    const bd_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    char why[160];
+    conv_geom g;
+    if (!geom(n, &g, why, sizeof why))
+        return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
+    int rank = x->shape.rank;
+
+    dnnl_memory_desc_t src_any, wei_any, bias_md, dst_any, wei_plain;
+    dn_md_any(&src_any, rank, x->shape.dims);
+    dn_md_any(&dst_any, rank, y->shape.dims);
+    int64_t wd[BD_MAX_RANK + 1];
+    int wrank = rank;
+    if (g.group > 1) {
+        wd[0] = g.group;
+        wd[1] = w->shape.dims[0] / g.group;
+        memcpy(wd + 2, w->shape.dims + 1, sizeof *wd * (size_t)(rank - 1));
+        wrank = rank + 1;
+    } else {
+        memcpy(wd, w->shape.dims, sizeof *wd * (size_t)rank);
+    }
+    dn_md_any(&wei_any, wrank, wd);
+    dn_md_plain(&wei_plain, wrank, wd);
+    if (b)
+        dn_md_of_shape(&bias_md, b);
+
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int i = 0; i < g.nsp; i++) {
+        strides[i] = g.stride[i];
+        dil[i] = g.dil[i] - 1;
+        pl[i] = g.pl[i];
+        pr[i] = g.pr[i];
+    }
+    dnnl_post_ops_t po = NULL;
+    dn_post_args pa;
+    int rc = dn_postops_build(c, 0, rank, y->shape.dims, &po, &pa);
+    if (rc)
+        return rc;
+    dnnl_primitive_attr_t attr = dn_attr(c, po);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (!attr)
+        return BD_EBACKEND;
+    dnnl_convolution_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    rc = dn_check(c, dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
+                     dnnl_convolution_direct, &src_any, &wei_any, b ? &bias_md : NULL, &dst_any,
+                     strides, dil, pl, pr), "dnnl_dilated_convolution_forward_desc_init");
+    if (!rc)
+        rc = dn_pd(c, &desc, attr, &pd);
+    dnnl_primitive_attr_destroy(attr);
+    if (rc)
+        return rc;
+
+    dn_arg args[4 + BD_MAX_POSTOPS];
+    int na = 0, sbuf, wbuf, bbuf = -1, dbuf;
+    const dnnl_memory_desc_t *smd = dn_pd_md(pd, dnnl_query_src_md);
+    const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
+    const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);
+    const dnnl_memory_desc_t *bmd = b ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1) : NULL;
+    rc = dn_input(c, x, smd, &sbuf);
+    if (!rc)
+        rc = dn_const_value(c, w, &wei_plain, wmd, &wbuf);
+    if (!rc && b)
+        rc = b->data ? dn_const_value(c, b, &bias_md, bmd, &bbuf) : dn_input(c, b, bmd, &bbuf);
+    if (!rc)
+        rc = pa.residual ? dn_output_with_residual(c, y, dmd, pa.residual, &dbuf)
+                         : dn_output(c, y, dmd, &dbuf);
+    if (rc) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    args[na++] = (dn_arg){ DNNL_ARG_SRC, sbuf, *smd };
+    args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS, wbuf, *wmd };
+    if (b)
+        args[na++] = (dn_arg){ DNNL_ARG_BIAS, bbuf, *bmd };
+    args[na++] = (dn_arg){ DNNL_ARG_DST, dbuf, *dmd };
+    for (int i = 0; i < pa.nargs; i++)
+        args[na++] = pa.args[i];
+    return dn_add_step(c, pd, args, na);
+}

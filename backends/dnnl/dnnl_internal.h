@@ -1,0 +1,247 @@
+/* The oneDNN backend's internals: the compiled kernel, and the contract between the subgraph
+ * compiler (dnnl_compile.c) and the per-op builders (dnnl_conv.c, dnnl_matmul.c, ...).
+ *
+ * Compilation walks the subgraph's nodes in order. Every IR value gets a dn_tensor: the
+ * buffer that holds it and its oneDNN memory desc (its layout, which may be blocked such as
+ * nChw16c, or a strided view such as a transpose). A builder:
+ *   1. reads its inputs with dn_input()/dn_input_plain(): these return the buffer holding the
+ *      value in the wanted layout, inserting a (cached) reorder step when needed;
+ *   2. creates its primitive desc, asks dn_output() for the output buffer in the layout the
+ *      primitive chose (a graph output in plain layout is bound to the caller's buffer);
+ *   3. appends its step with dn_add_step() (which creates the primitive and scratchpad arg).
+ * Buffers are external inputs/outputs, kernel-owned constants, or arena slots whose offsets
+ * come from a liveness analysis once every step is known.
+ *
+ * Builders report failures with dn_fail()/dn_check(), which name the node; everything the
+ * compiler holds is freed by the compiler on error. */
+#ifndef BD_DNNL_INTERNAL_H
+#define BD_DNNL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "../backend.h"
+
+/* ---- the compiled kernel (immutable after compile) ------------------------------------ */
+
+typedef enum dn_buf_kind { DN_BUF_INPUT = 1, DN_BUF_OUTPUT, DN_BUF_CONST, DN_BUF_ARENA } dn_buf_kind;
+
+typedef struct dn_buffer {
+    dn_buf_kind kind;
+    int         index;        /* INPUT/OUTPUT: position in run()'s in[]/out[] */
+    size_t      size;         /* bytes */
+    size_t      offset;       /* ARENA: offset in the arena (liveness planning) */
+    void       *data;         /* CONST: kernel-owned, 64-byte aligned */
+    int         first, last;  /* ARENA: first and last step that touch it (-1 = never) */
+    int         pending;      /* compile only: readers still to come (for in-place decisions) */
+} dn_buffer;
+
+typedef struct dn_arg {
+    int                arg;   /* DNNL_ARG_* */
+    int                buf;   /* index into kernel->bufs */
+    dnnl_memory_desc_t md;
+} dn_arg;
+
+typedef enum dn_step_kind {
+    DN_STEP_PRIM = 1,         /* a oneDNN primitive */
+    DN_STEP_ERF,              /* y = erf(x) elementwise on plain f32 (oneDNN has no erf eltwise) */
+} dn_step_kind;
+
+typedef struct dn_step {
+    dn_step_kind      kind;
+    dnnl_primitive_t  prim;
+    dn_arg           *args;
+    int               nargs;
+    size_t            scratch;  /* scratchpad bytes this primitive needs */
+    const char       *node;     /* node name for run-time errors (graph-owned) */
+} dn_step;
+
+struct bd_kernel {
+    dn_step   *steps;
+    int        n_steps;
+    dn_buffer *bufs;
+    int        n_bufs;
+    size_t     arena_size;        /* bytes of one context's arena (after liveness reuse) */
+    size_t     arena_naive;       /* sum of all arena buffers (what no reuse would need) */
+    size_t     scratch_size;      /* max scratchpad over the steps */
+    int        n_inputs, n_outputs;
+    bd_shape  *in_shapes, *out_shapes;
+};
+
+/* The process-wide CPU engine (created once, thread-safe). NULL when oneDNN cannot create it. */
+dnnl_engine_t dn_engine(void);
+
+/* ---- the compiler's state (dnnl_compile.c) -------------------------------------------- */
+
+struct dn_compiler;
+typedef int (*dn_build_fn_t)(struct dn_compiler *c, const bd_node *n);
+
+typedef struct dn_tensor {
+    bool               defined;
+    int                buf;
+    dnnl_memory_desc_t md;
+    bool               strided_view;  /* a permuted view (Transpose): only MatMul reads it as is */
+    int                uses;          /* readers inside the subgraph (+1 if a subgraph output) */
+    int                out_index;     /* position among the subgraph outputs, -1 if none */
+} dn_tensor;
+
+typedef struct dn_reorder_entry {
+    int                value;  /* value index */
+    int                buf;
+    dnnl_memory_desc_t md;
+} dn_reorder_entry;
+
+typedef struct dn_compiler {
+    const bd_subgraph *sg;
+    const bd_node     *node;        /* node being built (error messages) */
+    dnnl_engine_t      eng;
+    dnnl_stream_t      stream;      /* compile-time stream for weight reorders */
+    dn_tensor         *t;           /* indexed by bd_value.index */
+    size_t             n_t;
+    dn_step           *steps;
+    int                n_steps, cap_steps;
+    dn_buffer         *bufs;
+    int                n_bufs, cap_bufs;
+    dn_reorder_entry  *cache;
+    int                n_cache, cap_cache;
+    bool              *out_bound;   /* output j's caller buffer already written by a step */
+    bd_error          *err;
+} dn_compiler;
+
+/* The subgraph compiler and kernel teardown (dnnl_compile.c), contexts (dnnl_exec.c). */
+int  dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err);
+void dn_kernel_release(bd_kernel *k);
+int  dn_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err);
+int  dn_run(bd_kernel_ctx *ctx, const DLTensor *in, size_t n_in, DLTensor *out, size_t n_out,
+            bd_error *err);
+void dn_ctx_destroy(bd_kernel_ctx *ctx);
+/* The builder for N's op, or NULL (dnnl_backend.c). */
+dn_build_fn_t dn_builder_for(const bd_node *n);
+
+/* Fail the current node with BD_EBACKEND/BD_EUNSUPPORTED and a message naming it. */
+int  dn_fail(dn_compiler *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 0 if S is dnnl_success, else fail naming the node and WHAT (the dnnl call). */
+int  dn_check(dn_compiler *c, dnnl_status_t s, const char *what);
+
+/* Plain row-major f32 md of DIMS (rank 0 becomes [1]). */
+void dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims);
+/* Plain md of V's (static) shape. */
+void dn_md_of_shape(dnnl_memory_desc_t *md, const bd_value *v);
+/* True when MD is dense row-major f32 (strides of size-1 dims ignored). */
+bool dn_md_is_plain(const dnnl_memory_desc_t *md);
+/* MD with RANK dims, left-padded with 1s (numpy broadcasting), same memory. MD must be
+ * strided (no inner blocks). Returns false if it is not. */
+bool dn_md_expand(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md, int rank);
+/* Reinterpret the dense plain MD as RANK dims DIMS (same bytes). */
+void dn_md_reshape_plain(dnnl_memory_desc_t *out, int rank, const int64_t *dims);
+/* A format_tag_any md of DIMS. */
+void dn_md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims);
+/* Same md? */
+bool dn_md_equal(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b);
+
+/* The current tensor of V (constants are materialised on first use). NULL on failure. */
+const dn_tensor *dn_tensor_of(dn_compiler *c, const bd_value *v);
+/* Buffer holding V in layout WANT (NULL = as it is; strided views are made plain unless
+ * ALLOW_VIEW). Reorders are cached per (value, md); constants are reordered at compile. */
+int  dn_input(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *want, int *buf);
+/* Buffer holding V in plain layout; *MD receives that plain md. */
+int  dn_input_plain(dn_compiler *c, const bd_value *v, int *buf, dnnl_memory_desc_t *md);
+/* Buffer holding V as it is, strided views included (for MatMul); *MD its md. */
+int  dn_input_any(dn_compiler *c, const bd_value *v, int *buf, dnnl_memory_desc_t *md);
+/* A new buffer for output V in layout MD: the caller's output buffer when V is a subgraph
+ * output and MD is plain, else an arena slot. Defines V's tensor. */
+int  dn_output(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md, int *buf);
+/* Like dn_output, but the buffer must already hold RESIDUAL (a sum post-op): reuses the
+ * residual's arena buffer in place when it dies here with the same layout, else copies it in
+ * with a reorder step. */
+int  dn_output_with_residual(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
+                             const bd_value *residual, int *buf);
+/* Define V as a view of BUF with layout MD (no step). */
+int  dn_define_view(dn_compiler *c, const bd_value *v, int buf, const dnnl_memory_desc_t *md,
+                    bool strided_view);
+/* Can V's output alias input X's buffer (X dies at this node, arena, same layout MD)? */
+bool dn_can_reuse(dn_compiler *c, const bd_value *x, const dnnl_memory_desc_t *md);
+/* dn_const for initializer V, checking that V holds at least SRC_MD's bytes. */
+int  dn_const_value(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *src_md,
+                    const dnnl_memory_desc_t *dst_md, int *buf);
+/* A kernel-owned constant buffer holding DATA (plain f32 of SRC_MD) reordered to DST_MD. */
+int  dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+              const dnnl_memory_desc_t *dst_md, int *buf);
+
+/* Append a step running the primitive of PD (PD is consumed: destroyed here in all cases)
+ * with ARGS (copied); adds the scratchpad arg. */
+int  dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs);
+/* Append a native step (ERF) reading/writing ARGS. */
+int  dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nargs);
+/* An attr with user scratchpad mode (and POST_OPS if not NULL). NULL on failure (reported). */
+dnnl_primitive_attr_t dn_attr(dn_compiler *c, const_dnnl_post_ops_t post_ops);
+/* Create a pd from an op desc with ATTR; *PD NULL on failure (reported). */
+int  dn_pd(dn_compiler *c, const void *desc, const_dnnl_primitive_attr_t attr,
+           dnnl_primitive_desc_t *pd);
+/* The md a pd chose for WHAT (dnnl_query_*_md, index 0). */
+const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what);
+
+/* ---- post-ops (dnnl_postops.c) -------------------------------------------------------- */
+
+/* The post-op arguments a builder must add to its step. */
+typedef struct dn_post_args {
+    dn_arg  args[BD_MAX_POSTOPS];
+    int     nargs;
+    const bd_value *residual;   /* SUM post-op input, or NULL */
+} dn_post_args;
+
+/* Can oneDNN apply NODE's post-ops to an output of rank OUT_RANK? Writes WHY if not. */
+bool dn_postops_supported(const bd_graph *g, const bd_node *node, char *why, size_t why_len);
+/* Can the binary post-ops of N be expressed on its output collapsed to 2D [M, N]? */
+bool dn_postops_collapsible(const bd_node *n);
+/* Append node->post[FIRST..] to *PO (created when NULL and needed; callers initialise it to
+ * NULL or to post-ops of their own, whose count offsets the argument indices) for a destination of RANK dims
+ * DST_DIMS (the primitive's dst view). Binary inputs are bound as plain broadcast mds. */
+int  dn_postops_build(dn_compiler *c, int first, int rank, const int64_t *dst_dims,
+                      dnnl_post_ops_t *po, dn_post_args *pa);
+
+/* ---- the builders (one per op family) -------------------------------------------------- */
+
+bool dn_conv_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_conv_build      (dn_compiler *c, const bd_node *n);
+bool dn_matmul_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_matmul_build    (dn_compiler *c, const bd_node *n);
+bool dn_gemm_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_gemm_build      (dn_compiler *c, const bd_node *n);
+bool dn_eltwise_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_eltwise_build   (dn_compiler *c, const bd_node *n);
+bool dn_binary_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_binary_build    (dn_compiler *c, const bd_node *n);
+bool dn_pool_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_pool_build      (dn_compiler *c, const bd_node *n);
+bool dn_softmax_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_softmax_build   (dn_compiler *c, const bd_node *n);
+bool dn_lnorm_supports  (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_lnorm_build     (dn_compiler *c, const bd_node *n);
+bool dn_bnorm_supports  (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_bnorm_build     (dn_compiler *c, const bd_node *n);
+bool dn_view_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_view_build      (dn_compiler *c, const bd_node *n);
+bool dn_transpose_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_transpose_build (dn_compiler *c, const bd_node *n);
+bool dn_concat_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_concat_build    (dn_compiler *c, const bd_node *n);
+
+/* ---- small shared checks (dnnl_backend.c) --------------------------------------------- */
+
+/* Writes a printf-style reason into WHY and returns false. */
+bool dn_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* V is present, f32 and statically shaped. */
+bool dn_is_f32_static(const bd_value *v);
+/* All of N's non-omitted inputs and outputs are f32 with static shapes (first NIN inputs). */
+bool dn_io_f32(const bd_node *n, size_t nin, char *why, size_t len);
+/* Node N has no post-ops. */
+bool dn_no_post(const bd_node *n, char *why, size_t len);
+/* Spatial pads for conv/pool: kernel K (extent incl. dilation), stride S, input IN, output
+ * OUT, from auto_pad and pads attrs. Returns false on an unsupported auto_pad. */
+bool dn_spatial_pads(const bd_node *n, int nsp, const int64_t *in, const int64_t *out,
+                     const int64_t *ext, const int64_t *stride, int64_t *pl, int64_t *pr);
+
+#endif

@@ -1,0 +1,185 @@
+/* Fused post-ops: the IR's bd_postop list -> a dnnl_post_ops_t plus the extra arguments
+ * (binary src1 tensors) and the residual a SUM needs in the destination. */
+#include <string.h>
+
+#include "dnnl_internal.h"
+
+static bool eltwise_alg(int alg, dnnl_alg_kind_t *out)
+{
+    switch (alg) {
+    case BD_ELT_RELU:      *out = dnnl_eltwise_relu; return true;
+    case BD_ELT_CLIP:      *out = dnnl_eltwise_clip; return true;
+    case BD_ELT_SIGMOID:   *out = dnnl_eltwise_logistic; return true;
+    case BD_ELT_TANH:      *out = dnnl_eltwise_tanh; return true;
+    case BD_ELT_GELU_ERF:  *out = dnnl_eltwise_gelu_erf; return true;
+    case BD_ELT_GELU_TANH: *out = dnnl_eltwise_gelu_tanh; return true;
+    case BD_ELT_LINEAR:    *out = dnnl_eltwise_linear; return true;
+    default:               return false;
+    }
+}
+
+static bool binary_alg(int alg, dnnl_alg_kind_t *out)
+{
+    switch (alg) {
+    case BD_BIN_ADD: *out = dnnl_binary_add; return true;
+    case BD_BIN_SUB: *out = dnnl_binary_sub; return true;
+    case BD_BIN_MUL: *out = dnnl_binary_mul; return true;
+    case BD_BIN_DIV: *out = dnnl_binary_div; return true;
+    default:         return false;
+    }
+}
+
+/* X broadcasts (numpy, right-aligned) to OUT without growing OUT. */
+static bool broadcasts_to(const bd_shape *x, const bd_shape *out)
+{
+    if (x->rank > out->rank)
+        return false;
+    for (int i = 0; i < x->rank; i++) {
+        int64_t d = x->dims[x->rank - 1 - i], o = out->dims[out->rank - 1 - i];
+        if (d != o && d != 1)
+            return false;
+    }
+    return true;
+}
+
+bool dn_postops_supported(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    int sums = 0;
+    const bd_value *y = n->outputs[0];
+    for (int i = 0; i < n->n_post; i++) {
+        const bd_postop *p = &n->post[i];
+        dnnl_alg_kind_t a;
+        const bd_value *x = NULL;
+        if (p->kind == BD_POST_SUM || p->kind == BD_POST_BINARY) {
+            if (p->input < 0 || (size_t)p->input >= n->n_inputs || !n->inputs[p->input])
+                return dn_why(why, len, "post-op %d reads input %d, which does not exist", i, p->input);
+            x = n->inputs[p->input];
+            if (!dn_is_f32_static(x))
+                return dn_why(why, len, "post-op %d input '%s' is not FP32 with a static shape", i, x->name);
+        }
+        switch (p->kind) {
+        case BD_POST_ELTWISE:
+            if (!eltwise_alg(p->alg, &a))
+                return dn_why(why, len, "post-op %d: eltwise algorithm %d has no oneDNN post-op", i, p->alg);
+            break;
+        case BD_POST_SUM:
+            if (++sums > 1)
+                return dn_why(why, len, "more than one sum post-op");
+            if (!bd_shape_equal(&x->shape, &y->shape))
+                return dn_why(why, len, "sum post-op input '%s' does not have the output's shape", x->name);
+            break;
+        case BD_POST_BINARY:
+            if (!binary_alg(p->alg, &a))
+                return dn_why(why, len, "post-op %d: binary algorithm %d unknown", i, p->alg);
+            if (!broadcasts_to(&x->shape, &y->shape))
+                return dn_why(why, len, "binary post-op input '%s' does not broadcast to the output", x->name);
+            break;
+        default:
+            return dn_why(why, len, "post-op %d has unknown kind %d", i, (int)p->kind);
+        }
+    }
+    (void)g;
+    return true;
+}
+
+/* Dims of X broadcast into the primitive's destination DST (rank RANK), where the node's
+ * output Y may have been collapsed to 2D [M, N] by the builder. */
+static bool src1_dims(const bd_value *x, const bd_value *y, int rank, const int64_t *dst,
+                      int64_t *dims)
+{
+    int R = y->shape.rank;
+    int64_t full[BD_MAX_RANK];
+    for (int i = 0; i < R; i++) {
+        int k = i - (R - x->shape.rank);
+        full[i] = k >= 0 ? x->shape.dims[k] : 1;
+    }
+    if (rank == R) {
+        memcpy(dims, full, sizeof *dims * (size_t)R);
+        return true;
+    }
+    if (rank != 2 || R < 2)
+        return false;
+    bool all_ones = true, all_full = true;
+    for (int i = 0; i < R - 1; i++) {
+        all_ones &= full[i] == 1;
+        all_full &= full[i] == y->shape.dims[i];
+    }
+    if (all_ones) {
+        dims[0] = 1;
+        dims[1] = full[R - 1];
+        return true;
+    }
+    if (all_full && full[R - 1] == y->shape.dims[R - 1]) {
+        dims[0] = dst[0];
+        dims[1] = dst[1];
+        return true;
+    }
+    return false;
+}
+
+bool dn_postops_collapsible(const bd_node *n)
+{
+    const bd_value *y = n->outputs[0];
+    int64_t d[2] = { 1, y->shape.rank ? y->shape.dims[y->shape.rank - 1] : 1 }, out[2];
+    for (int i = 0; i < y->shape.rank - 1; i++)
+        d[0] *= y->shape.dims[i];
+    for (int i = 0; i < n->n_post; i++)
+        if (n->post[i].kind == BD_POST_BINARY &&
+            !src1_dims(n->inputs[n->post[i].input], y, 2, d, out))
+            return false;
+    return true;
+}
+
+int dn_postops_build(dn_compiler *c, int first, int rank, const int64_t *dst_dims,
+                     dnnl_post_ops_t *po, dn_post_args *pa)
+{
+    const bd_node *n = c->node;
+    memset(pa, 0, sizeof *pa);
+    if (first >= n->n_post)
+        return 0;
+    if (!*po && dn_check(c, dnnl_post_ops_create(po), "dnnl_post_ops_create"))
+        return BD_EBACKEND;
+    int rc = 0, idx = dnnl_post_ops_len(*po);
+    for (int i = first; i < n->n_post && !rc; i++, idx++) {
+        const bd_postop *p = &n->post[i];
+        dnnl_alg_kind_t a;
+        if (p->kind == BD_POST_ELTWISE) {
+            if (!eltwise_alg(p->alg, &a)) {
+                rc = dn_fail(c, BD_EUNSUPPORTED, "eltwise post-op %d unsupported", p->alg);
+                break;
+            }
+            rc = dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, a, p->alpha, p->beta),
+                          "dnnl_post_ops_append_eltwise");
+        } else if (p->kind == BD_POST_SUM) {
+            pa->residual = n->inputs[p->input];
+            rc = dn_check(c, dnnl_post_ops_append_sum(*po, p->scale != 0.0f ? p->scale : 1.0f),
+                          "dnnl_post_ops_append_sum");
+        } else if (p->kind == BD_POST_BINARY) {
+            const bd_value *x = n->inputs[p->input];
+            int64_t dims[BD_MAX_RANK];
+            if (!binary_alg(p->alg, &a) || !src1_dims(x, n->outputs[0], rank, dst_dims, dims)) {
+                rc = dn_fail(c, BD_EUNSUPPORTED, "binary post-op %d on '%s' cannot be applied", i, x->name);
+                break;
+            }
+            dnnl_memory_desc_t md, xmd;
+            dn_md_plain(&md, rank, dims);
+            int buf;
+            rc = dn_input_plain(c, x, &buf, &xmd);
+            if (!rc)
+                rc = dn_check(c, dnnl_post_ops_append_binary(*po, a, &md), "dnnl_post_ops_append_binary");
+            if (!rc) {
+                dn_arg *arg = &pa->args[pa->nargs++];
+                arg->arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1;
+                arg->buf = buf;
+                arg->md = md;
+            }
+        } else {
+            rc = dn_fail(c, BD_EUNSUPPORTED, "post-op kind %d unknown", (int)p->kind);
+        }
+    }
+    if (rc) {
+        dnnl_post_ops_destroy(*po);
+        *po = NULL;
+    }
+    return rc;
+}

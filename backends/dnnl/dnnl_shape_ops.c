@@ -1,0 +1,199 @@
+/* Shape ops. Reshape/Flatten/Squeeze/Unsqueeze/Identity are views: no step, the output
+ * aliases the (plain) input buffer. Transpose is a permuted strided view that MatMul reads
+ * directly; any other consumer gets it reordered to plain once (cached). Concat is a oneDNN
+ * concat. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dnnl_internal.h"
+
+/* ---- views ------------------------------------------------------------------------------- */
+
+static bool const_i64(const bd_value *v)
+{
+    return v && v->data && v->dtype == BD_DT_INT64 && bd_shape_is_static(&v->shape);
+}
+
+bool dn_view_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    if (n->n_inputs < 1 || !n->inputs[0])
+        return dn_why(why, len, "%s needs an input", n->op_type);
+    if (!dn_is_f32_static(n->inputs[0]) || n->n_outputs < 1 || !dn_is_f32_static(n->outputs[0]))
+        return dn_why(why, len, "%s: input and output must be FP32 with static shapes", n->op_type);
+    if (!dn_no_post(n, why, len))
+        return false;
+    if (bd_shape_numel(&n->inputs[0]->shape) != bd_shape_numel(&n->outputs[0]->shape))
+        return dn_why(why, len, "%s changes the element count", n->op_type);
+    const bd_value *second = bd_node_input(n, 1);
+    if (!strcmp(n->op_type, "Reshape") && !const_i64(second))
+        return dn_why(why, len, "Reshape shape must be a constant INT64 tensor");
+    if ((!strcmp(n->op_type, "Squeeze") || !strcmp(n->op_type, "Unsqueeze")) && second && !const_i64(second))
+        return dn_why(why, len, "%s axes must be a constant INT64 tensor", n->op_type);
+    (void)g;
+    return true;
+}
+
+int dn_view_build(dn_compiler *c, const bd_node *n)
+{
+    const bd_value *x = n->inputs[0], *y = n->outputs[0];
+    int rc, buf;
+    if (!strcmp(n->op_type, "Identity")) {
+        const dn_tensor *t = dn_tensor_of(c, x);
+        if (!t)
+            return c->err ? c->err->code : BD_EBACKEND;
+        return dn_define_view(c, y, t->buf, &t->md, t->strided_view);
+    }
+    /* the output shape comes from shape inference: only the bytes' order matters here */
+    dnnl_memory_desc_t xmd, ymd;
+    if ((rc = dn_input_plain(c, x, &buf, &xmd)))
+        return rc;
+    dn_md_of_shape(&ymd, y);
+    return dn_define_view(c, y, buf, &ymd, false);
+}
+
+/* ---- Transpose -------------------------------------------------------------------------- */
+
+static bool perm_of(const bd_node *n, int rank, int *perm)
+{
+    const int64_t *p = NULL;
+    size_t np = bd_node_attr_ints(n, "perm", &p);
+    if (!np) {
+        for (int i = 0; i < rank; i++)
+            perm[i] = rank - 1 - i;
+        return true;
+    }
+    if (np != (size_t)rank)
+        return false;
+    bool seen[BD_MAX_RANK] = { false };
+    for (int i = 0; i < rank; i++) {
+        if (p[i] < 0 || p[i] >= rank || seen[p[i]])
+            return false;
+        seen[p[i]] = true;
+        perm[i] = (int)p[i];
+    }
+    return true;
+}
+
+bool dn_transpose_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    if (n->n_inputs < 1 || !n->inputs[0])
+        return dn_why(why, len, "Transpose needs an input");
+    if (!dn_io_f32(n, 1, why, len) || !dn_no_post(n, why, len))
+        return false;
+    int perm[BD_MAX_RANK];
+    if (!perm_of(n, n->inputs[0]->shape.rank, perm))
+        return dn_why(why, len, "Transpose perm is not a permutation of the input's axes");
+    (void)g;
+    return true;
+}
+
+int dn_transpose_build(dn_compiler *c, const bd_node *n)
+{
+    const bd_value *x = n->inputs[0], *y = n->outputs[0];
+    int rank = x->shape.rank, perm[BD_MAX_RANK], q[DNNL_MAX_NDIMS];
+    if (!perm_of(n, rank, perm))
+        return dn_fail(c, BD_EUNSUPPORTED, "perm is not a permutation");
+    if (rank == 0) {
+        const dn_tensor *t = dn_tensor_of(c, x);
+        return t ? dn_define_view(c, y, t->buf, &t->md, false) : (c->err ? c->err->code : BD_EBACKEND);
+    }
+    for (int i = 0; i < rank; i++)
+        q[perm[i]] = i;   /* input axis perm[i] becomes output axis i */
+    const dn_tensor *t = dn_tensor_of(c, x);
+    if (!t)
+        return c->err ? c->err->code : BD_EBACKEND;
+    int rc, buf = t->buf;
+    dnnl_memory_desc_t src = t->md, view;
+    if (src.format_kind != dnnl_blocked || src.format_desc.blocking.inner_nblks != 0) {
+        if ((rc = dn_input_plain(c, x, &buf, &src)))
+            return rc;
+    }
+    if ((rc = dn_check(c, dnnl_memory_desc_permute_axes(&view, &src, q), "dnnl_memory_desc_permute_axes")))
+        return rc;
+    return dn_define_view(c, y, buf, &view, !dn_md_is_plain(&view));
+}
+
+/* ---- Concat ----------------------------------------------------------------------------- */
+
+bool dn_concat_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    if (n->n_inputs < 1)
+        return dn_why(why, len, "Concat needs inputs");
+    for (size_t i = 0; i < n->n_inputs; i++)
+        if (!n->inputs[i])
+            return dn_why(why, len, "Concat input %zu is missing", i);
+    if (!dn_io_f32(n, n->n_inputs, why, len) || !dn_no_post(n, why, len))
+        return false;
+    int rank = n->outputs[0]->shape.rank;
+    int64_t axis = bd_node_attr_int(n, "axis", 0);
+    if (axis < 0)
+        axis += rank;
+    if (axis < 0 || axis >= rank)
+        return dn_why(why, len, "Concat axis out of range");
+    for (size_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i]->shape.rank != rank)
+            return dn_why(why, len, "Concat inputs must have the output's rank");
+    (void)g;
+    return true;
+}
+
+int dn_concat_build(dn_compiler *c, const bd_node *n)
+{
+    const bd_value *y = n->outputs[0];
+    int rank = y->shape.rank, ni = (int)n->n_inputs;
+    int axis = (int)bd_node_attr_int(n, "axis", 0);
+    if (axis < 0)
+        axis += rank;
+    dnnl_memory_desc_t *mds = calloc((size_t)ni, sizeof *mds);
+    dn_arg *args = calloc((size_t)ni + 2, sizeof *args);
+    if (!mds || !args) {
+        free(mds);
+        free(args);
+        return dn_fail(c, BD_ENOMEM, "out of memory");
+    }
+    int rc = 0, na = 0;
+    /* mixed layouts (some blocked, some plain) go plain; otherwise keep the producers' layout */
+    bool mixed = false;
+    for (int i = 0; i < ni && !rc; i++) {
+        const dn_tensor *t = dn_tensor_of(c, n->inputs[i]);
+        if (!t) {
+            rc = c->err ? c->err->code : BD_EBACKEND;
+            break;
+        }
+        if (t->strided_view || dn_md_is_plain(&t->md) != dn_md_is_plain(&c->t[n->inputs[0]->index].md))
+            mixed = true;
+    }
+    for (int i = 0; i < ni && !rc; i++) {
+        const bd_value *x = n->inputs[i];
+        if (mixed) {
+            rc = dn_input_plain(c, x, &args[na].buf, &mds[i]);
+        } else {
+            rc = dn_input(c, x, NULL, &args[na].buf);
+            mds[i] = c->t[x->index].md;
+        }
+        args[na].arg = DNNL_ARG_MULTIPLE_SRC + i;
+        args[na++].md = mds[i];
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = rc ? NULL : dn_attr(c, NULL);
+    if (!rc && !attr)
+        rc = BD_EBACKEND;
+    if (!rc)
+        rc = dn_check(c, dnnl_concat_primitive_desc_create(&pd, NULL, ni, axis, mds, attr, c->eng),
+                      "dnnl_concat_primitive_desc_create");
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (!rc) {
+        const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);
+        rc = dn_output(c, y, dmd, &args[na].buf);
+        args[na].arg = DNNL_ARG_DST;
+        args[na++].md = *dmd;
+        if (!rc)
+            rc = dn_add_step(c, pd, args, na);
+        else
+            dnnl_primitive_desc_destroy(pd);
+    }
+    free(mds);
+    free(args);
+    return rc;
+}

@@ -1,0 +1,392 @@
+/* braid-bench-ort: one model, braid against ONNX Runtime, interleaved runs on identical inputs.
+ *
+ *   braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--ort PATH]
+ *                   [--ort-spin 0|1] [--gflop G] [--ort-only] [--seed S] [--atol A]
+ *
+ * Both engines load the same file and get the same deterministic random inputs (inputs named
+ * like "*mask*" are all ones). Their outputs are compared (max abs diff), then they run
+ * interleaved — ORT, braid, ORT, braid, ... — so a noisy neighbour hits both alike, and the
+ * medians, p90s and the ratio ORT/braid are printed (> 1 means braid is faster).
+ *
+ * Threads: braid's oneDNN uses OpenMP with N threads (omp_set_num_threads) and, unless the
+ * caller set it, OMP_WAIT_POLICY=passive: libgomp reads its environment when it is loaded,
+ * before main, so the program re-executes itself once with the variable set. ORT gets N
+ * intra-op threads, 1 inter-op thread, sequential execution, graph optimizations ALL, and
+ * spin-waiting off by default (--ort-spin 1 turns it on): spinning workers of one engine
+ * would steal the cores the other engine is about to use in the interleaved loop.
+ *
+ * The last line is machine-readable (bench/run.sh builds its table from it):
+ *   RESULT model=<file> threads=N runs=R ort_ms=<median> braid_ms=<median> ratio=<ort/braid>
+ *          ort_p90=... braid_p90=... maxdiff=... */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_tensor.h"
+#include "ort_runner.h"
+#include "partitioner/model.h"
+
+#define WHY_LEN 1024
+
+typedef struct args {
+    const char *model;
+    const char *ort_path;
+    int         threads, runs, warmup;
+    bool        ort_spin, ort_only;
+    double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
+    double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
+    unsigned long long seed;
+} args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--ort PATH]\n"
+        "                       [--ort-spin 0|1] [--gflop G] [--ort-only] [--seed S] [--atol A]\n"
+        "  --threads N   threads for each engine (default 1)\n"
+        "  --runs R      timed rounds, each one ORT run then one braid run (default 20)\n"
+        "  --warmup W    untimed rounds first (default 3)\n"
+        "  --ort PATH    libonnxruntime.so.1 (scripts/fetch_ort.sh prints it; default: loader search)\n"
+        "  --ort-spin B  let ORT's worker threads spin-wait (default 0, like OMP_WAIT_POLICY=passive)\n"
+        "  --gflop G     FLOPs of one inference in GFLOP, to print GFLOP/s\n"
+        "  --ort-only    time ONNX Runtime alone (no braid)\n"
+        "  --seed S      input seed (default 1)\n"
+        "  --atol A      allowed max abs diff, scaled by max(1, max|output|) (default 1e-3)\n");
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) {
+        fprintf(stderr, "braid-bench-ort: %s expects an integer in %d..%d, got '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_double(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= 0)) {
+        fprintf(stderr, "braid-bench-ort: %s expects a non-negative number, got '%s'\n", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'}, {"threads", required_argument, 0, 't'},
+        {"runs", required_argument, 0, 'r'},  {"warmup", required_argument, 0, 'w'},
+        {"ort", required_argument, 0, 'o'},   {"ort-spin", required_argument, 0, 'S'},
+        {"gflop", required_argument, 0, 'g'}, {"ort-only", no_argument, 0, 'O'},
+        {"seed", required_argument, 0, 's'},  {"atol", required_argument, 0, 'a'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
+    };
+    *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3 };
+    int c, spin = 0, seed = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'm': a->model = optarg; break;
+        case 'o': a->ort_path = optarg; break;
+        case 't': rc = parse_int("--threads", optarg, 1, 1024, &a->threads); break;
+        case 'r': rc = parse_int("--runs", optarg, 1, 1000000, &a->runs); break;
+        case 'w': rc = parse_int("--warmup", optarg, 0, 1000000, &a->warmup); break;
+        case 'S': rc = parse_int("--ort-spin", optarg, 0, 1, &spin); break;
+        case 's': rc = parse_int("--seed", optarg, 0, 0x7fffffff, &seed); break;
+        case 'g': rc = parse_double("--gflop", optarg, &a->gflop); break;
+        case 'a': rc = parse_double("--atol", optarg, &a->atol); break;
+        case 'O': a->ort_only = true; break;
+        case 'h': usage(stdout); exit(0);
+        default:  usage(stderr); return -1;
+        }
+        if (rc)
+            return -1;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "braid-bench-ort: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return -1;
+    }
+    if (!a->model) {
+        fprintf(stderr, "braid-bench-ort: --model is required\n");
+        usage(stderr);
+        return -1;
+    }
+    a->ort_spin = spin;
+    a->seed = (unsigned long long)seed;
+    return 0;
+}
+
+/* libgomp reads OMP_WAIT_POLICY once, when it is loaded: setting it in main is too late, so
+ * re-execute with it set. Returns only if no re-exec was needed (or it failed). */
+static void ensure_omp_env(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY"))
+        return;
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "braid-bench-ort: warning: cannot re-execute to set OMP_WAIT_POLICY=passive (%s); "
+            "OpenMP keeps its default policy\n", strerror(errno));
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct stats { double median, p90, min, mean; } stats;
+
+/* Sorts V in place. p90 is the nearest-rank 90th percentile. */
+static stats summarize(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    stats s = { .min = v[0] };
+    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    int k = (int)ceil(0.9 * n) - 1;
+    s.p90 = v[k < 0 ? 0 : k];
+    for (int i = 0; i < n; i++)
+        s.mean += v[i] / n;
+    return s;
+}
+
+/* ---- braid's half ----------------------------------------------------------------------- */
+
+typedef struct braid_side {
+    bd_model      *model;
+    bd_exec       *exec;
+    DLTensor      *in;        /* in braid's signature order, pointing into the shared inputs */
+    size_t         n_in;
+} braid_side;
+
+static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, size_t n_inputs)
+{
+    bd_error err = {0};
+    bd_model_options mo = { .threads = a->threads };
+    if (bd_model_open(a->model, &mo, &b->model, &err)) {
+        fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
+        return -1;
+    }
+    const bd_graph *g = bd_model_graph(b->model);
+    b->n_in = bd_graph_num_inputs(g);
+    b->in = calloc(b->n_in + 1, sizeof *b->in);
+    if (!b->in)
+        return -1;
+    for (size_t i = 0; i < b->n_in; i++) {
+        const char *name = bd_graph_input(g, i)->name;
+        size_t k = 0;
+        while (k < n_inputs && strcmp(inputs[k].name, name) != 0)
+            k++;
+        if (k == n_inputs) {
+            fprintf(stderr, "braid-bench-ort: braid's input '%s' is not an input of the ORT session\n", name);
+            return -1;
+        }
+        if (bench_tensor_as_dl(&inputs[k], &b->in[i])) {
+            fprintf(stderr, "braid-bench-ort: input '%s': element type has no DLPack form\n", name);
+            return -1;
+        }
+    }
+    const bd_plan *plan;
+    if (bd_model_plan(b->model, b->in, b->n_in, &plan, &err) || bd_exec_create(plan, &b->exec, &err)) {
+        fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
+        return -1;
+    }
+    printf("braid: %zu plan steps, arena %.1f MiB\n", bd_plan_num_steps(plan),
+           (double)bd_plan_arena_size(plan) / (1024.0 * 1024.0));
+    return 0;
+}
+
+static int braid_run(braid_side *b)
+{
+    bd_error err = {0};
+    if (bd_exec_run(b->exec, b->in, b->n_in, &err)) {
+        fprintf(stderr, "braid-bench-ort: braid run: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void braid_close(braid_side *b)
+{
+    bd_exec_destroy(b->exec);
+    bd_model_close(b->model);
+    free(b->in);
+}
+
+/* Compare every braid output with ORT's output of the same name. Returns the worst max abs
+ * diff, or -1 if an output is missing or has another type/size. */
+static double compare_outputs(const braid_side *b, const ort_runner *ort, double atol, bool *ok)
+{
+    const bd_graph *g = bd_model_graph(b->model);
+    double worst = 0.0;
+    *ok = true;
+    for (size_t i = 0; i < bd_exec_num_outputs(b->exec); i++) {
+        const char *name = bd_graph_output(g, i)->name;
+        const DLTensor *o = bd_exec_output(b->exec, i);
+        const bench_tensor *ref = NULL;
+        for (size_t k = 0; k < ort_runner_num_outputs(ort); k++)
+            if (strcmp(ort_runner_output_name(ort, k), name) == 0)
+                ref = ort_runner_output(ort, k);
+        if (!ref) {
+            fprintf(stderr, "braid-bench-ort: braid's output '%s' is not an ORT output\n", name);
+            *ok = false;
+            return -1;
+        }
+        size_t numel = 1;
+        for (int d = 0; d < o->ndim; d++)
+            numel *= (size_t)o->shape[d];
+        double diff = bench_tensor_max_abs_diff(ref, o->data, bd_dtype_from_dl(o->dtype), numel);
+        double scale = 1.0;
+        for (size_t k = 0; ref->dtype == BD_DT_FLOAT && k < ref->numel; k++)
+            scale = fmax(scale, fabs(((const float *)ref->data)[k]));
+        bool good = diff >= 0 && diff <= atol * scale;
+        printf("output %-20s max abs diff %.3g (max |ORT| %.3g) %s\n", name, diff, scale,
+               good ? "ok" : "MISMATCH");
+        *ok = *ok && good;
+        if (diff < 0 || diff > worst)
+            worst = diff < 0 ? INFINITY : diff;
+    }
+    return worst;
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+static void print_stats(const char *who, stats s, const args *a)
+{
+    printf("%-6s median %8.2f ms   p90 %8.2f ms   min %8.2f ms   mean %8.2f ms", who, s.median, s.p90,
+           s.min, s.mean);
+    if (a->gflop > 0)
+        printf("   %6.1f GFLOP/s", a->gflop / (s.median * 1e-3));
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    if (parse_args(argc, argv, &a))
+        return 2;
+    ensure_omp_env(argv);
+    omp_set_num_threads(a.threads);
+    setvbuf(stdout, NULL, _IOLBF, 0);     /* keep progress and errors in order through a pipe */
+
+    char why[WHY_LEN];
+    ort_runner *ort = NULL;
+    ort_runner_options oo = { .library = a.ort_path, .threads = a.threads, .spin = a.ort_spin };
+    if (ort_runner_open(a.model, &oo, &ort, why, sizeof why)) {
+        fprintf(stderr, "braid-bench-ort: %s\n", why);
+        return 1;
+    }
+    printf("model %s, %d thread(s), %d runs after %d warmup; onnxruntime %s (spin %s); OMP_WAIT_POLICY=%s\n",
+           a.model, a.threads, a.runs, a.warmup, ort_runner_version(ort), a.ort_spin ? "on" : "off",
+           getenv("OMP_WAIT_POLICY"));
+
+    /* The shared inputs, shaped by ORT's signature; dynamic dims become 1. */
+    size_t n_in = ort_runner_num_inputs(ort);
+    bench_tensor *inputs = calloc(n_in + 1, sizeof *inputs);
+    int rc = inputs ? 0 : 1;
+    for (size_t i = 0; !rc && i < n_in; i++) {
+        int dtype, rank;
+        int64_t dims[BENCH_MAX_RANK];
+        char desc[128];
+        ort_runner_input_type(ort, i, &dtype, &rank, dims);
+        for (int d = 0; d < rank; d++)
+            if (dims[d] < 0)
+                dims[d] = 1;
+        if (bench_tensor_init(&inputs[i], ort_runner_input_name(ort, i), dtype, rank, dims, why, sizeof why)) {
+            fprintf(stderr, "braid-bench-ort: %s\n", why);
+            rc = 1;
+            break;
+        }
+        bench_tensor_fill(&inputs[i], a.seed + i);
+        printf("input  %-20s %s\n", inputs[i].name, bench_tensor_desc(dtype, rank, dims, desc, sizeof desc));
+    }
+    if (!rc && ort_runner_prepare(ort, inputs, n_in, why, sizeof why)) {
+        fprintf(stderr, "braid-bench-ort: %s\n", why);
+        rc = 1;
+    }
+
+    braid_side braid = {0};
+    double maxdiff = NAN;
+    if (!rc && !a.ort_only) {
+        bool ok;
+        if (braid_open(&braid, &a, inputs, n_in) || braid_run(&braid))
+            rc = 1;
+        else
+            maxdiff = compare_outputs(&braid, ort, a.atol, &ok);
+        if (!rc && !ok) {
+            fprintf(stderr, "braid-bench-ort: braid and ONNX Runtime disagree; not timing\n");
+            rc = 1;
+        }
+    }
+
+    double *t_ort = calloc((size_t)a.runs, sizeof *t_ort);
+    double *t_braid = calloc((size_t)a.runs, sizeof *t_braid);
+    if (!t_ort || !t_braid)
+        rc = 1;
+    for (int i = -a.warmup; !rc && i < a.runs; i++) {
+        double t0 = now_ms();
+        if (ort_runner_run(ort, why, sizeof why)) {
+            fprintf(stderr, "braid-bench-ort: %s\n", why);
+            rc = 1;
+            break;
+        }
+        double t1 = now_ms();
+        if (!a.ort_only && braid_run(&braid)) {
+            rc = 1;
+            break;
+        }
+        double t2 = now_ms();
+        if (i >= 0) {
+            t_ort[i] = t1 - t0;
+            t_braid[i] = t2 - t1;
+        }
+    }
+
+    if (!rc) {
+        stats so = summarize(t_ort, a.runs);
+        print_stats("ORT", so, &a);
+        if (a.ort_only) {
+            printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=- braid_p90=- "
+                   "ratio=- maxdiff=-\n", a.model, a.threads, a.runs, so.median, so.p90);
+        } else {
+            stats sb = summarize(t_braid, a.runs);
+            print_stats("braid", sb, &a);
+            printf("ratio ORT/braid (medians) %.3f  (> 1: braid is faster)\n", so.median / sb.median);
+            printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=%.3f braid_p90=%.3f "
+                   "ratio=%.3f maxdiff=%.3g\n", a.model, a.threads, a.runs, so.median, so.p90, sb.median,
+                   sb.p90, so.median / sb.median, maxdiff);
+        }
+    }
+
+    free(t_ort);
+    free(t_braid);
+    braid_close(&braid);
+    ort_runner_close(ort);
+    for (size_t i = 0; inputs && i < n_in; i++)
+        bench_tensor_free(&inputs[i]);
+    free(inputs);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* braid: the command-line tool. Offline subcommands run models in process with the same
+ * core library the daemon uses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    { "run",     cmd_run,     "run a model once on .npy inputs, write .npy outputs" },
+    { "inspect", cmd_inspect, "show a model's signature, operators, fusion and backend coverage" },
+    { "bench",   cmd_bench,   "time a model in process (median and percentiles)" },
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: braid COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`braid COMMAND --help` describes each. Exit codes: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    /* OpenMP reads this once, at its first parallel region: passive waiting keeps a busy
+     * neighbour from collapsing oneDNN's throughput (see docs/performance.md). */
+    setenv("OMP_WAIT_POLICY", "passive", 0);
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_USAGE : CLI_OK;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "braid: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return CLI_USAGE;
+}

@@ -1,0 +1,37 @@
+/* The `braid` command-line tool: one file per subcommand, shared helpers here.
+ * Exit codes: 0 success, 1 the work failed (bad model, failed run), 2 usage error. */
+#ifndef BD_CLI_H
+#define BD_CLI_H
+
+#include <dlpack/dlpack.h>
+
+#include "client/npy.h"
+#include "partitioner/model.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+int cmd_run(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Inputs given as NAME=FILE.npy (or FILE.npy alone for a one-input model), matched to the
+ * graph's inputs in signature order. */
+typedef struct cli_inputs {
+    const char *spec[64];   /* as given on the command line */
+    int         n_spec;
+    bd_npy      arrays[64]; /* in graph-input order after cli_inputs_load */
+    DLTensor    tensors[64];
+    int         n;
+} cli_inputs;
+
+/* Load the .npy files named by IN->spec for G's inputs; with RANDOM_MISSING, inputs not
+ * given are filled with seeded random data of the model's shape (dynamic dims = 1). */
+int  cli_inputs_load(cli_inputs *in, const bd_graph *g, int random_missing, bd_error *err);
+void cli_inputs_free(cli_inputs *in);
+
+/* Print "braid: <message>" and a hint line to stderr. */
+void cli_error(const char *what, const bd_error *err);
+/* Parse a positive int option value; returns -1 (after an error message) when invalid. */
+int  cli_parse_count(const char *opt, const char *value);
+
+#endif

@@ -1,0 +1,33 @@
+/* The ONNX importer: an .onnx file (ModelProto) into braid's graph IR.
+ *
+ * Accepted: IR versions 3-8 and default-domain opsets 7-17; tensor-typed inputs and outputs;
+ * initializers stored as raw_data (referenced in place, never copied), as typed fields
+ * (converted into the graph's pool) or as external data next to the model file. Constant
+ * nodes are folded into initializers. Subgraph attributes (If/Loop/Scan), sparse tensors,
+ * string tensors and model-local functions are reported as BD_EUNSUPPORTED.
+ *
+ * Anything the file controls is checked: a truncated or malformed file, a size larger than
+ * the data present, a dims/data mismatch or an absurd rank give BD_EMODEL with a message
+ * that names the tensor or node; nothing crashes and no allocation is larger than the file
+ * justifies. The imported graph has passed bd_graph_validate. */
+#ifndef BD_ONNX_IMPORT_H
+#define BD_ONNX_IMPORT_H
+
+#include <stddef.h>
+
+#include "../error.h"
+#include "../ir/graph.h"
+
+/* Import the model at PATH. The file is mapped read-only and the mapping is handed to the
+ * graph (initializer data points into it); external data files are looked up in PATH's
+ * directory and mapped the same way. On success *OUT owns everything (bd_graph_destroy);
+ * on failure returns a negative BD_E* code, fills ERR and leaves *OUT untouched. */
+int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err);
+
+/* Import a model held in memory. DATA is not copied and must outlive the graph (initializer
+ * data points into it). BASE_DIR is the directory external data is read from; NULL means a
+ * model with external data is rejected. Same result and failure contract as above. */
+int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
+                          bd_graph **out, bd_error *err);
+
+#endif

@@ -1,0 +1,84 @@
+/* Inference BatchNormalization after a Conv folded into the conv's weights and bias:
+ *   s = scale / sqrt(var + eps);  W' = W * s (per output channel);  B' = (B - mean) * s + shift */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "match.h"
+#include "passes.h"
+
+static bool f32_const(const bd_value *v, int64_t numel)
+{
+    return v && v->data && v->dtype == BD_DT_FLOAT && bd_shape_numel(&v->shape) == numel &&
+           v->nbytes >= (size_t)numel * sizeof(float);
+}
+
+/* A new constant FP32 value named after BASE with SHAPE; *DATA receives its buffer. */
+static bd_value *new_const(bd_graph *g, const char *base, const char *suffix, const bd_shape *shape,
+                           float **data, bd_error *err)
+{
+    char name[256];
+    bd_value *v = NULL;
+    for (int k = 0; k < 1000 && !v; k++) {
+        snprintf(name, sizeof name, "%s%s%s%.0d", base, suffix, k ? "_" : "", k);
+        if (!bd_graph_find_value(g, name) && bd_graph_add_value(g, name, BD_DT_FLOAT, shape, &v, err))
+            return NULL;
+    }
+    size_t bytes = (size_t)bd_shape_numel(shape) * sizeof(float);
+    if (!v || !(*data = bd_graph_alloc(g, bytes))) {
+        bd_error_set(err, BD_ENOMEM, "out of memory folding batch norm into '%s'", base);
+        return NULL;
+    }
+    v->data = *data;
+    v->nbytes = bytes;
+    return v;
+}
+
+int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err)
+{
+    int rewrites = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        bd_node *conv = bd_graph_node(g, i);
+        if (!bd_is_op(conv, "Conv") || conv->n_inputs < 2 || conv->n_post)
+            continue;
+        bd_value *w = conv->inputs[1], *b = bd_node_input(conv, 2);
+        if (!w->data || w->dtype != BD_DT_FLOAT || w->shape.rank < 3 || !bd_shape_is_static(&w->shape))
+            continue;
+        int64_t oc = w->shape.dims[0], per = bd_shape_numel(&w->shape) / (oc ? oc : 1);
+        bd_node *bn = bd_sole_consumer(g, conv->outputs[0]);
+        if (!bd_is_op(bn, "BatchNormalization") || bn->n_inputs != 5 || bn->n_outputs != 1 ||
+            bn->inputs[0] != conv->outputs[0] || bd_node_attr_int(bn, "training_mode", 0))
+            continue;
+        if (!f32_const(bn->inputs[1], oc) || !f32_const(bn->inputs[2], oc) ||
+            !f32_const(bn->inputs[3], oc) || !f32_const(bn->inputs[4], oc) || (b && !f32_const(b, oc)))
+            continue;
+        float eps = bd_node_attr_float(bn, "epsilon", 1e-5f);
+        const float *scale = bn->inputs[1]->data, *shift = bn->inputs[2]->data,
+                    *mean = bn->inputs[3]->data, *var = bn->inputs[4]->data,
+                    *bias = b ? b->data : NULL, *w0 = w->data;
+        float *nw, *nb;
+        bd_shape bshape = bd_shape_make(1, &oc);
+        bd_value *wv = new_const(g, w->name, "_bnfold", &w->shape, &nw, err);
+        bd_value *bv = wv ? new_const(g, conv->name, "_bnfold_bias", &bshape, &nb, err) : NULL;
+        if (!bv)
+            return err && err->code ? err->code : BD_ENOMEM;
+        for (int64_t c = 0; c < oc; c++) {
+            float s = scale[c] / sqrtf(var[c] + eps);
+            for (int64_t k = 0; k < per; k++)
+                nw[c * per + k] = w0[c * per + k] * s;
+            nb[c] = ((bias ? bias[c] : 0.0f) - mean[c]) * s + shift[c];
+        }
+        /* Conv now reads the folded constants and produces BN's output. */
+        bd_value *y = bn->outputs[0];
+        bd_graph_remove_node(g, bn);
+        conv->inputs[1] = wv;
+        if (conv->n_inputs >= 3)
+            conv->inputs[2] = bv;
+        else if (bd_node_append_input(g, conv, bv, err) < 0)
+            return err ? err->code : BD_ENOMEM;
+        bd_node_set_output(conv, 0, y);
+        conv->composite = "Conv+BatchNormalization";
+        rewrites++;
+    }
+    return rewrites;
+}

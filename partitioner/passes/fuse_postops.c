@@ -1,0 +1,145 @@
+/* MergeComposite for the oneDNN fast path: the chain after a Conv / MatMul / Gemm becomes
+ * post-ops of that node when the backend accepts them (see passes.h for what is absorbed). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "match.h"
+#include "passes.h"
+
+static bool dims_equal(const bd_shape *a, int ia, const bd_shape *b, int ib)
+{
+    int64_t x = a->dims[ia], y = b->dims[ib];
+    if (x >= 0 || y >= 0)
+        return x == y;
+    return a->sym[ia] && b->sym[ib] && strcmp(a->sym[ia], b->sym[ib]) == 0;
+}
+
+static bool same_shape(const bd_shape *a, const bd_shape *b)
+{
+    if (a->rank < 0 || a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (!dims_equal(a, i, b, i))
+            return false;
+    return true;
+}
+
+/* Does OTHER broadcast onto Y without enlarging Y? */
+static bool broadcasts_onto(const bd_shape *other, const bd_shape *y)
+{
+    if (other->rank < 0 || y->rank < 0 || other->rank > y->rank)
+        return false;
+    for (int i = 1; i <= other->rank; i++) {
+        int io = other->rank - i, iy = y->rank - i;
+        if (other->dims[io] != 1 && !dims_equal(other, io, y, iy))
+            return false;
+    }
+    return true;
+}
+
+/* Describe how consumer C of Y could become a post-op; false when it cannot. *EXTRA is the
+ * tensor the post-op reads (or NULL). */
+static bool as_postop(const bd_node *c, const bd_value *y, bd_postop *po, bd_value **extra)
+{
+    *extra = NULL;
+    *po = (bd_postop){ .kind = BD_POST_ELTWISE, .scale = 1.0f, .input = -1 };
+    float s;
+    if (bd_is_op(c, "Relu")) {
+        po->alg = BD_ELT_RELU;
+    } else if (bd_is_op(c, "LeakyRelu")) {
+        po->alg = BD_ELT_RELU;
+        po->alpha = bd_node_attr_float(c, "alpha", 0.01f);
+    } else if (bd_is_op(c, "Sigmoid")) {
+        po->alg = BD_ELT_SIGMOID;
+    } else if (bd_is_op(c, "Tanh")) {
+        po->alg = BD_ELT_TANH;
+    } else if (strcmp(c->op_type, "Gelu") == 0 && strcmp(c->domain, "braid") == 0) {
+        po->alg = BD_ELT_GELU_ERF;
+    } else if (bd_is_op(c, "Clip")) {
+        po->alg   = BD_ELT_CLIP;
+        po->alpha = bd_node_attr_float(c, "min", -INFINITY);
+        po->beta  = bd_node_attr_float(c, "max", INFINITY);
+        bd_value *lo = bd_node_input(c, 1), *hi = bd_node_input(c, 2);
+        if ((lo && !bd_const_scalar(lo, &po->alpha)) || (hi && !bd_const_scalar(hi, &po->beta)))
+            return false;
+    } else if ((bd_is_op(c, "Mul") || bd_is_op(c, "Div") || bd_is_op(c, "Add") || bd_is_op(c, "Sub")) &&
+               c->n_inputs == 2 && c->inputs[0] != c->inputs[1]) {
+        bd_value *other = bd_other_input(c, y);
+        bool y_first = c->inputs[0] == y;
+        bool mul = bd_is_op(c, "Mul"), div = bd_is_op(c, "Div"), add = bd_is_op(c, "Add");
+        if (bd_const_scalar(other, &s)) {
+            if (!y_first && !mul && !add)
+                return false;                       /* s / y, s - y: not linear in that form */
+            po->alg   = BD_ELT_LINEAR;
+            po->alpha = mul ? s : div ? 1.0f / s : 1.0f;
+            po->beta  = add ? s : bd_is_op(c, "Sub") ? -s : 0.0f;
+            return true;
+        }
+        if (other->dtype != y->dtype || (!y_first && !mul && !add))
+            return false;
+        if (add && !other->data && same_shape(&other->shape, &y->shape)) {
+            po->kind = BD_POST_SUM;                 /* residual connection */
+            *extra = other;
+            return true;
+        }
+        if (!broadcasts_onto(&other->shape, &y->shape))
+            return false;
+        po->kind = BD_POST_BINARY;
+        po->alg  = add ? BD_BIN_ADD : mul ? BD_BIN_MUL : div ? BD_BIN_DIV : BD_BIN_SUB;
+        *extra = other;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static const char *composite_name(bd_graph *g, const bd_node *anchor, const bd_node *c)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s+%s", anchor->composite ? anchor->composite : anchor->op_type,
+             c->op_type);
+    return bd_graph_strdup(g, buf, (size_t)-1);
+}
+
+int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err)
+{
+    int rewrites = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        bd_node *anchor = bd_graph_node(g, i);
+        if (!bd_is_op(anchor, "Conv") && !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm"))
+            continue;
+        while (anchor->n_post < BD_MAX_POSTOPS && anchor->n_outputs == 1) {
+            bd_value *y = anchor->outputs[0];
+            bd_node *c = bd_sole_consumer(g, y);
+            bd_postop po;
+            bd_value *extra;
+            if (!c || c->n_outputs != 1 || !as_postop(c, y, &po, &extra))
+                break;
+            /* Try it; the backend has the last word. */
+            size_t saved_inputs = anchor->n_inputs;
+            if (extra) {
+                int at = bd_node_append_input(g, anchor, extra, err);
+                if (at < 0)
+                    return at;
+                po.input = at;
+            }
+            anchor->post[anchor->n_post++] = po;
+            char why[128];
+            if (!backend->supports(g, anchor, why, sizeof why)) {
+                anchor->n_post--;
+                anchor->n_inputs = saved_inputs;
+                break;
+            }
+            anchor->composite = composite_name(g, anchor, c);
+            bd_value *out = c->outputs[0];
+            bd_graph_remove_node(g, c);
+            bd_node_set_output(anchor, 0, out);
+            rewrites++;
+        }
+    }
+    /* A residual may be produced after the anchor in the old order; Y's only reader was the
+     * absorbed node, so moving the anchor later cannot create a cycle. */
+    int rc = rewrites ? bd_graph_toposort(g, err) : 0;
+    return rc ? rc : rewrites;
+}

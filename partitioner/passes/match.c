@@ -1,0 +1,53 @@
+#include "match.h"
+
+#include <string.h>
+
+bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v)
+{
+    if (v->is_output)
+        return NULL;
+    bd_node *found = NULL;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        bd_node *n = bd_graph_node(g, i);
+        for (size_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] == v) {
+                if (found)
+                    return NULL;
+                found = n;
+            }
+    }
+    return found;
+}
+
+bool bd_const_scalar(const bd_value *v, float *out)
+{
+    if (!v || !v->data || bd_shape_numel(&v->shape) != 1)
+        return false;
+    if (v->dtype == BD_DT_FLOAT && v->nbytes >= 4) {
+        memcpy(out, v->data, sizeof *out);
+        return true;
+    }
+    if (v->dtype == BD_DT_DOUBLE && v->nbytes >= 8) {
+        double d;
+        memcpy(&d, v->data, sizeof d);
+        *out = (float)d;
+        return true;
+    }
+    return false;
+}
+
+bool bd_is_op(const bd_node *n, const char *op)
+{
+    return n && n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
+}
+
+bd_value *bd_other_input(const bd_node *n, const bd_value *x)
+{
+    if (n->n_inputs != 2)
+        return NULL;
+    if (n->inputs[0] == x)
+        return n->inputs[1];
+    if (n->inputs[1] == x)
+        return n->inputs[0];
+    return NULL;
+}

@@ -1,0 +1,18 @@
+/* Small queries the pattern passes share. */
+#ifndef BD_MATCH_H
+#define BD_MATCH_H
+
+#include <stdbool.h>
+
+#include "../ir/graph.h"
+
+/* The only node reading V, or NULL when V has no reader, several, or is a graph output. */
+bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v);
+/* True when V is a constant holding exactly one float (any shape of one element); *OUT gets it. */
+bool     bd_const_scalar(const bd_value *v, float *out);
+/* True when N is an ai.onnx (default domain) node of type OP. */
+bool     bd_is_op(const bd_node *n, const char *op);
+/* The input of binary node N that is not X (NULL if N does not read X). */
+bd_value *bd_other_input(const bd_node *n, const bd_value *x);
+
+#endif

@@ -1,0 +1,170 @@
+/* Elementwise ops: unary activations keep their input's shape; binary ops broadcast
+ * numpy-style. Integer Add/Sub/Mul/Div of constants are folded (shape arithmetic). */
+#include "shape_rules.h"
+
+#include <string.h>
+
+int shp_unary(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 1, 1, 1, err);
+    if (rc)
+        return rc;
+    bd_value *x = shp_in(n, 0);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    shp_set(n->outputs[0], x->dtype, &x->shape);
+    return 0;
+}
+
+/* Clip's min/max are attributes before opset 11 and optional scalar inputs from 11 on. */
+int shp_clip(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 1, 3, 1, err);
+    if (rc)
+        return rc;
+    for (size_t i = 1; i < 3; i++) {
+        bd_value *b = shp_in(n, i);
+        int64_t count;
+        if (!b || !shp_ranked(b))
+            continue;
+        if ((rc = shp_numel(n, &b->shape, &count, err)))
+            return rc;
+        if (count >= 0 && count != 1)
+            return shp_fail(err, n, "%s '%s' must be a scalar, has %lld elements",
+                            i == 1 ? "min" : "max", b->name, (long long)count);
+    }
+    bd_value *x = shp_in(n, 0);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    shp_set(n->outputs[0], x->dtype, &x->shape);
+    return 0;
+}
+
+/* Dropout in inference is Identity; the optional mask output is BOOL of the same shape. */
+int shp_dropout(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 1, 3, 2, err);
+    if (rc)
+        return rc;
+    bd_value *x = shp_in(n, 0);
+    if (!shp_ranked(x)) {
+        shp_all_unknown(n);
+        if (n->n_outputs > 1)
+            n->outputs[1]->dtype = BD_DT_BOOL;
+        return 0;
+    }
+    shp_set(n->outputs[0], x->dtype, &x->shape);
+    if (n->n_outputs > 1)
+        shp_set(n->outputs[1], BD_DT_BOOL, &x->shape);
+    return 0;
+}
+
+/* Offset into IN (broadcast against OUT) of OUT's element FLAT. */
+static int64_t bcast_offset(const bd_shape *out, const bd_shape *in, int64_t flat)
+{
+    int64_t off = 0, stride = 1;
+    for (int i = out->rank - 1; i >= 0; i--) {
+        int64_t idx = flat % out->dims[i];
+        flat /= out->dims[i];
+        int ii = i - (out->rank - in->rank);
+        if (ii < 0)
+            continue;
+        if (in->dims[ii] != 1)
+            off += idx * stride;
+        stride *= in->dims[ii];
+    }
+    return off;
+}
+
+static bool arith(const char *op, int64_t a, int64_t b, int64_t *r)
+{
+    if (strcmp(op, "Add") == 0)
+        return !__builtin_add_overflow(a, b, r);
+    if (strcmp(op, "Sub") == 0)
+        return !__builtin_sub_overflow(a, b, r);
+    if (strcmp(op, "Mul") == 0)
+        return !__builtin_mul_overflow(a, b, r);
+    if (b == 0 || (a == INT64_MIN && b == -1))
+        return false;
+    *r = a / b;                            /* ONNX integer Div truncates, like C */
+    return true;
+}
+
+static int fold_binary(bd_graph *g, bd_node *n, const bd_value *a, const bd_value *b,
+                       bd_value *out, bd_error *err)
+{
+    int64_t count, vals[SHP_FOLD_MAX];
+    int rc = shp_numel(n, &out->shape, &count, err);
+    if (rc || count < 0 || count > SHP_FOLD_MAX)
+        return rc;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t x = shp_const_at(a, bcast_offset(&out->shape, &a->shape, i));
+        int64_t y = shp_const_at(b, bcast_offset(&out->shape, &b->shape, i));
+        if (!arith(n->op_type, x, y, &vals[i]))
+            return shp_fail(err, n, "folding constant %s: %lld %s %lld overflows or divides by zero",
+                            n->op_type, (long long)x, n->op_type, (long long)y);
+    }
+    return shp_fold_int64(g, out, vals, (size_t)count, err);
+}
+
+int shp_binary(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 2, 2, 1, err);
+    if (rc)
+        return rc;
+    bd_value *a = shp_in(n, 0), *b = shp_in(n, 1), *out = n->outputs[0];
+    bool is_pow = strcmp(n->op_type, "Pow") == 0;
+    if (!is_pow && a->dtype != BD_DT_UNDEFINED && b->dtype != BD_DT_UNDEFINED && a->dtype != b->dtype)
+        return shp_fail(err, n, "input types differ: '%s' is %s, '%s' is %s", a->name,
+                        bd_dtype_name(a->dtype), b->name, bd_dtype_name(b->dtype));
+    int dtype = a->dtype != BD_DT_UNDEFINED || is_pow ? a->dtype : b->dtype;
+    if (!shp_ranked(a) || !shp_ranked(b)) {
+        shp_set_unknown(out, dtype);
+        return 0;
+    }
+    bd_shape s;
+    if ((rc = shp_broadcast(n, &a->shape, &b->shape, &s, err)))
+        return rc;
+    shp_set(out, dtype, &s);
+    if (!is_pow && dtype == BD_DT_INT64 && shp_is_int_const(a) && shp_is_int_const(b))
+        return fold_binary(g, n, a, b, out, err);
+    return 0;
+}
+
+/* Equal/Less/Greater/...: broadcast, BOOL result. */
+int shp_compare(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 2, 2, 1, err);
+    if (rc)
+        return rc;
+    bd_value *a = shp_in(n, 0), *b = shp_in(n, 1);
+    if (!shp_ranked(a) || !shp_ranked(b)) {
+        shp_set_unknown(n->outputs[0], BD_DT_BOOL);
+        return 0;
+    }
+    bd_shape s;
+    if ((rc = shp_broadcast(n, &a->shape, &b->shape, &s, err)))
+        return rc;
+    shp_set(n->outputs[0], BD_DT_BOOL, &s);
+    return 0;
+}
+
+/* Where(cond, x, y): three-way broadcast, dtype of X. */
+int shp_where(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 3, 3, 1, err);
+    if (rc)
+        return rc;
+    bd_value *c = shp_in(n, 0), *x = shp_in(n, 1), *y = shp_in(n, 2);
+    int dtype = x->dtype != BD_DT_UNDEFINED ? x->dtype : y->dtype;
+    if (!shp_ranked(c) || !shp_ranked(x) || !shp_ranked(y)) {
+        shp_set_unknown(n->outputs[0], dtype);
+        return 0;
+    }
+    bd_shape s;
+    if ((rc = shp_broadcast(n, &c->shape, &x->shape, &s, err)) ||
+        (rc = shp_broadcast(n, &s, &y->shape, &s, err)))
+        return rc;
+    shp_set(n->outputs[0], dtype, &s);
+    return 0;
+}

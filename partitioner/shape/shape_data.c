@@ -1,0 +1,73 @@
+/* Reading and producing the constant integer tensors that shape arithmetic works on. */
+#include "shape_rules.h"
+
+#include <string.h>
+
+bool shp_is_const(const bd_value *v)
+{
+    return v && v->data != NULL;
+}
+
+bool shp_is_int_const(const bd_value *v)
+{
+    if (!shp_is_const(v) || (v->dtype != BD_DT_INT64 && v->dtype != BD_DT_INT32))
+        return false;
+    if (v->shape.rank < 0 || v->shape.rank > BD_MAX_RANK)
+        return false;
+    int64_t count = 1;
+    for (int i = 0; i < v->shape.rank; i++)
+        if (v->shape.dims[i] < 0 || !shp_mul(count, v->shape.dims[i], &count))
+            return false;
+    return count <= SHP_FOLD_MAX && (size_t)count * bd_dtype_size(v->dtype) == v->nbytes;
+}
+
+int64_t shp_const_at(const bd_value *v, int64_t i)
+{
+    const unsigned char *p = v->data;
+    if (v->dtype == BD_DT_INT32) {
+        int32_t x;
+        memcpy(&x, p + (size_t)i * sizeof x, sizeof x);
+        return x;
+    }
+    int64_t x;
+    memcpy(&x, p + (size_t)i * sizeof x, sizeof x);
+    return x;
+}
+
+int shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_t *buf,
+                   size_t cap, size_t *count, bd_error *err)
+{
+    if (!shp_is_int_const(v))
+        return shp_fail(err, n, "%s '%s' must be a constant INT64 tensor", what,
+                        v && v->name ? v->name : "?");
+    if (v->shape.rank > 1)
+        return shp_fail(err, n, "%s '%s' must be 1-D, got rank %d", what, v->name, v->shape.rank);
+    size_t len = v->nbytes / bd_dtype_size(v->dtype);
+    if (len > cap)
+        return shp_fail(err, n, "%s '%s' has %zu elements, at most %zu expected", what, v->name,
+                        len, cap);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = shp_const_at(v, (int64_t)i);
+    *count = len;
+    return 0;
+}
+
+int shp_fold_int64(bd_graph *g, bd_value *out, const int64_t *vals, size_t count, bd_error *err)
+{
+    size_t nbytes = count * sizeof(int64_t);
+    void *p = bd_graph_alloc(g, nbytes);
+    if (!p)
+        return bd_error_set(err, BD_ENOMEM, "out of memory folding constant '%s'", out->name);
+    if (nbytes)
+        memcpy(p, vals, nbytes);
+    out->dtype  = BD_DT_INT64;
+    out->data   = p;
+    out->nbytes = nbytes;
+    return 0;
+}
+
+void shp_fold_view(bd_value *out, const bd_value *in)
+{
+    out->data   = in->data;
+    out->nbytes = in->nbytes;
+}

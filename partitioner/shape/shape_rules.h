@@ -1,0 +1,132 @@
+/* Internal to partitioner/shape: the per-op rule signature, the rules each file provides,
+ * and the helpers they share (errors, checked attributes, dim arithmetic, constants). */
+#ifndef BD_SHAPE_RULES_H
+#define BD_SHAPE_RULES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../ir/graph.h"
+
+/* A rule sets dtype and shape of every output of N (and may fold constant data into them).
+ * Inputs of unknown rank make the outputs unknown rather than failing. Returns 0 or a
+ * negative BD_E* code with ERR filled. */
+typedef int (*shp_rule_fn)(bd_graph *g, bd_node *n, bd_error *err);
+
+/* Largest constant (in elements) that inference folds by computing it; shape arithmetic
+ * tensors are tiny, and a bound keeps a hostile model from making inference allocate. */
+#define SHP_FOLD_MAX 4096
+
+/* ---- rules (one file per concept) -------------------------------------------------- */
+
+/* shape_broadcast.c */
+int shp_unary(bd_graph *g, bd_node *n, bd_error *err);        /* Relu, Sigmoid, Gelu, ... */
+int shp_clip(bd_graph *g, bd_node *n, bd_error *err);
+int shp_binary(bd_graph *g, bd_node *n, bd_error *err);       /* Add, Sub, Mul, Div, Pow  */
+int shp_compare(bd_graph *g, bd_node *n, bd_error *err);      /* Equal, Less, Greater -> BOOL */
+int shp_where(bd_graph *g, bd_node *n, bd_error *err);
+int shp_dropout(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_conv.c */
+int shp_conv(bd_graph *g, bd_node *n, bd_error *err);
+int shp_pool(bd_graph *g, bd_node *n, bd_error *err);         /* MaxPool, AveragePool     */
+int shp_global_pool(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_matmul.c */
+int shp_matmul(bd_graph *g, bd_node *n, bd_error *err);
+int shp_gemm(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_norm.c */
+int shp_softmax(bd_graph *g, bd_node *n, bd_error *err);      /* Softmax, LogSoftmax      */
+int shp_layernorm(bd_graph *g, bd_node *n, bd_error *err);
+int shp_batchnorm(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_reduce.c */
+int shp_reduce(bd_graph *g, bd_node *n, bd_error *err);       /* ReduceMean, ReduceSum, ... */
+/* shape_tensor_ops.c */
+int shp_reshape(bd_graph *g, bd_node *n, bd_error *err);
+int shp_flatten(bd_graph *g, bd_node *n, bd_error *err);
+int shp_transpose(bd_graph *g, bd_node *n, bd_error *err);
+int shp_squeeze(bd_graph *g, bd_node *n, bd_error *err);
+int shp_unsqueeze(bd_graph *g, bd_node *n, bd_error *err);
+int shp_concat(bd_graph *g, bd_node *n, bd_error *err);
+int shp_identity(bd_graph *g, bd_node *n, bd_error *err);
+int shp_cast(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_index.c */
+int shp_gather(bd_graph *g, bd_node *n, bd_error *err);
+int shp_slice(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_constant.c */
+int shp_shape(bd_graph *g, bd_node *n, bd_error *err);
+int shp_constant(bd_graph *g, bd_node *n, bd_error *err);
+int shp_constant_of_shape(bd_graph *g, bd_node *n, bd_error *err);
+
+/* ---- errors, arity and attributes (shape_dims.c) ------------------------------------- */
+
+/* BD_EMODEL "node 'NAME' (OP): <message>". */
+int  shp_fail(bd_error *err, const bd_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* BD_EUNSUPPORTED with the same prefix. */
+int  shp_unsupported(bd_error *err, const bd_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Check N has between MIN_IN and MAX_IN inputs (the first MIN_IN present) and between 1 and
+ * MAX_OUT outputs; BD_EMODEL otherwise. Inputs appended by fused post-ops are not counted. */
+int  shp_arity(const bd_node *n, size_t min_in, size_t max_in, size_t max_out, bd_error *err);
+/* Number of N's inputs before any appended for fused post-ops. */
+size_t shp_n_inputs(const bd_node *n);
+/* Input I when present and not a post-op operand, else NULL. */
+bd_value *shp_in(const bd_node *n, size_t i);
+
+/* INT attribute NAME into *OUT (DFLT when absent); BD_EMODEL when it has another type. */
+int  shp_attr_int(const bd_node *n, const char *name, int64_t dflt, int64_t *out, bd_error *err);
+/* INTS attribute NAME into *VALS and *COUNT (NULL/0 when absent); BD_EMODEL on another type. */
+int  shp_attr_ints(const bd_node *n, const char *name, const int64_t **vals, size_t *count,
+                   bd_error *err);
+/* Normalise AXIS into [0, RANK) (negative counts from the end); BD_EMODEL naming WHAT. */
+int  shp_axis(const bd_node *n, const char *what, int64_t axis, int rank, int *out,
+              bd_error *err);
+
+/* ---- shapes ------------------------------------------------------------------------- */
+
+/* Set V's dtype and shape. */
+void shp_set(bd_value *v, int dtype, const bd_shape *s);
+/* Set V to unknown rank with dtype DTYPE (UNDEFINED keeps V's declared dtype). */
+void shp_set_unknown(bd_value *v, int dtype);
+/* Every output of N to unknown rank, dtype of input 0 when known. Returns 0. */
+int  shp_all_unknown(bd_node *n);
+/* True when S has a known rank and no dynamic dim (no element-count product: cannot
+ * overflow, unlike bd_shape_is_static). */
+bool shp_is_static(const bd_shape *s);
+/* True when V is present and of known rank. */
+bool shp_ranked(const bd_value *v);
+/* A*B into *OUT; false on int64 overflow. Both must be >= 0. */
+bool shp_mul(int64_t a, int64_t b, int64_t *out);
+/* Element count of S into *OUT (-1 when any dim is dynamic or rank unknown); BD_EMODEL
+ * naming N when the product overflows int64. */
+int  shp_numel(const bd_node *n, const bd_shape *s, int64_t *out, bd_error *err);
+/* A rank-R shape of dynamic dims without symbols. */
+bd_shape shp_dynamic(int rank);
+/* Multidirectional (numpy) broadcast of A and B into OUT; BD_EMODEL naming N on mismatch.
+ * Dynamic dims broadcast against 1 keep their symbol; against a static d>1 become d. */
+int  shp_broadcast(const bd_node *n, const bd_shape *a, const bd_shape *b, bd_shape *out,
+                   bd_error *err);
+/* Render S into BUF for messages. */
+const char *shp_str(const bd_shape *s, char *buf, size_t size);
+
+/* ---- constants (shape_data.c) -------------------------------------------------------- */
+
+/* True when V carries constant bytes (an initializer or a folded value). */
+bool shp_is_const(const bd_value *v);
+/* True when V is a constant of an integer dtype (INT64/INT32) with static shape and at
+ * most SHP_FOLD_MAX elements whose byte size matches its shape. */
+bool shp_is_int_const(const bd_value *v);
+/* Element I of integer constant V as int64 (V must satisfy shp_is_int_const). Reads
+ * unaligned bytes safely (initializers point into the mapped model file). */
+int64_t shp_const_at(const bd_value *v, int64_t i);
+/* Read integer constant V (1-D or scalar) into BUF (capacity CAP) and *COUNT; BD_EMODEL
+ * naming N and WHAT when V is not a constant integer tensor or has more than CAP elements. */
+int  shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_t *buf,
+                    size_t cap, size_t *count, bd_error *err);
+/* Give OUT (whose shape is set, static, INT64) the COUNT int64 VALS as constant data in
+ * G's pool. BD_ENOMEM on allocation failure. */
+int  shp_fold_int64(bd_graph *g, bd_value *out, const int64_t *vals, size_t count,
+                    bd_error *err);
+/* OUT becomes a view of constant IN's bytes (same dtype and element count). */
+void shp_fold_view(bd_value *out, const bd_value *in);
+
+#endif

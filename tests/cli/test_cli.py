@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The `braid` CLI as a user meets it: help, exit codes, errors that say what to do, and the
+demo model's output against its PyTorch reference (tests/models/gen_demo.py)."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+BRAID = os.environ.get("BRAID_CLI") or sys.argv.pop(1)
+ROOT = os.environ["BRAID_SOURCE_ROOT"]
+DEMO = os.path.join(ROOT, "daemon", "demo-repository", "tinycnn", "1", "model.onnx")
+FIX = os.path.join(ROOT, "tests", "fixtures", "demo")
+
+
+def braid(*args, timeout=120):
+    return subprocess.run([BRAID, *args], capture_output=True, text=True, timeout=timeout)
+
+
+class Cli(unittest.TestCase):
+    def test_help_everywhere(self):
+        for cmd in ([], ["run"], ["inspect"], ["bench"]):
+            r = braid(*cmd, "--help")
+            self.assertEqual(r.returncode, 0, cmd)
+            self.assertIn("usage: braid", r.stdout)
+
+    def test_usage_errors_exit_2(self):
+        self.assertEqual(braid().returncode, 2)
+        r = braid("frobnicate")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown command 'frobnicate'", r.stderr)
+        self.assertEqual(braid("run").returncode, 2)
+        r = braid("bench", DEMO, "--iters", "zero")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--iters expects a positive integer", r.stderr)
+
+    def test_missing_input_names_it(self):
+        r = braid("run", DEMO)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("input 'image' is missing", r.stderr)
+
+    def test_unknown_input_lists_inputs(self):
+        r = braid("run", DEMO, "--input", "nope=" + os.path.join(FIX, "image.npy"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("'nope' is not an input", r.stderr)
+        self.assertIn("'image'", r.stderr)
+
+    def test_wrong_shape_is_explained(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.npy")
+            np.save(bad, np.zeros((1, 3, 32), np.float32))
+            r = braid("run", DEMO, "--input", "image=" + bad)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("input 'image'", r.stderr)
+            self.assertIn("expected", r.stderr)
+
+    def test_bad_model_file_fails_cleanly(self):
+        with tempfile.TemporaryDirectory() as d:
+            junk = os.path.join(d, "junk.onnx")
+            with open(junk, "wb") as f:
+                f.write(b"\x0a\xff\xff\xff\xff\x0f not a model")
+            r = braid("run", junk, "--input", os.path.join(FIX, "image.npy"))
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("cannot load the model", r.stderr)
+            r = braid("inspect", os.path.join(d, "absent.onnx"))
+            self.assertEqual(r.returncode, 1)
+
+    def test_run_matches_pytorch(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = braid("run", DEMO, "--input", "image=" + os.path.join(FIX, "image.npy"), "--output", d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = np.load(os.path.join(d, "probabilities.npy"))
+            want = np.load(os.path.join(FIX, "probabilities.npy"))
+            self.assertEqual(got.shape, want.shape)
+            err = float(np.max(np.abs(got - want)))
+            print(f"demo max abs error vs PyTorch: {err:.3g}", file=sys.stderr)
+            self.assertLessEqual(err, 1e-5 * float(np.max(np.abs(want))))
+
+    def test_run_dynamic_batch(self):
+        with tempfile.TemporaryDirectory() as d:
+            img = np.load(os.path.join(FIX, "image.npy"))
+            batch = os.path.join(d, "batch.npy")
+            np.save(batch, np.concatenate([img, img, img]))
+            r = braid("run", DEMO, "--input", batch, "--output", d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = np.load(os.path.join(d, "probabilities.npy"))
+            want = np.load(os.path.join(FIX, "probabilities.npy"))
+            self.assertEqual(got.shape, (3, 10))
+            self.assertLessEqual(float(np.max(np.abs(got - want))), 1e-5)
+
+    def test_inspect_reports_fusion_and_coverage(self):
+        r = braid("inspect", DEMO)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("image", r.stdout)
+        self.assertIn("Conv+Relu", r.stdout)
+        self.assertRegex(r.stdout, r"dnnl +7 of 7 nodes")
+
+    def test_bench_prints_percentiles(self):
+        r = braid("bench", DEMO, "--iters", "5", "--warmup", "1", "--threads", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("median", r.stdout)
+        self.assertIn("p99", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,262 @@
+/* Graph rewrites: batch-norm folding, GELU and layer-norm pattern fusion, post-op merging. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "partitioner/passes/passes.h"
+
+/* A backend that accepts every node, so the passes' own matching is what is tested. */
+static bool accept_all(const bd_graph *g, const bd_node *n, char *why, size_t len) { return true; }
+static bool accept_one_postop(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    return n->n_post <= 1;
+}
+static const bd_backend accept_backend = { .name = "test", .supports = accept_all };
+static const bd_backend limited_backend = { .name = "limited", .supports = accept_one_postop };
+
+static bd_value *tensor(bd_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    bd_shape s = bd_shape_make(rank, dims);
+    bd_value *v;
+    assert_int_equal(bd_graph_add_value(g, name, BD_DT_FLOAT, &s, &v, NULL), 0);
+    return v;
+}
+
+static bd_value *constant(bd_graph *g, const char *name, int rank, const int64_t *dims, const float *data)
+{
+    bd_value *v = tensor(g, name, rank, dims);
+    size_t bytes = (size_t)bd_shape_numel(&v->shape) * sizeof(float);
+    float *copy = bd_graph_alloc(g, bytes);
+    memcpy(copy, data, bytes);
+    v->data = copy;
+    v->nbytes = bytes;
+    return v;
+}
+
+static bd_value *scalar(bd_graph *g, const char *name, float x)
+{
+    return constant(g, name, 0, NULL, &x);
+}
+
+static bd_node *op(bd_graph *g, const char *name, const char *type, bd_value **in, size_t n_in, bd_value *out)
+{
+    bd_node *n;
+    assert_int_equal(bd_graph_add_node(g, name, type, "", in, n_in, &out, 1, &n, NULL), 0);
+    return n;
+}
+
+static void test_fold_batchnorm(void **state)
+{
+    bd_graph *g = bd_graph_create("bn");
+    int64_t xd[] = { 1, 1, 3, 3 }, wd[] = { 2, 1, 1, 1 }, cd[] = { 2 }, yd[] = { 1, 2, 3, 3 };
+    bd_value *x = tensor(g, "x", 4, xd), *y = tensor(g, "y", 4, yd), *z = tensor(g, "z", 4, yd);
+    bd_value *w = constant(g, "w", 4, wd, (float[]){ 2, 3 });
+    bd_value *sc = constant(g, "scale", 1, cd, (float[]){ 1, 2 });
+    bd_value *sh = constant(g, "shift", 1, cd, (float[]){ 0.5f, -1 });
+    bd_value *mu = constant(g, "mean", 1, cd, (float[]){ 1, 0 });
+    bd_value *va = constant(g, "var", 1, cd, (float[]){ 3, 0 });
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, z, NULL);
+    op(g, "conv", "Conv", (bd_value *[]){ x, w }, 2, y);
+    bd_node *bn = op(g, "bn", "BatchNormalization", (bd_value *[]){ y, sc, sh, mu, va }, 5, z);
+    bd_node_add_attr(g, bn, &(bd_attr){ .name = "epsilon", .type = BD_ATTR_FLOAT, .f = 1.0f }, NULL);
+
+    assert_int_equal(bd_pass_fold_batchnorm(g, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    bd_node *conv = bd_graph_node(g, 0);
+    assert_ptr_equal(conv->outputs[0], z);
+    assert_int_equal(conv->n_inputs, 3);
+    const float *nw = conv->inputs[1]->data, *nb = conv->inputs[2]->data;
+    /* channel 0: s = 1/sqrt(3+1) = 0.5; channel 1: s = 2/sqrt(0+1) = 2 */
+    assert_float_equal(nw[0], 1.0f, 1e-6);
+    assert_float_equal(nw[1], 6.0f, 1e-6);
+    assert_float_equal(nb[0], (0 - 1) * 0.5f + 0.5f, 1e-6);
+    assert_float_equal(nb[1], -1.0f, 1e-6);
+    const float *orig = w->data;
+    assert_float_equal(orig[0], 2.0f, 0);   /* the original initializer is untouched */
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_graph_destroy(g);
+}
+
+/* x -> Div(√2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5) -> y */
+static void test_gelu_pattern(void **state)
+{
+    bd_graph *g = bd_graph_create("gelu");
+    int64_t d[] = { 2, 8 };
+    bd_value *x = tensor(g, "x", 2, d), *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d),
+             *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "one", 1) }, 2, c);
+    op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    assert_int_equal(bd_pass_gelu(g, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    bd_node *n = bd_graph_node(g, 0);
+    assert_string_equal(n->op_type, "Gelu");
+    assert_string_equal(n->domain, "braid");
+    assert_ptr_equal(n->inputs[0], x);
+    assert_ptr_equal(n->outputs[0], y);
+    bd_graph_destroy(g);
+}
+
+static void test_gelu_pattern_rejects_wrong_constant(void **state)
+{
+    bd_graph *g = bd_graph_create("notgelu");
+    int64_t d[] = { 2, 8 };
+    bd_value *x = tensor(g, "x", 2, d), *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d),
+             *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "two", 2) }, 2, c);   /* not 1 */
+    op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    assert_int_equal(bd_pass_gelu(g, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 5);
+    bd_graph_destroy(g);
+}
+
+static void test_layernorm_pattern(void **state)
+{
+    bd_graph *g = bd_graph_create("ln");
+    int64_t d[] = { 1, 4, 8 }, r[] = { 1, 4, 1 }, v8[] = { 8 };
+    float ones[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, zeros[8] = { 0 };
+    bd_value *x = tensor(g, "x", 3, d), *m = tensor(g, "m", 3, r), *dd = tensor(g, "d", 3, d),
+             *p = tensor(g, "p", 3, d), *v = tensor(g, "v", 3, r), *ve = tensor(g, "ve", 3, r),
+             *s = tensor(g, "s", 3, r), *n = tensor(g, "n", 3, d), *gm = tensor(g, "gm", 3, d),
+             *y = tensor(g, "y", 3, d);
+    bd_value *gamma = constant(g, "gamma", 1, v8, ones), *beta = constant(g, "beta", 1, v8, zeros);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    static const int64_t last[] = { -1 };
+    bd_attr axes = { .name = "axes", .type = BD_ATTR_INTS, .ints = last, .n = 1 };
+    bd_node_add_attr(g, op(g, "mean", "ReduceMean", (bd_value *[]){ x }, 1, m), &axes, NULL);
+    op(g, "sub", "Sub", (bd_value *[]){ x, m }, 2, dd);
+    op(g, "pow", "Pow", (bd_value *[]){ dd, scalar(g, "two", 2) }, 2, p);
+    bd_node_add_attr(g, op(g, "var", "ReduceMean", (bd_value *[]){ p }, 1, v), &axes, NULL);
+    op(g, "eps", "Add", (bd_value *[]){ v, scalar(g, "epsilon", 1e-5f) }, 2, ve);
+    op(g, "sqrt", "Sqrt", (bd_value *[]){ ve }, 1, s);
+    op(g, "div", "Div", (bd_value *[]){ dd, s }, 2, n);
+    op(g, "gamma_mul", "Mul", (bd_value *[]){ n, gamma }, 2, gm);
+    op(g, "beta_add", "Add", (bd_value *[]){ gm, beta }, 2, y);
+    assert_int_equal(bd_pass_layernorm(g, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    bd_node *ln = bd_graph_node(g, 0);
+    assert_string_equal(ln->op_type, "LayerNormalization");
+    assert_ptr_equal(ln->inputs[1], gamma);
+    assert_ptr_equal(ln->inputs[2], beta);
+    assert_float_equal(bd_node_attr_float(ln, "epsilon", 0), 1e-5f, 1e-12);
+    assert_int_equal(bd_node_attr_int(ln, "axis", 0), -1);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_graph_destroy(g);
+}
+
+/* conv -> Relu -> Add(residual r) -> Relu, with r produced *after* conv in node order. */
+static void test_fuse_conv_relu_residual(void **state)
+{
+    bd_graph *g = bd_graph_create("res");
+    int64_t d[] = { 1, 4, 5, 5 }, wd[] = { 4, 4, 1, 1 };
+    float w[16] = { 0 };
+    bd_value *x = tensor(g, "x", 4, d), *a = tensor(g, "a", 4, d), *b = tensor(g, "b", 4, d),
+             *r = tensor(g, "r", 4, d), *c = tensor(g, "c", 4, d), *y = tensor(g, "y", 4, d);
+    bd_value *wv = constant(g, "w", 4, wd, w);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    op(g, "conv", "Conv", (bd_value *[]){ x, wv }, 2, a);
+    op(g, "relu1", "Relu", (bd_value *[]){ a }, 1, b);
+    op(g, "side", "Sigmoid", (bd_value *[]){ x }, 1, r);
+    op(g, "add", "Add", (bd_value *[]){ r, b }, 2, c);
+    op(g, "relu2", "Relu", (bd_value *[]){ c }, 1, y);
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 3);
+    assert_int_equal(bd_graph_num_nodes(g), 2);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_node *conv = bd_graph_node(g, 1);      /* re-sorted after the side branch */
+    assert_string_equal(conv->name, "conv");
+    assert_int_equal(conv->n_post, 3);
+    assert_int_equal(conv->post[0].kind, BD_POST_ELTWISE);
+    assert_int_equal(conv->post[0].alg, BD_ELT_RELU);
+    assert_int_equal(conv->post[1].kind, BD_POST_SUM);
+    assert_ptr_equal(conv->inputs[conv->post[1].input], r);
+    assert_int_equal(conv->post[2].alg, BD_ELT_RELU);
+    assert_ptr_equal(conv->outputs[0], y);
+    assert_string_equal(conv->composite, "Conv+Relu+Add+Relu");
+    bd_graph_destroy(g);
+}
+
+/* matmul -> Add(bias const) -> Div(8) -> Add(mask, broadcast) ; backend allows one post-op. */
+static void test_fuse_respects_backend_and_broadcast(void **state)
+{
+    bd_graph *g = bd_graph_create("attn");
+    int64_t d[] = { 1, 2, 4, 4 }, md[] = { 1, 1, 1, 4 }, bd[] = { 4 };
+    bd_value *q = tensor(g, "q", 4, d), *k = tensor(g, "k", 4, d), *s = tensor(g, "s", 4, d),
+             *t = tensor(g, "t", 4, d), *u = tensor(g, "u", 4, d), *mask = tensor(g, "mask", 4, md),
+             *y = tensor(g, "y", 4, d);
+    bd_value *bias = constant(g, "bias", 1, bd, (float[]){ 1, 2, 3, 4 });
+    bd_graph_mark_input(g, q, NULL);
+    bd_graph_mark_input(g, k, NULL);
+    bd_graph_mark_input(g, mask, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    op(g, "mm", "MatMul", (bd_value *[]){ q, k }, 2, s);
+    op(g, "bias", "Add", (bd_value *[]){ bias, s }, 2, t);
+    op(g, "scale", "Div", (bd_value *[]){ t, scalar(g, "eight", 8) }, 2, u);
+    op(g, "mask_add", "Add", (bd_value *[]){ u, mask }, 2, y);
+
+    bd_graph *g2 = bd_graph_clone(g);
+    assert_int_equal(bd_pass_fuse_postops(g2, &limited_backend, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g2), 3);
+    bd_graph_destroy(g2);
+
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 3);
+    bd_node *mm = bd_graph_node(g, 0);
+    assert_int_equal(mm->n_post, 3);
+    assert_int_equal(mm->post[0].kind, BD_POST_BINARY);
+    assert_ptr_equal(mm->inputs[mm->post[0].input], bias);
+    assert_int_equal(mm->post[1].kind, BD_POST_ELTWISE);
+    assert_int_equal(mm->post[1].alg, BD_ELT_LINEAR);
+    assert_float_equal(mm->post[1].alpha, 0.125f, 1e-7);
+    assert_int_equal(mm->post[2].kind, BD_POST_BINARY);
+    assert_int_equal(mm->post[2].alg, BD_BIN_ADD);
+    assert_ptr_equal(mm->inputs[mm->post[2].input], mask);
+    bd_graph_destroy(g);
+}
+
+static void test_fuse_stops_at_shared_value(void **state)
+{
+    bd_graph *g = bd_graph_create("shared");
+    int64_t d[] = { 2, 2 };
+    bd_value *x = tensor(g, "x", 2, d), *w = constant(g, "w", 2, d, (float[]){ 1, 0, 0, 1 }),
+             *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d), *c = tensor(g, "c", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, b, NULL);
+    bd_graph_mark_output(g, c, NULL);
+    op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, a);
+    op(g, "r", "Relu", (bd_value *[]){ a }, 1, b);
+    op(g, "t", "Tanh", (bd_value *[]){ a }, 1, c);    /* a has two readers: nothing fuses */
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 3);
+    bd_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fold_batchnorm),
+        cmocka_unit_test(test_gelu_pattern),
+        cmocka_unit_test(test_gelu_pattern_rejects_wrong_constant),
+        cmocka_unit_test(test_layernorm_pattern),
+        cmocka_unit_test(test_fuse_conv_relu_residual),
+        cmocka_unit_test(test_fuse_respects_backend_and_broadcast),
+        cmocka_unit_test(test_fuse_stops_at_shared_value),
+    };
+    return cmocka_run_group_tests_name("passes", tests, NULL, NULL);
+}
