@@ -56,6 +56,16 @@ bool dn_io_f32(const bd_node *n, size_t nin, char *why, size_t len)
     return true;
 }
 
+size_t dn_num_op_inputs(const bd_node *n)
+{
+    size_t num = n->n_inputs;
+    for (int i = 0; i < n->n_post; i++)
+        if ((n->post[i].kind == BD_POST_SUM || n->post[i].kind == BD_POST_BINARY) &&
+            n->post[i].input >= 0 && (size_t)n->post[i].input < num)
+            num = (size_t)n->post[i].input;
+    return num;
+}
+
 bool dn_no_post(const bd_node *n, char *why, size_t len)
 {
     if (n->n_post > 0)

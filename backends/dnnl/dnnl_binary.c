@@ -14,7 +14,8 @@ static dnnl_alg_kind_t alg_of(const char *op, bool *commutes)
     return dnnl_binary_div;
 }
 
-/* Which input is src0 (has the output's shape): 0, 1 (swapped), or -1. */
+/* Which input is src0 (has the output's shape): 0, 1 (swapped), or -1. A swapped Sub is
+ * computed as -(b - a) (a linear post-op negates). */
 static int src0_index(const bd_node *n)
 {
     bool commutes;
@@ -22,14 +23,14 @@ static int src0_index(const bd_node *n)
     const bd_shape *y = &n->outputs[0]->shape;
     if (bd_shape_equal(&n->inputs[0]->shape, y))
         return 0;
-    if (commutes && bd_shape_equal(&n->inputs[1]->shape, y))
+    if ((commutes || !strcmp(n->op_type, "Sub")) && bd_shape_equal(&n->inputs[1]->shape, y))
         return 1;
     return -1;
 }
 
 bool dn_binary_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
-    if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+    if (dn_num_op_inputs(n) != 2 || !n->inputs[0] || !n->inputs[1])
         return dn_why(why, len, "%s needs two inputs", n->op_type);
     if (!dn_io_f32(n, 2, why, len))
         return false;
@@ -77,8 +78,22 @@ int dn_binary_build(dn_compiler *c, const bd_node *n)
         return rc;
     dnnl_post_ops_t po = NULL;
     dn_post_args pa;
-    if ((rc = dn_postops_build(c, 0, amd.ndims, amd.dims, &po, &pa)))
+    if (s0 == 1 && !commutes) {   /* a - b computed as -(b - a) */
+        rc = dn_check(c, dnnl_post_ops_create(&po), "dnnl_post_ops_create");
+        if (!rc)
+            rc = dn_check(c, dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, -1.0f, 0.0f),
+                          "dnnl_post_ops_append_eltwise");
+        if (rc) {
+            if (po)
+                dnnl_post_ops_destroy(po);
+            return rc;
+        }
+    }
+    if ((rc = dn_postops_build(c, 0, amd.ndims, amd.dims, &po, &pa))) {
+        if (po)
+            dnnl_post_ops_destroy(po);
         return rc;
+    }
     dnnl_primitive_attr_t attr = dn_attr(c, po);
     if (po)
         dnnl_post_ops_destroy(po);

@@ -203,8 +203,11 @@ static int push_step(dn_compiler *c, dn_step_kind kind, dnnl_primitive_t prim, s
 int dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs)
 {
     dnnl_primitive_t prim = NULL;
-    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    size_t scratch = smd ? dnnl_memory_desc_get_size(smd) : 0;
+    dnnl_memory_desc_t smd;   /* copied: the pd (and what it points to) is destroyed below */
+    const dnnl_memory_desc_t *q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t scratch = q ? dnnl_memory_desc_get_size(q) : 0;
+    if (q)
+        smd = *q;
     dnnl_status_t s = dnnl_primitive_create(&prim, pd);
     dnnl_primitive_desc_destroy(pd);
     if (dn_check(c, s, "dnnl_primitive_create"))
@@ -214,7 +217,7 @@ int dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, in
         dn_step *st = &c->steps[c->n_steps - 1];
         st->args[st->nargs].arg = DNNL_ARG_SCRATCHPAD;
         st->args[st->nargs].buf = -1;        /* the context's scratchpad */
-        st->args[st->nargs].md = *smd;
+        st->args[st->nargs].md = smd;
         st->nargs++;
     }
     return rc;
@@ -679,6 +682,42 @@ static int copy_shapes(bd_value *const *vals, size_t n, bd_shape **out)
     return 0;
 }
 
+static void md_str(char *buf, size_t len, const dnnl_memory_desc_t *md)
+{
+    int off = 0;
+    for (int i = 0; i < md->ndims && off < (int)len - 24; i++)
+        off += snprintf(buf + off, len - (size_t)off, "%s%lld", i ? "x" : "", (long long)md->dims[i]);
+    if (md->format_kind != dnnl_blocked)
+        snprintf(buf + off, len - (size_t)off, ":opaque");
+    else if (md->format_desc.blocking.inner_nblks)
+        snprintf(buf + off, len - (size_t)off, ":blk%lld", (long long)md->format_desc.blocking.inner_blks[0]);
+    else
+        snprintf(buf + off, len - (size_t)off, dn_md_is_plain(md) ? ":plain" : ":strided");
+}
+
+/* BRAID_DNNL_VERBOSE=1: print the compiled plan (one line per step) to stderr. */
+static void dump_plan(const bd_kernel *k)
+{
+    fprintf(stderr, "dnnl kernel: %d steps, arena %zu bytes (%zu without reuse), scratchpad %zu\n",
+            k->n_steps, k->arena_size, k->arena_naive, k->scratch_size);
+    for (int i = 0; i < k->n_steps; i++) {
+        const dn_step *s = &k->steps[i];
+        const char *impl = "native";
+        const_dnnl_primitive_desc_t pd = NULL;
+        if (s->prim && dnnl_primitive_get_primitive_desc(s->prim, &pd) == dnnl_success)
+            dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+        char args[512];
+        int off = 0;
+        for (int a = 0; a < s->nargs && off < (int)sizeof args - 32; a++) {
+            char md[96] = "";
+            md_str(md, sizeof md, &s->args[a].md);
+            off += snprintf(args + off, sizeof args - (size_t)off, " %d:b%d:%s", s->args[a].arg,
+                            s->args[a].buf, md);
+        }
+        fprintf(stderr, "  %3d %-24s %-28s%s\n", i, s->node, impl, args);
+    }
+}
+
 int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 {
     dn_compiler c;
@@ -739,6 +778,9 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     c.bufs = NULL;
     c.n_bufs = 0;
     compiler_free(&c);
+    const char *verbose = getenv("BRAID_DNNL_VERBOSE");
+    if (verbose && verbose[0] == '1')
+        dump_plan(k);
     *out = k;
     return 0;
 }

@@ -53,7 +53,7 @@ bool dn_conv_supports(const bd_graph *gr, const bd_node *n, char *why, size_t le
         return false;
     if (!n->inputs[1]->data)
         return dn_why(why, len, "Conv weights '%s' must be a constant", n->inputs[1]->name);
-    const bd_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const bd_value *b = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
     if (b && (b->shape.rank != 1 || b->shape.dims[0] != n->inputs[1]->shape.dims[0]))
         return dn_why(why, len, "Conv bias must be 1-D with one value per output channel");
     conv_geom g;
@@ -65,7 +65,7 @@ bool dn_conv_supports(const bd_graph *gr, const bd_node *n, char *why, size_t le
 int dn_conv_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
-    const bd_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const bd_value *b = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
     char why[160];
     conv_geom g;
     if (!geom(n, &g, why, sizeof why))

@@ -237,6 +237,8 @@ bool dn_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(p
 bool dn_is_f32_static(const bd_value *v);
 /* All of N's non-omitted inputs and outputs are f32 with static shapes (first NIN inputs). */
 bool dn_io_f32(const bd_node *n, size_t nin, char *why, size_t len);
+/* How many of N's inputs are the op's own: post-op inputs are appended after them. */
+size_t dn_num_op_inputs(const bd_node *n);
 /* Node N has no post-ops. */
 bool dn_no_post(const bd_node *n, char *why, size_t len);
 /* Spatial pads for conv/pool: kernel K (extent incl. dilation), stride S, input IN, output

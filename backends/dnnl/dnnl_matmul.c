@@ -286,7 +286,7 @@ bool dn_gemm_supports(const bd_graph *g, const bd_node *n, char *why, size_t len
     int64_t K2 = b->dims[tb ? 1 : 0], N = b->dims[tb ? 0 : 1];
     if (K != K2 || y->dims[0] != M || y->dims[1] != N)
         return dn_why(why, len, "Gemm operand shapes do not match");
-    const bd_value *cv = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const bd_value *cv = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
     if (cv) {
         bd_shape ys = *y;
         if (cv->shape.rank > 2)
@@ -306,7 +306,7 @@ bool dn_gemm_supports(const bd_graph *g, const bd_node *n, char *why, size_t len
 int dn_gemm_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
-    const bd_value *cv = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const bd_value *cv = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
     bool ta = bd_node_attr_int(n, "transA", 0), tb = bd_node_attr_int(n, "transB", 0);
     float alpha = bd_node_attr_float(n, "alpha", 1.0f), beta = bd_node_attr_float(n, "beta", 1.0f);
     int64_t M = y->shape.dims[0], N = y->shape.dims[1], K = a->shape.dims[ta ? 0 : 1];

@@ -135,7 +135,7 @@ bool dn_lnorm_supports(const bd_graph *g, const bd_node *n, char *why, size_t le
         return dn_why(why, len, "LayerNormalization axis out of range");
     int64_t d[2];
     split2d(x, axis, d);
-    for (size_t i = 1; i < 3 && i < n->n_inputs; i++)
+    for (size_t i = 1; i < 3 && i < dn_num_op_inputs(n); i++)
         if (n->inputs[i] && bd_shape_numel(&n->inputs[i]->shape) != d[1])
             return dn_why(why, len, "LayerNormalization scale/bias must cover the normalized dims");
     return true;
@@ -144,7 +144,7 @@ bool dn_lnorm_supports(const bd_graph *g, const bd_node *n, char *why, size_t le
 int dn_lnorm_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *x = n->inputs[0];
-    const bd_value *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const bd_value *bias = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
     int axis = norm_axis(bd_node_attr_int(n, "axis", -1), x->shape.rank);
     float eps = bd_node_attr_float(n, "epsilon", 1e-5f);
     int64_t d[2];

@@ -76,6 +76,7 @@ static int64_t bcast_offset(const bd_shape *out, const bd_shape *in, int64_t fla
     return off;
 }
 
+/* One element of a folded integer op; false on overflow or division by zero. */
 static bool arith(const char *op, int64_t a, int64_t b, int64_t *r)
 {
     if (strcmp(op, "Add") == 0)
@@ -84,27 +85,39 @@ static bool arith(const char *op, int64_t a, int64_t b, int64_t *r)
         return !__builtin_sub_overflow(a, b, r);
     if (strcmp(op, "Mul") == 0)
         return !__builtin_mul_overflow(a, b, r);
+    if (strcmp(op, "Equal") == 0)
+        return *r = a == b, true;
+    if (strcmp(op, "Less") == 0)
+        return *r = a < b, true;
+    if (strcmp(op, "Greater") == 0)
+        return *r = a > b, true;
     if (b == 0 || (a == INT64_MIN && b == -1))
         return false;
     *r = a / b;                            /* ONNX integer Div truncates, like C */
     return true;
 }
 
-static int fold_binary(bd_graph *g, bd_node *n, const bd_value *a, const bd_value *b,
-                       bd_value *out, bd_error *err)
+/* Fold N's integer elementwise op over its (broadcast) constant inputs into OUT. */
+static int fold_elementwise(bd_graph *g, bd_node *n, bd_value *out, bd_error *err)
 {
     int64_t count, vals[SHP_FOLD_MAX];
     int rc = shp_numel(n, &out->shape, &count, err);
     if (rc || count < 0 || count > SHP_FOLD_MAX)
         return rc;
+    bool where = strcmp(n->op_type, "Where") == 0;
     for (int64_t i = 0; i < count; i++) {
-        int64_t x = shp_const_at(a, bcast_offset(&out->shape, &a->shape, i));
-        int64_t y = shp_const_at(b, bcast_offset(&out->shape, &b->shape, i));
-        if (!arith(n->op_type, x, y, &vals[i]))
+        int64_t x[3];
+        for (size_t k = 0; k < (where ? 3u : 2u); k++)
+            x[k] = shp_const_at(n->inputs[k], bcast_offset(&out->shape, &n->inputs[k]->shape, i));
+        if (where) {
+            vals[i] = x[0] ? x[1] : x[2];
+        } else if (!arith(n->op_type, x[0], x[1], &vals[i]) ||
+                   (out->dtype == BD_DT_INT32 && (vals[i] < INT32_MIN || vals[i] > INT32_MAX))) {
             return shp_fail(err, n, "folding constant %s: %lld %s %lld overflows or divides by zero",
-                            n->op_type, (long long)x, n->op_type, (long long)y);
+                            n->op_type, (long long)x[0], n->op_type, (long long)x[1]);
+        }
     }
-    return shp_fold_int64(g, out, vals, (size_t)count, err);
+    return shp_fold_ints(g, out, vals, (size_t)count, err);
 }
 
 int shp_binary(bd_graph *g, bd_node *n, bd_error *err)
@@ -126,8 +139,9 @@ int shp_binary(bd_graph *g, bd_node *n, bd_error *err)
     if ((rc = shp_broadcast(n, &a->shape, &b->shape, &s, err)))
         return rc;
     shp_set(out, dtype, &s);
-    if (!is_pow && dtype == BD_DT_INT64 && shp_is_int_const(a) && shp_is_int_const(b))
-        return fold_binary(g, n, a, b, out, err);
+    if (!is_pow && (dtype == BD_DT_INT64 || dtype == BD_DT_INT32) && shp_is_int_const(a) &&
+        shp_is_int_const(b))
+        return fold_elementwise(g, n, out, err);
     return 0;
 }
 
@@ -146,6 +160,8 @@ int shp_compare(bd_graph *g, bd_node *n, bd_error *err)
     if ((rc = shp_broadcast(n, &a->shape, &b->shape, &s, err)))
         return rc;
     shp_set(n->outputs[0], BD_DT_BOOL, &s);
+    if (a->dtype != BD_DT_BOOL && shp_is_int_const(a) && shp_is_int_const(b))
+        return fold_elementwise(g, n, n->outputs[0], err);
     return 0;
 }
 
@@ -157,6 +173,9 @@ int shp_where(bd_graph *g, bd_node *n, bd_error *err)
         return rc;
     bd_value *c = shp_in(n, 0), *x = shp_in(n, 1), *y = shp_in(n, 2);
     int dtype = x->dtype != BD_DT_UNDEFINED ? x->dtype : y->dtype;
+    if (x->dtype != BD_DT_UNDEFINED && y->dtype != BD_DT_UNDEFINED && x->dtype != y->dtype)
+        return shp_fail(err, n, "input types differ: '%s' is %s, '%s' is %s", x->name,
+                        bd_dtype_name(x->dtype), y->name, bd_dtype_name(y->dtype));
     if (!shp_ranked(c) || !shp_ranked(x) || !shp_ranked(y)) {
         shp_set_unknown(n->outputs[0], dtype);
         return 0;
@@ -166,5 +185,48 @@ int shp_where(bd_graph *g, bd_node *n, bd_error *err)
         (rc = shp_broadcast(n, &s, &y->shape, &s, err)))
         return rc;
     shp_set(n->outputs[0], dtype, &s);
+    if (shp_foldable(dtype) && shp_is_int_const(c) && shp_is_int_const(x) && shp_is_int_const(y))
+        return fold_elementwise(g, n, n->outputs[0], err);
     return 0;
+}
+
+/* Expand(x, shape): X broadcast against the constant target SHAPE (numpy rules both ways). */
+int shp_expand(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 2, 2, 1, err);
+    if (rc)
+        return rc;
+    bd_value *x = shp_in(n, 0), *sv = shp_in(n, 1), *out = n->outputs[0];
+    if (!shp_is_const(sv)) {
+        /* Run-time target: the rank is known when X's rank and the target's length are. */
+        if (shp_ranked(x) && shp_ranked(sv) && sv->shape.rank == 1 && sv->shape.dims[0] >= 0 &&
+            sv->shape.dims[0] <= BD_MAX_RANK) {
+            int r = x->shape.rank > sv->shape.dims[0] ? x->shape.rank : (int)sv->shape.dims[0];
+            bd_shape s = shp_dynamic(r);
+            shp_set(out, x->dtype, &s);
+        } else {
+            shp_set_unknown(out, x->dtype);
+        }
+        return 0;
+    }
+    int64_t dims[BD_MAX_RANK];
+    size_t len;
+    if ((rc = shp_const_ints(n, "shape", sv, dims, BD_MAX_RANK, &len, err)))
+        return rc;
+    for (size_t i = 0; i < len; i++)
+        if (dims[i] < 0)
+            return shp_fail(err, n, "shape[%zu] = %lld is negative", i, (long long)dims[i]);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    bd_shape target = bd_shape_make((int)len, dims), s;
+    if ((rc = shp_broadcast(n, &x->shape, &target, &s, err)))
+        return rc;
+    shp_set(out, x->dtype, &s);
+    int64_t count, vals[SHP_FOLD_MAX];
+    if (!shp_is_int_const(x) || (rc = shp_numel(n, &s, &count, err)) || count < 0 ||
+        count > SHP_FOLD_MAX)
+        return rc;
+    for (int64_t i = 0; i < count; i++)
+        vals[i] = shp_const_at(x, bcast_offset(&s, &x->shape, i));
+    return shp_fold_ints(g, out, vals, (size_t)count, err);
 }

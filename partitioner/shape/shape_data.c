@@ -8,9 +8,14 @@ bool shp_is_const(const bd_value *v)
     return v && v->data != NULL;
 }
 
+bool shp_foldable(int dtype)
+{
+    return dtype == BD_DT_INT64 || dtype == BD_DT_INT32 || dtype == BD_DT_BOOL;
+}
+
 bool shp_is_int_const(const bd_value *v)
 {
-    if (!shp_is_const(v) || (v->dtype != BD_DT_INT64 && v->dtype != BD_DT_INT32))
+    if (!shp_is_const(v) || !shp_foldable(v->dtype))
         return false;
     if (v->shape.rank < 0 || v->shape.rank > BD_MAX_RANK)
         return false;
@@ -24,6 +29,8 @@ bool shp_is_int_const(const bd_value *v)
 int64_t shp_const_at(const bd_value *v, int64_t i)
 {
     const unsigned char *p = v->data;
+    if (v->dtype == BD_DT_BOOL)
+        return p[i] != 0;
     if (v->dtype == BD_DT_INT32) {
         int32_t x;
         memcpy(&x, p + (size_t)i * sizeof x, sizeof x);
@@ -37,7 +44,7 @@ int64_t shp_const_at(const bd_value *v, int64_t i)
 int shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_t *buf,
                    size_t cap, size_t *count, bd_error *err)
 {
-    if (!shp_is_int_const(v))
+    if (!shp_is_int_const(v) || v->dtype == BD_DT_BOOL)
         return shp_fail(err, n, "%s '%s' must be a constant INT64 tensor", what,
                         v && v->name ? v->name : "?");
     if (v->shape.rank > 1)
@@ -52,15 +59,24 @@ int shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_
     return 0;
 }
 
-int shp_fold_int64(bd_graph *g, bd_value *out, const int64_t *vals, size_t count, bd_error *err)
+int shp_fold_ints(bd_graph *g, bd_value *out, const int64_t *vals, size_t count, bd_error *err)
 {
-    size_t nbytes = count * sizeof(int64_t);
-    void *p = bd_graph_alloc(g, nbytes);
+    if (out->dtype != BD_DT_INT32 && out->dtype != BD_DT_BOOL)
+        out->dtype = BD_DT_INT64;
+    size_t nbytes = count * bd_dtype_size(out->dtype);
+    unsigned char *p = bd_graph_alloc(g, nbytes);
     if (!p)
         return bd_error_set(err, BD_ENOMEM, "out of memory folding constant '%s'", out->name);
-    if (nbytes)
-        memcpy(p, vals, nbytes);
-    out->dtype  = BD_DT_INT64;
+    for (size_t i = 0; i < count; i++) {
+        if (out->dtype == BD_DT_BOOL) {
+            p[i] = vals[i] != 0;
+        } else if (out->dtype == BD_DT_INT32) {
+            int32_t x = (int32_t)vals[i];
+            memcpy(p + i * sizeof x, &x, sizeof x);
+        } else {
+            memcpy(p + i * sizeof *vals, &vals[i], sizeof *vals);
+        }
+    }
     out->data   = p;
     out->nbytes = nbytes;
     return 0;

@@ -14,7 +14,7 @@ static int fold_gather(bd_graph *g, bd_node *n, const bd_value *data, const bd_v
     if (rc || count < 0 || count > SHP_FOLD_MAX)
         return rc;
     if (count == 0)
-        return shp_fold_int64(g, out, vals, 0, err);
+        return shp_fold_ints(g, out, vals, 0, err);
     const bd_shape *ds = &data->shape;
     int64_t inner = 1, axis_dim = ds->dims[ax], n_idx = bd_shape_numel(&idx->shape);
     for (int i = ax + 1; i < ds->rank; i++)
@@ -27,7 +27,7 @@ static int fold_gather(bd_graph *g, bd_node *n, const bd_value *data, const bd_v
             for (int64_t e = 0; e < inner; e++)
                 vals[at++] = shp_const_at(data, (o * axis_dim + k) * inner + e);
         }
-    return shp_fold_int64(g, out, vals, (size_t)at, err);
+    return shp_fold_ints(g, out, vals, (size_t)at, err);
 }
 
 int shp_gather(bd_graph *g, bd_node *n, bd_error *err)
@@ -82,7 +82,7 @@ int shp_gather(bd_graph *g, bd_node *n, bd_error *err)
         s.sym[s.rank++] = ds->sym[i];
     }
     shp_set(out, data->dtype, &s);
-    if (data->dtype == BD_DT_INT64 && shp_is_int_const(data) && const_idx)
+    if (shp_is_int_const(data) && const_idx)
         return fold_gather(g, n, data, idx, ax, out, err);
     return 0;
 }
@@ -168,7 +168,7 @@ static int fold_slice(bd_graph *g, bd_node *n, const bd_value *x, const int64_t 
         }
         vals[f] = shp_const_at(x, off);
     }
-    return shp_fold_int64(g, out, vals, (size_t)count, err);
+    return shp_fold_ints(g, out, vals, (size_t)count, err);
 }
 
 int shp_slice(bd_graph *g, bd_node *n, bd_error *err)
@@ -226,7 +226,7 @@ int shp_slice(bd_graph *g, bd_node *n, bd_error *err)
         step[ax]  = st;
     }
     shp_set(out, x->dtype, &s);
-    if (x->dtype == BD_DT_INT64 && shp_is_int_const(x))
+    if (shp_is_int_const(x))
         return fold_slice(g, n, x, start, step, out, err);
     return 0;
 }

@@ -42,7 +42,9 @@ static const shp_entry onnx_rules[] = {
     { "Identity", shp_identity },         { "Cast", shp_cast },
     { "Gather", shp_gather },             { "Slice", shp_slice },
     { "Shape", shp_shape },               { "Constant", shp_constant },
-    { "ConstantOfShape", shp_constant_of_shape },
+    { "ConstantOfShape", shp_constant_of_shape }, { "Range", shp_range },
+    { "Expand", shp_expand },             { "Split", shp_split },
+    { "Tile", shp_tile },
 };
 
 /* Composites braid creates (domain "braid"). */
@@ -89,6 +91,35 @@ static int check_input(const bd_node *n, const bd_value *v, bd_error *err)
     return 0;
 }
 
+/* Fused SUM/BINARY post-ops read another input that must broadcast to output 0 without
+ * changing it (the fused node writes output 0 in place). */
+static int check_postops(const bd_node *n, bd_error *err)
+{
+    const bd_value *y = n->n_outputs ? n->outputs[0] : NULL;
+    for (int p = 0; p < n->n_post && p < BD_MAX_POSTOPS; p++) {
+        const bd_postop *po = &n->post[p];
+        if (po->kind != BD_POST_SUM && po->kind != BD_POST_BINARY)
+            continue;
+        if (po->input < 0 || (size_t)po->input >= n->n_inputs || !n->inputs[po->input])
+            return shp_fail(err, n, "post-op %d reads input %d, which is missing", p, po->input);
+        const bd_value *v = n->inputs[po->input];
+        if (!y || !shp_ranked(v) || !shp_ranked(y))
+            continue;
+        bd_shape s;
+        char sv[96], sy[96];
+        bool fits = v->shape.rank <= y->shape.rank && shp_broadcast(n, &y->shape, &v->shape, &s, NULL) == 0;
+        for (int i = 0; fits && i < s.rank; i++)
+            fits = y->shape.dims[i] < 0 || s.dims[i] == y->shape.dims[i];
+        if (fits && po->kind == BD_POST_SUM)
+            fits = v->shape.rank == y->shape.rank;
+        if (!fits)
+            return shp_fail(err, n, "post-op %d operand '%s' %s does not fit output %s", p,
+                            v->name, shp_str(&v->shape, sv, sizeof sv),
+                            shp_str(&y->shape, sy, sizeof sy));
+    }
+    return 0;
+}
+
 static int infer_node(bd_graph *g, bd_node *n, bool require_static, bd_error *err)
 {
     for (size_t k = 0; k < n->n_inputs; k++)
@@ -113,7 +144,7 @@ static int infer_node(bd_graph *g, bd_node *n, bool require_static, bd_error *er
         return 0;
     }
     int rc = rule(g, n, err);
-    if (rc)
+    if (rc || (rc = check_postops(n, err)))
         return rc;
     if (require_static)
         for (size_t k = 0; k < n->n_outputs; k++) {

@@ -26,6 +26,7 @@ int shp_binary(bd_graph *g, bd_node *n, bd_error *err);       /* Add, Sub, Mul, 
 int shp_compare(bd_graph *g, bd_node *n, bd_error *err);      /* Equal, Less, Greater -> BOOL */
 int shp_where(bd_graph *g, bd_node *n, bd_error *err);
 int shp_dropout(bd_graph *g, bd_node *n, bd_error *err);
+int shp_expand(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_conv.c */
 int shp_conv(bd_graph *g, bd_node *n, bd_error *err);
 int shp_pool(bd_graph *g, bd_node *n, bd_error *err);         /* MaxPool, AveragePool     */
@@ -48,6 +49,8 @@ int shp_unsqueeze(bd_graph *g, bd_node *n, bd_error *err);
 int shp_concat(bd_graph *g, bd_node *n, bd_error *err);
 int shp_identity(bd_graph *g, bd_node *n, bd_error *err);
 int shp_cast(bd_graph *g, bd_node *n, bd_error *err);
+int shp_split(bd_graph *g, bd_node *n, bd_error *err);
+int shp_tile(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_index.c */
 int shp_gather(bd_graph *g, bd_node *n, bd_error *err);
 int shp_slice(bd_graph *g, bd_node *n, bd_error *err);
@@ -55,6 +58,7 @@ int shp_slice(bd_graph *g, bd_node *n, bd_error *err);
 int shp_shape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_constant(bd_graph *g, bd_node *n, bd_error *err);
 int shp_constant_of_shape(bd_graph *g, bd_node *n, bd_error *err);
+int shp_range(bd_graph *g, bd_node *n, bd_error *err);
 
 /* ---- errors, arity and attributes (shape_dims.c) ------------------------------------- */
 
@@ -112,20 +116,24 @@ const char *shp_str(const bd_shape *s, char *buf, size_t size);
 
 /* True when V carries constant bytes (an initializer or a folded value). */
 bool shp_is_const(const bd_value *v);
-/* True when V is a constant of an integer dtype (INT64/INT32) with static shape and at
- * most SHP_FOLD_MAX elements whose byte size matches its shape. */
+/* True for the dtypes inference folds: INT64, INT32 and BOOL. */
+bool shp_foldable(int dtype);
+/* True when V is a constant of a foldable dtype with static shape and at most SHP_FOLD_MAX
+ * elements whose byte size matches its shape. */
 bool shp_is_int_const(const bd_value *v);
 /* Element I of integer constant V as int64 (V must satisfy shp_is_int_const). Reads
  * unaligned bytes safely (initializers point into the mapped model file). */
 int64_t shp_const_at(const bd_value *v, int64_t i);
-/* Read integer constant V (1-D or scalar) into BUF (capacity CAP) and *COUNT; BD_EMODEL
- * naming N and WHAT when V is not a constant integer tensor or has more than CAP elements. */
+/* Read integer constant V (INT64/INT32, 1-D or scalar) into BUF (capacity CAP) and *COUNT;
+ * BD_EMODEL naming N and WHAT when V is not a constant integer tensor or has more than CAP
+ * elements. */
 int  shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_t *buf,
                     size_t cap, size_t *count, bd_error *err);
-/* Give OUT (whose shape is set, static, INT64) the COUNT int64 VALS as constant data in
- * G's pool. BD_ENOMEM on allocation failure. */
-int  shp_fold_int64(bd_graph *g, bd_value *out, const int64_t *vals, size_t count,
-                    bd_error *err);
+/* Give OUT (shape and dtype set; INT32 or BOOL, anything else is written as INT64) the
+ * COUNT VALS as constant data in G's pool, converted to its dtype. BD_ENOMEM on allocation
+ * failure. */
+int  shp_fold_ints(bd_graph *g, bd_value *out, const int64_t *vals, size_t count,
+                   bd_error *err);
 /* OUT becomes a view of constant IN's bytes (same dtype and element count). */
 void shp_fold_view(bd_value *out, const bd_value *in);
 

@@ -362,7 +362,7 @@ static int fold_concat(bd_graph *g, bd_node *n, int ax, bd_value *out, bd_error 
         return rc;
     int64_t outer = 1;
     if (total == 0)
-        return shp_fold_int64(g, out, vals, 0, err);
+        return shp_fold_ints(g, out, vals, 0, err);
     for (int i = 0; i < ax; i++)
         outer *= out->shape.dims[i];       /* no overflow: a factor of TOTAL */
     size_t at = 0, nin = shp_n_inputs(n);
@@ -375,7 +375,7 @@ static int fold_concat(bd_graph *g, bd_node *n, int ax, bd_value *out, bd_error 
             for (int64_t e = 0; e < inner; e++)
                 vals[at++] = shp_const_at(v, o * inner + e);
         }
-    return shp_fold_int64(g, out, vals, at, err);
+    return shp_fold_ints(g, out, vals, at, err);
 }
 
 int shp_concat(bd_graph *g, bd_node *n, bd_error *err)
@@ -407,7 +407,7 @@ int shp_concat(bd_graph *g, bd_node *n, bd_error *err)
     if ((rc = shp_axis(n, "axis", axis, r, &ax, err)))
         return rc;
     bd_shape s = x->shape;
-    bool all_int_const = x->dtype == BD_DT_INT64;
+    bool all_int_const = shp_foldable(x->dtype);
     for (size_t k = 0; k < nin; k++) {
         const bd_shape *ks = &n->inputs[k]->shape;
         all_int_const &= shp_is_int_const(n->inputs[k]);
@@ -472,11 +472,115 @@ int shp_cast(bd_graph *g, bd_node *n, bd_error *err)
         return 0;
     }
     shp_set(out, (int)to, &x->shape);
-    if (to == BD_DT_INT64 && shp_is_int_const(x)) {
+    if (shp_foldable((int)to) && shp_is_int_const(x)) {
         int64_t count = bd_shape_numel(&x->shape), vals[SHP_FOLD_MAX];
         for (int64_t i = 0; i < count; i++)
             vals[i] = shp_const_at(x, i);
-        return shp_fold_int64(g, out, vals, (size_t)count, err);
+        return shp_fold_ints(g, out, vals, (size_t)count, err);
     }
+    return 0;
+}
+
+/* ---- Split -------------------------------------------------------------------------- */
+
+/* Sizes from the 'split' attribute (opset < 13) or constant input 1 (opset >= 13), else
+ * equal parts, one per output. */
+int shp_split(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 1, 2, 64, err);
+    if (rc)
+        return rc;
+    bd_value *x = shp_in(n, 0), *sv = shp_in(n, 1);
+    int64_t axis, sizes[64];
+    const int64_t *attr;
+    size_t count, nout = n->n_outputs;
+    if ((rc = shp_attr_int(n, "axis", 0, &axis, err)) ||
+        (rc = shp_attr_ints(n, "split", &attr, &count, err)))
+        return rc;
+    if (sv && !shp_is_const(sv)) {
+        if (shp_ranked(x)) {
+            bd_shape s = shp_dynamic(x->shape.rank);
+            for (size_t k = 0; k < nout; k++)
+                shp_set(n->outputs[k], x->dtype, &s);
+            return 0;
+        }
+        return shp_all_unknown(n);
+    }
+    if (sv) {
+        if ((rc = shp_const_ints(n, "split", sv, sizes, 64, &count, err)))
+            return rc;
+        attr = sizes;
+    }
+    if (attr && count != nout)
+        return shp_fail(err, n, "split has %zu sizes for %zu outputs", count, nout);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    int ax;
+    if ((rc = shp_axis(n, "axis", axis, x->shape.rank, &ax, err)))
+        return rc;
+    int64_t dim = x->shape.dims[ax], total = 0;
+    if (attr) {
+        for (size_t k = 0; k < nout; k++) {
+            if (attr[k] < 0 || __builtin_add_overflow(total, attr[k], &total))
+                return shp_fail(err, n, "split size %lld is invalid", (long long)attr[k]);
+            sizes[k] = attr[k];
+        }
+        if (dim >= 0 && total != dim)
+            return shp_fail(err, n, "split sizes add up to %lld, axis %d has %lld",
+                            (long long)total, ax, (long long)dim);
+    } else {
+        if (dim >= 0 && dim % (int64_t)nout != 0)
+            return shp_fail(err, n, "axis %d of size %lld does not split into %zu equal parts",
+                            ax, (long long)dim, nout);
+        for (size_t k = 0; k < nout; k++)
+            sizes[k] = dim >= 0 ? dim / (int64_t)nout : -1;
+    }
+    for (size_t k = 0; k < nout; k++) {
+        bd_shape s = x->shape;
+        s.dims[ax] = sizes[k];
+        s.sym[ax]  = NULL;
+        shp_set(n->outputs[k], x->dtype, &s);
+    }
+    return 0;
+}
+
+/* ---- Tile --------------------------------------------------------------------------- */
+
+/* Tile(x, repeats): dim i becomes dims[i] * repeats[i]; repeats is a constant INT64 of X's
+ * rank (a run-time repeats keeps only the rank). */
+int shp_tile(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 2, 2, 1, err);
+    if (rc)
+        return rc;
+    bd_value *x = shp_in(n, 0), *rv = shp_in(n, 1);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    bd_shape s = shp_dynamic(x->shape.rank);
+    if (!shp_is_const(rv)) {
+        shp_set(n->outputs[0], x->dtype, &s);
+        return 0;
+    }
+    int64_t reps[BD_MAX_RANK];
+    size_t count;
+    if ((rc = shp_const_ints(n, "repeats", rv, reps, BD_MAX_RANK, &count, err)))
+        return rc;
+    if (count != (size_t)x->shape.rank)
+        return shp_fail(err, n, "repeats has %zu values for rank %d", count, x->shape.rank);
+    for (int i = 0; i < s.rank; i++) {
+        int64_t d = x->shape.dims[i];
+        if (reps[i] < 0)
+            return shp_fail(err, n, "repeats[%d] = %lld is negative", i, (long long)reps[i]);
+        if (reps[i] == 1) {
+            s.dims[i] = d;
+            s.sym[i]  = x->shape.sym[i];
+        } else if (d >= 0 && !shp_mul(d, reps[i], &s.dims[i])) {
+            return shp_fail(err, n, "dim %d (%lld x %lld) overflows int64", i, (long long)d,
+                            (long long)reps[i]);
+        } else if (d < 0) {
+            s.dims[i] = reps[i] == 0 ? 0 : -1;
+        }
+    }
+    shp_set(n->outputs[0], x->dtype, &s);
     return 0;
 }

@@ -228,8 +228,11 @@ static void t_exec(trun *r)
 {
     bd_kernel_ctx *ctx = NULL;
     bd_error err = { 0 };
-    assert_int_equal(bd_dnnl_backend.ctx_create(r->k, &ctx, &err), 0);
-    int rc = bd_dnnl_backend.run(ctx, r->tin, r->sg.n_inputs, r->tout, r->sg.n_outputs, &err);
+    int rc = bd_dnnl_backend.ctx_create(r->k, &ctx, &err);
+    if (rc)
+        fprintf(stderr, "ctx_create failed: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+    rc = bd_dnnl_backend.run(ctx, r->tin, r->sg.n_inputs, r->tout, r->sg.n_outputs, &err);
     if (rc)
         fprintf(stderr, "run failed: %s\n", err.msg);
     assert_int_equal(rc, 0);

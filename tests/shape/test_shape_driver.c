@@ -84,6 +84,18 @@ static void test_fused_post_op_input_is_not_a_bias(void **state)
     tinfer(g, true);
     tassert_shape(tout(n, 0), S(1, 16, 6, 6));
     bd_graph_destroy(g);
+
+    /* A residual of the wrong shape cannot be summed into the output. */
+    g = tgraph();
+    x = tinput(g, "x", BD_DT_FLOAT, S(1, 3, 8, 8), NULL);
+    res = tinput(g, "res", BD_DT_FLOAT, S(1, 16, 8, 8), NULL);
+    n = TNODE(g, "Conv", 1, x, tweight(g, "w", S(16, 3, 3, 3)));
+    at = bd_node_append_input(g, n, res, &err);
+    n->post[0] = (bd_postop){ .kind = BD_POST_SUM, .scale = 1.f, .input = at };
+    n->n_post = 1;
+    tinfer_fails(g, false, BD_EMODEL, "post-op 0 operand 'res' [1,16,8,8] does not fit output "
+                 "[1,16,6,6]", NULL);
+    bd_graph_destroy(g);
 }
 
 static void test_inference_is_repeatable(void **state)

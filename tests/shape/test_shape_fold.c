@@ -173,6 +173,54 @@ static void test_constant_cast_and_views_fold(void **state)
     bd_graph_destroy(g);
 }
 
+/* torch's expand(b, -1, -1) export: Where(Equal(shape, -1), ones, shape) feeding Expand. */
+static void test_expand_where_equal_chain_folds(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(1, 4), NULL);
+    bd_value *want = TINTS(g, "want", 3, -1);
+    bd_node *cos = TNODE(g, "ConstantOfShape", 1, TINTS(g, "len", 2));
+    bd_value *one = tint_scalar(g, "one", 1);
+    bd_attr a = { .name = "value", .type = BD_ATTR_TENSOR, .tensor = one };
+    bd_error err = { 0 };
+    assert_int_equal(bd_node_add_attr(g, cos, &a, &err), 0);
+    bd_node *neg = TNODE(g, "Mul", 1, tout(cos, 0), tint_scalar(g, "m1", -1));
+    bd_node *eq = TNODE(g, "Equal", 1, want, tout(neg, 0));
+    bd_node *wh = TNODE(g, "Where", 1, tout(eq, 0), tout(cos, 0), want);
+    bd_node *ex = TNODE(g, "Expand", 1, x, tout(wh, 0));
+    tinfer(g, true);
+    TASSERT_INTS(tout(cos, 0), 1, 1);
+    assert_int_equal(tout(eq, 0)->dtype, BD_DT_BOOL);
+    assert_memory_equal(tout(eq, 0)->data, ((unsigned char[]){ 0, 1 }), 2);
+    TASSERT_INTS(tout(wh, 0), 3, 1);
+    tassert_shape(tout(ex, 0), S(3, 4));
+    bd_graph_destroy(g);
+}
+
+static void test_range_folds_and_sizes(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_node *up = TNODE(g, "Range", 1, tint_scalar(g, "a", 0), tint_scalar(g, "b", 7),
+                        tint_scalar(g, "c", 3));
+    bd_node *down = TNODE(g, "Range", 1, tint_scalar(g, "d", 5), tint_scalar(g, "e", 1),
+                          tint_scalar(g, "f", -2));
+    bd_node *empty = TNODE(g, "Range", 1, tint_scalar(g, "h", 5), tint_scalar(g, "i", 1),
+                           tint_scalar(g, "j", 1));
+    bd_node *huge = TNODE(g, "Range", 1, tint_scalar(g, "k", INT64_MIN), tint_scalar(g, "l", INT64_MAX),
+                          tint_scalar(g, "m", INT64_MAX));
+    tinfer(g, true);
+    TASSERT_INTS(tout(up, 0), 0, 3, 6);
+    TASSERT_INTS(tout(down, 0), 5, 3);
+    tassert_shape(tout(empty, 0), S(0));
+    tassert_shape(tout(huge, 0), S(3));
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    TNODE(g, "Range", 1, tint_scalar(g, "a", 0), tint_scalar(g, "b", 7), tint_scalar(g, "c", 0));
+    tinfer_fails(g, false, BD_EMODEL, "delta is 0", NULL);
+    bd_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +231,8 @@ int main(void)
         cmocka_unit_test(test_gather_and_slice_fold),
         cmocka_unit_test(test_gather_shape_on_tensors),
         cmocka_unit_test(test_constant_cast_and_views_fold),
+        cmocka_unit_test(test_expand_where_equal_chain_folds),
+        cmocka_unit_test(test_range_folds_and_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,7 +65,7 @@ static void random_attr(bd_graph *g, bd_node *n)
         "axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group",
         "auto_pad", "ceil_mode", "keepdims", "allowzero", "transA", "transB", "to", "start",
         "end", "starts", "ends", "shape", "value_ints", "value_int", "stash_type",
-        "noop_with_empty_axes",
+        "noop_with_empty_axes", "split",
     };
     const char *name = names[rnd() % (sizeof names / sizeof *names)];
     switch (rnd() % 4) {
@@ -102,7 +102,9 @@ static void test_random_malformed_nodes_never_crash(void **state)
         { "Reshape", 2, 2 }, { "Flatten", 1, 1 }, { "Transpose", 1, 1 }, { "Squeeze", 1, 2 },
         { "Unsqueeze", 1, 2 }, { "Concat", 1, 4 }, { "Identity", 1, 1 }, { "Cast", 1, 1 },
         { "Shape", 1, 1 }, { "Gather", 2, 2 }, { "Slice", 3, 5 }, { "Constant", 0, 0 },
-        { "ConstantOfShape", 1, 1 }, { "Dropout", 1, 3 },
+        { "ConstantOfShape", 1, 1 }, { "Dropout", 1, 3 }, { "Expand", 2, 2 },
+        { "Range", 3, 3 }, { "Split", 1, 2 }, { "Less", 2, 2 }, { "Mul", 2, 2 },
+        { "Tile", 2, 2 },
     };
     int answered[3] = { 0 };
     const char *seed = getenv("BRAID_FUZZ_SEED"), *iters_s = getenv("BRAID_FUZZ_ITERS");

@@ -243,6 +243,72 @@ static void test_concat_sums_axis_and_checks_others(void **state)
     bd_graph_destroy(g);
 }
 
+static void test_split_sizes_and_equal_parts(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(-1, 10, 6), "batch");
+    bd_node *a = TNODE(g, "Split", 2, x, TINTS(g, "split", 3, 7));   /* opset 13 input */
+    tattr_int(g, a, "axis", 1);
+    bd_node *b = TNODE(g, "Split", 3, x);                           /* equal parts */
+    tattr_int(g, b, "axis", -1);
+    bd_node *c = TNODE(g, "Split", 2, x);
+    TATTR_INTS(g, c, "split", 4, 6);                                 /* opset < 13 attr */
+    tattr_int(g, c, "axis", 1);
+    tinfer(g, false);
+    tassert_shape(tout(a, 0), S(-1, 3, 6));
+    tassert_shape(tout(a, 1), S(-1, 7, 6));
+    assert_string_equal(tout(a, 1)->shape.sym[0], "batch");
+    tassert_shape(tout(b, 2), S(-1, 10, 2));
+    tassert_shape(tout(c, 1), S(-1, 6, 6));
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    x = tinput(g, "x", BD_DT_FLOAT, S(10), NULL);
+    TNODE(g, "Split", 2, x, TINTS(g, "split", 3, 6));
+    tinfer_fails(g, false, BD_EMODEL, "split sizes add up to 9, axis 0 has 10", NULL);
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    x = tinput(g, "x", BD_DT_FLOAT, S(10), NULL);
+    TNODE(g, "Split", 3, x);
+    tinfer_fails(g, false, BD_EMODEL, "does not split into 3 equal parts", NULL);
+    bd_graph_destroy(g);
+}
+
+static void test_expand_broadcasts_to_target(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(-1, 1, 4), "batch");
+    bd_node *a = TNODE(g, "Expand", 1, x, TINTS(g, "t", 3, 1));
+    tinfer(g, false);
+    tassert_shape(tout(a, 0), S(-1, 3, 4));
+    assert_string_equal(tout(a, 0)->shape.sym[0], "batch");
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    x = tinput(g, "x", BD_DT_FLOAT, S(2, 4), NULL);
+    TNODE(g, "Expand", 1, x, TINTS(g, "t", 3, 4));
+    tinfer_fails(g, false, BD_EMODEL, "do not broadcast", NULL);
+    bd_graph_destroy(g);
+}
+
+static void test_tile_multiplies_dims(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(-1, 3, 4), "batch");
+    bd_node *a = TNODE(g, "Tile", 1, x, TINTS(g, "r", 1, 2, 3));
+    tinfer(g, false);
+    tassert_shape(tout(a, 0), S(-1, 6, 12));
+    assert_string_equal(tout(a, 0)->shape.sym[0], "batch");
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    x = tinput(g, "x", BD_DT_FLOAT, S(2, 3), NULL);
+    TNODE(g, "Tile", 1, x, TINTS(g, "r", 2));
+    tinfer_fails(g, false, BD_EMODEL, "repeats has 1 values for rank 2", NULL);
+    bd_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +322,9 @@ int main(void)
         cmocka_unit_test(test_squeeze_attr_input_and_all),
         cmocka_unit_test(test_unsqueeze_attr_and_input),
         cmocka_unit_test(test_concat_sums_axis_and_checks_others),
+        cmocka_unit_test(test_split_sizes_and_equal_parts),
+        cmocka_unit_test(test_expand_broadcasts_to_target),
+        cmocka_unit_test(test_tile_multiplies_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
