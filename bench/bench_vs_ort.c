@@ -31,6 +31,7 @@
 
 #include "bench_tensor.h"
 #include "ort_runner.h"
+#include "backends/omp_env.h"
 #include "partitioner/model.h"
 
 #define WHY_LEN 1024
@@ -131,18 +132,6 @@ static int parse_args(int argc, char **argv, args *a)
     a->ort_spin = spin;
     a->seed = (unsigned long long)seed;
     return 0;
-}
-
-/* libgomp reads OMP_WAIT_POLICY once, when it is loaded: setting it in main is too late, so
- * re-execute with it set. Returns only if no re-exec was needed (or it failed). */
-static void ensure_omp_env(char **argv)
-{
-    if (getenv("OMP_WAIT_POLICY"))
-        return;
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-    fprintf(stderr, "braid-bench-ort: warning: cannot re-execute to set OMP_WAIT_POLICY=passive (%s); "
-            "OpenMP keeps its default policy\n", strerror(errno));
 }
 
 static double now_ms(void)
@@ -288,7 +277,7 @@ int main(int argc, char **argv)
     args a;
     if (parse_args(argc, argv, &a))
         return 2;
-    ensure_omp_env(argv);
+    bd_omp_env_ensure("braid-bench-ort", argv);
     omp_set_num_threads(a.threads);
     setvbuf(stdout, NULL, _IOLBF, 0);     /* keep progress and errors in order through a pipe */
 

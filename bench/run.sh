@@ -47,9 +47,13 @@ echo "== models"
 if [ -z "${BENCH:-}" ]; then
   echo "== build ($BUILD_DIR)"
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-    meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false >/dev/null
+    meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
   fi
-  ninja -C "$BUILD_DIR" braid-bench-ort >/dev/null
+  if ! out="$(ninja -C "$BUILD_DIR" bench/braid-bench-ort 2>&1)"; then
+    echo "$out" | tail -n 40
+    echo "bench: build failed" >&2
+    exit 1
+  fi
   BENCH="$BUILD_DIR/bench/braid-bench-ort"
 fi
 

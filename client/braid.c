@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/omp_env.h"
 #include "cli.h"
 
 static const struct {
@@ -27,9 +28,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    /* OpenMP reads this once, at its first parallel region: passive waiting keeps a busy
-     * neighbour from collapsing oneDNN's throughput (see docs/performance.md). */
-    setenv("OMP_WAIT_POLICY", "passive", 0);
+    bd_omp_env_ensure("braid", argv);
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_USAGE : CLI_OK;

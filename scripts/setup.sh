@@ -10,7 +10,8 @@ PKGS=(
   libdnnl-dev libdlpack-dev libcjson-dev
   libonnx-dev libonnx-testdata
   libcmocka-dev
-  python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-grpcio
+  libhttp-parser-dev libsystemd-dev systemd python3-prometheus-client   # braidd status endpoint, sd_notify, systemd-analyze, /metrics parser in tests
 )
 
 missing=()
@@ -27,3 +28,9 @@ if ((${#missing[@]})); then
 else
   echo "setup: all Debian packages present"
 fi
+
+# ONNX Runtime CPU (from the npm package onnxruntime-node; the peer in bench/, and the
+# fallback engine later), cached under ~/.cache/braid, never committed. Optional: the tests
+# that need it say SKIPPED when it is absent.
+"$(dirname "$0")/fetch_ort.sh" >/dev/null ||
+  echo "setup: ONNX Runtime not fetched (no npm or registry?); ORT tests will be skipped"

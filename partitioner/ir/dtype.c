@@ -80,12 +80,10 @@ int64_t bd_shape_numel(const bd_shape *s)
     if (s->rank < 0)
         return -1;
     int64_t n = 1;
-    for (int i = 0; i < s->rank; i++) {
-        if (s->dims[i] < 0)
+    for (int i = 0; i < s->rank && i < BD_MAX_RANK; i++)
+        if (s->dims[i] < 0 || __builtin_mul_overflow(n, s->dims[i], &n))
             return -1;
-        n *= s->dims[i];
-    }
-    return n;
+    return s->rank > BD_MAX_RANK ? -1 : n;
 }
 
 bool bd_shape_is_static(const bd_shape *s)

@@ -49,7 +49,8 @@ typedef struct bd_shape {
     const char *sym[BD_MAX_RANK];
 } bd_shape;
 
-/* Number of elements; -1 if the rank or any dim is unknown. A rank-0 shape has 1 element. */
+/* Number of elements; -1 if the rank or any dim is unknown, or the product overflows int64.
+ * A rank-0 shape has 1 element. */
 int64_t bd_shape_numel(const bd_shape *s);
 /* True when the rank and every dim are known. */
 bool    bd_shape_is_static(const bd_shape *s);

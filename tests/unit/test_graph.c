@@ -226,6 +226,9 @@ static void test_shapes_and_dtypes(void **state)
     assert_false(bd_shape_is_static(&s));
     s.dims[0] = 2;
     assert_int_equal(bd_shape_numel(&s), 24);
+    bd_shape huge = bd_shape_make(3, (int64_t[]){ INT64_MAX / 2, 4, 1 });
+    assert_int_equal(bd_shape_numel(&huge), -1);     /* overflow is "unknown", not UB */
+    assert_false(bd_shape_is_static(&huge));
     bd_shape scalar = { .rank = 0 };
     assert_int_equal(bd_shape_numel(&scalar), 1);
     assert_int_equal(bd_dtype_size(BD_DT_FLOAT16), 2);

@@ -1,0 +1,75 @@
+/* Counters and latency histograms, updated lock-free from any thread (C11 atomics) and read
+ * by the status endpoint (/metrics, /v2/status) and the ModelStatistics RPC.
+ *
+ * One bd_model_stats per loaded model version (owned by the registry entry), one
+ * bd_server_stats per process. Durations are nanoseconds. */
+#ifndef BD_METRICS_H
+#define BD_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Latency histogram with fixed bucket upper bounds (seconds, Prometheus convention):
+ * 0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 +Inf. */
+#define BD_HIST_BUCKETS 15
+extern const double bd_hist_bounds_s[BD_HIST_BUCKETS - 1];
+
+typedef struct bd_histogram {
+    _Atomic uint64_t bucket[BD_HIST_BUCKETS];   /* non-cumulative counts */
+    _Atomic uint64_t count;
+    _Atomic uint64_t sum_ns;
+} bd_histogram;
+
+/* A Triton-style duration statistic: how many, and their total time. */
+typedef struct bd_duration {
+    _Atomic uint64_t count;
+    _Atomic uint64_t ns;
+} bd_duration;
+
+/* Why a request failed; one counter each. */
+typedef enum bd_fail_reason {
+    BD_FAIL_INVALID = 0,      /* INVALID_ARGUMENT */
+    BD_FAIL_NOT_FOUND,
+    BD_FAIL_UNAVAILABLE,
+    BD_FAIL_QUEUE_FULL,       /* RESOURCE_EXHAUSTED */
+    BD_FAIL_DEADLINE,         /* DEADLINE_EXCEEDED */
+    BD_FAIL_CANCELLED,
+    BD_FAIL_INTERNAL,         /* a backend failed */
+    BD_FAIL_REASONS
+} bd_fail_reason;
+
+/* Names as they appear in metric labels ("invalid", "queue_full", ...). */
+const char *bd_fail_reason_name(bd_fail_reason r);
+
+#define BD_MAX_BACKENDS 4     /* per-backend time: index = position in backends/registry.c */
+
+typedef struct bd_model_stats {
+    /* Triton's InferStatistics */
+    bd_duration success, fail, queue, compute_input, compute_infer, compute_output;
+    _Atomic uint64_t inference_count;    /* inferences (batch size summed) */
+    _Atomic uint64_t execution_count;    /* model executions */
+    _Atomic uint64_t last_inference_ms;  /* wall-clock ms since the epoch of the last one */
+    /* Prometheus extras */
+    bd_histogram     queue_hist, compute_hist, total_hist;
+    _Atomic uint64_t failures[BD_FAIL_REASONS];
+    _Atomic int64_t  in_flight;          /* running on a worker now */
+    _Atomic int64_t  queued;             /* waiting in the model's queue */
+    _Atomic uint64_t backend_ns[BD_MAX_BACKENDS];
+} bd_model_stats;
+
+typedef struct bd_server_stats {
+    _Atomic uint64_t rpc_total;          /* every RPC received */
+    _Atomic uint64_t rpc_unimplemented;
+    _Atomic uint64_t loads_ok, loads_failed, unloads;
+    uint64_t         start_ms;           /* wall-clock ms since the epoch at start-up */
+} bd_server_stats;
+
+/* Record one observation of NS nanoseconds. */
+void bd_histogram_observe(bd_histogram *h, uint64_t ns);
+void bd_duration_add(bd_duration *d, uint64_t ns);
+/* Monotonic clock in ns, and wall clock in ms since the epoch. */
+uint64_t bd_now_ns(void);
+uint64_t bd_wall_ms(void);
+
+#endif

@@ -1,0 +1,128 @@
+/* The model registry: every model braidd knows (from the repository directory or loaded over
+ * RPC), its state, and the loaded version requests run against.
+ *
+ * Threads: every bd_registry_* function runs on the libuv loop thread. A bd_served (one
+ * loaded model version) is reference counted: bd_served_retain/release and the accessors are
+ * safe from any thread, and the version is freed when its last reference goes — so a hot
+ * reload swaps the new version in atomically while requests on the old one finish, and a
+ * failed load or reload leaves the previous version serving.
+ *
+ * Repository layout (Triton's): <repo>/<model>/<version>/model.onnx, optional
+ * <repo>/<model>/config.json. The highest numeric version directory is served. */
+#ifndef BD_REGISTRY_DAEMON_H
+#define BD_REGISTRY_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <uv.h>
+
+#include "config.h"
+#include "metrics.h"
+#include "partitioner/model.h"
+
+typedef enum bd_model_state {
+    BD_STATE_UNAVAILABLE = 0,  /* known (e.g. found in the repository) but not serving   */
+    BD_STATE_LOADING,          /* a load or reload is running (a previous version may serve) */
+    BD_STATE_READY,            /* serving                                                 */
+    BD_STATE_UNLOADING,        /* unload requested; in-flight requests are finishing      */
+} bd_model_state;
+
+/* "UNAVAILABLE", "LOADING", "READY", "UNLOADING" (Triton's spelling). */
+const char *bd_model_state_name(int state);
+
+typedef struct bd_registry bd_registry;
+typedef struct bd_served   bd_served;
+
+/* What the partitioner made of a loaded version (computed once at load, from the plan for
+ * the model's own shapes with dynamic dims = 1). */
+typedef struct bd_partition_summary {
+    size_t nodes_imported;                   /* nodes in the model file */
+    size_t nodes_planned;                    /* after fusion */
+    size_t steps;                            /* subgraphs */
+    size_t nodes_per_backend[BD_MAX_BACKENDS];
+    size_t fused_composites;                 /* nodes carrying a composite */
+    double load_ms;                          /* import + plan + warm-up run */
+} bd_partition_summary;
+
+/* ---- one loaded version (any thread) ------------------------------------------------ */
+
+void              bd_served_retain(bd_served *s);
+void              bd_served_release(bd_served *s);        /* NULL is allowed */
+const char       *bd_served_name(const bd_served *s);
+const char       *bd_served_version(const bd_served *s);   /* "1", "2", ... */
+const char       *bd_served_platform(const bd_served *s);  /* "onnx" */
+bd_model         *bd_served_model(const bd_served *s);     /* bd_model_plan is thread-safe */
+bd_model_stats   *bd_served_stats(bd_served *s);
+const bd_partition_summary *bd_served_summary(const bd_served *s);
+/* Borrow an execution context for PLAN (a plan of S's model): reused across requests,
+ * created on first need, freed with the version — so a context never outlives its plan.
+ * Return it with bd_served_exec_release. Any thread. */
+int               bd_served_exec_acquire(bd_served *s, const bd_plan *plan, bd_exec **out,
+                                         bd_error *err);
+void              bd_served_exec_release(bd_served *s, bd_exec *e);
+/* Per-model limits from config.json (or the daemon defaults). */
+int               bd_served_queue_limit(const bd_served *s);
+
+/* ---- lifecycle (loop thread) ---------------------------------------------------------- */
+
+/* A registry for CFG's repository (may be ""). Nothing is scanned or loaded yet. */
+int  bd_registry_create(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry **out,
+                        bd_error *err);
+/* Free the registry. Every bd_served handed out must have been released. NULL is allowed. */
+void bd_registry_destroy(bd_registry *r);
+
+/* Scan the repository directory: new model directories become UNAVAILABLE entries, and
+ * with LOAD they are loaded (start-up with load_all_at_start, and SIGHUP). */
+int  bd_registry_scan(bd_registry *r, bool load, bd_error *err);
+
+/* Called on the loop thread when a load/unload finishes: STATUS 0 or a BD_E* code, MESSAGE
+ * the reason (valid during the call only). */
+typedef void (*bd_registry_cb)(void *arg, int status, const char *message);
+
+/* A model file uploaded with RepositoryModelLoad: PATH relative to the model's directory
+ * ("1/model.onnx"); DATA must stay valid until the load's callback has run. */
+typedef struct bd_upload {
+    const char *path;
+    const void *data;
+    size_t      len;
+} bd_upload;
+
+/* Load (or reload) NAME off the loop thread: write UPLOADS into <repo>/<name>/ (paths
+ * confined to that directory: absolute paths, "..", and symlinks rejected; needs
+ * allow_uploads), apply CONFIG_JSON (may be NULL) as the model's config.json, import,
+ * plan, warm up, then swap the new version in. CB runs when done (also on failure). */
+int  bd_registry_load(bd_registry *r, const char *name, const char *config_json,
+                      const bd_upload *uploads, size_t n_uploads,
+                      bd_registry_cb cb, void *arg, bd_error *err);
+/* Unload NAME: it stops taking requests at once (NOT_FOUND after); requests already
+ * running finish on their reference. CB runs once it is removed from the registry. */
+int  bd_registry_unload(bd_registry *r, const char *name, bd_registry_cb cb, void *arg,
+                        bd_error *err);
+
+/* ---- lookups (loop thread) ------------------------------------------------------------ */
+
+/* The READY version of NAME (VERSION "" or NULL = the served one; else it must match).
+ * BD_ENOTFOUND for an unknown model or version, BD_EUNAVAIL when it exists but is not
+ * ready (message says why). On success the caller owns one reference. */
+int  bd_registry_acquire(bd_registry *r, const char *name, const char *version,
+                         bd_served **out, bd_error *err);
+
+/* A point-in-time copy of every entry, for RepositoryIndex, /v2/status and /metrics. */
+typedef struct bd_registry_entry {
+    char       name[256];
+    char       version[32];       /* the served or loading version, "" if none */
+    int        state;             /* bd_model_state */
+    char       reason[512];       /* why UNAVAILABLE (last load error), "" otherwise */
+    bd_served *served;            /* retained, or NULL when nothing serves */
+} bd_registry_entry;
+
+/* Fill *OUT with a malloc'ed array (release it with bd_registry_snapshot_free). */
+size_t bd_registry_snapshot(bd_registry *r, bd_registry_entry **out);
+void   bd_registry_snapshot_free(bd_registry_entry *entries, size_t n);
+/* True when no load is running and every model asked to load is READY (ServerReady). */
+bool   bd_registry_ready(bd_registry *r);
+/* Server-wide counters (loads, unloads, RPCs). */
+bd_server_stats *bd_registry_server_stats(bd_registry *r);
+
+#endif

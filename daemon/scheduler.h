@@ -1,0 +1,47 @@
+/* The worker pool and per-model queues.
+ *
+ * N worker threads, each running oneDNN with its own OpenMP team of T threads (N x T <=
+ * cores by default). Jobs wait in a bounded FIFO per model version (bd_served); workers take
+ * from the model queues round-robin, so one busy model cannot starve another. A job whose
+ * deadline passed or that was cancelled is dropped instead of run. */
+#ifndef BD_SCHEDULER_H
+#define BD_SCHEDULER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "partitioner/error.h"
+#include "registry.h"
+
+typedef struct bd_scheduler bd_scheduler;
+typedef struct bd_job       bd_job;
+
+struct bd_job {
+    bd_served     *served;       /* the version to run on; the submitter holds a reference */
+    uint64_t       deadline_ns;  /* bd_now_ns() clock; 0 = no deadline */
+    uint64_t       enqueue_ns;   /* set by bd_scheduler_submit */
+    atomic_bool    cancelled;    /* may be set from any thread; checked before running */
+    /* Run the job on a worker thread (inference + response). Afterwards the job belongs to
+     * RUN (it frees it). */
+    void (*run)(bd_job *job);
+    /* The job will not run: STATUS is BD_ETIMEDOUT (deadline passed in the queue),
+     * BD_ECANCELLED, or BD_EUNAVAIL (scheduler stopping). Called on a worker or the
+     * draining thread; afterwards the job belongs to DROP. */
+    void (*drop)(bd_job *job, int status);
+    bd_job        *next;         /* scheduler-internal link */
+};
+
+/* Start WORKERS threads with THREADS_PER_WORKER OpenMP threads each. */
+int  bd_scheduler_create(int workers, int threads_per_worker, bd_scheduler **out, bd_error *err);
+/* Queue JOB on its model's queue. BD_EBUSY when that queue already holds
+ * bd_served_queue_limit() jobs, BD_EUNAVAIL once draining; on error the caller keeps JOB.
+ * Any thread. Updates the model's queued/in_flight gauges and queue-time statistics. */
+int  bd_scheduler_submit(bd_scheduler *s, bd_job *job, bd_error *err);
+/* Stop taking jobs; let queued and running jobs finish for up to TIMEOUT_MS, then drop what
+ * is still queued (BD_EUNAVAIL). Returns the number of jobs dropped. */
+int  bd_scheduler_drain(bd_scheduler *s, int timeout_ms);
+/* Join the workers and free the scheduler (after drain). NULL is allowed. */
+void bd_scheduler_destroy(bd_scheduler *s);
+
+#endif
