@@ -15,6 +15,11 @@ static const struct {
     { "run",     cmd_run,     "run a model once on .npy inputs, write .npy outputs" },
     { "inspect", cmd_inspect, "show a model's signature, operators, fusion and backend coverage" },
     { "bench",   cmd_bench,   "time a model in process (median and percentiles)" },
+    { "models",  cmd_models,  "list the models on a braidd server (--server HOST:PORT)" },
+    { "load",    cmd_load,    "load or hot-reload a model on braidd (from its repository or a file)" },
+    { "unload",  cmd_unload,  "unload a model from braidd" },
+    { "infer",   cmd_infer,   "run a model on braidd on .npy inputs, write .npy outputs" },
+    { "status",  cmd_status,  "show braidd's metadata, health and per-model statistics" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -5,6 +5,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "client/braid_client.h"
 #include "client/npy.h"
 #include "partitioner/model.h"
 
@@ -13,6 +14,12 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* Remote subcommands (talk to braidd; cli_remote.c holds their shared helpers). */
+int cmd_models(int argc, char **argv);
+int cmd_load(int argc, char **argv);
+int cmd_unload(int argc, char **argv);
+int cmd_infer(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 /* Inputs given as NAME=FILE.npy (or FILE.npy alone for a one-input model), matched to the
  * graph's inputs in signature order. */
@@ -33,5 +40,16 @@ void cli_inputs_free(cli_inputs *in);
 void cli_error(const char *what, const bd_error *err);
 /* Parse a positive int option value; returns -1 (after an error message) when invalid. */
 int  cli_parse_count(const char *opt, const char *value);
+
+/* ---- remote subcommands ---- */
+#define CLI_DEFAULT_SERVER "127.0.0.1:8001"
+/* --server's default: $BRAID_SERVER, else CLI_DEFAULT_SERVER. */
+const char *cli_default_server(void);
+/* Connect to SERVER (printing "braid CMD: ..." and a hint on failure); CLI_OK or CLI_FAIL. */
+int  cli_connect(const char *cmd, const char *server, int timeout_ms, braid_client **out);
+/* Print a failed call's message, with a hint when the server is unreachable or slow. */
+void cli_remote_error(const char *cmd, const char *server, braid_status status, const char *msg);
+/* Parse --timeout MS; -1 (after a message) when invalid. */
+int  cli_parse_timeout(const char *value);
 
 #endif

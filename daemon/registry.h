@@ -25,7 +25,9 @@ typedef enum bd_model_state {
     BD_STATE_UNAVAILABLE = 0,  /* known (e.g. found in the repository) but not serving   */
     BD_STATE_LOADING,          /* a load or reload is running (a previous version may serve) */
     BD_STATE_READY,            /* serving                                                 */
-    BD_STATE_UNLOADING,        /* unload requested; in-flight requests are finishing      */
+    BD_STATE_UNLOADING,        /* reserved: an unload removes the model from lookups at once
+                                * (it shows as UNAVAILABLE "unloaded") while in-flight
+                                * requests finish on their own references */
 } bd_model_state;
 
 /* "UNAVAILABLE", "LOADING", "READY", "UNLOADING" (Triton's spelling). */
@@ -77,7 +79,9 @@ void bd_registry_destroy(bd_registry *r);
 int  bd_registry_scan(bd_registry *r, bool load, bd_error *err);
 
 /* Called on the loop thread when a load/unload finishes: STATUS 0 or a BD_E* code, MESSAGE
- * the reason (valid during the call only). */
+ * the reason (valid during the call only). When bd_registry_load/unload return an error the
+ * callback is never called; when they return 0 it is called exactly once (never from inside
+ * the call itself). Loads and unloads of one model run one after another, in request order. */
 typedef void (*bd_registry_cb)(void *arg, int status, const char *message);
 
 /* A model file uploaded with RepositoryModelLoad: PATH relative to the model's directory
@@ -113,7 +117,8 @@ typedef struct bd_registry_entry {
     char       name[256];
     char       version[32];       /* the served or loading version, "" if none */
     int        state;             /* bd_model_state */
-    char       reason[512];       /* why UNAVAILABLE (last load error), "" otherwise */
+    char       reason[512];       /* why UNAVAILABLE, or why a reload failed while the
+                                   * previous version keeps serving; "" otherwise */
     bd_served *served;            /* retained, or NULL when nothing serves */
 } bd_registry_entry;
 

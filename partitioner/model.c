@@ -53,9 +53,9 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
 int bd_model_open(const char *path, const bd_model_options *opts, bd_model **out, bd_error *err)
 {
     bd_graph *g = NULL;
-    int rc = bd_onnx_import_file(path, &g, err);
+    int rc = bd_onnx_import_file(path, &g, err);   /* its messages already name PATH */
     if (rc)
-        return bd_error_prefix(err, "%s: ", path);
+        return rc;
     rc = bd_model_from_graph(g, opts, out, err);
     return rc ? bd_error_prefix(err, "%s: ", path) : 0;
 }

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dlpack/dlpack.h>
 
@@ -54,5 +55,8 @@ int  bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *
 size_t          bd_exec_num_outputs(const bd_exec *e);
 /* Output I of the last run: a row-major tensor owned by E, valid until the next run. */
 const DLTensor *bd_exec_output(const bd_exec *e, size_t i);
+/* Nanoseconds the last run spent in each backend, by position in the backend table
+ * (backends/registry.h): writes up to MAX entries into NS and returns how many. */
+size_t          bd_exec_backend_ns(const bd_exec *e, uint64_t *ns, size_t max);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../backends/arena.h"
 #include "../backends/registry.h"
@@ -15,6 +16,7 @@
 
 typedef struct plan_step {
     const bd_backend *backend;
+    int               backend_index;   /* position in the backend table */
     bd_kernel        *kernel;
     bd_node         **nodes;   size_t n_nodes;
     bd_value        **inputs;  size_t n_inputs;
@@ -121,7 +123,8 @@ static int partition(bd_plan *p, bd_error *err)
         p->steps = steps;
         plan_step *s = &steps[p->n_steps++];
         memset(s, 0, sizeof *s);
-        s->backend = backends[bd_graph_node(g, i)->backend];
+        s->backend_index = bd_graph_node(g, i)->backend;
+        s->backend = backends[s->backend_index];
         s->n_nodes = j - i;
         s->nodes = malloc(s->n_nodes * sizeof *s->nodes);
         if (!s->nodes)
@@ -296,14 +299,24 @@ size_t bd_plan_arena_size(const bd_plan *p)      { return p->arena_size; }
 
 /* ---- execution ------------------------------------------------------------------------ */
 
+#define EXEC_MAX_BACKENDS 8
+
 struct bd_exec {
     const bd_plan  *plan;
+    uint64_t        backend_ns[EXEC_MAX_BACKENDS];   /* last run's time per backend */
     unsigned char  *arena;
     bd_kernel_ctx **ctx;
     DLTensor       *io;          /* per step: its inputs then its outputs */
     size_t         *io_base;     /* per step: index of its first entry in IO */
     DLTensor       *outputs;     /* graph outputs, views into the arena */
 };
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static DLTensor tensor_view(const bd_value *v, void *data)
 {
@@ -426,6 +439,7 @@ int bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *e
     }
     if (p->threads > 0)
         omp_set_num_threads(p->threads);
+    memset(e->backend_ns, 0, sizeof e->backend_ns);
     for (size_t si = 0; si < p->n_steps; si++) {
         const plan_step *s = &p->steps[si];
         DLTensor *io = &e->io[e->io_base[si]];
@@ -434,7 +448,10 @@ int bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *e
                 for (size_t i = 0; i < n_inputs; i++)
                     if (bd_graph_input(g, i) == s->inputs[k])
                         io[k].data = (char *)inputs[i].data + inputs[i].byte_offset;
+        uint64_t t0 = now_ns();
         int rc = s->backend->run(e->ctx[si], io, s->n_inputs, io + s->n_inputs, s->n_outputs, err);
+        if (s->backend_index >= 0 && s->backend_index < EXEC_MAX_BACKENDS)
+            e->backend_ns[s->backend_index] += now_ns() - t0;
         if (rc)
             return bd_error_prefix(err, "step %zu (%s): ", si, s->backend->name);
     }
@@ -451,6 +468,16 @@ int bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *e
             memcpy(e->outputs[i].data, src, value_bytes(v));
     }
     return 0;
+}
+
+size_t bd_exec_backend_ns(const bd_exec *e, uint64_t *ns, size_t max)
+{
+    size_t nb;
+    bd_backends(&nb);
+    size_t n = nb < max ? nb : max;
+    for (size_t i = 0; i < n; i++)
+        ns[i] = i < EXEC_MAX_BACKENDS ? e->backend_ns[i] : 0;
+    return n;
 }
 
 size_t bd_exec_num_outputs(const bd_exec *e)            { return bd_graph_num_outputs(e->plan->graph); }

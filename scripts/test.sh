@@ -21,13 +21,15 @@ status=0
 configure "$build" && ninja -C "$build" || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 meson test -C "$build" --print-errorlogs --num-processes 1 "$@" || status=1
 
-# Sanitizers: the unit-level suites (model-sized tests would take too long under ASan).
+# Sanitizers: everything but the whole-model suite (model-sized runs are slow under ASan;
+# the daemon and e2e suites exercise the same executor on the demo model).
 if [ -z "${BRAID_SKIP_ASAN:-}" ]; then
   configure "$asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug &&
     ninja -C "$asan" || { echo "sanitizer build failed"; status=1; }
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$asan" --print-errorlogs --num-processes 1 \
-      --suite unit --suite onnx --suite shape --suite dnnl --suite cli || status=1
+      --suite unit --suite onnx --suite shape --suite dnnl --suite cli \
+      --suite proto --suite daemon --suite ops --suite client --suite e2e || status=1
 fi
 
 /usr/bin/python3 - "$build" "$asan" <<'PY'

@@ -1,0 +1,339 @@
+/* braidd's configuration: defaults, then the JSON file, then the flags. The JSON key and the
+ * flag share a name (queue_limit = --queue-limit); docs/config.md documents each. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#ifndef BRAIDD_VERSION
+#define BRAIDD_VERSION "unknown"
+#endif
+
+void bd_config_defaults(bd_daemon_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->grpc_address, sizeof cfg->grpc_address, "127.0.0.1:8001");
+    snprintf(cfg->http_address, sizeof cfg->http_address, "127.0.0.1:8002");
+    cfg->workers            = 0;
+    cfg->threads_per_worker = 0;
+    cfg->queue_limit        = 64;
+    cfg->max_message_bytes  = (size_t)256 << 20;
+    cfg->allow_uploads      = false;
+    cfg->drain_timeout_ms   = 30000;
+    cfg->log_level          = BD_LOG_INFO;
+    cfg->load_all_at_start  = true;
+}
+
+/* ---- one table drives the JSON keys, the flags and the help text ---------------------- */
+
+typedef enum { K_STRING, K_INT, K_SIZE, K_LEVEL, K_FLAG_TRUE, K_FLAG_FALSE } key_kind;
+
+typedef struct key_def {
+    const char *json;        /* JSON key; NULL for flag-only entries */
+    const char *flag;        /* long option name */
+    key_kind    kind;
+    size_t      offset;      /* into bd_daemon_config */
+    size_t      size;        /* K_STRING: buffer size */
+    long long   min, max;    /* K_INT / K_SIZE bounds */
+    const char *arg;         /* help: argument name */
+    const char *help;
+} key_def;
+
+#define OFF(f) offsetof(bd_daemon_config, f)
+static const key_def keys[] = {
+    { "grpc_address", "grpc-address", K_STRING, OFF(grpc_address), sizeof ((bd_daemon_config *)0)->grpc_address, 0, 0,
+      "HOST:PORT", "gRPC listen address (port 0 picks a free port)   [127.0.0.1:8001]" },
+    { "http_address", "http-address", K_STRING, OFF(http_address), sizeof ((bd_daemon_config *)0)->http_address, 0, 0,
+      "HOST:PORT", "HTTP status endpoint address; \"\" disables it    [127.0.0.1:8002]" },
+    { "repository", "repository", K_STRING, OFF(repository), sizeof ((bd_daemon_config *)0)->repository, 0, 0,
+      "DIR", "model repository: DIR/<model>/<version>/model.onnx [none]" },
+    { "workers", "workers", K_INT, OFF(workers), 0, 0, 1024,
+      "N", "worker threads running inferences; 0 = auto      [0]" },
+    { "threads_per_worker", "threads-per-worker", K_INT, OFF(threads_per_worker), 0, 0, 1024,
+      "N", "oneDNN (OpenMP) threads per worker; 0 = auto     [0]" },
+    { "queue_limit", "queue-limit", K_INT, OFF(queue_limit), 0, 1, 1000000,
+      "N", "queued requests per model before RESOURCE_EXHAUSTED [64]" },
+    { "max_message_bytes", "max-message-bytes", K_SIZE, OFF(max_message_bytes), 0, 4096, INT_MAX,
+      "BYTES", "largest gRPC message received or sent          [268435456]" },
+    { "allow_uploads", "allow-uploads", K_FLAG_TRUE, OFF(allow_uploads), 0, 0, 0,
+      NULL, "let RepositoryModelLoad write uploaded model files and config.json into the repository [off]" },
+    { "drain_timeout_ms", "drain-timeout-ms", K_INT, OFF(drain_timeout_ms), 0, 0, INT_MAX,
+      "MS", "on SIGTERM, how long queued and running requests may finish [30000]" },
+    { "log_level", "log-level", K_LEVEL, OFF(log_level), 0, 0, 0,
+      "LEVEL", "debug, info, warn or error                      [info]" },
+    { "load_all_at_start", "no-load-at-start", K_FLAG_FALSE, OFF(load_all_at_start), 0, 0, 0,
+      NULL, "do not load the repository's models at start-up (JSON: load_all_at_start=false) [load]" },
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+static int set_string(bd_daemon_config *cfg, const key_def *k, const char *v, const char *from,
+                      bd_error *err)
+{
+    char *dst = (char *)cfg + k->offset;
+    if (strlen(v) >= k->size)
+        return bd_error_set(err, BD_EINVAL, "%s%s: longer than %zu characters", from, k->json,
+                            k->size - 1);
+    memcpy(dst, v, strlen(v) + 1);
+    return 0;
+}
+
+static int set_number(bd_daemon_config *cfg, const key_def *k, long long v, const char *from,
+                      bd_error *err)
+{
+    if (v < k->min || v > k->max)
+        return bd_error_set(err, BD_EINVAL, "%s%s: expected an integer in [%lld, %lld], got %lld",
+                            from, k->json, k->min, k->max, v);
+    if (k->kind == K_SIZE)
+        *(size_t *)((char *)cfg + k->offset) = (size_t)v;
+    else
+        *(int *)((char *)cfg + k->offset) = (int)v;
+    return 0;
+}
+
+static int set_level(bd_daemon_config *cfg, const char *v, const char *from, bd_error *err)
+{
+    int level = bd_log_level_parse(v);
+    if (level < 0)
+        return bd_error_set(err, BD_EINVAL, "%slog_level: expected debug, info, warn or error, got '%s'",
+                            from, v);
+    cfg->log_level = level;
+    return 0;
+}
+
+/* ---- JSON file --------------------------------------------------------------------------- */
+
+static int apply_json_key(bd_daemon_config *cfg, const cJSON *item, const char *path, bd_error *err)
+{
+    char from[4200];
+    snprintf(from, sizeof from, "%s: key ", path);
+    const key_def *k = NULL;
+    for (size_t i = 0; i < N_KEYS && !k; i++)
+        if (strcmp(keys[i].json, item->string) == 0)
+            k = &keys[i];
+    if (!k) {
+        char known[512] = "";
+        for (size_t i = 0, used = 0; i < N_KEYS && used < sizeof known; i++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", keys[i].json);
+        return bd_error_set(err, BD_EINVAL, "%s: unknown key '%s' (known keys: %s)", path,
+                            item->string, known);
+    }
+    switch (k->kind) {
+    case K_STRING:
+        if (!cJSON_IsString(item))
+            return bd_error_set(err, BD_EINVAL, "%s%s: expected a string", from, k->json);
+        return set_string(cfg, k, item->valuestring, from, err);
+    case K_INT:
+    case K_SIZE: {
+        double d = item->valuedouble;
+        if (!cJSON_IsNumber(item) || d != (double)(long long)d)
+            return bd_error_set(err, BD_EINVAL, "%s%s: expected an integer", from, k->json);
+        return set_number(cfg, k, (long long)d, from, err);
+    }
+    case K_LEVEL:
+        if (!cJSON_IsString(item))
+            return bd_error_set(err, BD_EINVAL, "%s%s: expected a string (debug, info, warn, error)",
+                                from, k->json);
+        return set_level(cfg, item->valuestring, from, err);
+    case K_FLAG_TRUE:
+    case K_FLAG_FALSE:
+        if (!cJSON_IsBool(item))
+            return bd_error_set(err, BD_EINVAL, "%s%s: expected true or false", from, k->json);
+        *(bool *)((char *)cfg + k->offset) = cJSON_IsTrue(item);
+        return 0;
+    }
+    return 0;
+}
+
+int bd_config_load_file(bd_daemon_config *cfg, const char *path, bd_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return bd_error_set(err, BD_EIO, "config file %s: %s", path, strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (int guard = 0; guard < (1 << 20); guard++) {   /* bounded: 1 GiB at most */
+        if (len + 4096 + 1 > cap) {
+            char *t = realloc(text, cap = cap ? cap * 2 : 8192);
+            if (!t) {
+                free(text);
+                fclose(f);
+                return bd_error_set(err, BD_ENOMEM, "config file %s: out of memory", path);
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, 4096, f);
+        len += got;
+        if (got < 4096)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || !text) {
+        free(text);
+        return bd_error_set(err, BD_EIO, "config file %s: read error", path);
+    }
+    text[len] = '\0';
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        int at = end ? (int)(end - text) : 0;
+        free(text);
+        return bd_error_set(err, BD_EINVAL, "config file %s: not valid JSON (near byte %d)", path, at);
+    }
+    free(text);
+    int rc = 0;
+    if (!cJSON_IsObject(root))
+        rc = bd_error_set(err, BD_EINVAL, "config file %s: expected a JSON object at the top", path);
+    for (const cJSON *item = root->child; rc == 0 && item; item = item->next)
+        rc = apply_json_key(cfg, item, path, err);
+    cJSON_Delete(root);
+    if (rc == 0)
+        snprintf(cfg->config_path, sizeof cfg->config_path, "%s", path);
+    return rc;
+}
+
+/* ---- flags ------------------------------------------------------------------------------- */
+
+enum { OPT_CONFIG = 1000, OPT_HELP, OPT_VERSION, OPT_KEY0 = 2000 };
+
+static void print_help(FILE *f, const char *prog)
+{
+    fprintf(f,
+        "usage: %s [--config FILE] [OPTION]...\n"
+        "\n"
+        "braidd serves ONNX models over the Open Inference Protocol (gRPC) with an HTTP status\n"
+        "endpoint (/metrics, /v2/health/*, /v2/status). Settings come from the defaults, then\n"
+        "the JSON file given with --config, then these flags (each JSON key has the flag's name\n"
+        "with '_' for '-'; see docs/config.md). Defaults in brackets.\n"
+        "\n"
+        "  -c, --config FILE             JSON configuration file, applied before the flags\n",
+        prog);
+    for (size_t i = 0; i < N_KEYS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", keys[i].flag, keys[i].arg ? " " : "",
+                 keys[i].arg ? keys[i].arg : "");
+        fprintf(f, "      %-24s  %s\n", left, keys[i].help);
+    }
+    fprintf(f,
+        "  -h, --help                    print this help and exit\n"
+        "  -V, --version                 print the version and exit\n"
+        "\n"
+        "Automatic sizing (workers / threads-per-worker = 0) fits the machine's cores without\n"
+        "oversubscription. OMP_WAIT_POLICY defaults to passive unless set in the environment.\n"
+        "Signals: SIGTERM drains and exits 0; SIGHUP rescans the repository.\n");
+}
+
+static int parse_int(const char *flag, const char *s, long long *out, bd_error *err)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno)
+        return bd_error_set(err, BD_EINVAL, "--%s: expected an integer, got '%s'", flag, s);
+    *out = v;
+    return 0;
+}
+
+static int apply_flag(bd_daemon_config *cfg, const key_def *k, const char *arg, bd_error *err)
+{
+    char from[80];
+    snprintf(from, sizeof from, "--%s (", k->flag);
+    bd_error sub = { 0 };
+    int rc = 0;
+    switch (k->kind) {
+    case K_STRING: rc = set_string(cfg, k, arg, "", &sub); break;
+    case K_INT:
+    case K_SIZE: {
+        long long v = 0;
+        if ((rc = parse_int(k->flag, arg, &v, err)) != 0)
+            return rc;
+        rc = set_number(cfg, k, v, "", &sub);
+        break;
+    }
+    case K_LEVEL: rc = set_level(cfg, arg, "", &sub); break;
+    case K_FLAG_TRUE:  *(bool *)((char *)cfg + k->offset) = true;  break;
+    case K_FLAG_FALSE: *(bool *)((char *)cfg + k->offset) = false; break;
+    }
+    if (rc)   /* re-word the key as the flag: "--queue-limit: expected ..." */
+        return bd_error_set(err, rc, "--%s%s", k->flag, strchr(sub.msg, ':') ? strchr(sub.msg, ':') : "");
+    return 0;
+}
+
+int bd_config_parse_args(bd_daemon_config *cfg, int argc, char **argv, bd_error *err)
+{
+    struct option opts[N_KEYS + 4];
+    size_t n = 0;
+    opts[n++] = (struct option){ "config", required_argument, NULL, OPT_CONFIG };
+    opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+    opts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+    for (size_t i = 0; i < N_KEYS; i++)
+        opts[n++] = (struct option){ keys[i].flag, keys[i].arg ? required_argument : no_argument, NULL,
+                                     OPT_KEY0 + (int)i };
+    opts[n] = (struct option){ 0 };
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "braidd";
+    const char *shortopts = "+:c:hV";
+
+    /* Pass 1: the config file (so flags win regardless of their order), help, version. */
+    opterr = 0;
+    optind = 0;
+    const char *config = NULL;
+    for (int c; (c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1;) {
+        if (c == 'c' || c == OPT_CONFIG)
+            config = optarg;
+        else if (c == 'h' || c == OPT_HELP) {
+            print_help(stdout, prog);
+            return 1;
+        } else if (c == 'V' || c == OPT_VERSION) {
+            printf("braidd %s\n", BRAIDD_VERSION);
+            return 1;
+        }
+    }
+    if (config) {
+        int rc = bd_config_load_file(cfg, config, err);
+        if (rc)
+            return rc;
+    }
+    /* Pass 2: every other flag, in order. */
+    optind = 0;
+    for (int c; (c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1;) {
+        if (c == '?')
+            return bd_error_set(err, BD_EINVAL, "unknown option '%s' (see --help)",
+                                optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
+        if (c == ':')
+            return bd_error_set(err, BD_EINVAL, "option '%s' needs a value (see --help)", argv[optind - 1]);
+        if (c >= OPT_KEY0 && c < OPT_KEY0 + (int)N_KEYS) {
+            int rc = apply_flag(cfg, &keys[c - OPT_KEY0], optarg, err);
+            if (rc)
+                return rc;
+        }
+    }
+    if (optind < argc)
+        return bd_error_set(err, BD_EINVAL, "unexpected argument '%s' (see --help)", argv[optind]);
+    return 0;
+}
+
+void bd_config_resolve(bd_daemon_config *cfg, int ncores)
+{
+    if (ncores < 1)
+        ncores = 1;
+    /* docs/config.md, "Automatic sizing": measured on 2 cores, one single-threaded worker per
+     * core gave the best and steadiest throughput for concurrent clients (an OpenMP team
+     * stalls whenever one of its cores is taken). Beyond 4 cores, teams of about 4 threads
+     * keep single-request latency reasonable without oversubscribing. */
+    if (cfg->workers <= 0 && cfg->threads_per_worker <= 0) {
+        cfg->workers = ncores <= 4 ? ncores : (ncores + 3) / 4;
+        cfg->threads_per_worker = ncores / cfg->workers;
+    } else if (cfg->workers <= 0) {
+        cfg->workers = ncores / cfg->threads_per_worker > 0 ? ncores / cfg->threads_per_worker : 1;
+    } else if (cfg->threads_per_worker <= 0) {
+        cfg->threads_per_worker = ncores / cfg->workers > 0 ? ncores / cfg->workers : 1;
+    }
+}

@@ -1,0 +1,289 @@
+/* braidd: configuration, the libuv loop, and the daemon's lifecycle.
+ *
+ *   start     config -> registry (scan, load at start) -> scheduler -> gRPC server -> HTTP
+ *             status port; "braidd listening on ..." once bound; sd_notify READY once the
+ *             initial loads have finished.
+ *   SIGTERM   (or SIGINT) stop accepting calls, let queued and running requests finish
+ *             (bounded by drain_timeout_ms, off the loop), close everything, exit 0.
+ *   SIGHUP    rescan the repository and load what is new (sd_notify RELOADING, then READY).
+ *   watchdog  WATCHDOG=1 at half the interval systemd asked for. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "backends/omp_env.h"
+#include "config.h"
+#include "http_status.h"
+#include "log.h"
+#include "notify.h"
+#include "registry.h"
+#include "scheduler.h"
+#include "server.h"
+
+typedef struct braidd {
+    uv_loop_t        loop;
+    bd_daemon_config cfg;
+    const char      *port_file;
+    bd_registry     *reg;
+    bd_scheduler    *sched;
+    bd_server       *srv;
+    bd_http         *http;
+    uv_signal_t      sig_term, sig_int, sig_hup;
+    uv_timer_t       watchdog;
+    uv_timer_t       ready_poll;        /* until the loads in progress have finished */
+    bool             ready_sent;
+    bool             stopping;
+    uv_work_t        drain;
+    int              dropped;
+} braidd;
+
+/* ---- readiness --------------------------------------------------------------------------- */
+
+static bool loads_running(bd_registry *reg)
+{
+    bd_registry_entry *e = NULL;
+    size_t n = bd_registry_snapshot(reg, &e);
+    bool loading = false;
+    for (size_t i = 0; i < n && !loading; i++)
+        loading = e[i].state == BD_STATE_LOADING;
+    bd_registry_snapshot_free(e, n);
+    return loading;
+}
+
+/* READY=1 once nothing is loading (a failed load counts as finished: the daemon serves
+ * what it could load, and the reason shows in RepositoryIndex and /v2/status). */
+static void on_ready_poll(uv_timer_t *t)
+{
+    braidd *d = t->data;
+    if (d->stopping || loads_running(d->reg))
+        return;
+    uv_timer_stop(t);
+    bd_notify_ready();
+    if (!d->ready_sent)
+        bd_log(BD_LOG_INFO, NULL, NULL, "ready: initial model loads finished");
+    d->ready_sent = true;
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+    (void)t;
+    bd_notify_watchdog();
+}
+
+/* ---- shutdown ---------------------------------------------------------------------------- */
+
+static void close_handle(uv_handle_t *h)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);      /* all of these live inside the daemon struct */
+}
+
+static void on_http_closed(void *arg)
+{
+    braidd *d = arg;
+    d->http = NULL;
+    bd_scheduler_destroy(d->sched);
+    d->sched = NULL;
+    bd_registry_destroy(d->reg);    /* closes its handles; uv_run returns once they are */
+    d->reg = NULL;
+    close_handle((uv_handle_t *)&d->sig_term);
+    close_handle((uv_handle_t *)&d->sig_int);
+    close_handle((uv_handle_t *)&d->sig_hup);
+    close_handle((uv_handle_t *)&d->watchdog);
+    close_handle((uv_handle_t *)&d->ready_poll);
+}
+
+static void on_server_closed(void *arg)
+{
+    braidd *d = arg;
+    d->srv = NULL;
+    if (d->http)
+        bd_http_close(d->http, on_http_closed, d);
+    else
+        on_http_closed(d);
+}
+
+static void drain_work(uv_work_t *w)
+{
+    braidd *d = w->data;
+    d->dropped = bd_scheduler_drain(d->sched, d->cfg.drain_timeout_ms);
+}
+
+static void after_drain(uv_work_t *w, int status)
+{
+    braidd *d = w->data;
+    (void)status;
+    if (d->dropped > 0)
+        bd_log(BD_LOG_WARN, NULL, NULL, "drain timeout (%d ms): %d queued request(s) answered UNAVAILABLE",
+               d->cfg.drain_timeout_ms, d->dropped);
+    bd_server_close(d->srv, on_server_closed, d);
+}
+
+static void begin_shutdown(braidd *d, const char *why)
+{
+    if (d->stopping) {
+        bd_log(BD_LOG_INFO, NULL, NULL, "%s: already shutting down", why);
+        return;
+    }
+    d->stopping = true;
+    bd_log(BD_LOG_INFO, NULL, NULL, "%s: shutting down (no new calls; in-flight requests finish, "
+           "up to %d ms)", why, d->cfg.drain_timeout_ms);
+    bd_notify_stopping();
+    uv_timer_stop(&d->ready_poll);
+    bd_server_stop(d->srv);
+    d->drain.data = d;
+    if (uv_queue_work(&d->loop, &d->drain, drain_work, after_drain) != 0) {
+        d->dropped = bd_scheduler_drain(d->sched, 0);
+        after_drain(&d->drain, 0);
+    }
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    braidd *d = h->data;
+    if (signum == SIGHUP) {
+        if (d->stopping)
+            return;
+        bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: rescanning the repository");
+        bd_notify_reloading();
+        bd_error err = {0};
+        if (bd_registry_scan(d->reg, true, &err) != 0)
+            bd_log(BD_LOG_ERROR, NULL, NULL, "rescan failed: %s", err.msg);
+        uv_timer_start(&d->ready_poll, on_ready_poll, 0, 50);
+        return;
+    }
+    begin_shutdown(d, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/* ---- start-up ---------------------------------------------------------------------------- */
+
+/* Take "--port-file PATH" / "--port-file=PATH" out of ARGV (a test hook, not a config key). */
+static const char *take_port_file(int *argc, char **argv)
+{
+    const char *path = NULL;
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--port-file") && i + 1 < *argc)
+            path = argv[++i];
+        else if (!strncmp(argv[i], "--port-file=", 12))
+            path = argv[i] + 12;
+        else
+            argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return path;
+}
+
+/* Write "GRPC_PORT HTTP_PORT\n" atomically (tmp + rename: a reader never sees half). */
+static int write_port_file(const char *path, int grpc_port, int http_port)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%d %d\n", grpc_port, http_port);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *host_of(const char *address, char *buf, size_t size)
+{
+    size_t n = strnlen(address, size - 1);
+    memcpy(buf, address, n);
+    buf[n] = '\0';
+    char *colon = strrchr(buf, ':');
+    if (colon)
+        *colon = '\0';
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    bd_omp_env_ensure("braidd", argv);
+    static braidd dm;
+    braidd *d = &dm;
+    bd_error err = {0};
+
+    d->port_file = take_port_file(&argc, argv);
+    bd_config_defaults(&d->cfg);
+    int rc = bd_config_parse_args(&d->cfg, argc, argv, &err);
+    if (rc == 1)
+        return 0;
+    if (rc) {
+        fprintf(stderr, "braidd: %s\n", err.msg);
+        return 2;
+    }
+    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+    bd_config_resolve(&d->cfg, ncores > 0 ? (int)ncores : 1);
+    bd_log_set_level((bd_log_level)d->cfg.log_level);
+
+    uv_loop_init(&d->loop);
+    uv_signal_init(&d->loop, &d->sig_term);
+    uv_signal_init(&d->loop, &d->sig_int);
+    uv_signal_init(&d->loop, &d->sig_hup);
+    uv_timer_init(&d->loop, &d->watchdog);
+    uv_timer_init(&d->loop, &d->ready_poll);
+    d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+    d->watchdog.data = d->ready_poll.data = d;
+
+    int exit_code = 0;
+    if ((rc = bd_registry_create(&d->loop, &d->cfg, &d->reg, &err)) != 0 ||
+        (rc = bd_scheduler_create(d->cfg.workers, d->cfg.threads_per_worker, &d->sched, &err)) != 0 ||
+        (rc = bd_server_start(&d->loop, &d->cfg, d->reg, d->sched, &d->srv, &err)) != 0 ||
+        (d->cfg.http_address[0] &&
+         (rc = bd_http_start(&d->loop, d->cfg.http_address, d->reg, &d->http, &err)) != 0)) {
+        fprintf(stderr, "braidd: %s\n", err.msg);
+        bd_log(BD_LOG_ERROR, NULL, NULL, "start-up failed: %s", err.msg);
+        exit_code = 1;
+        d->stopping = true;
+        if (d->sched)
+            bd_scheduler_drain(d->sched, 0);
+        if (d->srv) {                       /* the HTTP port failed after gRPC bound */
+            bd_server_stop(d->srv);
+            bd_server_close(d->srv, on_server_closed, d);
+        } else {
+            on_http_closed(d);
+        }
+        uv_run(&d->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&d->loop);
+        return exit_code;
+    }
+
+    int grpc_port = bd_server_port(d->srv), http_port = d->http ? bd_http_port(d->http) : 0;
+    char gh[256], hh[256], http_where[300] = "disabled";
+    if (d->http)
+        snprintf(http_where, sizeof http_where, "%s:%d", host_of(d->cfg.http_address, hh, sizeof hh), http_port);
+    printf("braidd listening on grpc %s:%d, http %s\n", host_of(d->cfg.grpc_address, gh, sizeof gh),
+           grpc_port, http_where);
+    fflush(stdout);
+    bd_log(BD_LOG_INFO, NULL, NULL, "listening on grpc port %d, http port %d; %d worker(s) x %d thread(s)",
+           grpc_port, http_port, d->cfg.workers, d->cfg.threads_per_worker);
+    if (d->port_file && write_port_file(d->port_file, grpc_port, http_port) != 0)
+        bd_log(BD_LOG_ERROR, NULL, NULL, "cannot write the port file %s", d->port_file);
+
+    /* Scan after listening, so clients can watch the loads (RepositoryIndex, /v2/status). */
+    if (bd_registry_scan(d->reg, d->cfg.load_all_at_start, &err) != 0)
+        bd_log(BD_LOG_ERROR, NULL, NULL, "repository scan failed: %s", err.msg);
+
+    uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+    uv_signal_start(&d->sig_int, on_signal, SIGINT);
+    uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+    uint64_t wd = bd_notify_watchdog_interval_ms();
+    if (wd > 0)
+        uv_timer_start(&d->watchdog, on_watchdog, wd, wd);
+    uv_timer_start(&d->ready_poll, on_ready_poll, 0, 50);
+
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&d->loop) != 0)
+        bd_log(BD_LOG_WARN, NULL, NULL, "event loop closed with handles still open");
+    bd_log(BD_LOG_INFO, NULL, NULL, "stopped");
+    return exit_code;
+}

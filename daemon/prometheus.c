@@ -1,0 +1,225 @@
+/* Families are written one after the other (HELP, TYPE, then every sample of the family),
+ * as the format requires: all lines of one metric family must be contiguous. */
+#include "prometheus.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backends/registry.h"
+#include "partitioner/error.h"
+
+/* Label values escape backslash, double quote and newline (the format's only escapes). */
+static void put_label(FILE *f, const char *key, const char *value)
+{
+    fprintf(f, "%s=\"", key);
+    for (const char *p = value ? value : ""; *p; p++) {
+        switch (*p) {
+        case '\\': fputs("\\\\", f); break;
+        case '"':  fputs("\\\"", f); break;
+        case '\n': fputs("\\n", f); break;
+        default:   fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* NAME{model="..",version=".."  -- the caller adds further labels and closes the brace */
+static void open_model(FILE *f, const char *name, const bd_model_view *m)
+{
+    fprintf(f, "%s{", name);
+    put_label(f, "model", m->name);
+    fputc(',', f);
+    put_label(f, "version", m->version);
+}
+
+static double seconds(uint64_t ns) { return (double)ns / 1e9; }
+
+static uint64_t load(const _Atomic uint64_t *a)
+{
+    return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+static void histogram(FILE *f, const bd_model_view *m, const char *phase, const bd_histogram *h)
+{
+    /* The buckets are read one by one while workers may be observing: _count is the sum
+     * actually read, so +Inf == _count always holds, as the format requires. */
+    uint64_t cum = 0;
+    for (int b = 0; b < BD_HIST_BUCKETS; b++) {
+        cum += load(&h->bucket[b]);
+        open_model(f, "braid_request_duration_seconds_bucket", m);
+        fputc(',', f);
+        put_label(f, "phase", phase);
+        if (b < BD_HIST_BUCKETS - 1)
+            fprintf(f, ",le=\"%g\"} %" PRIu64 "\n", bd_hist_bounds_s[b], cum);
+        else
+            fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n", cum);
+    }
+    open_model(f, "braid_request_duration_seconds_sum", m);
+    fputc(',', f);
+    put_label(f, "phase", phase);
+    fprintf(f, "} %.9f\n", seconds(load(&h->sum_ns)));
+    open_model(f, "braid_request_duration_seconds_count", m);
+    fputc(',', f);
+    put_label(f, "phase", phase);
+    fprintf(f, "} %" PRIu64 "\n", cum);
+}
+
+/* Per-model counter/gauge families with only {model,version}. */
+typedef enum { G_INFERENCES, G_EXECUTIONS, G_INFLIGHT, G_QUEUED } model_gauge;
+
+static void model_family(FILE *f, const bd_status_view *v, const char *name, const char *type,
+                         const char *help, model_gauge which)
+{
+    family(f, name, type, help);
+    for (size_t i = 0; i < v->n_models; i++) {
+        const bd_model_view *m = &v->models[i];
+        if (!m->stats)
+            continue;
+        open_model(f, name, m);
+        int64_t val = 0;
+        switch (which) {
+        case G_INFERENCES: val = (int64_t)load(&m->stats->inference_count); break;
+        case G_EXECUTIONS: val = (int64_t)load(&m->stats->execution_count); break;
+        case G_INFLIGHT:   val = atomic_load_explicit(&m->stats->in_flight, memory_order_relaxed); break;
+        case G_QUEUED:     val = atomic_load_explicit(&m->stats->queued, memory_order_relaxed); break;
+        }
+        if (val < 0)       /* a gauge racing its own decrement never shows below zero */
+            val = 0;
+        fprintf(f, "} %" PRId64 "\n", val);
+    }
+}
+
+static void render(FILE *f, const bd_status_view *v)
+{
+    const bd_server_stats *s = v->server;
+
+    family(f, "braid_up", "gauge", "1 while braidd is running.");
+    fputs("braid_up 1\n", f);
+
+    family(f, "braid_process_start_time_seconds", "gauge",
+           "Start time of the process since the Unix epoch, in seconds.");
+    fprintf(f, "braid_process_start_time_seconds %.3f\n", s ? (double)s->start_ms / 1e3 : 0.0);
+
+    family(f, "braid_process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    fprintf(f, "braid_process_resident_memory_bytes %" PRIu64 "\n", v->process.rss_bytes);
+
+    family(f, "braid_process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+    fprintf(f, "braid_process_virtual_memory_bytes %" PRIu64 "\n", v->process.vm_bytes);
+
+    family(f, "braid_rpc_total", "counter", "gRPC calls received, of any method.");
+    fprintf(f, "braid_rpc_total %" PRIu64 "\n", s ? load(&s->rpc_total) : 0);
+
+    family(f, "braid_rpc_unimplemented_total", "counter",
+           "gRPC calls to a method braidd does not serve (answered UNIMPLEMENTED).");
+    fprintf(f, "braid_rpc_unimplemented_total %" PRIu64 "\n", s ? load(&s->rpc_unimplemented) : 0);
+
+    family(f, "braid_model_loads_total", "counter", "Model loads and reloads by result.");
+    fprintf(f, "braid_model_loads_total{result=\"ok\"} %" PRIu64 "\n", s ? load(&s->loads_ok) : 0);
+    fprintf(f, "braid_model_loads_total{result=\"failed\"} %" PRIu64 "\n",
+            s ? load(&s->loads_failed) : 0);
+
+    family(f, "braid_unloads_total", "counter", "Model unloads.");
+    fprintf(f, "braid_unloads_total %" PRIu64 "\n", s ? load(&s->unloads) : 0);
+
+    size_t ready = 0;
+    for (size_t i = 0; i < v->n_models; i++)
+        ready += v->models[i].state == BD_STATE_READY;
+    family(f, "braid_models_loaded", "gauge", "Models in state READY.");
+    fprintf(f, "braid_models_loaded %zu\n", ready);
+
+    family(f, "braid_model_state", "gauge",
+           "1 for the state each model is in, 0 for the other states.");
+    for (size_t i = 0; i < v->n_models; i++) {
+        for (int st = BD_STATE_UNAVAILABLE; st <= BD_STATE_UNLOADING; st++) {
+            fputs("braid_model_state{", f);
+            put_label(f, "model", v->models[i].name);
+            fputc(',', f);
+            put_label(f, "state", bd_model_state_name(st));
+            fprintf(f, "} %d\n", v->models[i].state == st);
+        }
+    }
+
+    family(f, "braid_requests_total", "counter",
+           "Inference requests by outcome (success, or the reason they failed).");
+    for (size_t i = 0; i < v->n_models; i++) {
+        const bd_model_view *m = &v->models[i];
+        if (!m->stats)
+            continue;
+        open_model(f, "braid_requests_total", m);
+        fprintf(f, ",outcome=\"success\"} %" PRIu64 "\n", load(&m->stats->success.count));
+        for (int r = 0; r < BD_FAIL_REASONS; r++) {
+            open_model(f, "braid_requests_total", m);
+            fputc(',', f);
+            put_label(f, "outcome", bd_fail_reason_name((bd_fail_reason)r));
+            fprintf(f, "} %" PRIu64 "\n", load(&m->stats->failures[r]));
+        }
+    }
+
+    family(f, "braid_request_duration_seconds", "histogram",
+           "Request latency: time queued, time computing, and total time in braidd.");
+    for (size_t i = 0; i < v->n_models; i++) {
+        const bd_model_view *m = &v->models[i];
+        if (!m->stats)
+            continue;
+        histogram(f, m, "queue", &m->stats->queue_hist);
+        histogram(f, m, "compute", &m->stats->compute_hist);
+        histogram(f, m, "total", &m->stats->total_hist);
+    }
+
+    model_family(f, v, "braid_inference_count_total", "counter",
+                 "Inferences run (batch sizes summed).", G_INFERENCES);
+    model_family(f, v, "braid_execution_count_total", "counter",
+                 "Model executions.", G_EXECUTIONS);
+    model_family(f, v, "braid_inflight_requests", "gauge",
+                 "Requests running on a worker now.", G_INFLIGHT);
+    model_family(f, v, "braid_queued_requests", "gauge",
+                 "Requests waiting in the model's queue now.", G_QUEUED);
+
+    size_t nb = 0;
+    const bd_backend *const *backends = bd_backends(&nb);
+    if (nb > BD_MAX_BACKENDS)
+        nb = BD_MAX_BACKENDS;
+    family(f, "braid_backend_seconds_total", "counter",
+           "Time spent running each backend's subgraphs, in seconds.");
+    for (size_t i = 0; i < v->n_models; i++) {
+        const bd_model_view *m = &v->models[i];
+        if (!m->stats)
+            continue;
+        for (size_t b = 0; b < nb; b++) {
+            open_model(f, "braid_backend_seconds_total", m);
+            fputc(',', f);
+            put_label(f, "backend", backends[b]->name);
+            fprintf(f, "} %.9f\n", seconds(load(&m->stats->backend_ns[b])));
+        }
+    }
+}
+
+int bd_prometheus_render(const bd_status_view *view, char **out, size_t *len)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    /* open_memstream grows the buffer as fprintf writes */
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) {
+        *out = NULL;
+        *len = 0;
+        return BD_ENOMEM;
+    }
+    render(f, view);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        *out = NULL;
+        *len = 0;
+        return BD_ENOMEM;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}

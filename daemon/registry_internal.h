@@ -1,0 +1,104 @@
+/* Internals shared by the registry's files and the scheduler: the bd_served layout and the
+ * per-model configuration (config.json). Not part of any other module's contract. */
+#ifndef BD_REGISTRY_INTERNAL_H
+#define BD_REGISTRY_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "registry.h"
+
+struct bd_job;
+
+/* What <repo>/<model>/config.json may say (docs/config.md, "Per-model config.json"). */
+typedef struct bd_model_config {
+    int  threads;             /* oneDNN threads per execution; 0 = the daemon's threads_per_worker */
+    int  queue_limit;         /* 0 = the daemon's queue_limit */
+    int  max_batch_size;      /* reported in ModelConfig only */
+    char platform[32];        /* "onnx" */
+    char model_filename[256]; /* file inside the version directory; "model.onnx" */
+} bd_model_config;
+
+/* Defaults, then the keys of the JSON object TEXT (NULL = none). Unknown keys and wrong types
+ * are BD_EINVAL naming the key; NAME is the model (a "name" key must match it). */
+void bd_model_config_defaults(bd_model_config *mc);
+int  bd_model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err);
+
+/* An execution context in a version's pool. */
+typedef struct bd_exec_slot {
+    struct bd_exec_slot *next;
+    const bd_plan       *plan;
+    bd_exec             *exec;
+    bool                 busy;
+} bd_exec_slot;
+
+struct bd_served {
+    atomic_int           refs;
+    char                 name[256];
+    char                 version[32];
+    bd_model_config      config;
+    int                  queue_limit;      /* resolved: config or daemon default */
+    bd_model            *model;
+    bd_model_stats       stats;
+    bd_partition_summary summary;
+
+    pthread_mutex_t      pool_lock;        /* guards POOL */
+    bd_exec_slot        *pool;
+
+    /* The scheduler's FIFO for this version, guarded by the scheduler's lock. A queued job
+     * holds a reference to the version, so the queue never outlives it. */
+    struct bd_job       *q_head, *q_tail;
+    int                  q_len;
+    bool                 q_active;         /* linked into the scheduler's round-robin ring */
+    struct bd_served    *q_next;
+};
+
+/* A new version with one reference, owning MODEL (closed with the version, also when this
+ * fails). */
+int  bd_served_create(const char *name, const char *version, const bd_model_config *mc,
+                      int default_queue_limit, bd_model *model, bd_served **out, bd_error *err);
+
+/* Number of bd_served alive in the process (tests check versions are freed). */
+long bd_served_live_count(void);
+
+/* Model names: [A-Za-z0-9_.-]{1,128}, not starting with '.'. */
+int  bd_registry_check_name(const char *name, bd_error *err);
+
+/* Upload paths relative to a model directory: no absolute path, no "." / ".." / empty
+ * segment. The syntactic half of confinement (the walk rejects symlinks). */
+int  bd_upload_check_path(const char *path, bd_error *err);
+/* Write LEN bytes of DATA to <REPO>/<NAME>/<PATH>, creating the model directory and any
+ * intermediate directories, refusing a symlink anywhere below REPO, through a temporary
+ * file renamed into place. Blocking I/O: never on the loop thread. */
+int  bd_upload_write(const char *repo, const char *name, const char *path, const void *data,
+                     size_t len, bd_error *err);
+
+/* One load, prepared on the loop thread and run in libuv's thread pool (registry_load.c):
+ * write uploads and config.json, pick the highest version, import, plan for the model's own
+ * shapes (dynamic dims = 1), run one warm-up inference, summarise the partition. */
+typedef struct bd_load_task {
+    /* inputs (owned by the task) */
+    char        repo[4096];
+    char        name[256];
+    char       *config_json;      /* NULL = read <repo>/<name>/config.json if present */
+    bool        write_config;     /* also store CONFIG_JSON as <repo>/<name>/config.json */
+    bd_upload  *uploads;          /* paths copied; data borrowed from the caller */
+    size_t      n_uploads;
+    int         threads;          /* daemon threads_per_worker */
+    int         queue_limit;      /* daemon queue_limit */
+    /* outputs */
+    bd_served  *served;           /* one reference on success */
+    int         status;
+    bd_error    err;
+} bd_load_task;
+
+/* The highest numeric version directory under MODEL_DIR (as written there) into VERSION;
+ * BD_ENOTFOUND when there is none. Blocking, but only a directory read. */
+int  bd_repo_highest_version(const char *model_dir, const char *name, char *version, size_t size,
+                             bd_error *err);
+
+/* Run T (blocking). Fills T->served or T->status/T->err. */
+void bd_load_task_run(bd_load_task *t);
+void bd_load_task_free(bd_load_task *t);   /* releases an unclaimed T->served too */
+
+#endif

@@ -1,0 +1,216 @@
+/* The blocking half of a load, run in libuv's thread pool: uploads, config.json, version
+ * choice, import, plan, warm-up, partition summary. Touches nothing shared until it hands
+ * back a new bd_served; the loop thread swaps it in. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "registry_internal.h"
+
+#define CONFIG_MAX_BYTES (1 << 20)
+
+static int read_config_file(const char *path, char **out, bd_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOENT ? 0 : bd_error_set(err, BD_EIO, "%s: %s", path, strerror(errno));
+    char *text = malloc(CONFIG_MAX_BYTES + 1);
+    size_t n = text ? fread(text, 1, CONFIG_MAX_BYTES + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!text)
+        return bd_error_set(err, BD_ENOMEM, "%s: out of memory", path);
+    if (bad || n > CONFIG_MAX_BYTES) {
+        free(text);
+        return bd_error_set(err, BD_EINVAL, "%s: %s", path, bad ? "read error" : "larger than 1 MiB");
+    }
+    text[n] = '\0';
+    *out = text;
+    return 0;
+}
+
+int bd_repo_highest_version(const char *model_dir, const char *name, char *version, size_t size,
+                           bd_error *err)
+{
+    DIR *d = opendir(model_dir);
+    if (!d)
+        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO, "model '%s': %s: %s", name,
+                            model_dir, errno == ENOENT ? "no such directory in the repository" : strerror(errno));
+    unsigned long long best = 0;
+    char best_name[32] = "";
+    bool found = false;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        bool digits = len > 0 && len <= 18;
+        for (size_t i = 0; digits && i < len; i++)
+            digits = isdigit((unsigned char)e->d_name[i]);
+        if (!digits)
+            continue;
+        char path[8192];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", model_dir, e->d_name);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        unsigned long long v = strtoull(e->d_name, NULL, 10);
+        if (!found || v > best) {
+            best = v;
+            memcpy(best_name, e->d_name, len + 1);
+            found = true;
+        }
+    }
+    closedir(d);
+    if (!found)
+        return bd_error_set(err, BD_ENOTFOUND,
+                            "model '%s': no version directory in %s (expected %s/<N>/model.onnx)", name,
+                            model_dir, model_dir);
+    snprintf(version, size, "%s", best_name);
+    return 0;
+}
+
+/* Zero-filled inputs for the model's own shapes with dynamic dims = 1. */
+typedef struct warm_inputs {
+    size_t    n;
+    DLTensor  t[64];
+    int64_t   dims[64][BD_MAX_RANK];
+} warm_inputs;
+
+static void warm_free(warm_inputs *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->t[i].data);
+}
+
+static int warm_make(const bd_graph *g, warm_inputs *w, bd_error *err)
+{
+    size_t n = bd_graph_num_inputs(g);
+    if (n > 64)
+        return bd_error_set(err, BD_EUNSUPPORTED, "more than 64 inputs");
+    for (size_t i = 0; i < n; i++) {
+        const bd_value *v = bd_graph_input(g, i);
+        DLTensor *t = &w->t[i];
+        if (v->shape.rank < 0)
+            return bd_error_set(err, BD_EUNSUPPORTED, "input '%s' has no known rank: cannot warm up", v->name);
+        if (!bd_dtype_to_dl(v->dtype, &t->dtype) || bd_dtype_size(v->dtype) == 0)
+            return bd_error_set(err, BD_EUNSUPPORTED, "input '%s': %s inputs cannot be warmed up", v->name,
+                                bd_dtype_name(v->dtype));
+        size_t count = 1;
+        for (int d = 0; d < v->shape.rank; d++) {
+            w->dims[i][d] = v->shape.dims[d] < 0 ? 1 : v->shape.dims[d];
+            count *= (size_t)w->dims[i][d];
+        }
+        size_t bytes = count * bd_dtype_size(v->dtype);
+        size_t rounded = bytes ? (bytes + 63) & ~(size_t)63 : 64;   /* aligned_alloc wants a multiple */
+        t->data = aligned_alloc(64, rounded);
+        if (!t->data)
+            return bd_error_set(err, BD_ENOMEM, "out of memory for warm-up input '%s'", v->name);
+        w->n = i + 1;
+        memset(t->data, 0, bytes);
+        t->device = (DLDevice){ kDLCPU, 0 };
+        t->ndim = v->shape.rank;
+        t->shape = w->dims[i];
+    }
+    w->n = n;
+    return 0;
+}
+
+static void summarise(bd_served *s, const bd_plan *plan)
+{
+    bd_partition_summary *sum = &s->summary;
+    const bd_graph *g = bd_plan_graph(plan);
+    sum->nodes_imported = bd_graph_num_nodes(bd_model_graph(s->model));
+    sum->nodes_planned = bd_graph_num_nodes(g);
+    sum->steps = bd_plan_num_steps(plan);
+    for (size_t i = 0; i < sum->nodes_planned; i++) {
+        const bd_node *nd = bd_graph_node(g, i);
+        if (nd->backend >= 0 && nd->backend < BD_MAX_BACKENDS)
+            sum->nodes_per_backend[nd->backend]++;
+        if (nd->composite)
+            sum->fused_composites++;
+    }
+}
+
+static int load(bd_load_task *t)
+{
+    bd_error *err = &t->err;
+    uint64_t t0 = bd_now_ns();
+    char model_dir[8192];
+    snprintf(model_dir, sizeof model_dir, "%s/%s", t->repo, t->name);
+    int rc = 0;
+    for (size_t i = 0; i < t->n_uploads && rc == 0; i++)
+        rc = bd_upload_write(t->repo, t->name, t->uploads[i].path, t->uploads[i].data, t->uploads[i].len, err);
+    if (rc == 0 && t->write_config && t->config_json)
+        rc = bd_upload_write(t->repo, t->name, "config.json", t->config_json, strlen(t->config_json), err);
+    if (rc)
+        return bd_error_prefix(err, "model '%s': upload: ", t->name);
+
+    char path[8192 + 300];
+    if (!t->config_json) {
+        snprintf(path, sizeof path, "%s/config.json", model_dir);
+        if ((rc = read_config_file(path, &t->config_json, err)) != 0)
+            return bd_error_prefix(err, "model '%s': ", t->name);
+    }
+    bd_model_config mc;
+    if ((rc = bd_model_config_parse(&mc, t->name, t->config_json, err)) != 0)
+        return rc;
+    char version[32];
+    if ((rc = bd_repo_highest_version(model_dir, t->name, version, sizeof version, err)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "%s/%s/%s", model_dir, version, mc.model_filename);
+
+    bd_model_options opts = { .threads = mc.threads > 0 ? mc.threads : t->threads };
+    bd_model *model = NULL;
+    if ((rc = bd_model_open(path, &opts, &model, err)) != 0)
+        return bd_error_prefix(err, "model '%s' version %s: ", t->name, version);
+    bd_served *s = NULL;
+    if ((rc = bd_served_create(t->name, version, &mc, t->queue_limit, model, &s, err)) != 0)
+        return rc;
+
+    /* Plan and run once now, so the first request pays neither compilation nor first-touch;
+     * the warm-up context stays in the pool for that request. */
+    warm_inputs w = { 0 };
+    const bd_plan *plan = NULL;
+    bd_exec *exec = NULL;
+    rc = warm_make(bd_model_graph(model), &w, err);
+    if (rc == 0)
+        rc = bd_model_plan(model, w.t, w.n, &plan, err);
+    if (rc == 0)
+        rc = bd_served_exec_acquire(s, plan, &exec, err);
+    if (rc == 0) {
+        rc = bd_exec_run(exec, w.t, w.n, err);
+        bd_served_exec_release(s, exec);
+    }
+    warm_free(&w);
+    if (rc) {
+        bd_served_release(s);
+        return bd_error_prefix(err, "model '%s' version %s: warm-up: ", t->name, version);
+    }
+    summarise(s, plan);
+    s->summary.load_ms = (double)(bd_now_ns() - t0) / 1e6;
+    t->served = s;
+    return 0;
+}
+
+void bd_load_task_run(bd_load_task *t)
+{
+    t->status = load(t);
+    if (t->status == 0)
+        bd_error_clear(&t->err);
+}
+
+void bd_load_task_free(bd_load_task *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_uploads; i++)
+        free((char *)t->uploads[i].path);
+    free(t->uploads);
+    free(t->config_json);
+    bd_served_release(t->served);
+    free(t);
+}

@@ -1,0 +1,104 @@
+/* One loaded model version: reference counted, with its pool of execution contexts. The last
+ * release closes the model and every context, on whichever thread releases it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry_internal.h"
+
+static atomic_long live_count;
+
+long bd_served_live_count(void) { return atomic_load(&live_count); }
+
+int bd_served_create(const char *name, const char *version, const bd_model_config *mc,
+                     int default_queue_limit, bd_model *model, bd_served **out, bd_error *err)
+{
+    bd_served *s = calloc(1, sizeof *s);
+    if (!s) {
+        bd_model_close(model);
+        return bd_error_set(err, BD_ENOMEM, "model '%s': out of memory", name);
+    }
+    atomic_init(&s->refs, 1);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->version, sizeof s->version, "%s", version);
+    s->config = *mc;
+    s->queue_limit = mc->queue_limit > 0 ? mc->queue_limit : default_queue_limit;
+    s->model = model;
+    pthread_mutex_init(&s->pool_lock, NULL);
+    atomic_fetch_add(&live_count, 1);
+    *out = s;
+    return 0;
+}
+
+static void served_free(bd_served *s)
+{
+    for (bd_exec_slot *e = s->pool, *next; e; e = next) {
+        next = e->next;
+        bd_exec_destroy(e->exec);   /* contexts before the model: they use its plans */
+        free(e);
+    }
+    pthread_mutex_destroy(&s->pool_lock);
+    bd_model_close(s->model);
+    free(s);
+    atomic_fetch_sub(&live_count, 1);
+}
+
+void bd_served_retain(bd_served *s) { atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed); }
+
+void bd_served_release(bd_served *s)
+{
+    if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+        served_free(s);
+}
+
+const char *bd_served_name(const bd_served *s)     { return s->name; }
+const char *bd_served_version(const bd_served *s)  { return s->version; }
+const char *bd_served_platform(const bd_served *s) { return s->config.platform; }
+bd_model   *bd_served_model(const bd_served *s)    { return s->model; }
+bd_model_stats *bd_served_stats(bd_served *s)      { return &s->stats; }
+const bd_partition_summary *bd_served_summary(const bd_served *s) { return &s->summary; }
+int         bd_served_queue_limit(const bd_served *s) { return s->queue_limit; }
+
+int bd_served_exec_acquire(bd_served *s, const bd_plan *plan, bd_exec **out, bd_error *err)
+{
+    pthread_mutex_lock(&s->pool_lock);
+    for (bd_exec_slot *e = s->pool; e; e = e->next)
+        if (!e->busy && e->plan == plan) {
+            e->busy = true;
+            *out = e->exec;
+            pthread_mutex_unlock(&s->pool_lock);
+            return 0;
+        }
+    pthread_mutex_unlock(&s->pool_lock);
+
+    /* None free: create one outside the lock (it allocates the arena and kernel contexts). */
+    bd_exec_slot *slot = calloc(1, sizeof *slot);
+    if (!slot)
+        return bd_error_set(err, BD_ENOMEM, "model '%s': out of memory for an execution context", s->name);
+    int rc = bd_exec_create(plan, &slot->exec, err);
+    if (rc) {
+        free(slot);
+        return bd_error_prefix(err, "model '%s' version %s: ", s->name, s->version);
+    }
+    slot->plan = plan;
+    slot->busy = true;
+    pthread_mutex_lock(&s->pool_lock);
+    slot->next = s->pool;
+    s->pool = slot;
+    pthread_mutex_unlock(&s->pool_lock);
+    *out = slot->exec;
+    return 0;
+}
+
+void bd_served_exec_release(bd_served *s, bd_exec *exec)
+{
+    if (!exec)
+        return;
+    pthread_mutex_lock(&s->pool_lock);
+    for (bd_exec_slot *e = s->pool; e; e = e->next)
+        if (e->exec == exec) {
+            e->busy = false;
+            break;
+        }
+    pthread_mutex_unlock(&s->pool_lock);
+}

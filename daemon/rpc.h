@@ -1,0 +1,34 @@
+/* The RPC handlers, one per served method (server.c's method table routes to them).
+ *
+ * Each runs on the loop thread with a received call, decodes its request with
+ * bd_call_decode and answers exactly once with bd_call_reply / bd_call_fail — at once for
+ * the cheap RPCs, from a worker (ModelInfer) or a registry callback (load/unload) otherwise.
+ * Status codes follow PROTOCOL.md through status_map.h. */
+#ifndef BD_RPC_H
+#define BD_RPC_H
+
+#include "server.h"
+
+/* rpc_health.c */
+void bd_rpc_server_live(bd_call *c);        /* always live while the process serves */
+void bd_rpc_server_ready(bd_call *c);       /* bd_registry_ready() and not shutting down */
+void bd_rpc_model_ready(bd_call *c);        /* the model (version) is READY */
+void bd_rpc_health_check(bd_call *c);       /* grpc.health.v1: "" or a service/model name */
+
+/* rpc_metadata.c */
+void bd_rpc_server_metadata(bd_call *c);    /* name "braid", version, extensions */
+void bd_rpc_model_metadata(bd_call *c);     /* inputs/outputs with datatype strings, -1 dims */
+void bd_rpc_model_config(bd_call *c);       /* Triton ModelConfig subset */
+
+/* rpc_infer.c */
+void bd_rpc_model_infer(bd_call *c);        /* validate, then run on the worker pool */
+
+/* rpc_repository.c */
+void bd_rpc_repository_index(bd_call *c);
+void bd_rpc_repository_load(bd_call *c);
+void bd_rpc_repository_unload(bd_call *c);
+
+/* rpc_statistics.c */
+void bd_rpc_model_statistics(bd_call *c);
+
+#endif

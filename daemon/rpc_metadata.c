@@ -1,0 +1,171 @@
+/* ServerMetadata, ModelMetadata and ModelConfig: what a client asks before it infers.
+ * Answered on the loop thread from the served version's graph signature.
+ *
+ * Platform: ModelMetadata says "onnx" (PROTOCOL.md's spelling); ModelConfig says
+ * "onnxruntime_onnx" with backend "braid", the platform string Triton clients (e.g.
+ * perf_analyzer) expect for an ONNX model. max_batch_size is 0: braid does not batch
+ * requests, so dims are the full shapes, -1 for dynamic dims. */
+#include <stdlib.h>
+
+#include "inference.pb.h"
+#include "rpc.h"
+
+#ifndef BRAIDD_VERSION
+#define BRAIDD_VERSION "unknown"
+#endif
+
+void bd_rpc_server_metadata(bd_call *c)
+{
+    if (!BD_CALL_DECODE(c, inference_ServerMetadataRequest, "ServerMetadataRequest"))
+        return;
+    static char *extensions[] = { "model_repository", "statistics", "binary_tensor_data",
+                                  "model_configuration", "health" };
+    inference_ServerMetadataResponse rsp = {
+        .name = "braid",
+        .version = BRAIDD_VERSION,
+        .extensions_count = sizeof extensions / sizeof extensions[0],
+        .extensions = extensions,
+    };
+    bd_call_reply(c, inference_ServerMetadataResponse_fields, &rsp);
+}
+
+/* The served version of NAME/VERSION, or answer the error (NOT_FOUND / UNAVAILABLE). */
+static bd_served *acquire_or_fail(bd_call *c, const char *name, const char *version)
+{
+    bd_error err = {0};
+    bd_served *s = NULL;
+    int rc = bd_registry_acquire(bd_call_registry(c), name ? name : "", version, &s, &err);
+    if (rc) {
+        bd_call_fail(c, rc, err.msg);
+        return NULL;
+    }
+    return s;
+}
+
+/* A tensor's dims for the wire: -1 for dynamic dims; an unknown rank sends no dims. */
+static int64_t *wire_dims(const bd_value *v, pb_size_t *count, int64_t *storage)
+{
+    int rank = v->shape.rank < 0 ? 0 : v->shape.rank;
+    for (int d = 0; d < rank; d++)
+        storage[d] = v->shape.dims[d] < 0 ? -1 : v->shape.dims[d];
+    *count = (pb_size_t)rank;
+    return storage;
+}
+
+void bd_rpc_model_metadata(bd_call *c)
+{
+    inference_ModelMetadataRequest *req =
+        BD_CALL_DECODE(c, inference_ModelMetadataRequest, "ModelMetadataRequest");
+    if (!req)
+        return;
+    bd_served *s = acquire_or_fail(c, req->name, req->version);
+    if (!s)
+        return;
+    const bd_graph *g = bd_model_graph(bd_served_model(s));
+    size_t n_in = bd_graph_num_inputs(g), n_out = bd_graph_num_outputs(g), n = n_in + n_out;
+    inference_ModelMetadataResponse_TensorMetadata *t = calloc(n ? n : 1, sizeof *t);
+    int64_t (*dims)[BD_MAX_RANK] = calloc(n ? n : 1, sizeof *dims);
+    if (!t || !dims) {
+        free(t);
+        free(dims);
+        bd_served_release(s);
+        bd_call_fail(c, BD_ENOMEM, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const bd_value *v = i < n_in ? bd_graph_input(g, i) : bd_graph_output(g, i - n_in);
+        t[i].name = (char *)v->name;
+        t[i].datatype = (char *)bd_dtype_name(v->dtype);
+        t[i].shape = wire_dims(v, &t[i].shape_count, dims[i]);
+    }
+    char *versions[] = { (char *)bd_served_version(s) };
+    inference_ModelMetadataResponse rsp = {
+        .name = (char *)bd_served_name(s),
+        .versions_count = 1,
+        .versions = versions,
+        .platform = (char *)bd_served_platform(s),
+        .inputs_count = (pb_size_t)n_in,
+        .inputs = t,
+        .outputs_count = (pb_size_t)n_out,
+        .outputs = t + n_in,
+    };
+    bd_call_reply(c, inference_ModelMetadataResponse_fields, &rsp);   /* encodes now */
+    free(t);
+    free(dims);
+    bd_served_release(s);
+}
+
+static inference_DataType config_dtype(int dtype)
+{
+    switch (dtype) {
+    case BD_DT_BOOL:     return inference_DataType_TYPE_BOOL;
+    case BD_DT_UINT8:    return inference_DataType_TYPE_UINT8;
+    case BD_DT_UINT16:   return inference_DataType_TYPE_UINT16;
+    case BD_DT_UINT32:   return inference_DataType_TYPE_UINT32;
+    case BD_DT_UINT64:   return inference_DataType_TYPE_UINT64;
+    case BD_DT_INT8:     return inference_DataType_TYPE_INT8;
+    case BD_DT_INT16:    return inference_DataType_TYPE_INT16;
+    case BD_DT_INT32:    return inference_DataType_TYPE_INT32;
+    case BD_DT_INT64:    return inference_DataType_TYPE_INT64;
+    case BD_DT_FLOAT16:  return inference_DataType_TYPE_FP16;
+    case BD_DT_FLOAT:    return inference_DataType_TYPE_FP32;
+    case BD_DT_DOUBLE:   return inference_DataType_TYPE_FP64;
+    case BD_DT_STRING:   return inference_DataType_TYPE_STRING;
+    case BD_DT_BFLOAT16: return inference_DataType_TYPE_BF16;
+    default:             return inference_DataType_TYPE_INVALID;
+    }
+}
+
+void bd_rpc_model_config(bd_call *c)
+{
+    inference_ModelConfigRequest *req =
+        BD_CALL_DECODE(c, inference_ModelConfigRequest, "ModelConfigRequest");
+    if (!req)
+        return;
+    bd_served *s = acquire_or_fail(c, req->name, req->version);
+    if (!s)
+        return;
+    const bd_graph *g = bd_model_graph(bd_served_model(s));
+    size_t n_in = bd_graph_num_inputs(g), n_out = bd_graph_num_outputs(g);
+    inference_ModelInput  *in  = calloc(n_in ? n_in : 1, sizeof *in);
+    inference_ModelOutput *out = calloc(n_out ? n_out : 1, sizeof *out);
+    int64_t (*dims)[BD_MAX_RANK] = calloc(n_in + n_out + 1, sizeof *dims);
+    if (!in || !out || !dims) {
+        free(in);
+        free(out);
+        free(dims);
+        bd_served_release(s);
+        bd_call_fail(c, BD_ENOMEM, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        const bd_value *v = bd_graph_input(g, i);
+        in[i].name = (char *)v->name;
+        in[i].data_type = config_dtype(v->dtype);
+        in[i].dims = wire_dims(v, &in[i].dims_count, dims[i]);
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        const bd_value *v = bd_graph_output(g, i);
+        out[i].name = (char *)v->name;
+        out[i].data_type = config_dtype(v->dtype);
+        out[i].dims = wire_dims(v, &out[i].dims_count, dims[n_in + i]);
+    }
+    inference_ModelConfigResponse rsp = {
+        .has_config = true,
+        .config = {
+            .name = (char *)bd_served_name(s),
+            .platform = "onnxruntime_onnx",
+            .backend = "braid",
+            .max_batch_size = 0,
+            .input_count = (pb_size_t)n_in,
+            .input = in,
+            .output_count = (pb_size_t)n_out,
+            .output = out,
+        },
+    };
+    bd_call_reply(c, inference_ModelConfigResponse_fields, &rsp);
+    free(in);
+    free(out);
+    free(dims);
+    bd_served_release(s);
+}

@@ -1,0 +1,667 @@
+/* braidd's gRPC server: the completion-queue thread, the hand-off to the libuv loop, and the
+ * life of a call (see server.h for the threads and who frees what).
+ *
+ * A call's references: one for its close-on-server op, one for its reply (taken over by the
+ * send batch), one per bd_call_hold. Completions arrive as cq events and unholds as events
+ * of the same queue, which only the loop handles, so the last release — and the free —
+ * always happens on the loop. */
+#include "server.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+#include <pb_decode.h>
+#include <pb_encode.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "rpc.h"
+#include "status_map.h"
+#include "wire_span.h"
+
+/* ---- the method table ------------------------------------------------------------------- */
+
+/* POSTED: how many requests are kept posted for the method. A call that arrives while none
+ * is posted waits in gRPC's pending list, and a shutdown kills that list with CANCELLED —
+ * so the hot method keeps enough posted for every concurrent client to be matched at once
+ * (a matched call always runs to its answer, even during shutdown). */
+typedef struct method {
+    const char    *path;
+    bd_rpc_handler fn;
+    int            posted;
+    bool           refused_when_stopping;   /* work that would delay the shutdown */
+} method;
+
+static const method methods[] = {
+    { "/inference.GRPCInferenceService/ServerLive",            bd_rpc_server_live, 4, false },
+    { "/inference.GRPCInferenceService/ServerReady",           bd_rpc_server_ready, 4, false },
+    { "/inference.GRPCInferenceService/ModelReady",            bd_rpc_model_ready, 4, false },
+    { "/inference.GRPCInferenceService/ServerMetadata",        bd_rpc_server_metadata, 4, false },
+    { "/inference.GRPCInferenceService/ModelMetadata",         bd_rpc_model_metadata, 4, false },
+    { "/inference.GRPCInferenceService/ModelConfig",           bd_rpc_model_config, 4, false },
+    { "/inference.GRPCInferenceService/ModelInfer",            bd_rpc_model_infer, 64, true },
+    { "/inference.GRPCInferenceService/ModelStatistics",       bd_rpc_model_statistics, 4, false },
+    { "/inference.GRPCInferenceService/RepositoryIndex",       bd_rpc_repository_index, 4, false },
+    { "/inference.GRPCInferenceService/RepositoryModelLoad",   bd_rpc_repository_load, 4, true },
+    { "/inference.GRPCInferenceService/RepositoryModelUnload", bd_rpc_repository_unload, 4, true },
+    { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, 4, false },
+};
+#define N_METHODS (sizeof methods / sizeof methods[0])
+#define UNREGISTERED (-1)
+
+/* ---- objects ------------------------------------------------------------------------------ */
+
+typedef enum tag_kind { TAG_NEW, TAG_CLOSE, TAG_SEND, TAG_RELEASE, TAG_SHUTDOWN } tag_kind;
+
+/* What a cq event's tag points at: which op of which call completed. */
+typedef struct srv_tag {
+    tag_kind kind;
+    bd_call *call;
+} srv_tag;
+
+typedef struct srv_event {
+    srv_tag *tag;
+    int      success;
+} srv_event;
+
+struct bd_call {
+    bd_server          *srv;
+    int                 method;          /* index into methods[], or UNREGISTERED */
+    grpc_call          *call;
+    gpr_timespec        deadline;        /* registered calls */
+    grpc_call_details   details;         /* unregistered calls */
+    grpc_metadata_array md;
+    grpc_byte_buffer   *payload;
+    grpc_slice          flat;            /* owned copy when the payload had to be flattened */
+    bool                flat_owned;
+    const uint8_t      *data;
+    size_t              len;
+    uint64_t            deadline_ns;
+    srv_tag             tag_new, tag_close, tag_send, tag_release;
+    int                 close_cancelled; /* written by gRPC when the close op completes */
+    atomic_bool         cancelled;
+    atomic_bool        *cancel_flag;     /* the handler's flag to set on cancellation */
+    atomic_int          refs;
+    atomic_bool         replied;
+    grpc_byte_buffer   *send_buf;
+    grpc_slice          status_details;
+    bool                has_details;
+    bd_wire_reader      rd;              /* decoded request: spans + heap fields */
+    const pb_msgdesc_t *msg_fields;
+    void               *msg;
+    void               *state;
+    void              (*state_free)(void *state);
+};
+
+struct bd_server {
+    uv_loop_t              *loop;
+    const bd_daemon_config *cfg;
+    bd_registry            *reg;
+    bd_scheduler           *sched;
+    grpc_server            *server;
+    grpc_completion_queue  *cq;
+    void                   *registered[N_METHODS];
+    int                     port;
+    pthread_t               thread;
+    uv_async_t              async;
+    uv_timer_t              timer;        /* bd_server_close: linger, then the grace period */
+    uint64_t                last_call_ns; /* when the newest call arrived (loop thread) */
+    uint64_t                close_ns;     /* when bd_server_close was called */
+    bool                    grpc_shut;    /* grpc_server_shutdown_and_notify was called */
+    int                     open_handles;
+    pthread_mutex_t         lock;         /* guards queue/n/cap */
+    srv_event              *queue;
+    size_t                  n, cap;
+    srv_event              *spare;        /* the loop's batch buffer, swapped with queue */
+    size_t                  spare_cap;
+    size_t                  live_calls;   /* loop thread only */
+    bool                    stopping, shutdown_seen, finished;
+    srv_tag                 tag_shutdown;
+    void                  (*done)(void *arg);
+    void                   *done_arg;
+};
+
+static void on_async(uv_async_t *a);
+
+/* ---- the cq thread -> loop hand-off -------------------------------------------------------- */
+
+static void push_event(bd_server *s, srv_tag *tag, int success)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        srv_event *q = realloc(s->queue, cap * sizeof *q);
+        if (!q) {
+            /* Nothing sensible is left: losing an event would leak or hang a call. */
+            pthread_mutex_unlock(&s->lock);
+            bd_log(BD_LOG_ERROR, NULL, NULL, "server: out of memory queueing a gRPC event");
+            abort();
+        }
+        s->queue = q;
+        s->cap = cap;
+    }
+    s->queue[s->n++] = (srv_event){ tag, success };
+    pthread_mutex_unlock(&s->lock);
+    uv_async_send(&s->async);
+}
+
+static void *cq_thread(void *arg)
+{
+    bd_server *s = arg;
+    for (;;) {
+        grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            break;
+        if (ev.type == GRPC_OP_COMPLETE)
+            push_event(s, ev.tag, ev.success);
+    }
+    return NULL;
+}
+
+/* ---- calls ---------------------------------------------------------------------------------- */
+
+static void maybe_finish(bd_server *s);
+
+static int post_request(bd_server *s, int m)
+{
+    bd_call *c = calloc(1, sizeof *c);
+    if (!c)
+        return BD_ENOMEM;
+    c->srv = s;
+    c->method = m;
+    c->tag_new = (srv_tag){ TAG_NEW, c };
+    c->tag_close = (srv_tag){ TAG_CLOSE, c };
+    c->tag_send = (srv_tag){ TAG_SEND, c };
+    c->tag_release = (srv_tag){ TAG_RELEASE, c };
+    grpc_metadata_array_init(&c->md);
+    grpc_call_error e;
+    if (m == UNREGISTERED) {
+        grpc_call_details_init(&c->details);
+        e = grpc_server_request_call(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
+                                     &c->tag_new);
+    } else {
+        e = grpc_server_request_registered_call(s->server, s->registered[m], &c->call,
+                                                &c->deadline, &c->md, &c->payload, s->cq, s->cq,
+                                                &c->tag_new);
+    }
+    if (e != GRPC_CALL_OK) {
+        if (m == UNREGISTERED)
+            grpc_call_details_destroy(&c->details);
+        grpc_metadata_array_destroy(&c->md);
+        free(c);
+        return BD_EINVAL;
+    }
+    s->live_calls++;
+    return 0;
+}
+
+static void call_free(bd_call *c)
+{
+    bd_server *s = c->srv;
+    if (c->msg) {
+        pb_release(c->msg_fields, c->msg);
+        free(c->msg);
+    }
+    bd_wire_reader_free(&c->rd);
+    if (c->state_free)
+        c->state_free(c->state);
+    if (c->payload)
+        grpc_byte_buffer_destroy(c->payload);
+    if (c->flat_owned)
+        grpc_slice_unref(c->flat);
+    if (c->send_buf)
+        grpc_byte_buffer_destroy(c->send_buf);
+    if (c->has_details)
+        grpc_slice_unref(c->status_details);
+    grpc_metadata_array_destroy(&c->md);
+    if (c->method == UNREGISTERED)
+        grpc_call_details_destroy(&c->details);
+    if (c->call)
+        grpc_call_unref(c->call);
+    free(c);
+    s->live_calls--;
+    maybe_finish(s);
+}
+
+static void call_release(bd_call *c)    /* loop thread */
+{
+    if (atomic_fetch_sub(&c->refs, 1) == 1)
+        call_free(c);
+}
+
+/* GPR deadline -> bd_now_ns() clock (0 = none). A deadline already past maps to "now", which
+ * the scheduler treats as expired. */
+static uint64_t deadline_ns(gpr_timespec d)
+{
+    if (gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0)
+        return 0;
+    gpr_timespec left = gpr_time_sub(d, gpr_now(d.clock_type));
+    uint64_t now = bd_now_ns();
+    if (left.tv_sec < 0 || (left.tv_sec == 0 && left.tv_nsec <= 0))
+        return now ? now : 1;
+    if (left.tv_sec > 100L * 365 * 24 * 3600)       /* effectively none */
+        return 0;
+    return now + (uint64_t)left.tv_sec * 1000000000u + (uint64_t)left.tv_nsec;
+}
+
+static const char *call_method_name(bd_call *c, char *buf, size_t size)
+{
+    if (c->method != UNREGISTERED)
+        return methods[c->method].path;
+    size_t n = GRPC_SLICE_LENGTH(c->details.method);
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, GRPC_SLICE_START_PTR(c->details.method), n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Make the request bytes contiguous: in place for one uncompressed slice, else flattened
+ * once (the reader also decompresses). */
+static int flatten_payload(bd_call *c)
+{
+    static const uint8_t empty[1];
+    grpc_byte_buffer *bb = c->payload;
+    c->data = empty;
+    c->len = 0;
+    if (!bb)
+        return 0;
+    if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
+        bb->data.raw.slice_buffer.count <= 1) {
+        if (bb->data.raw.slice_buffer.count == 1) {
+            grpc_slice *sl = &bb->data.raw.slice_buffer.slices[0];
+            c->data = GRPC_SLICE_START_PTR(*sl);
+            c->len = GRPC_SLICE_LENGTH(*sl);
+        }
+        return 0;
+    }
+    grpc_byte_buffer_reader reader;
+    if (!grpc_byte_buffer_reader_init(&reader, bb))
+        return BD_EINVAL;
+    c->flat = grpc_byte_buffer_reader_readall(&reader);
+    c->flat_owned = true;
+    grpc_byte_buffer_reader_destroy(&reader);
+    c->data = GRPC_SLICE_START_PTR(c->flat);
+    c->len = GRPC_SLICE_LENGTH(c->flat);
+    return 0;
+}
+
+static void start_call(bd_server *s, bd_call *c)
+{
+    atomic_init(&c->refs, 2);                   /* close op + reply */
+    s->last_call_ns = bd_now_ns();
+    atomic_fetch_add(&bd_registry_server_stats(s->reg)->rpc_total, 1);
+    c->deadline_ns = deadline_ns(c->method == UNREGISTERED ? c->details.deadline : c->deadline);
+
+    grpc_op op = { .op = GRPC_OP_RECV_CLOSE_ON_SERVER };
+    op.data.recv_close_on_server.cancelled = &c->close_cancelled;
+    if (grpc_call_start_batch(c->call, &op, 1, &c->tag_close, NULL) != GRPC_CALL_OK)
+        atomic_fetch_sub(&c->refs, 1);          /* the reply still holds the call */
+
+    if (c->method == UNREGISTERED) {
+        char name[256], msg[512];
+        const char *path = call_method_name(c, name, sizeof name);
+        if (s->stopping) {
+            bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
+            return;
+        }
+        atomic_fetch_add(&bd_registry_server_stats(s->reg)->rpc_unimplemented, 1);
+        snprintf(msg, sizeof msg, "unknown method %s: braidd serves inference.GRPCInferenceService "
+                 "(not ModelStreamInfer) and grpc.health.v1.Health/Check", path);
+        bd_call_fail_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
+        return;
+    }
+    if (s->stopping && methods[c->method].refused_when_stopping) {
+        bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
+        return;
+    }
+    if (flatten_payload(c) != 0) {
+        bd_call_fail_status(c, GRPC_STATUS_INVALID_ARGUMENT, "cannot read the request message");
+        return;
+    }
+    methods[c->method].fn(c);
+}
+
+static void handle_event(bd_server *s, srv_event ev)
+{
+    bd_call *c = ev.tag->call;
+    switch (ev.tag->kind) {
+    case TAG_NEW:
+        if (!ev.success) {                      /* the server is shutting down */
+            call_free(c);
+            return;
+        }
+        if (!s->grpc_shut && post_request(s, c->method) != 0)
+            bd_log(BD_LOG_ERROR, NULL, NULL, "server: cannot post a request for %s",
+                   c->method == UNREGISTERED ? "unknown methods" : methods[c->method].path);
+        start_call(s, c);
+        return;
+    case TAG_CLOSE:
+        if (c->close_cancelled) {
+            atomic_store(&c->cancelled, true);
+            if (c->cancel_flag)
+                atomic_store(c->cancel_flag, true);
+        }
+        call_release(c);
+        return;
+    case TAG_SEND:
+    case TAG_RELEASE:
+        call_release(c);
+        return;
+    case TAG_SHUTDOWN:
+        s->shutdown_seen = true;
+        maybe_finish(s);
+        return;
+    }
+}
+
+static void on_async(uv_async_t *a)
+{
+    bd_server *s = a->data;
+    /* Drain everything queued so far in one batch (uv_async_send coalesces wake-ups). */
+    for (int rounds = 0; rounds < 1000; rounds++) {
+        pthread_mutex_lock(&s->lock);
+        srv_event *batch = s->queue;
+        size_t n = s->n, cap = s->cap;
+        s->queue = s->spare;
+        s->cap = s->spare_cap;
+        s->n = 0;
+        pthread_mutex_unlock(&s->lock);
+        s->spare = batch;
+        s->spare_cap = cap;
+        if (n == 0)
+            return;
+        for (size_t i = 0; i < n; i++)
+            handle_event(s, batch[i]);
+        if (s->finished)
+            return;
+    }
+}
+
+/* ---- call API (rpc_*.c) ----------------------------------------------------------------------- */
+
+bd_registry            *bd_call_registry(const bd_call *c)   { return c->srv->reg; }
+bd_scheduler           *bd_call_scheduler(const bd_call *c)  { return c->srv->sched; }
+const bd_daemon_config *bd_call_config(const bd_call *c)     { return c->srv->cfg; }
+uint64_t                bd_call_deadline_ns(const bd_call *c) { return c->deadline_ns; }
+bool                    bd_call_cancelled(const bd_call *c)  { return atomic_load(&c->cancelled); }
+
+const uint8_t *bd_call_payload(const bd_call *c, size_t *len)
+{
+    *len = c->len;
+    return c->data;
+}
+
+void bd_call_set_state(bd_call *c, void *state, void (*free_fn)(void *state))
+{
+    c->state = state;
+    c->state_free = free_fn;
+}
+
+void bd_call_watch_cancel(bd_call *c, atomic_bool *flag)
+{
+    c->cancel_flag = flag;
+    if (flag && atomic_load(&c->cancelled))
+        atomic_store(flag, true);
+}
+
+int bd_call_decode(bd_call *c, const pb_msgdesc_t *fields, size_t size, void **msg,
+                   const char *what, bd_error *err)
+{
+    *msg = NULL;
+    if (c->msg)
+        return bd_error_set(err, BD_EINVAL, "%s decoded twice", what);
+    c->msg = calloc(1, size);
+    if (!c->msg)
+        return bd_error_set(err, BD_ENOMEM, "out of memory decoding %s", what);
+    c->msg_fields = fields;
+    if (!bd_wire_decode(&c->rd, c->data, c->len, fields, c->msg))
+        return bd_error_set(err, BD_EINVAL, "malformed %s: %s", what,
+                            c->rd.error ? c->rd.error : "cannot decode the protobuf message");
+    *msg = c->msg;
+    return 0;
+}
+
+void *bd_call_decode_or_fail(bd_call *c, const pb_msgdesc_t *fields, size_t size, const char *what)
+{
+    bd_error err = {0};
+    void *msg = NULL;
+    if (bd_call_decode(c, fields, size, &msg, what, &err) != 0) {
+        bd_call_fail(c, err.code, err.msg);
+        return NULL;
+    }
+    return msg;
+}
+
+bool bd_call_server_stopping(const bd_call *c) { return c->srv->stopping; }
+
+void bd_call_hold(bd_call *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+}
+
+void bd_call_unhold(bd_call *c)
+{
+    push_event(c->srv, &c->tag_release, 1);     /* the free must happen on the loop */
+}
+
+/* Send the reply batch; the call's reply reference moves to it. Any thread. */
+static void send_reply(bd_call *c, grpc_status_code status, const char *message,
+                       grpc_byte_buffer *buf)
+{
+    if (atomic_exchange(&c->replied, true)) {
+        bd_log(BD_LOG_ERROR, NULL, NULL, "server: a call was answered twice (ignored)");
+        if (buf)
+            grpc_byte_buffer_destroy(buf);
+        return;
+    }
+    c->send_buf = buf;
+    c->status_details = grpc_slice_from_copied_string(message ? message : "");
+    c->has_details = true;
+
+    grpc_op ops[3];
+    size_t n = 0;
+    memset(ops, 0, sizeof ops);
+    ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (buf) {
+        ops[n].op = GRPC_OP_SEND_MESSAGE;
+        ops[n++].data.send_message.send_message = buf;
+    }
+    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+    ops[n].data.send_status_from_server.status = status;
+    ops[n++].data.send_status_from_server.status_details = &c->status_details;
+    if (grpc_call_start_batch(c->call, ops, n, &c->tag_send, NULL) != GRPC_CALL_OK)
+        push_event(c->srv, &c->tag_send, 0);    /* release on the loop, like a completion */
+}
+
+void bd_call_fail_status(bd_call *c, grpc_status_code status, const char *message)
+{
+    send_reply(c, status, message, NULL);
+}
+
+void bd_call_fail(bd_call *c, int code, const char *message)
+{
+    send_reply(c, bd_status_to_grpc(code), message, NULL);
+}
+
+void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
+{
+    size_t size = 0;
+    if (!pb_get_encoded_size(&size, fields, msg)) {
+        bd_call_fail_status(c, GRPC_STATUS_INTERNAL, "cannot encode the response");
+        return;
+    }
+    grpc_slice sl = grpc_slice_malloc(size);
+    pb_ostream_t os = pb_ostream_from_buffer(GRPC_SLICE_START_PTR(sl), size);
+    if (!pb_encode(&os, fields, msg)) {
+        char text[256];
+        snprintf(text, sizeof text, "cannot encode the response: %s", PB_GET_ERROR(&os));
+        grpc_slice_unref(sl);
+        bd_call_fail_status(c, GRPC_STATUS_INTERNAL, text);
+        return;
+    }
+    grpc_byte_buffer *buf = grpc_raw_byte_buffer_create(&sl, 1);
+    grpc_slice_unref(sl);
+    send_reply(c, GRPC_STATUS_OK, NULL, buf);
+}
+
+/* ---- server lifecycle -------------------------------------------------------------------------- */
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    bd_server *s = h->data;
+    if (--s->open_handles > 0)
+        return;
+    void (*done)(void *) = s->done;
+    void *arg = s->done_arg;
+    free(s->queue);
+    free(s->spare);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    grpc_shutdown();
+    if (done)
+        done(arg);
+}
+
+static void maybe_finish(bd_server *s)
+{
+    if (!s->grpc_shut || !s->shutdown_seen || s->live_calls > 0 || s->finished)
+        return;
+    s->finished = true;
+    grpc_server_destroy(s->server);
+    grpc_completion_queue_shutdown(s->cq);
+    pthread_join(s->thread, NULL);
+    grpc_completion_queue_destroy(s->cq);
+    uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&s->async, on_handle_closed);
+}
+
+int bd_server_port(const bd_server *s) { return s->port; }
+
+void bd_server_stop(bd_server *s)
+{
+    s->stopping = true;
+}
+
+/* Shutting gRPC down turns every call that reaches the server afterwards — including one a
+ * client sent just before it heard of the shutdown — into CANCELLED, which a client cannot
+ * tell from a request that ran. So the server lingers first, answering UNAVAILABLE ("braidd
+ * is shutting down", safe to retry elsewhere), until no call has arrived for LINGER_QUIET_MS
+ * (at most LINGER_MAX_MS). Calls still open GRACE_MS after the gRPC shutdown are cancelled
+ * (a client that stopped reading); not at once, since an answered call may still be
+ * flushing its response. */
+#define LINGER_QUIET_MS 100
+#define LINGER_MAX_MS   2000
+#define GRACE_MS        5000
+
+static void on_grace(uv_timer_t *t)
+{
+    bd_server *s = t->data;
+    bd_log(BD_LOG_WARN, NULL, NULL, "server: %zu call(s) still open %d ms after shutdown: cancelling them",
+           s->live_calls, GRACE_MS);
+    grpc_server_cancel_all_calls(s->server);
+}
+
+static void on_linger(uv_timer_t *t)
+{
+    bd_server *s = t->data;
+    uint64_t now = bd_now_ns();
+    if (now - s->last_call_ns < LINGER_QUIET_MS * 1000000ull && now - s->close_ns < LINGER_MAX_MS * 1000000ull)
+        return;
+    uv_timer_stop(t);
+    s->grpc_shut = true;
+    grpc_server_shutdown_and_notify(s->server, s->cq, &s->tag_shutdown);
+    uv_timer_start(t, on_grace, GRACE_MS, 0);
+    maybe_finish(s);
+}
+
+void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg)
+{
+    s->stopping = true;
+    s->done = done;
+    s->done_arg = arg;
+    s->close_ns = bd_now_ns();
+    uv_timer_start(&s->timer, on_linger, 0, 20);
+}
+
+int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *reg,
+                    bd_scheduler *sched, bd_server **out, bd_error *err)
+{
+    bd_server *s = calloc(1, sizeof *s);
+    if (!s)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    s->loop = loop;
+    s->cfg = cfg;
+    s->reg = reg;
+    s->sched = sched;
+    s->tag_shutdown = (srv_tag){ TAG_SHUTDOWN, NULL };
+    pthread_mutex_init(&s->lock, NULL);
+
+    grpc_init();
+    int max = cfg->max_message_bytes > INT_MAX ? INT_MAX : (int)cfg->max_message_bytes;
+    grpc_arg args[3] = {
+        { .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = max },
+        { .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, .value.integer = max },
+        /* gRPC sets SO_REUSEPORT by default, which would let two daemons share a port. */
+        { .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ALLOW_REUSEPORT, .value.integer = 0 },
+    };
+    grpc_channel_args chargs = { .num_args = 3, .args = args };
+    s->server = grpc_server_create(&chargs, NULL);
+    s->cq = grpc_completion_queue_create_for_next(NULL);
+    grpc_server_register_completion_queue(s->server, s->cq, NULL);
+    for (size_t m = 0; m < N_METHODS; m++)
+        s->registered[m] = grpc_server_register_method(s->server, methods[m].path, NULL,
+                                                       GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+
+    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    s->port = grpc_server_add_http2_port(s->server, cfg->grpc_address, creds);
+    grpc_server_credentials_release(creds);
+    int rc = 0;
+    if (s->port <= 0) {
+        rc = bd_error_set(err, BD_EIO, "cannot listen on %s: port in use? (or not a host:port "
+                          "address)", cfg->grpc_address);
+        goto fail_server;
+    }
+    if (uv_async_init(loop, &s->async, on_async) != 0) {
+        rc = bd_error_set(err, BD_EIO, "cannot create the gRPC hand-off to the event loop");
+        goto fail_server;
+    }
+    s->async.data = s;
+    uv_timer_init(loop, &s->timer);
+    s->timer.data = s;
+    s->open_handles = 2;
+    if (pthread_create(&s->thread, NULL, cq_thread, s) != 0) {
+        rc = bd_error_set(err, BD_EIO, "cannot start the gRPC completion-queue thread");
+        grpc_server_destroy(s->server);         /* never started */
+        grpc_completion_queue_shutdown(s->cq);
+        grpc_completion_queue_destroy(s->cq);
+        uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+        uv_close((uv_handle_t *)&s->async, on_handle_closed);  /* frees S, grpc_shutdown */
+        return rc;
+    }
+    grpc_server_start(s->server);
+    for (size_t m = 0; m < N_METHODS; m++)
+        for (int k = 0; k < methods[m].posted; k++)
+            if (post_request(s, (int)m) != 0)
+                bd_log(BD_LOG_ERROR, NULL, NULL, "server: cannot post a request for %s", methods[m].path);
+    for (int k = 0; k < 4; k++)
+        post_request(s, UNREGISTERED);
+    *out = s;
+    return 0;
+
+fail_server:
+    grpc_server_destroy(s->server);     /* never started: no shutdown needed */
+    grpc_completion_queue_shutdown(s->cq);
+    grpc_completion_queue_destroy(s->cq);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    grpc_shutdown();
+    return rc;
+}

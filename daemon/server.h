@@ -1,0 +1,105 @@
+/* braidd's gRPC server: gRPC C core on its own completion-queue thread, handing every event
+ * to the libuv loop.
+ *
+ *   cq thread   blocks in grpc_completion_queue_next; each event goes into a mutex-protected
+ *               queue, then uv_async_send (coalesced: the loop drains the whole queue).
+ *   loop        starts calls (grpc_server_request_registered_call kept posted for every
+ *               method — 64 for ModelInfer so concurrent clients never wait in gRPC's
+ *               pending list — plus grpc_server_request_call, whose calls get
+ *               UNIMPLEMENTED), decodes requests and runs the handlers in rpc_*.c; frees
+ *               finished calls.
+ *   workers     reply to ModelInfer themselves (bd_call_reply is thread-safe).
+ *
+ * A bd_call is one RPC. It is freed exactly once, on the loop, when its reply has been sent
+ * (or failed to send) and its close-on-server op has completed; the handler's state
+ * (bd_call_set_state) is freed with it. */
+#ifndef BD_SERVER_H
+#define BD_SERVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <grpc/status.h>
+#include <pb.h>
+#include <uv.h>
+
+#include "config.h"
+#include "partitioner/error.h"
+#include "registry.h"
+#include "scheduler.h"
+
+typedef struct bd_server bd_server;
+typedef struct bd_call   bd_call;
+
+/* ---- the server (loop thread) ---------------------------------------------------------- */
+
+/* Listen on CFG->grpc_address (port 0 picks a free one) and start serving REG's models
+ * through SCHED. BD_EIO "cannot listen on ADDR: port in use?" when the address cannot be
+ * bound. REG, SCHED and CFG must outlive the server. */
+int  bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *reg,
+                     bd_scheduler *sched, bd_server **out, bd_error *err);
+/* The gRPC port actually bound. */
+int  bd_server_port(const bd_server *s);
+/* Stop taking new work (SIGTERM): from now on new ModelInfer and load/unload calls are
+ * answered UNAVAILABLE "braidd is shutting down", readiness reports not ready, and calls
+ * already received go on to finish. The port stays open meanwhile, so clients get that
+ * clear answer instead of gRPC's CANCELLED for calls caught by a server shutdown.
+ * Idempotent. */
+void bd_server_stop(bd_server *s);
+/* Shut the gRPC server down (grpc_server_shutdown_and_notify), wait until every call is
+ * answered and freed (calls still open after a grace period are cancelled), destroy the
+ * server and its thread, and free S; DONE(ARG) then runs on the loop. Call after
+ * bd_server_stop and the scheduler's drain. */
+void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg);
+
+/* ---- one RPC (handlers in rpc_*.c) ------------------------------------------------------- */
+
+typedef void (*bd_rpc_handler)(bd_call *c);
+
+bd_registry            *bd_call_registry(const bd_call *c);
+bd_scheduler           *bd_call_scheduler(const bd_call *c);
+const bd_daemon_config *bd_call_config(const bd_call *c);
+/* The received request message, contiguous (in place when it arrived in one slice, else
+ * flattened once). Valid until the call is freed. */
+const uint8_t          *bd_call_payload(const bd_call *c, size_t *len);
+/* The call's deadline on the bd_now_ns() clock; 0 = none. */
+uint64_t                bd_call_deadline_ns(const bd_call *c);
+/* True once the client cancelled (or the connection died). */
+bool                    bd_call_cancelled(const bd_call *c);
+/* Attach handler state: FREE_FN(STATE) runs when the call is freed (on the loop). Loop
+ * thread, once per call. */
+void bd_call_set_state(bd_call *c, void *state, void (*free_fn)(void *state));
+/* Have the call set *FLAG when the client cancels (it is set at once if it already has).
+ * FLAG must live as long as the call (e.g. inside its state). Loop thread. */
+void bd_call_watch_cancel(bd_call *c, atomic_bool *flag);
+
+/* Decode the request into a zeroed message of SIZE bytes the call owns (*MSG; FIELDS e.g.
+ * inference_ModelReadyRequest_fields), tensor payloads referenced in place. The message, its
+ * heap fields and spans live until the call is freed. BD_EINVAL "malformed <WHAT>: ..." on
+ * a bad message (*MSG is then NULL). Loop thread, at most once per call. */
+int  bd_call_decode(bd_call *c, const pb_msgdesc_t *fields, size_t size, void **msg,
+                    const char *what, bd_error *err);
+/* bd_call_decode, or answer the error (INVALID_ARGUMENT) and return NULL. */
+void *bd_call_decode_or_fail(bd_call *c, const pb_msgdesc_t *fields, size_t size, const char *what);
+#define BD_CALL_DECODE(c, type, what) \
+    ((type *)bd_call_decode_or_fail((c), type##_fields, sizeof(type), (what)))
+/* True once the server stopped accepting calls (SIGTERM). */
+bool bd_call_server_stopping(const bd_call *c);
+
+/* Keep the call (and its state) alive past its reply: a worker holds it while it still
+ * touches the call's state after answering. Any thread, while the caller already owns a
+ * reference (the handler, or an earlier hold); every hold needs one bd_call_unhold. */
+void bd_call_hold(bd_call *c);
+void bd_call_unhold(bd_call *c);
+
+/* Answer the call, exactly once, from any thread: */
+/* ... with MSG encoded by FIELDS and status OK. An encoding failure answers INTERNAL. */
+void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg);
+/* ... with the gRPC status for a BD_E* CODE (status_map.h) and MESSAGE. */
+void bd_call_fail(bd_call *c, int code, const char *message);
+/* ... with a gRPC status code directly (UNIMPLEMENTED and the like). */
+void bd_call_fail_status(bd_call *c, grpc_status_code status, const char *message);
+
+#endif

@@ -1,0 +1,232 @@
+/* braidd's configuration: defaults, the JSON file, flags overriding it, and the errors a user
+ * meets when a key, a type or a flag is wrong. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/config.h"
+#include "daemon/log.h"
+#include "daemon_testlib.h"
+
+static char dir[4096];
+
+static int setup(void **state) { tl_mkdtemp(dir, sizeof dir); return 0; }
+static int teardown(void **state) { tl_rmtree(dir); return 0; }
+
+static const char *write_json(const char *name, const char *text)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    tl_write(path, text, (size_t)-1);
+    return path;
+}
+
+static int parse(bd_daemon_config *cfg, bd_error *err, int argc, ...)
+{
+    char *argv[32] = { "braidd" };
+    va_list ap;
+    va_start(ap, argc);
+    for (int i = 1; i < argc && i < 31; i++)
+        argv[i] = va_arg(ap, char *);
+    va_end(ap);
+    return bd_config_parse_args(cfg, argc, argv, err);
+}
+
+static void test_defaults(void **state)
+{
+    bd_daemon_config c;
+    bd_config_defaults(&c);
+    assert_string_equal(c.grpc_address, "127.0.0.1:8001");
+    assert_string_equal(c.http_address, "127.0.0.1:8002");
+    assert_string_equal(c.repository, "");
+    assert_int_equal(c.workers, 0);
+    assert_int_equal(c.threads_per_worker, 0);
+    assert_int_equal(c.queue_limit, 64);
+    assert_int_equal(c.max_message_bytes, 256u << 20);
+    assert_false(c.allow_uploads);
+    assert_int_equal(c.drain_timeout_ms, 30000);
+    assert_int_equal(c.log_level, BD_LOG_INFO);
+    assert_true(c.load_all_at_start);
+    assert_string_equal(c.config_path, "");
+}
+
+static void test_file_sets_every_key(void **state)
+{
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    const char *p = write_json("all.json",
+        "{\"grpc_address\":\"0.0.0.0:9001\",\"http_address\":\"\",\"repository\":\"/srv/models\","
+        "\"workers\":3,\"threads_per_worker\":2,\"queue_limit\":5,\"max_message_bytes\":1048576,"
+        "\"allow_uploads\":true,\"drain_timeout_ms\":100,\"log_level\":\"debug\",\"load_all_at_start\":false}");
+    assert_int_equal(bd_config_load_file(&c, p, &err), 0);
+    assert_string_equal(c.grpc_address, "0.0.0.0:9001");
+    assert_string_equal(c.http_address, "");
+    assert_string_equal(c.repository, "/srv/models");
+    assert_int_equal(c.workers, 3);
+    assert_int_equal(c.threads_per_worker, 2);
+    assert_int_equal(c.queue_limit, 5);
+    assert_int_equal(c.max_message_bytes, 1048576);
+    assert_true(c.allow_uploads);
+    assert_int_equal(c.drain_timeout_ms, 100);
+    assert_int_equal(c.log_level, BD_LOG_DEBUG);
+    assert_false(c.load_all_at_start);
+    assert_string_equal(c.config_path, p);
+}
+
+static void test_file_errors_name_the_key(void **state)
+{
+    struct { const char *json, *want; } cases[] = {
+        { "{\"workerz\":1}",              "unknown key 'workerz'" },
+        { "{\"workers\":\"two\"}",        "workers: expected an integer" },
+        { "{\"workers\":1.5}",            "workers: expected an integer" },
+        { "{\"queue_limit\":0}",          "queue_limit: expected an integer in [1," },
+        { "{\"allow_uploads\":1}",        "allow_uploads: expected true or false" },
+        { "{\"log_level\":\"loud\"}",     "log_level: expected debug, info, warn or error" },
+        { "{\"repository\":7}",           "repository: expected a string" },
+        { "[1,2]",                        "expected a JSON object" },
+        { "{\"workers\":1,",              "not valid JSON" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bd_daemon_config c;
+        bd_error err = { 0 };
+        bd_config_defaults(&c);
+        const char *p = write_json("bad.json", cases[i].json);
+        assert_int_equal(bd_config_load_file(&c, p, &err), BD_EINVAL);
+        if (!strstr(err.msg, cases[i].want))
+            fail_msg("%s: got '%s', want '%s'", cases[i].json, err.msg, cases[i].want);
+    }
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    assert_int_equal(bd_config_load_file(&c, "/nonexistent/braidd.json", &err), BD_EIO);
+    assert_non_null(strstr(err.msg, "/nonexistent/braidd.json"));
+}
+
+static void test_flags_override_file(void **state)
+{
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    const char *p = write_json("base.json", "{\"workers\":3,\"queue_limit\":7,\"repository\":\"/a\"}");
+    char cfgpath[4200];
+    snprintf(cfgpath, sizeof cfgpath, "%s", p);
+    /* The flag comes before --config on the command line and still wins. */
+    int rc = parse(&c, &err, 10, "--workers", "1", "--config", cfgpath, "--allow-uploads",
+                   "--no-load-at-start", "--grpc-address=127.0.0.1:0", "--log-level", "warn");
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(c.workers, 1);
+    assert_int_equal(c.queue_limit, 7);
+    assert_string_equal(c.repository, "/a");
+    assert_true(c.allow_uploads);
+    assert_false(c.load_all_at_start);
+    assert_string_equal(c.grpc_address, "127.0.0.1:0");
+    assert_int_equal(c.log_level, BD_LOG_WARN);
+    assert_string_equal(c.config_path, cfgpath);
+
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 15, "--repository", "/m", "--http-address", "", "--threads-per-worker", "2",
+                           "--queue-limit", "9", "--max-message-bytes", "65536", "--drain-timeout-ms", "5",
+                           "--workers", "2"), 0);
+    assert_string_equal(c.repository, "/m");
+    assert_string_equal(c.http_address, "");
+    assert_int_equal(c.threads_per_worker, 2);
+    assert_int_equal(c.queue_limit, 9);
+    assert_int_equal(c.max_message_bytes, 65536);
+    assert_int_equal(c.drain_timeout_ms, 5);
+}
+
+static void test_flag_errors(void **state)
+{
+    struct { int argc; const char *a, *b, *want; } cases[] = {
+        { 2, "--bogus", NULL, "unknown option '--bogus'" },
+        { 3, "--workers", "x", "--workers: expected an integer, got 'x'" },
+        { 3, "--workers", "-1", "--workers: expected an integer in [0, 1024]" },
+        { 3, "--queue-limit", "0", "--queue-limit: expected an integer in [1," },
+        { 3, "--log-level", "chatty", "--log-level: expected debug, info, warn or error" },
+        { 2, "--workers", NULL, "needs a value" },
+        { 2, "stray", NULL, "unexpected argument 'stray'" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bd_daemon_config c;
+        bd_error err = { 0 };
+        bd_config_defaults(&c);
+        assert_int_equal(parse(&c, &err, cases[i].argc, cases[i].a, cases[i].b), BD_EINVAL);
+        if (!strstr(err.msg, cases[i].want))
+            fail_msg("%s: got '%s', want '%s'", cases[i].a, err.msg, cases[i].want);
+    }
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 3, "--config", "/nonexistent.json"), BD_EIO);
+}
+
+static void test_help_and_version_exit_zero(void **state)
+{
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    /* --help prints to stdout; the test only checks the contract (1 = handled). */
+    assert_int_equal(parse(&c, &err, 2, "--help"), 1);
+    assert_int_equal(parse(&c, &err, 2, "--version"), 1);
+}
+
+static void test_resolve_auto(void **state)
+{
+    bd_daemon_config c;
+    bd_config_defaults(&c);
+    bd_config_resolve(&c, 2);                            /* this machine: 2 workers x 1 thread */
+    assert_int_equal(c.workers, 2);
+    assert_int_equal(c.threads_per_worker, 1);
+
+    bd_config_defaults(&c);
+    bd_config_resolve(&c, 6);
+    assert_int_equal(c.workers, 2);
+    assert_int_equal(c.threads_per_worker, 3);
+
+    bd_config_defaults(&c);
+    bd_config_resolve(&c, 1);
+    assert_int_equal(c.workers * c.threads_per_worker, 1);
+
+    bd_config_defaults(&c);
+    bd_config_resolve(&c, 16);
+    assert_true(c.workers * c.threads_per_worker <= 16);
+    assert_int_equal(c.workers, 4);
+    assert_int_equal(c.threads_per_worker, 4);
+
+    bd_config_defaults(&c);
+    c.threads_per_worker = 4;
+    bd_config_resolve(&c, 8);
+    assert_int_equal(c.workers, 2);
+
+    bd_config_defaults(&c);
+    c.workers = 3;
+    bd_config_resolve(&c, 2);
+    assert_int_equal(c.threads_per_worker, 1);          /* never 0 */
+
+    bd_config_defaults(&c);
+    c.workers = 2;
+    c.threads_per_worker = 5;
+    bd_config_resolve(&c, 2);                            /* explicit values are kept */
+    assert_int_equal(c.workers, 2);
+    assert_int_equal(c.threads_per_worker, 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_file_sets_every_key),
+        cmocka_unit_test(test_file_errors_name_the_key),
+        cmocka_unit_test(test_flags_override_file),
+        cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_help_and_version_exit_zero),
+        cmocka_unit_test(test_resolve_auto),
+    };
+    return cmocka_run_group_tests_name("daemon config", tests, setup, teardown);
+}

@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""Every RPC of braidd's GRPCInferenceService and grpc.health.v1.Health, driven from Python
+the way any Open Inference Protocol client would, against a real braidd."""
+
+import grpc
+import numpy as np
+
+import e2e_models
+from braidd_fixture import BraiddTestCase, health_pb2, pb, run_tests, status_of
+from tensors import infer_request, response_outputs
+
+DEMO = "tinycnn"
+
+
+class Rpc(BraiddTestCase):
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "two_outputs", e2e_models.two_outputs())
+        e2e_models.write_repository_model(repo, "big", e2e_models.big_add_one())
+
+    def setUp(self):
+        self.image = e2e_models.demo_fixture("image")
+        self.probs = e2e_models.demo_fixture("probabilities")
+
+    # ---- health --------------------------------------------------------------------------
+
+    def test_server_live(self):
+        self.assertTrue(self.stub.ServerLive(pb.ServerLiveRequest(), timeout=10).live)
+
+    def test_server_ready(self):
+        self.assertTrue(self.stub.ServerReady(pb.ServerReadyRequest(), timeout=10).ready)
+
+    def test_model_ready(self):
+        self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name=DEMO), timeout=10).ready)
+        self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name=DEMO, version="1"),
+                                             timeout=10).ready)
+
+    def test_grpc_health_check(self):
+        h = self.d.health_stub()
+        for service in ("", "inference.GRPCInferenceService"):
+            r = h.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+            self.assertEqual(r.status, health_pb2.HealthCheckResponse.SERVING, service)
+
+    def test_grpc_health_check_unknown_service(self):
+        # grpc/grpc doc/health-checking.md: an unknown service fails with NOT_FOUND.
+        code, _ = status_of(self.d.health_stub().Check,
+                            health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=10)
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
+
+    # ---- metadata and config -------------------------------------------------------------
+
+    def test_server_metadata(self):
+        r = self.stub.ServerMetadata(pb.ServerMetadataRequest(), timeout=10)
+        self.assertTrue(r.name)
+        self.assertTrue(r.version)
+        for ext in ("model_repository", "statistics", "binary_tensor_data"):
+            self.assertIn(ext, r.extensions)
+
+    def test_model_metadata(self):
+        r = self.stub.ModelMetadata(pb.ModelMetadataRequest(name=DEMO), timeout=10)
+        self.assertEqual(r.name, DEMO)
+        self.assertIn("1", r.versions)
+        self.assertEqual(r.platform, "onnx")
+        self.assertEqual([(t.name, t.datatype, list(t.shape)) for t in r.inputs],
+                         [("image", "FP32", [-1, 3, 32, 32])])
+        self.assertEqual([(t.name, t.datatype, list(t.shape)) for t in r.outputs],
+                         [("probabilities", "FP32", [-1, 10])])
+
+    def test_model_metadata_two_outputs(self):
+        r = self.stub.ModelMetadata(pb.ModelMetadataRequest(name="two_outputs", version="1"),
+                                    timeout=10)
+        self.assertEqual([t.name for t in r.outputs], ["plus_one", "times_two"])
+        self.assertEqual([list(t.shape) for t in r.outputs], [[1, 4], [1, 4]])
+
+    def test_model_config(self):
+        c = self.stub.ModelConfig(pb.ModelConfigRequest(name=DEMO), timeout=10).config
+        self.assertEqual(c.name, DEMO)
+        # Triton's ModelConfig spells ONNX "onnxruntime_onnx"; ModelMetadata says "onnx".
+        self.assertIn(c.platform, ("onnx", "onnxruntime_onnx"))
+        self.assertEqual([(i.name, i.data_type) for i in c.input], [("image", pb.TYPE_FP32)])
+        self.assertEqual([(o.name, o.data_type) for o in c.output],
+                         [("probabilities", pb.TYPE_FP32)])
+        # Triton's convention: with max_batch_size > 0 dims omit the batch dimension.
+        if c.max_batch_size > 0:
+            self.assertEqual(list(c.input[0].dims), [3, 32, 32])
+        else:
+            self.assertEqual(list(c.input[0].dims), [-1, 3, 32, 32])
+
+    # ---- inference -----------------------------------------------------------------------
+
+    def check_demo(self, resp):
+        out = response_outputs(resp)
+        self.assertEqual(list(out), ["probabilities"])
+        self.assertEqual(resp.outputs[0].datatype, "FP32")
+        self.assertEqual(list(resp.outputs[0].shape), [1, 10])
+        np.testing.assert_allclose(out["probabilities"], self.probs, rtol=1e-4, atol=1e-5)
+
+    def test_infer_raw(self):
+        resp = self.stub.ModelInfer(infer_request(DEMO, {"image": self.image}, raw=True),
+                                    timeout=30)
+        self.assertEqual(resp.model_name, DEMO)
+        self.assertEqual(resp.model_version, "1")
+        self.assertEqual(len(resp.raw_output_contents), 1, "outputs travel as raw_output_contents")
+        self.check_demo(resp)
+
+    def test_infer_typed_contents(self):
+        resp = self.stub.ModelInfer(infer_request(DEMO, {"image": self.image}, raw=False),
+                                    timeout=30)
+        self.check_demo(resp)
+
+    def test_infer_batch_of_three(self):
+        batch = np.concatenate([self.image, self.image * 0.5, self.image])
+        out = response_outputs(self.stub.ModelInfer(infer_request(DEMO, {"image": batch}),
+                                                    timeout=30))["probabilities"]
+        self.assertEqual(out.shape, (3, 10))
+        np.testing.assert_allclose(out[0], self.probs[0], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out[2], self.probs[0], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out.sum(axis=1), np.ones(3), rtol=1e-4)
+
+    def test_infer_explicit_version(self):
+        resp = self.stub.ModelInfer(infer_request(DEMO, {"image": self.image}, version="1"),
+                                    timeout=30)
+        self.assertEqual(resp.model_version, "1")
+        self.check_demo(resp)
+
+    def test_infer_id_echoed(self):
+        for rid in ("req-42", "ünïcode-id-%s" % ("x" * 300)):
+            resp = self.stub.ModelInfer(
+                infer_request(DEMO, {"image": self.image}, request_id=rid), timeout=30)
+            self.assertEqual(resp.id, rid)
+
+    def test_infer_all_outputs_in_model_order(self):
+        x = np.array([[1, 2, 3, 4]], np.float32)
+        out = response_outputs(self.stub.ModelInfer(infer_request("two_outputs", {"x": x}),
+                                                    timeout=30))
+        self.assertEqual(list(out), ["plus_one", "times_two"])
+        np.testing.assert_array_equal(out["plus_one"], x + 1)
+        np.testing.assert_array_equal(out["times_two"], x * 2)
+
+    def test_infer_requested_output_filtering(self):
+        x = np.array([[1, -2, 3.5, 4]], np.float32)
+        for wanted in (["times_two"], ["plus_one"], ["times_two", "plus_one"]):
+            resp = self.stub.ModelInfer(infer_request("two_outputs", {"x": x}, outputs=wanted),
+                                        timeout=30)
+            out = response_outputs(resp)
+            self.assertEqual(sorted(out), sorted(wanted))
+            self.assertEqual(len(resp.raw_output_contents), len(wanted))
+            if "plus_one" in out:
+                np.testing.assert_array_equal(out["plus_one"], x + 1)
+            if "times_two" in out:
+                np.testing.assert_array_equal(out["times_two"], x * 2)
+
+    def test_infer_typed_two_outputs(self):
+        x = np.array([[0.25, 0.5, -1, 8]], np.float32)
+        out = response_outputs(self.stub.ModelInfer(
+            infer_request("two_outputs", {"x": x}, raw=False, outputs=["plus_one"]), timeout=30))
+        np.testing.assert_array_equal(out["plus_one"], x + 1)
+
+    def test_infer_large_message(self):
+        # 16 MiB each way: past gRPC's 4 MiB default receive limit on both sides.
+        x = np.random.default_rng(3).standard_normal((1, 4 * 1024 * 1024)).astype(np.float32)
+        resp = self.stub.ModelInfer(infer_request("big", {"x": x}), timeout=120)
+        np.testing.assert_array_equal(response_outputs(resp)["y"], x + 1)
+
+    # ---- statistics --------------------------------------------------------------------
+
+    def stats(self, name, version=""):
+        r = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name=name, version=version),
+                                      timeout=10)
+        mine = [s for s in r.model_stats if s.name == name]
+        self.assertEqual(len(mine), 1, "one entry for %s: %s" % (name, r))
+        return mine[0]
+
+    def test_model_statistics_counters_increase(self):
+        before = self.stats(DEMO)
+        self.assertEqual(before.version, "1")
+        n = 5
+        for _ in range(n):
+            self.stub.ModelInfer(infer_request(DEMO, {"image": self.image}), timeout=30)
+        after = self.stats(DEMO, "1")
+        self.assertEqual(after.inference_count - before.inference_count, n)
+        self.assertEqual(after.execution_count - before.execution_count, n)
+        s0, s1 = before.inference_stats, after.inference_stats
+        self.assertEqual(s1.success.count - s0.success.count, n)
+        self.assertGreater(s1.success.ns, s0.success.ns)
+        for field in ("queue", "compute_input", "compute_infer", "compute_output"):
+            self.assertEqual(getattr(s1, field).count - getattr(s0, field).count, n, field)
+        self.assertGreater(s1.compute_infer.ns, s0.compute_infer.ns)
+        self.assertGreater(after.last_inference, 0)
+
+    def test_model_statistics_failures_counted(self):
+        before = self.stats(DEMO).inference_stats.fail.count
+        bad = infer_request(DEMO, {"image": self.image[:, :2]})     # wrong shape
+        with self.assertRaises(Exception):
+            self.stub.ModelInfer(bad, timeout=30)
+        self.assertEqual(self.stats(DEMO).inference_stats.fail.count - before, 1)
+
+    def test_model_statistics_unknown_model(self):
+        code, _ = status_of(self.stub.ModelStatistics, pb.ModelStatisticsRequest(name="nope"),
+                            timeout=10)
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
+
+    def test_model_statistics_all_models(self):
+        r = self.stub.ModelStatistics(pb.ModelStatisticsRequest(), timeout=10)
+        names = {s.name for s in r.model_stats}
+        self.assertLessEqual({DEMO, "two_outputs"}, names)
+
+    # ---- repository ------------------------------------------------------------------
+
+    def test_repository_index(self):
+        r = self.stub.RepositoryIndex(pb.RepositoryIndexRequest(), timeout=10)
+        by_name = {m.name: m for m in r.models}
+        self.assertEqual(by_name[DEMO].state, "READY")
+        self.assertEqual(by_name[DEMO].version, "1")
+        self.assertEqual(by_name["two_outputs"].state, "READY")
+        ready = self.stub.RepositoryIndex(pb.RepositoryIndexRequest(ready=True), timeout=10)
+        self.assertTrue(all(m.state == "READY" for m in ready.models))
+
+
+if __name__ == "__main__":
+    run_tests()
