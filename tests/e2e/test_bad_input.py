@@ -277,10 +277,25 @@ class SingleWorker(Common):
 
     def test_cancel_while_running(self):
         b = self.stub.ModelInfer.future(self.slow_request(), timeout=60)
-        time.sleep(0.03)
+        time.sleep(0.01)
         self.assertTrue(b.cancel(), "the call had already finished")
         self.assertEqual(b.code(), grpc.StatusCode.CANCELLED)
         self.assert_serving()
+
+
+    def test_client_disconnects_mid_request(self):
+        # A client that vanishes with requests queued and running: its work is dropped and
+        # the server serves the next client.
+        channel = self.d.new_channel()
+        stub = self.d.stub(channel)
+        futures = [stub.ModelInfer.future(self.slow_request(), timeout=60) for _ in range(4)]
+        time.sleep(0.03)
+        channel.close()
+        for f in futures:
+            self.assertTrue(f.done())
+        self.assert_serving()
+        c = self.stub.ModelInfer(self.slow_request(), timeout=60)
+        self.assertEqual(c.model_name, "slow")
 
 
 class QueueFull(Common):
