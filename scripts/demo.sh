@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Set up, build, and run the bundled demo model (a tiny CNN classifier) with the offline
-# runner: `braid inspect` shows how it was partitioned and fused, `braid run` classifies
-# the bundled image and `braid bench` times it.
+# Set up, build, and start braidd on 127.0.0.1 serving the bundled demo repository
+# (daemon/demo-repository: "tinycnn", a small CNN classifier). Runs in the foreground;
+# Ctrl-C (SIGINT) or SIGTERM drains and stops it. Try it from another terminal with the
+# commands printed below. Extra arguments are passed to braidd (e.g. --allow-uploads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 build=${BRAID_BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
-ninja -C "$build" client/braid >/dev/null
-model=daemon/demo-repository/tinycnn/1/model.onnx
-set -x
-"$build/client/braid" inspect "$model"
-"$build/client/braid" run "$model" --input image=tests/fixtures/demo/image.npy
-"$build/client/braid" bench "$model" --iters 200 --threads 1
+ninja -C "$build" daemon/braidd client/braid >/dev/null
+
+cat <<HINT
+braidd is starting on 127.0.0.1 (gRPC :8001, HTTP :8002). In another terminal:
+  $build/client/braid models
+  $build/client/braid infer tinycnn --input image=tests/fixtures/demo/image.npy
+  curl -s 127.0.0.1:8002/v2/status
+  curl -s 127.0.0.1:8002/metrics | grep braid_requests_total
+HINT
+exec "$build/daemon/braidd" --repository daemon/demo-repository \
+  --grpc-address 127.0.0.1:8001 --http-address 127.0.0.1:8002 "$@"

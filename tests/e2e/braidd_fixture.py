@@ -14,6 +14,7 @@ Which braidd: `--braidd PATH` on the test's command line, else $BRAID_E2E_BRAIDD
 running the suite against a sanitizer build), else $BRAIDD (set by tests/e2e/meson.build).
 Python stubs: $BRAID_PROTO_PY (the proto_py target's directory); without it they are
 generated from proto/*.proto into a temporary directory with protoc + grpc_python_plugin.
+BRAID_E2E_KEEP=1 keeps each braidd's temporary repository and log after the run.
 """
 
 import atexit
@@ -82,6 +83,19 @@ def _cleanup_stubs():
 
 
 atexit.register(_cleanup_stubs)
+
+
+def _cleanup_servers():
+    """Whoever uses Braidd without run_tests(): no braidd and no temporary repository is left
+    behind ($BRAID_E2E_KEEP=1 keeps the directories, with their logs, for a post-mortem)."""
+    for s in _servers:
+        if os.environ.get("BRAID_E2E_KEEP"):
+            s.kill()
+        else:
+            s.cleanup()
+
+
+atexit.register(_cleanup_servers)
 
 
 class BraiddError(AssertionError):
@@ -384,5 +398,6 @@ def run_tests():
     for s in _servers:
         if not ok and os.path.exists(s.log_path):
             print("\n==== braidd [%s] ====\n%s" % (s.label, s.log_tail(200)), file=sys.stderr)
-        s.cleanup()
+        if not os.environ.get("BRAID_E2E_KEEP"):
+            s.cleanup()
     sys.exit(0 if ok else 1)
