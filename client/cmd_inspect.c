@@ -6,7 +6,7 @@
 
 #include "backends/registry.h"
 #include "cli.h"
-#include "partitioner/onnx/onnx_import.h"
+#include "partitioner/import.h"
 
 static void usage(FILE *f)
 {
@@ -77,7 +77,7 @@ int cmd_inspect(int argc, char **argv)
     const char *path = argv[1];
     bd_error err = { 0 };
     bd_graph *raw = NULL;
-    if (bd_onnx_import_file(path, &raw, &err) || bd_graph_validate(raw, &err)) {
+    if (bd_import_file(path, &raw, &err) || bd_graph_validate(raw, &err)) {
         cli_error("cannot import the model", &err);
         bd_graph_destroy(raw);
         return CLI_FAIL;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx/onnx_import.h"
+#include "import.h"
 #include "plan_build.h"
 #include "shape/shape_infer.h"
 
@@ -53,7 +53,7 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
 int bd_model_open(const char *path, const bd_model_options *opts, bd_model **out, bd_error *err)
 {
     bd_graph *g = NULL;
-    int rc = bd_onnx_import_file(path, &g, err);   /* its messages already name PATH */
+    int rc = bd_import_file(path, &g, err);   /* its messages already name PATH */
     if (rc)
         return rc;
     rc = bd_model_from_graph(g, opts, out, err);

@@ -30,6 +30,7 @@ struct bd_graph {
     bd_value   **index;       size_t index_cap;   /* open-addressing name index, power of 2 */
     mapping     *maps;        size_t n_maps, cap_maps;
     int64_t      opset;
+    const char  *framework;   /* "onnx" unless a frontend says otherwise */
     const bd_graph *parent;   /* set on clones: payloads belong to it */
 };
 
@@ -191,8 +192,9 @@ bd_graph *bd_graph_clone(const bd_graph *src)
     bd_graph *g = bd_graph_create(src->name);
     if (!g)
         return NULL;
-    g->opset  = src->opset;
-    g->parent = src;
+    g->opset     = src->opset;
+    g->framework = src->framework;
+    g->parent    = src;
     bd_value **vmap = calloc(src->n_values ? src->n_values : 1, sizeof *vmap);
     if (!vmap)
         goto fail;
@@ -259,6 +261,8 @@ bd_value   *bd_graph_input(const bd_graph *g, size_t i)    { return i < g->n_inp
 size_t      bd_graph_num_outputs(const bd_graph *g)        { return g->n_outputs; }
 bd_value   *bd_graph_output(const bd_graph *g, size_t i)   { return i < g->n_outputs ? g->outputs[i] : NULL; }
 int64_t     bd_graph_opset(const bd_graph *g)              { return g->opset; }
+const char *bd_graph_framework(const bd_graph *g)          { return g->framework ? g->framework : "onnx"; }
+void        bd_graph_set_framework(bd_graph *g, const char *fw) { g->framework = fw; }
 void        bd_graph_set_opset(bd_graph *g, int64_t opset) { g->opset = opset; }
 
 size_t bd_graph_use_count(const bd_graph *g, const bd_value *v)

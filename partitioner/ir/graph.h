@@ -95,6 +95,10 @@ struct bd_node {
     bd_postop   post[BD_MAX_POSTOPS]; /* fused post-ops (composite), applied to outputs[0] */
     int         n_post;
     const char *composite;    /* e.g. "Conv+Relu+Add" after pattern merging, else NULL */
+    const void *origin;       /* the frontend's own definition of this node (a TensorFlow
+                               * NodeDef's bytes), kept so a fallback engine can re-serialize
+                               * it exactly; NULL when the IR node is the definition (ONNX) */
+    size_t      origin_len;
     int         backend;      /* index of the backend chosen by annotation, -1 = none yet */
     int         index;        /* position in the graph's node list */
 };
@@ -133,6 +137,11 @@ bd_value   *bd_graph_output(const bd_graph *g, size_t i);
 bd_value   *bd_graph_find_value(const bd_graph *g, const char *name);
 /* Number of node inputs that read V (counting repeats), plus 1 if V is a graph output. */
 size_t      bd_graph_use_count(const bd_graph *g, const bd_value *v);
+/* The framework the graph was imported from: "onnx" (default), "tensorflow" (GraphDef or
+ * TF.js). Fallback engines only accept nodes of their own framework. The string must
+ * outlive G (a literal, or bd_graph_strdup'ed). */
+const char *bd_graph_framework(const bd_graph *g);
+void        bd_graph_set_framework(bd_graph *g, const char *framework);
 /* Metadata the frontend recorded: producer name, opset of the default domain, IR version. */
 int64_t     bd_graph_opset(const bd_graph *g);
 void        bd_graph_set_opset(bd_graph *g, int64_t opset);
