@@ -19,9 +19,12 @@
 #include "../partitioner/error.h"
 #include "../partitioner/ir/graph.h"
 
-/* A connected piece of a graph handed to one backend. Every value it touches has a static
- * shape (shape inference ran for the plan's concrete input shapes). Initializers it reads
- * are not listed as inputs: the backend reads their bytes from value->data at compile. */
+/* A connected piece of a graph handed to one backend. Shape inference ran for the plan's
+ * concrete input shapes, so most values have static shapes; a value whose shape depends on
+ * data (NonZero, NonMaxSuppression, a TensorFlow op without a shape rule) has a non-static
+ * value->shape, and only backends that say so in supports() (the fallback engines) get
+ * nodes touching such values. Initializers it reads are not listed as inputs: the backend
+ * reads their bytes from value->data at compile. */
 typedef struct bd_subgraph {
     const bd_graph  *graph;
     bd_node *const  *nodes;       /* topological order */
@@ -45,7 +48,12 @@ typedef struct bd_backend {
     /* Per-thread state: scratch arena, streams, memory objects. All allocation happens here. */
     int  (*ctx_create)(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err);
     /* Run once. IN/OUT are plain row-major CPU tensors matching SG's inputs/outputs in
-     * order, shapes and dtypes; OUT buffers are caller-owned and written in place. */
+     * order and dtypes. An output whose value has a static shape comes with a caller-owned
+     * buffer (out[k].data != NULL) that the backend writes in place. An output whose shape
+     * is only known at run time comes with out[k].data == NULL and out[k].shape pointing
+     * at BD_MAX_RANK writable int64s: the backend sets ndim, the dims and data (memory it
+     * owns, valid until the next run on this ctx). Inputs may likewise have run-time
+     * shapes: read in[k].ndim/shape, never value->shape, for those. */
     int  (*run)(bd_kernel_ctx *ctx, const DLTensor *in, size_t n_in,
                 DLTensor *out, size_t n_out, bd_error *err);
     void (*ctx_destroy)(bd_kernel_ctx *ctx);                 /* NULL is allowed */
