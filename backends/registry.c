@@ -3,9 +3,14 @@
 #include <string.h>
 
 #include "dnnl/dnnl_backend.h"
+#include "ort/ort_backend.h"
+#include "tf/tf_backend.h"
 
+/* Annotation order: the fast path first, then the fallback engines. */
 static const bd_backend *const table[] = {
     &bd_dnnl_backend,
+    &bd_ort_backend,
+    &bd_tf_backend,
 };
 
 const bd_backend *const *bd_backends(size_t *n)

@@ -41,6 +41,21 @@ void cli_error(const char *what, const bd_error *err);
 /* Parse a positive int option value; returns -1 (after an error message) when invalid. */
 int  cli_parse_count(const char *opt, const char *value);
 
+/* ---- placement flags (cli_placement.c), shared by run, inspect and bench ---- */
+enum { CLI_OPT_FALLBACK_OPS = 0x100, CLI_OPT_ENGINE, CLI_OPT_MIN_DNNL_FLOPS, CLI_OPT_ORT_LIBRARY,
+       CLI_OPT_ORT_THREADS };
+#define CLI_PLACEMENT_OPTIONS                                                                  \
+    { "fallback-ops", required_argument, 0, CLI_OPT_FALLBACK_OPS },                           \
+    { "engine", required_argument, 0, CLI_OPT_ENGINE },                                       \
+    { "min-dnnl-flops", required_argument, 0, CLI_OPT_MIN_DNNL_FLOPS },                       \
+    { "ort-library", required_argument, 0, CLI_OPT_ORT_LIBRARY },                             \
+    { "ort-threads", required_argument, 0, CLI_OPT_ORT_THREADS }
+/* Their lines for a usage text. */
+extern const char cli_placement_usage[];
+/* Apply getopt result C with ARG to O: 1 when C was a placement flag, 0 when not, -1 when its
+ * value is invalid (a message was printed). ARG must outlive O (argv does). */
+int  cli_placement_option(int c, const char *arg, bd_model_options *o);
+
 /* ---- remote subcommands ---- */
 #define CLI_DEFAULT_SERVER "127.0.0.1:8001"
 /* --server's default: $BRAID_SERVER, else CLI_DEFAULT_SERVER. */

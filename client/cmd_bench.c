@@ -10,6 +10,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: braid bench MODEL [--threads N] [--iters N] [--warmup N] [--input NAME=FILE.npy]...\n"
+        "                   [--fallback-ops A,B] [--engine NAME]\n"
         "\n"
         "Time MODEL in process: WARMUP untimed runs, then ITERS timed runs; prints the median,\n"
         "percentiles and throughput. Inputs not given are seeded random data (dynamic dims = 1).\n"
@@ -17,7 +18,8 @@ static void usage(FILE *f)
         "  -t, --threads N   oneDNN threads (default: all cores)\n"
         "  -n, --iters N     timed runs (default 50)\n"
         "  -w, --warmup N    untimed runs first (default 5)\n"
-        "  -i, --input ...   as for braid run\n");
+        "  -i, --input ...   as for braid run\n"
+        "%s", cli_placement_usage);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -38,7 +40,7 @@ int cmd_bench(int argc, char **argv)
     static const struct option opts[] = {
         { "threads", required_argument, 0, 't' }, { "iters", required_argument, 0, 'n' },
         { "warmup", required_argument, 0, 'w' }, { "input", required_argument, 0, 'i' },
-        { "help", no_argument, 0, 'h' }, { 0 },
+        { "help", no_argument, 0, 'h' }, CLI_PLACEMENT_OPTIONS, { 0 },
     };
     bd_model_options mopts = { 0 };
     int iters = 50, warmup = 5, c;
@@ -55,7 +57,14 @@ int cmd_bench(int argc, char **argv)
             in.spec[in.n_spec++] = optarg;
             break;
         case 'h': usage(stdout); return CLI_OK;
-        default:  usage(stderr); return CLI_USAGE;
+        default: {
+            int r = cli_placement_option(c, optarg, &mopts);
+            if (r > 0)
+                break;
+            if (r == 0)
+                usage(stderr);
+            return CLI_USAGE;
+        }
         }
     }
     if (optind != argc - 1) {
@@ -99,6 +108,11 @@ int cmd_bench(int argc, char **argv)
            ms[(iters * 9) / 10 < iters ? (iters * 9) / 10 : iters - 1],
            ms[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1], ms[0], sum / iters);
     printf("throughput: %.1f inferences/s\n", 1000.0 / med);
+    const bd_partition_report *rep = bd_plan_partition(plan);
+    printf("subgraphs: %zu", rep->n_subgraphs);
+    for (size_t i = 0; i < rep->n_subgraphs; i++)
+        printf("%s%s %zu", i ? ", " : " (", rep->subgraphs[i].backend, rep->subgraphs[i].n_nodes);
+    printf("%s  nodes off oneDNN: %zu\n", rep->n_subgraphs ? " nodes)" : "", rep->n_fallback);
     status = CLI_OK;
 out:
     free(ms);

@@ -11,11 +11,15 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: braid inspect MODEL\n"
+        "usage: braid inspect MODEL [--fallback-ops A,B] [--engine NAME]\n"
         "\n"
         "Print MODEL's inputs and outputs, its operator histogram as imported, the composites\n"
-        "braid fused, and which nodes the oneDNN backend runs (with the reason for any it\n"
-        "cannot).\n");
+        "braid fused, the subgraphs of its plan (backend, node count, boundary tensors) and,\n"
+        "for every node not on oneDNN, the reason (unsupported op, attribute, dtype, dynamic\n"
+        "shape, forced, cost).\n"
+        "\n"
+        "%s"
+        "  -h, --help                 this text\n", cli_placement_usage);
 }
 
 static void print_values(const char *title, size_t n, bd_value *(*get)(const bd_graph *, size_t),
@@ -64,17 +68,64 @@ static void print_histogram(const char *title, const bd_graph *g, int composites
     free(c);
 }
 
+static void print_tensors(const char *title, bd_value *const *v, size_t n)
+{
+    printf("      %s:", title);
+    if (n == 0)
+        printf(" (none)");
+    for (size_t i = 0; i < n && i < 8; i++) {
+        char buf[96];
+        printf(" %s %s", v[i]->name, bd_shape_str(&v[i]->shape, buf, sizeof buf));
+        if (i + 1 < n)
+            printf(",");
+    }
+    if (n > 8)
+        printf(" ... (%zu in all)", n);
+    printf("\n");
+}
+
+/* Every subgraph, and every node not on oneDNN with the reason. */
+static void print_partition(const bd_partition_report *r)
+{
+    printf("subgraphs (in execution order):\n");
+    for (size_t i = 0; i < r->n_subgraphs; i++) {
+        const bd_subgraph_info *s = &r->subgraphs[i];
+        printf("  #%zu %-5s %4zu node(s) from '%s'\n", i, s->backend, s->n_nodes, s->first_node);
+        print_tensors("inputs ", s->inputs, s->n_inputs);
+        print_tensors("outputs", s->outputs, s->n_outputs);
+    }
+    printf("nodes not on oneDNN: %zu\n", r->n_fallback);
+    for (size_t i = 0; i < r->n_fallback; i++) {
+        const bd_fallback_info *f = &r->fallback[i];
+        printf("  %-28s %-18s -> %-5s %s: %s\n", f->node, f->op_type, f->backend, f->reason, f->detail);
+    }
+}
+
 int cmd_inspect(int argc, char **argv)
 {
-    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        usage(stdout);
-        return CLI_OK;
+    static const struct option opts[] = {
+        { "help", no_argument, 0, 'h' }, CLI_PLACEMENT_OPTIONS, { 0 },
+    };
+    bd_model_options mopts = { 0 };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return CLI_OK;
+        }
+        int r = cli_placement_option(c, optarg, &mopts);
+        if (r <= 0) {
+            if (r == 0)
+                usage(stderr);
+            return CLI_USAGE;
+        }
     }
-    if (argc != 2 || argv[1][0] == '-') {
+    if (optind != argc - 1) {
         usage(stderr);
         return CLI_USAGE;
     }
-    const char *path = argv[1];
+    const char *path = argv[optind];
     bd_error err = { 0 };
     bd_graph *raw = NULL;
     if (bd_import_file(path, &raw, &err) || bd_graph_validate(raw, &err)) {
@@ -89,12 +140,12 @@ int cmd_inspect(int argc, char **argv)
     print_histogram("operators", raw, 0);
     bd_graph_destroy(raw);
 
-    /* Fusion and placement are decided per plan (static shapes): show the plan for the
-     * model's own shapes, with dynamic dims taken as 1. */
+    /* Fusion and placement are decided per plan (concrete input shapes): show the plan for
+     * the model's own shapes, with dynamic dims taken as 1. */
     bd_model *m = NULL;
     cli_inputs in = { 0 };
     const bd_plan *plan = NULL;
-    if (bd_model_open(path, NULL, &m, &err) || cli_inputs_load(&in, bd_model_graph(m), 1, &err) ||
+    if (bd_model_open(path, &mopts, &m, &err) || cli_inputs_load(&in, bd_model_graph(m), 1, &err) ||
         bd_model_plan(m, in.tensors, (size_t)in.n, &plan, &err)) {
         cli_error("cannot plan the model", &err);
         cli_inputs_free(&in);
@@ -114,6 +165,7 @@ int cmd_inspect(int argc, char **argv)
             on += bd_graph_node(g, i)->backend == (int)b;
         printf("  %-6s %zu of %zu nodes\n", backends[b]->name, on, bd_graph_num_nodes(g));
     }
+    print_partition(bd_plan_partition(plan));
     cli_inputs_free(&in);
     bd_model_close(m);
     return CLI_OK;

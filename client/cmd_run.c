@@ -11,6 +11,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: braid run MODEL [--input NAME=FILE.npy]... [--output DIR] [--threads N]\n"
+        "                 [--fallback-ops A,B] [--engine NAME]\n"
         "\n"
         "Run MODEL (.onnx) once on the given inputs and write each output to DIR/<name>.npy\n"
         "(or print a summary when --output is not given).\n"
@@ -18,7 +19,8 @@ static void usage(FILE *f)
         "  -i, --input NAME=FILE.npy  an input tensor (FILE.npy alone for a one-input model)\n"
         "  -o, --output DIR           directory for the outputs (created if missing)\n"
         "  -t, --threads N            oneDNN threads (default: all cores)\n"
-        "  -h, --help                 this text\n");
+        "%s"
+        "  -h, --help                 this text\n", cli_placement_usage);
 }
 
 /* Output file name: the tensor name with path separators replaced. */
@@ -52,7 +54,8 @@ int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "input", required_argument, 0, 'i' }, { "output", required_argument, 0, 'o' },
-        { "threads", required_argument, 0, 't' }, { "help", no_argument, 0, 'h' }, { 0 },
+        { "threads", required_argument, 0, 't' }, { "help", no_argument, 0, 'h' },
+        CLI_PLACEMENT_OPTIONS, { 0 },
     };
     cli_inputs in = { 0 };
     const char *outdir = NULL;
@@ -71,7 +74,14 @@ int cmd_run(int argc, char **argv)
         case 'o': outdir = optarg; break;
         case 't': if ((mopts.threads = cli_parse_count("--threads", optarg)) < 0) return CLI_USAGE; break;
         case 'h': usage(stdout); return CLI_OK;
-        default:  usage(stderr); return CLI_USAGE;
+        default: {
+            int r = cli_placement_option(c, optarg, &mopts);
+            if (r > 0)
+                break;
+            if (r == 0)
+                usage(stderr);
+            return CLI_USAGE;
+        }
         }
     }
     if (optind != argc - 1) {

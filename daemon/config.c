@@ -30,6 +30,7 @@ void bd_config_defaults(bd_daemon_config *cfg)
     cfg->drain_timeout_ms   = 30000;
     cfg->log_level          = BD_LOG_INFO;
     cfg->load_all_at_start  = true;
+    snprintf(cfg->engine, sizeof cfg->engine, "auto");
 }
 
 /* ---- one table drives the JSON keys, the flags and the help text ---------------------- */
@@ -71,6 +72,14 @@ static const key_def keys[] = {
       "LEVEL", "debug, info, warn or error                      [info]" },
     { "load_all_at_start", "no-load-at-start", K_FLAG_FALSE, OFF(load_all_at_start), 0, 0, 0,
       NULL, "do not load the repository's models at start-up (JSON: load_all_at_start=false) [load]" },
+    { "fallback_ops", "fallback-ops", K_STRING, OFF(fallback_ops), sizeof ((bd_daemon_config *)0)->fallback_ops, 0, 0,
+      "A,B", "op types never run on oneDNN (e.g. Softmax,Erf)  [none]" },
+    { "engine", "engine", K_STRING, OFF(engine), sizeof ((bd_daemon_config *)0)->engine, 0, 0,
+      "NAME", "auto, or one backend for whole models (dnnl, ort) [auto]" },
+    { "ort_library", "ort-library", K_STRING, OFF(ort_library), sizeof ((bd_daemon_config *)0)->ort_library, 0, 0,
+      "PATH", "libonnxruntime.so.1 for the ONNX Runtime fallback [default search]" },
+    { "ort_threads", "ort-threads", K_INT, OFF(ort_threads), 0, 0, 1024,
+      "N", "ONNX Runtime intra-op threads per session; 0 = 1  [0]" },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

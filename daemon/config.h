@@ -21,6 +21,12 @@ typedef struct bd_daemon_config {
     int    drain_timeout_ms;      /* SIGTERM: how long in-flight requests may finish */
     int    log_level;             /* bd_log_level */
     bool   load_all_at_start;     /* load every model found in the repository at start-up */
+    /* placement defaults for every model (docs/partitioning.md); config.json may override
+     * fallback_ops and engine per model */
+    char   fallback_ops[1024];    /* op types never run on oneDNN, comma-separated; "" = none */
+    char   engine[32];            /* "auto" or a backend name for whole models ("ort") */
+    char   ort_library[4096];     /* libonnxruntime.so.1 path; "" = the default search */
+    int    ort_threads;           /* ONNX Runtime intra-op threads per session; 0 = 1 */
     char   config_path[4096];     /* the file these came from, "" if none (for SIGHUP) */
 } bd_daemon_config;
 

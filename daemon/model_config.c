@@ -5,11 +5,14 @@
 
 #include "registry_internal.h"
 
+/* Platforms a config may declare (Triton's names; "onnx" is braid's spelling of ONNX). */
+static const char *const platforms[] = { "onnx", "onnxruntime_onnx", "tensorflow_graphdef", "tensorflow_tfjs" };
+
+/* PLATFORM and MODEL_FILENAME stay empty: the loader then looks for the default file names
+ * (bd_model_default_filenames) and takes the platform from the imported model. */
 void bd_model_config_defaults(bd_model_config *mc)
 {
     memset(mc, 0, sizeof *mc);
-    snprintf(mc->platform, sizeof mc->platform, "onnx");
-    snprintf(mc->model_filename, sizeof mc->model_filename, "model.onnx");
 }
 
 static int int_key(const cJSON *item, const char *name, int min, int max, int *out, bd_error *err)
@@ -48,11 +51,16 @@ int bd_model_config_parse(bd_model_config *mc, const char *name, const char *tex
         else if (strcmp(k, "max_batch_size") == 0)
             rc = int_key(it, name, 0, 1 << 30, &mc->max_batch_size, err);
         else if (strcmp(k, "platform") == 0) {
-            if (!cJSON_IsString(it) || (strcmp(it->valuestring, "onnx") &&
-                                        strcmp(it->valuestring, "onnxruntime_onnx")))
+            size_t p = 0;
+            while (cJSON_IsString(it) && p < sizeof platforms / sizeof platforms[0] &&
+                   strcmp(it->valuestring, platforms[p]))
+                p++;
+            if (!cJSON_IsString(it) || p == sizeof platforms / sizeof platforms[0])
                 rc = bd_error_set(err, BD_EINVAL,
-                                  "model '%s' config: key 'platform': expected \"onnx\" (the only format braidd serves)",
-                                  name);
+                                  "model '%s' config: key 'platform': expected \"onnx\", \"onnxruntime_onnx\", "
+                                  "\"tensorflow_graphdef\" or \"tensorflow_tfjs\"", name);
+            else   /* Triton's ONNX name and braid's are one platform */
+                snprintf(mc->platform, sizeof mc->platform, "%s", p == 1 ? "onnx" : platforms[p]);
         } else if (strcmp(k, "name") == 0) {
             if (!cJSON_IsString(it) || strcmp(it->valuestring, name))
                 rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key 'name': expected \"%s\"", name, name);
@@ -63,10 +71,21 @@ int bd_model_config_parse(bd_model_config *mc, const char *name, const char *tex
                                   name);
             else
                 snprintf(mc->model_filename, sizeof mc->model_filename, "%s", it->valuestring);
+        } else if (strcmp(k, "fallback_ops") == 0 || strcmp(k, "engine") == 0) {
+            bool ops = k[0] == 'f';
+            char *dst = ops ? mc->fallback_ops : mc->engine;
+            size_t size = ops ? sizeof mc->fallback_ops : sizeof mc->engine;
+            if (!cJSON_IsString(it) || strlen(it->valuestring) >= size)
+                rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key '%s': expected %s (at most %zu characters)",
+                                  name, k, ops ? "op types, comma-separated (\"Softmax,Erf\")" : "\"auto\" or a backend name",
+                                  size - 1);
+            else
+                snprintf(dst, size, "%s", it->valuestring);
+            mc->has_fallback_ops |= ops;
         } else
             rc = bd_error_set(err, BD_EINVAL,
                               "model '%s' config: unknown key '%s' (known: name, platform, threads, queue_limit, "
-                              "max_batch_size, default_model_filename)", name, k);
+                              "max_batch_size, default_model_filename, fallback_ops, engine)", name, k);
     }
     cJSON_Delete(root);
     return rc;

@@ -398,6 +398,10 @@ int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
     snprintf(t->name, sizeof t->name, "%s", name);
     t->threads = r->cfg.threads_per_worker;
     t->queue_limit = r->cfg.queue_limit;
+    snprintf(t->fallback_ops, sizeof t->fallback_ops, "%s", r->cfg.fallback_ops);
+    snprintf(t->engine, sizeof t->engine, "%s", r->cfg.engine);
+    snprintf(t->ort_library, sizeof t->ort_library, "%s", r->cfg.ort_library);
+    t->ort_threads = r->cfg.ort_threads;
     t->write_config = config_json && r->cfg.allow_uploads;
     bool oom = false;
     if (config_json)

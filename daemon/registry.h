@@ -45,6 +45,9 @@ typedef struct bd_partition_summary {
     size_t nodes_per_backend[BD_MAX_BACKENDS];
     size_t fused_composites;                 /* nodes carrying a composite */
     double load_ms;                          /* import + plan + warm-up run */
+    const bd_plan *plan;                     /* the plan summarised (lives as long as the model):
+                                              * bd_plan_partition gives its subgraphs and the
+                                              * nodes off oneDNN with reasons */
 } bd_partition_summary;
 
 /* ---- one loaded version (any thread) ------------------------------------------------ */

@@ -15,9 +15,15 @@ typedef struct bd_model_config {
     int  threads;             /* oneDNN threads per execution; 0 = the daemon's threads_per_worker */
     int  queue_limit;         /* 0 = the daemon's queue_limit */
     int  max_batch_size;      /* reported in ModelConfig only */
-    char platform[32];        /* "onnx" */
-    char model_filename[256]; /* file inside the version directory; "model.onnx" */
+    bool has_fallback_ops;    /* "fallback_ops" given: it replaces the daemon's */
+    char fallback_ops[1024];  /* op types never run on oneDNN, comma-separated */
+    char engine[32];          /* "" = the daemon's engine */
+    char platform[32];        /* "onnx", "tensorflow_graphdef", "tensorflow_tfjs"; "" = the model's */
+    char model_filename[256]; /* file inside the version directory; "" = the first default found */
 } bd_model_config;
+
+/* The model file names tried in a version directory when config.json names none, in order. */
+#define BD_MODEL_DEFAULT_FILENAMES { "model.onnx", "model.graphdef", "model.pb", "model.json" }
 
 /* Defaults, then the keys of the JSON object TEXT (NULL = none). Unknown keys and wrong types
  * are BD_EINVAL naming the key; NAME is the model (a "name" key must match it). */
@@ -86,6 +92,10 @@ typedef struct bd_load_task {
     size_t      n_uploads;
     int         threads;          /* daemon threads_per_worker */
     int         queue_limit;      /* daemon queue_limit */
+    char        fallback_ops[1024]; /* daemon placement defaults (config.json may override) */
+    char        engine[32];
+    char        ort_library[4096];
+    int         ort_threads;
     /* outputs */
     bd_served  *served;           /* one reference on success */
     int         status;

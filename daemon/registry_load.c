@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "partitioner/import.h"
 #include "registry_internal.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -67,7 +68,7 @@ int bd_repo_highest_version(const char *model_dir, const char *name, char *versi
     closedir(d);
     if (!found)
         return bd_error_set(err, BD_ENOTFOUND,
-                            "model '%s': no version directory in %s (expected %s/<N>/model.onnx)", name,
+                            "model '%s': no version directory in %s (expected %s/<N>/model.onnx, .pb or .json)", name,
                             model_dir, model_dir);
     snprintf(version, size, "%s", best_name);
     return 0;
@@ -126,6 +127,7 @@ static void summarise(bd_served *s, const bd_plan *plan)
     sum->nodes_imported = bd_graph_num_nodes(bd_model_graph(s->model));
     sum->nodes_planned = bd_graph_num_nodes(g);
     sum->steps = bd_plan_num_steps(plan);
+    sum->plan = plan;
     for (size_t i = 0; i < sum->nodes_planned; i++) {
         const bd_node *nd = bd_graph_node(g, i);
         if (nd->backend >= 0 && nd->backend < BD_MAX_BACKENDS)
@@ -133,6 +135,29 @@ static void summarise(bd_served *s, const bd_plan *plan)
         if (nd->composite)
             sum->fused_composites++;
     }
+}
+
+/* PATH = the model file of VERSION: config.json's default_model_filename, else the first of
+ * BD_MODEL_DEFAULT_FILENAMES present (ONNX, frozen GraphDef, TF.js graph model). */
+static int model_file(const char *model_dir, const char *name, const char *version, const bd_model_config *mc,
+                      char *path, size_t size, bd_error *err)
+{
+    if (mc->model_filename[0]) {
+        snprintf(path, size, "%s/%s/%s", model_dir, version, mc->model_filename);
+        return 0;
+    }
+    static const char *const defaults[] = BD_MODEL_DEFAULT_FILENAMES;
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        struct stat st;
+        snprintf(path, size, "%s/%s/%s", model_dir, version, defaults[i]);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            return 0;
+    }
+    snprintf(path, size, "%s/%s/model.onnx", model_dir, version);
+    return bd_error_set(err, BD_ENOTFOUND,
+                        "model '%s' version %s: no model file in %s/%s (expected model.onnx, model.graphdef, "
+                        "model.pb or model.json, or config.json's default_model_filename)",
+                        name, version, model_dir, version);
 }
 
 static int load(bd_load_task *t)
@@ -161,12 +186,27 @@ static int load(bd_load_task *t)
     char version[32];
     if ((rc = bd_repo_highest_version(model_dir, t->name, version, sizeof version, err)) != 0)
         return rc;
-    snprintf(path, sizeof path, "%s/%s/%s", model_dir, version, mc.model_filename);
+    if ((rc = model_file(model_dir, t->name, version, &mc, path, sizeof path, err)) != 0)
+        return rc;
 
-    bd_model_options opts = { .threads = mc.threads > 0 ? mc.threads : t->threads };
+    bd_model_options opts = {
+        .threads      = mc.threads > 0 ? mc.threads : t->threads,
+        .fallback_ops = mc.has_fallback_ops ? mc.fallback_ops : t->fallback_ops,
+        .engine       = mc.engine[0] ? mc.engine : t->engine,
+        .ort_library  = t->ort_library[0] ? t->ort_library : NULL,
+        .ort_threads  = t->ort_threads,
+    };
     bd_model *model = NULL;
     if ((rc = bd_model_open(path, &opts, &model, err)) != 0)
         return bd_error_prefix(err, "model '%s' version %s: ", t->name, version);
+    /* The served platform is what the file turned out to be; a declared one must agree. */
+    const char *platform = bd_import_platform(bd_model_graph(model));
+    if (mc.platform[0] && strcmp(mc.platform, platform)) {
+        bd_model_close(model);
+        return bd_error_set(err, BD_EINVAL, "model '%s' version %s: config.json says platform \"%s\" but %s is a %s model",
+                            t->name, version, mc.platform, path, platform);
+    }
+    snprintf(mc.platform, sizeof mc.platform, "%s", platform);
     bd_served *s = NULL;
     if ((rc = bd_served_create(t->name, version, &mc, t->queue_limit, model, &s, err)) != 0)
         return rc;

@@ -3,6 +3,7 @@
  * Each runs on the loop thread with a received call, decodes its request with
  * bd_call_decode and answers exactly once with bd_call_reply / bd_call_fail — at once for
  * the cheap RPCs, from a worker (ModelInfer) or a registry callback (load/unload) otherwise.
+ * ModelInfer also has a fast handler that the cq thread runs first (server.h).
  * Status codes follow PROTOCOL.md through status_map.h. */
 #ifndef BD_RPC_H
 #define BD_RPC_H
@@ -21,7 +22,11 @@ void bd_rpc_model_metadata(bd_call *c);     /* inputs/outputs with datatype stri
 void bd_rpc_model_config(bd_call *c);       /* Triton ModelConfig subset */
 
 /* rpc_infer.c */
-void bd_rpc_model_infer(bd_call *c);        /* validate, then run on the worker pool */
+/* cq thread: decode, find the model in the served-version table, validate, then run on the
+ * worker pool (or at once, for a model that takes microseconds while none of its requests
+ * is queued or running); false when the loop must look the model up. */
+bool bd_rpc_model_infer_fast(bd_call *c);
+void bd_rpc_model_infer(bd_call *c);        /* loop: the same, after a registry lookup */
 
 /* rpc_repository.c */
 void bd_rpc_repository_index(bd_call *c);

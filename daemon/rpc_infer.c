@@ -1,11 +1,15 @@
-/* ModelInfer: validate on the loop, run and answer on a worker.
+/* ModelInfer: validate on the cq thread (or the loop), run and answer on a worker.
  *
- *   loop    decode (tensor bytes stay in the received message), acquire the model version,
- *           check every input against the model's signature (name, datatype, shape, byte
- *           count; typed `contents` converted), build DLTensors pointing INTO the message,
- *           and queue a job with the call's deadline.
+ *   cq      decode (tensor bytes stay in the received message), take the model version from
+ *           the server's served-version table (on a miss, the loop acquires it from the
+ *           registry and fills the table), check every input against the model's signature
+ *           (name, datatype, shape, byte count; typed `contents` converted), build DLTensors
+ *           pointing INTO the message, and queue a job with the call's deadline.
  *   worker  plan for these shapes, borrow an execution context, run, encode the response
  *           straight from the context's output tensors, send it, record statistics.
+ *
+ * A model whose runs take microseconds runs on the cq thread itself while none of its
+ * requests is queued or running (runs_inline: waking a worker would cost more than the run).
  *
  * A raw tensor is used in place when its bytes are aligned for its element type; otherwise
  * (protobuf gives no alignment guarantee) it is copied once into an aligned buffer, so no
@@ -21,6 +25,8 @@
 #include "rpc.h"
 #include "status_map.h"
 
+#define JOB_SMALL 4
+
 typedef struct infer_job {
     bd_job       base;                       /* first: the scheduler hands us &base */
     bd_call     *call;
@@ -35,8 +41,29 @@ typedef struct infer_job {
     size_t       n_out;
     uint64_t     batch;                      /* inferences this request counts for */
     uint64_t     start_ns;
-    uint64_t     input_ns;                   /* conversion time spent on the loop */
+    uint64_t     input_ns;                   /* decoding and checking, before the run */
+    /* Storage for the common case (few inputs/outputs): no allocation per request. */
+    DLTensor     inputs_small[JOB_SMALL];
+    int64_t      shapes_small[JOB_SMALL][BD_MAX_RANK];
+    size_t       out_idx_small[JOB_SMALL];
 } infer_job;
+
+/* N elements of SIZE bytes: SMALL when N <= JOB_SMALL, else zeroed heap memory (NULL when out
+ * of memory). Release with free_unless(p, SMALL). */
+static void *small_or_calloc(void *small, size_t n, size_t size)
+{
+    if (n <= JOB_SMALL) {
+        memset(small, 0, JOB_SMALL * size);
+        return small;
+    }
+    return calloc(n, size);
+}
+
+static void free_unless(void *p, void *small)
+{
+    if (p != small)
+        free(p);
+}
 
 static void job_free(void *p)
 {
@@ -44,9 +71,9 @@ static void job_free(void *p)
     for (size_t i = 0; i < j->n_owned; i++)
         free(j->owned[i]);
     free(j->owned);
-    free(j->inputs);
-    free(j->shapes);
-    free(j->out_idx);
+    free_unless(j->inputs, j->inputs_small);
+    free_unless(j->shapes, j->shapes_small);
+    free_unless(j->out_idx, j->out_idx_small);
     bd_served_release(j->base.served);
     free(j);
 }
@@ -68,7 +95,7 @@ static void fail(infer_job *j, int code, const char *msg)
     bd_call_fail(j->call, code, msg);
 }
 
-/* ---- validation (loop thread) ------------------------------------------------------------ */
+/* ---- validation (cq or loop thread) ------------------------------------------------------------ */
 
 static void *own(infer_job *j, size_t bytes)
 {
@@ -261,9 +288,10 @@ static int bind_request(infer_job *j, bd_error *err)
                             "one per input, in the order of 'inputs')", req->raw_input_contents.list.count,
                             (unsigned)req->inputs_count);
     j->n_inputs = n;
-    j->inputs = calloc(n ? n : 1, sizeof *j->inputs);
-    j->shapes = calloc(n ? n : 1, sizeof *j->shapes);
-    bool *seen = calloc(n ? n : 1, sizeof *seen);
+    bool seen_small[JOB_SMALL];
+    j->inputs = small_or_calloc(j->inputs_small, n, sizeof *j->inputs);
+    j->shapes = small_or_calloc(j->shapes_small, n, sizeof *j->shapes);
+    bool *seen = small_or_calloc(seen_small, n, sizeof *seen);
     int rc = 0;
     if (!j->inputs || !j->shapes || !seen) {
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
@@ -295,7 +323,7 @@ static int bind_request(infer_job *j, bd_error *err)
     /* requested outputs: empty = all, in the model's order */
     size_t n_out = bd_graph_num_outputs(g);
     j->n_out = req->outputs_count ? req->outputs_count : n_out;
-    j->out_idx = calloc(j->n_out ? j->n_out : 1, sizeof *j->out_idx);
+    j->out_idx = small_or_calloc(j->out_idx_small, j->n_out, sizeof *j->out_idx);
     if (!j->out_idx) {
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
         goto out;
@@ -325,7 +353,7 @@ static int bind_request(infer_job *j, bd_error *err)
             j->batch = (uint64_t)j->inputs[0].shape[0];
     }
 out:
-    free(seen);
+    free_unless(seen, seen_small);
     return rc;
 }
 
@@ -378,13 +406,16 @@ static void job_run(bd_job *base)
 
     /* The response: outputs (requested, or all) with raw bytes streamed from EXEC. */
     const bd_graph *g = j->graph;
-    inference_ModelInferResponse_InferOutputTensor *outs = calloc(j->n_out ? j->n_out : 1, sizeof *outs);
-    bd_wire_span *spans = calloc(j->n_out ? j->n_out : 1, sizeof *spans);
-    int64_t (*shapes)[BD_MAX_RANK] = calloc(j->n_out ? j->n_out : 1, sizeof *shapes);
+    inference_ModelInferResponse_InferOutputTensor outs_small[JOB_SMALL];
+    bd_wire_span spans_small[JOB_SMALL];
+    int64_t shapes_small[JOB_SMALL][BD_MAX_RANK];
+    inference_ModelInferResponse_InferOutputTensor *outs = small_or_calloc(outs_small, j->n_out, sizeof *outs);
+    bd_wire_span *spans = small_or_calloc(spans_small, j->n_out, sizeof *spans);
+    int64_t (*shapes)[BD_MAX_RANK] = small_or_calloc(shapes_small, j->n_out, sizeof *shapes);
     if (!outs || !spans || !shapes) {
-        free(outs);
-        free(spans);
-        free(shapes);
+        free_unless(outs, outs_small);
+        free_unless(spans, spans_small);
+        free_unless(shapes, shapes_small);
         bd_served_exec_release(s, exec);
         fail(j, BD_ENOMEM, "out of memory building the response");
         bd_call_unhold(j->call);
@@ -433,53 +464,157 @@ static void job_run(bd_job *base)
 
     bd_call_reply(j->call, inference_ModelInferResponse_fields, &rsp);   /* encodes (copies) now */
     bd_served_exec_release(s, exec);
-    free(outs);
-    free(spans);
-    free(shapes);
+    free_unless(outs, outs_small);
+    free_unless(spans, spans_small);
+    free_unless(shapes, shapes_small);
     bd_call_unhold(j->call);
 }
 
-/* ---- the handler (loop thread) ------------------------------------------------------------- */
+/* ---- running at once (cq thread) ----------------------------------------------------------- */
 
-void bd_rpc_model_infer(bd_call *c)
+/* A request may skip the worker pool and run on the cq thread that received it when waking a
+ * worker would cost more than the run itself: the model's runs so far (at least
+ * INLINE_MIN_RUNS, on the workers first) took under INLINE_MAX_NS on average, its inputs are
+ * all static (one possible plan, compiled at load: no request can bring a slower shape or
+ * need compiling), and none of its requests is queued or running (nothing is overtaken).
+ * Runs over INLINE_ALWAYS_NS also need the cq thread to have been idle for INLINE_MIN_IDLE_NS
+ * before the call arrived: when it is behind (a burst of concurrent calls), the workers run
+ * them in parallel while it reads the next ones; shorter runs cost it less than handing them
+ * over would. So the cq thread is never held up much longer than one worker wake-up. */
+#ifndef INLINE_MAX_NS                   /* overridable for profiling under valgrind */
+#define INLINE_MAX_NS   50000
+#endif
+#define INLINE_ALWAYS_NS   5000
+#define INLINE_MIN_IDLE_NS 10000
+#define INLINE_MIN_RUNS    8
+
+static bool runs_inline(const infer_job *j)
+{
+    bd_model_stats *st = bd_served_stats(j->base.served);
+    uint64_t n = atomic_load_explicit(&st->compute_infer.count, memory_order_relaxed);
+    uint64_t ns = atomic_load_explicit(&st->compute_infer.ns, memory_order_relaxed) +
+                  atomic_load_explicit(&st->compute_output.ns, memory_order_relaxed);
+    if (n < INLINE_MIN_RUNS || ns / n > INLINE_MAX_NS)
+        return false;
+    if (ns / n > INLINE_ALWAYS_NS && bd_call_cq_waited_ns(j->call) < INLINE_MIN_IDLE_NS)
+        return false;
+    if (atomic_load(&st->queued) != 0 || atomic_load(&st->in_flight) != 0)
+        return false;
+    for (size_t i = 0; i < bd_graph_num_inputs(j->graph); i++) {
+        const bd_shape *sh = &bd_graph_input(j->graph, i)->shape;
+        if (sh->rank < 0)
+            return false;
+        for (int d = 0; d < sh->rank; d++)
+            if (sh->dims[d] < 0)
+                return false;
+    }
+    return true;
+}
+
+/* What a worker does with a job (scheduler.c), on this thread: drop it if its deadline has
+ * passed, else run it with the same gauges and statistics (no time queued). */
+static void run_inline(infer_job *j)
+{
+    bd_served *v = j->base.served;
+    bd_model_stats *st = bd_served_stats(v);
+    uint64_t now = bd_now_ns();
+    j->base.enqueue_ns = now;
+    bd_call_hold(j->call);                      /* released by job_run / job_drop */
+    if (atomic_load(&j->base.cancelled)) {
+        job_drop(&j->base, BD_ECANCELLED);
+        return;
+    }
+    if (j->base.deadline_ns && now >= j->base.deadline_ns) {
+        job_drop(&j->base, BD_ETIMEDOUT);
+        return;
+    }
+    bd_duration_add(&st->queue, 0);
+    bd_histogram_observe(&st->queue_hist, 0);
+    bd_served_retain(v);                        /* the gauge outlives the job's reference */
+    atomic_fetch_add_explicit(&st->in_flight, 1, memory_order_relaxed);
+    job_run(&j->base);
+    atomic_fetch_sub_explicit(&st->in_flight, 1, memory_order_relaxed);
+    bd_served_release(v);
+}
+
+/* ---- the handlers ---------------------------------------------------------------------------- */
+
+/* Decode C's request into a new job, set as the call's state; NULL when already answered
+ * (malformed, out of memory). */
+static infer_job *job_new(bd_call *c)
 {
     uint64_t start = bd_now_ns();
     inference_ModelInferRequest *req = BD_CALL_DECODE(c, inference_ModelInferRequest, "ModelInferRequest");
     if (!req)
-        return;
+        return NULL;
     infer_job *j = calloc(1, sizeof *j);
     if (!j) {
         bd_call_fail(c, BD_ENOMEM, "out of memory");
-        return;
+        return NULL;
     }
     bd_call_set_state(c, j, job_free);
     j->call = c;
     j->req = req;
     j->start_ns = start;
+    return j;
+}
 
+/* J has its version: check the request against the model, then run it — on a worker, or at
+ * once when MAY_INLINE (never on the loop) and runs_inline() says so. */
+static void job_start(infer_job *j, bool may_inline)
+{
+    bd_call *c = j->call;
     bd_error err = {0};
-    int rc = bd_registry_acquire(bd_call_registry(c), req->model_name ? req->model_name : "",
-                                 req->model_version, &j->base.served, &err);
-    if (rc) {
-        bd_call_fail(c, rc, err.msg);
-        return;
-    }
+    int rc;
     j->graph = bd_model_graph(bd_served_model(j->base.served));
     if ((rc = bind_request(j, &err)) != 0) {
         bd_error_prefix(&err, "model '%s': ", bd_served_name(j->base.served));
         fail(j, rc, err.msg);
         return;
     }
-    j->input_ns = bd_now_ns() - start;
+    j->input_ns = bd_now_ns() - j->start_ns;
     j->base.deadline_ns = bd_call_deadline_ns(c);
     j->base.run = job_run;
     j->base.drop = job_drop;
     atomic_init(&j->base.cancelled, false);
     bd_call_watch_cancel(c, &j->base.cancelled);
 
+    if (may_inline && runs_inline(j)) {
+        run_inline(j);
+        return;
+    }
     bd_call_hold(c);                    /* the worker's: released at the end of run/drop */
     if ((rc = bd_scheduler_submit(bd_call_scheduler(c), &j->base, &err)) != 0) {
         bd_call_unhold(c);
         fail(j, rc, err.msg);
     }
+}
+
+bool bd_rpc_model_infer_fast(bd_call *c)
+{
+    infer_job *j = job_new(c);
+    if (!j)
+        return true;
+    j->base.served = bd_call_cached_served(c, j->req->model_name ? j->req->model_name : "",
+                                           j->req->model_version);
+    if (!j->base.served)
+        return false;                   /* the loop asks the registry (bd_rpc_model_infer) */
+    job_start(j, true);
+    return true;
+}
+
+void bd_rpc_model_infer(bd_call *c)
+{
+    infer_job *j = bd_call_state(c);    /* decoded already when the fast handler passed it on */
+    if (!j && !(j = job_new(c)))
+        return;
+    bd_error err = {0};
+    int rc = bd_registry_acquire(bd_call_registry(c), j->req->model_name ? j->req->model_name : "",
+                                 j->req->model_version, &j->base.served, &err);
+    if (rc) {
+        bd_call_fail(c, rc, err.msg);
+        return;
+    }
+    bd_call_remember_served(c, j->base.served);   /* the next request for it skips the loop */
+    job_start(j, false);
 }

@@ -1,11 +1,13 @@
 /* ServerMetadata, ModelMetadata and ModelConfig: what a client asks before it infers.
  * Answered on the loop thread from the served version's graph signature.
  *
- * Platform: ModelMetadata says "onnx" (PROTOCOL.md's spelling); ModelConfig says
- * "onnxruntime_onnx" with backend "braid", the platform string Triton clients (e.g.
- * perf_analyzer) expect for an ONNX model. max_batch_size is 0: braid does not batch
+ * Platform: ModelMetadata says the served platform ("onnx" (PROTOCOL.md's spelling),
+ * "tensorflow_graphdef", "tensorflow_tfjs"); ModelConfig says Triton's names with backend
+ * "braid": "onnxruntime_onnx" for an ONNX model (what Triton clients such as perf_analyzer
+ * expect), the TensorFlow platforms unchanged. max_batch_size is 0: braid does not batch
  * requests, so dims are the full shapes, -1 for dynamic dims. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "inference.pb.h"
 #include "rpc.h"
@@ -13,6 +15,12 @@
 #ifndef BRAIDD_VERSION
 #define BRAIDD_VERSION "unknown"
 #endif
+
+/* Triton's platform name for braid's: only ONNX is spelled differently. */
+static const char *config_platform(const char *platform)
+{
+    return strcmp(platform, "onnx") == 0 ? "onnxruntime_onnx" : platform;
+}
 
 void bd_rpc_server_metadata(bd_call *c)
 {
@@ -154,7 +162,7 @@ void bd_rpc_model_config(bd_call *c)
         .has_config = true,
         .config = {
             .name = (char *)bd_served_name(s),
-            .platform = "onnxruntime_onnx",
+            .platform = (char *)config_platform(bd_served_platform(s)),
             .backend = "braid",
             .max_batch_size = 0,
             .input_count = (pb_size_t)n_in,

@@ -2,9 +2,9 @@
  * life of a call (see server.h for the threads and who frees what).
  *
  * A call's references: one for its close-on-server op, one for its reply (taken over by the
- * send batch), one per bd_call_hold. Completions arrive as cq events and unholds as events
- * of the same queue, which only the loop handles, so the last release — and the free —
- * always happens on the loop. */
+ * send batch), one for the handler while it runs, one per bd_call_hold. Whichever thread
+ * drops the last one frees the call; only the count of live calls (which the close waits
+ * on) is shared with the loop, under the server's lock. */
 #include "server.h"
 
 #include <limits.h>
@@ -23,6 +23,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "rpc.h"
+#include "served_cache.h"
 #include "status_map.h"
 #include "wire_span.h"
 
@@ -31,45 +32,56 @@
 /* POSTED: how many requests are kept posted for the method. A call that arrives while none
  * is posted waits in gRPC's pending list, and a shutdown kills that list with CANCELLED —
  * so the hot method keeps enough posted for every concurrent client to be matched at once
- * (a matched call always runs to its answer, even during shutdown). */
+ * (a matched call always runs to its answer, even during shutdown).
+ * FAST: a handler the cq thread runs itself; it returns false to pass the call on to FN on
+ * the loop (which then finds the call as FAST left it). Methods without one go to the loop. */
 typedef struct method {
-    const char    *path;
-    bd_rpc_handler fn;
-    int            posted;
-    bool           refused_when_stopping;   /* work that would delay the shutdown */
+    const char         *path;
+    bd_rpc_handler      fn;
+    bd_rpc_fast_handler fast;
+    int                 posted;
+    bool                refused_when_stopping;   /* work that would delay the shutdown */
 } method;
 
 static const method methods[] = {
-    { "/inference.GRPCInferenceService/ServerLive",            bd_rpc_server_live, 4, false },
-    { "/inference.GRPCInferenceService/ServerReady",           bd_rpc_server_ready, 4, false },
-    { "/inference.GRPCInferenceService/ModelReady",            bd_rpc_model_ready, 4, false },
-    { "/inference.GRPCInferenceService/ServerMetadata",        bd_rpc_server_metadata, 4, false },
-    { "/inference.GRPCInferenceService/ModelMetadata",         bd_rpc_model_metadata, 4, false },
-    { "/inference.GRPCInferenceService/ModelConfig",           bd_rpc_model_config, 4, false },
-    { "/inference.GRPCInferenceService/ModelInfer",            bd_rpc_model_infer, 64, true },
-    { "/inference.GRPCInferenceService/ModelStatistics",       bd_rpc_model_statistics, 4, false },
-    { "/inference.GRPCInferenceService/RepositoryIndex",       bd_rpc_repository_index, 4, false },
-    { "/inference.GRPCInferenceService/RepositoryModelLoad",   bd_rpc_repository_load, 4, true },
-    { "/inference.GRPCInferenceService/RepositoryModelUnload", bd_rpc_repository_unload, 4, true },
-    { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, 4, false },
+    { "/inference.GRPCInferenceService/ServerLive",            bd_rpc_server_live, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ServerReady",           bd_rpc_server_ready, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelReady",            bd_rpc_model_ready, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ServerMetadata",        bd_rpc_server_metadata, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelMetadata",         bd_rpc_model_metadata, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelConfig",           bd_rpc_model_config, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelInfer",            bd_rpc_model_infer, bd_rpc_model_infer_fast, 64, true },
+    { "/inference.GRPCInferenceService/ModelStatistics",       bd_rpc_model_statistics, NULL, 4, false },
+    { "/inference.GRPCInferenceService/RepositoryIndex",       bd_rpc_repository_index, NULL, 4, false },
+    { "/inference.GRPCInferenceService/RepositoryModelLoad",   bd_rpc_repository_load, NULL, 4, true },
+    { "/inference.GRPCInferenceService/RepositoryModelUnload", bd_rpc_repository_unload, NULL, 4, true },
+    { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, NULL, 4, false },
 };
 #define N_METHODS (sizeof methods / sizeof methods[0])
 #define UNREGISTERED (-1)
 
 /* ---- objects ------------------------------------------------------------------------------ */
 
-typedef enum tag_kind { TAG_NEW, TAG_CLOSE, TAG_SEND, TAG_RELEASE, TAG_SHUTDOWN } tag_kind;
-
 /* What a cq event's tag points at: which op of which call completed. */
+typedef enum tag_kind { TAG_NEW, TAG_CLOSE, TAG_SEND, TAG_SHUTDOWN } tag_kind;
+
 typedef struct srv_tag {
     tag_kind kind;
     bd_call *call;
 } srv_tag;
 
-typedef struct srv_event {
-    srv_tag *tag;
-    int      success;
-} srv_event;
+/* What the cq thread (or a call's last release) hands to the loop. */
+typedef enum loop_kind {
+    LOOP_START,      /* a new call of a loop method: start it and run its handler */
+    LOOP_HANDLER,    /* a fast handler passed its call on: run the loop handler */
+    LOOP_SHUTDOWN,   /* gRPC's shutdown notification */
+    LOOP_WAKE,       /* the last call was freed: maybe finish closing */
+} loop_kind;
+
+typedef struct loop_event {
+    loop_kind kind;
+    bd_call  *call;
+} loop_event;
 
 struct bd_call {
     bd_server          *srv;
@@ -84,10 +96,13 @@ struct bd_call {
     const uint8_t      *data;
     size_t              len;
     uint64_t            deadline_ns;
-    srv_tag             tag_new, tag_close, tag_send, tag_release;
+    uint64_t            cq_waited_ns;    /* the cq thread's wait for this call's arrival */
+    srv_tag             tag_new, tag_close, tag_send;
     int                 close_cancelled; /* written by gRPC when the close op completes */
+    atomic_bool         close_started;   /* the close op was asked for (alone or in the reply) */
+    bool                close_in_reply;  /* ... as part of the reply batch */
     atomic_bool         cancelled;
-    atomic_bool        *cancel_flag;     /* the handler's flag to set on cancellation */
+    _Atomic(atomic_bool *) cancel_flag;  /* the handler's flag to set on cancellation */
     atomic_int          refs;
     atomic_bool         replied;
     grpc_byte_buffer   *send_buf;
@@ -105,6 +120,8 @@ struct bd_server {
     const bd_daemon_config *cfg;
     bd_registry            *reg;
     bd_scheduler           *sched;
+    bd_served_cache        *served;       /* name -> serving version, for the cq thread */
+    bd_server_stats        *stats;        /* the registry's counters (atomic: any thread) */
     grpc_server            *server;
     grpc_completion_queue  *cq;
     void                   *registered[N_METHODS];
@@ -112,17 +129,19 @@ struct bd_server {
     pthread_t               thread;
     uv_async_t              async;
     uv_timer_t              timer;        /* bd_server_close: linger, then the grace period */
-    uint64_t                last_call_ns; /* when the newest call arrived (loop thread) */
+    uv_check_t              check;        /* refreshes SERVED after each loop iteration */
+    _Atomic uint64_t        last_call_ns; /* when the newest call arrived */
     uint64_t                close_ns;     /* when bd_server_close was called */
-    bool                    grpc_shut;    /* grpc_server_shutdown_and_notify was called */
+    atomic_bool             grpc_shut;    /* grpc_server_shutdown_and_notify was called */
+    atomic_bool             stopping;
     int                     open_handles;
-    pthread_mutex_t         lock;         /* guards queue/n/cap */
-    srv_event              *queue;
+    pthread_mutex_t         lock;         /* guards queue/n/cap and live_calls */
+    loop_event             *queue;
     size_t                  n, cap;
-    srv_event              *spare;        /* the loop's batch buffer, swapped with queue */
+    loop_event             *spare;        /* the loop's batch buffer, swapped with queue */
     size_t                  spare_cap;
-    size_t                  live_calls;   /* loop thread only */
-    bool                    stopping, shutdown_seen, finished;
+    size_t                  live_calls;   /* posted or running calls not yet freed */
+    bool                    shutdown_seen, finished;   /* loop thread */
     srv_tag                 tag_shutdown;
     void                  (*done)(void *arg);
     void                   *done_arg;
@@ -130,44 +149,53 @@ struct bd_server {
 
 static void on_async(uv_async_t *a);
 
-/* ---- the cq thread -> loop hand-off -------------------------------------------------------- */
+/* ---- the hand-off to the loop ---------------------------------------------------------------- */
 
-static void push_event(bd_server *s, srv_tag *tag, int success)
+/* Queue an event for the loop; S->lock held. The caller then wakes the loop (uv_async_send). */
+static void push_locked(bd_server *s, loop_kind kind, bd_call *c)
 {
-    pthread_mutex_lock(&s->lock);
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 64;
-        srv_event *q = realloc(s->queue, cap * sizeof *q);
+        loop_event *q = realloc(s->queue, cap * sizeof *q);
         if (!q) {
             /* Nothing sensible is left: losing an event would leak or hang a call. */
-            pthread_mutex_unlock(&s->lock);
             bd_log(BD_LOG_ERROR, NULL, NULL, "server: out of memory queueing a gRPC event");
             abort();
         }
         s->queue = q;
         s->cap = cap;
     }
-    s->queue[s->n++] = (srv_event){ tag, success };
-    pthread_mutex_unlock(&s->lock);
-    uv_async_send(&s->async);
+    s->queue[s->n++] = (loop_event){ kind, c };
 }
 
-static void *cq_thread(void *arg)
+/* From the cq thread: the wake-up comes after unlocking, so the loop does not wake up only to
+ * wait for the lock. (The server outlives the cq thread: it is joined before the free.) */
+static void to_loop(bd_server *s, loop_kind kind, bd_call *c)
 {
-    bd_server *s = arg;
-    for (;;) {
-        grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-        if (ev.type == GRPC_QUEUE_SHUTDOWN)
-            break;
-        if (ev.type == GRPC_OP_COMPLETE)
-            push_event(s, ev.tag, ev.success);
-    }
-    return NULL;
+    pthread_mutex_lock(&s->lock);
+    push_locked(s, kind, c);
+    pthread_mutex_unlock(&s->lock);
+    uv_async_send(&s->async);
 }
 
 /* ---- calls ---------------------------------------------------------------------------------- */
 
 static void maybe_finish(bd_server *s);
+static void on_cq_event(bd_server *s, srv_tag *tag, int success, uint64_t waited_ns);
+
+static void *cq_thread(void *arg)
+{
+    bd_server *s = arg;
+    for (;;) {
+        uint64_t t0 = bd_now_ns();
+        grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            break;
+        if (ev.type == GRPC_OP_COMPLETE)
+            on_cq_event(s, ev.tag, ev.success, bd_now_ns() - t0);
+    }
+    return NULL;
+}
 
 static int post_request(bd_server *s, int m)
 {
@@ -179,8 +207,10 @@ static int post_request(bd_server *s, int m)
     c->tag_new = (srv_tag){ TAG_NEW, c };
     c->tag_close = (srv_tag){ TAG_CLOSE, c };
     c->tag_send = (srv_tag){ TAG_SEND, c };
-    c->tag_release = (srv_tag){ TAG_RELEASE, c };
     grpc_metadata_array_init(&c->md);
+    pthread_mutex_lock(&s->lock);               /* counted before gRPC can complete it */
+    s->live_calls++;
+    pthread_mutex_unlock(&s->lock);
     grpc_call_error e;
     if (m == UNREGISTERED) {
         grpc_call_details_init(&c->details);
@@ -196,12 +226,15 @@ static int post_request(bd_server *s, int m)
             grpc_call_details_destroy(&c->details);
         grpc_metadata_array_destroy(&c->md);
         free(c);
+        pthread_mutex_lock(&s->lock);
+        s->live_calls--;                        /* never 0 here: the caller's call is live */
+        pthread_mutex_unlock(&s->lock);
         return BD_EINVAL;
     }
-    s->live_calls++;
     return 0;
 }
 
+/* Any thread: whichever drops the last reference. */
 static void call_free(bd_call *c)
 {
     bd_server *s = c->srv;
@@ -226,11 +259,18 @@ static void call_free(bd_call *c)
     if (c->call)
         grpc_call_unref(c->call);
     free(c);
-    s->live_calls--;
-    maybe_finish(s);
+    /* Only ever 0 while closing. Any thread (a worker's unhold): the wake-up is sent under the
+     * lock, so once the loop has seen the count at 0 (and may free the server), this thread
+     * no longer touches it. */
+    pthread_mutex_lock(&s->lock);
+    if (--s->live_calls == 0) {
+        push_locked(s, LOOP_WAKE, NULL);
+        uv_async_send(&s->async);
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
-static void call_release(bd_call *c)    /* loop thread */
+static void call_release(bd_call *c)    /* any thread */
 {
     if (atomic_fetch_sub(&c->refs, 1) == 1)
         call_free(c);
@@ -293,70 +333,123 @@ static int flatten_payload(bd_call *c)
     return 0;
 }
 
-static void start_call(bd_server *s, bd_call *c)
+/* Ask for the call's close (it completes when the call ends or the client cancels: that is
+ * how cancellation is noticed) unless it was asked for already — alone, or inside the reply
+ * batch, which saves a batch and a completion when the reply comes first. */
+static void start_close(bd_call *c)
 {
-    atomic_init(&c->refs, 2);                   /* close op + reply */
-    s->last_call_ns = bd_now_ns();
-    atomic_fetch_add(&bd_registry_server_stats(s->reg)->rpc_total, 1);
-    c->deadline_ns = deadline_ns(c->method == UNREGISTERED ? c->details.deadline : c->deadline);
-
+    if (atomic_exchange(&c->close_started, true))
+        return;
     grpc_op op = { .op = GRPC_OP_RECV_CLOSE_ON_SERVER };
     op.data.recv_close_on_server.cancelled = &c->close_cancelled;
     if (grpc_call_start_batch(c->call, &op, 1, &c->tag_close, NULL) != GRPC_CALL_OK)
-        atomic_fetch_sub(&c->refs, 1);          /* the reply still holds the call */
+        call_release(c);                        /* never the last: the caller holds one */
+}
+
+/* Start a new call: answer what needs no handler, then run the handler — FAST on the cq
+ * thread (ON_CQ) when the method has one, else FN (on the loop). A fast handler that answers
+ * at once (inline run, bad request) sends the close op with its reply; otherwise the close op
+ * starts as soon as it returns. */
+static void start_call(bd_server *s, bd_call *c, bool on_cq)
+{
+    atomic_init(&c->refs, 3);                   /* close op + reply + the handler running */
+    atomic_store(&s->last_call_ns, bd_now_ns());
+    atomic_fetch_add(&s->stats->rpc_total, 1);
+    c->deadline_ns = deadline_ns(c->method == UNREGISTERED ? c->details.deadline : c->deadline);
+    bool fast = on_cq && c->method != UNREGISTERED && methods[c->method].fast;
+    if (!fast)
+        start_close(c);
 
     if (c->method == UNREGISTERED) {
         char name[256], msg[512];
         const char *path = call_method_name(c, name, sizeof name);
-        if (s->stopping) {
+        if (atomic_load(&s->stopping)) {
             bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
-            return;
+        } else {
+            atomic_fetch_add(&s->stats->rpc_unimplemented, 1);
+            snprintf(msg, sizeof msg, "unknown method %s: braidd serves inference.GRPCInferenceService "
+                     "(not ModelStreamInfer) and grpc.health.v1.Health/Check", path);
+            bd_call_fail_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
         }
-        atomic_fetch_add(&bd_registry_server_stats(s->reg)->rpc_unimplemented, 1);
-        snprintf(msg, sizeof msg, "unknown method %s: braidd serves inference.GRPCInferenceService "
-                 "(not ModelStreamInfer) and grpc.health.v1.Health/Check", path);
-        bd_call_fail_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
-        return;
-    }
-    if (s->stopping && methods[c->method].refused_when_stopping) {
+    } else if (atomic_load(&s->stopping) && methods[c->method].refused_when_stopping) {
         bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
-        return;
-    }
-    if (flatten_payload(c) != 0) {
+    } else if (flatten_payload(c) != 0) {
         bd_call_fail_status(c, GRPC_STATUS_INVALID_ARGUMENT, "cannot read the request message");
+    } else if (!fast) {
+        methods[c->method].fn(c);
+    } else if (!methods[c->method].fast(c)) {
+        start_close(c);
+        to_loop(s, LOOP_HANDLER, c);            /* the handler's reference goes with it */
         return;
     }
-    methods[c->method].fn(c);
+    if (fast)
+        start_close(c);                         /* no-op when the reply carried it */
+    call_release(c);                            /* the handler's */
 }
 
-static void handle_event(bd_server *s, srv_event ev)
+/* The close op completed: note a cancellation, drop the op's reference. */
+static void closed(bd_call *c)
 {
-    bd_call *c = ev.tag->call;
-    switch (ev.tag->kind) {
+    if (c->close_cancelled) {
+        atomic_store(&c->cancelled, true);
+        atomic_bool *flag = atomic_load(&c->cancel_flag);
+        if (flag)
+            atomic_store(flag, true);
+    }
+    call_release(c);
+}
+
+/* The cq thread: completions are handled here (they only drop references); new calls of a
+ * method with a fast handler start here; everything else goes to the loop. */
+static void on_cq_event(bd_server *s, srv_tag *tag, int success, uint64_t waited_ns)
+{
+    bd_call *c = tag->call;
+    switch (tag->kind) {
     case TAG_NEW:
-        if (!ev.success) {                      /* the server is shutting down */
+        if (!success) {                         /* the server is shutting down */
             call_free(c);
             return;
         }
-        if (!s->grpc_shut && post_request(s, c->method) != 0)
+        c->cq_waited_ns = waited_ns;
+        int m = c->method;
+        if (m != UNREGISTERED && methods[m].fast)
+            start_call(s, c, true);             /* may answer (and free) C */
+        else
+            to_loop(s, LOOP_START, c);
+        /* Post the replacement only now: off the answer's path (the others stay posted). */
+        if (!atomic_load(&s->grpc_shut) && post_request(s, m) != 0)
             bd_log(BD_LOG_ERROR, NULL, NULL, "server: cannot post a request for %s",
-                   c->method == UNREGISTERED ? "unknown methods" : methods[c->method].path);
-        start_call(s, c);
+                   m == UNREGISTERED ? "unknown methods" : methods[m].path);
         return;
     case TAG_CLOSE:
-        if (c->close_cancelled) {
-            atomic_store(&c->cancelled, true);
-            if (c->cancel_flag)
-                atomic_store(c->cancel_flag, true);
-        }
-        call_release(c);
+        closed(c);
         return;
     case TAG_SEND:
-    case TAG_RELEASE:
+        if (c->close_in_reply)
+            closed(c);
         call_release(c);
         return;
     case TAG_SHUTDOWN:
+        to_loop(s, LOOP_SHUTDOWN, NULL);
+        return;
+    }
+}
+
+static void on_loop_event(bd_server *s, loop_event ev)
+{
+    switch (ev.kind) {
+    case LOOP_START:
+        start_call(s, ev.call, false);
+        return;
+    case LOOP_HANDLER:
+        methods[ev.call->method].fn(ev.call);
+        call_release(ev.call);                  /* the handler's */
+        return;
+    case LOOP_SHUTDOWN:
         s->shutdown_seen = true;
+        maybe_finish(s);
+        return;
+    case LOOP_WAKE:
         maybe_finish(s);
         return;
     }
@@ -368,7 +461,7 @@ static void on_async(uv_async_t *a)
     /* Drain everything queued so far in one batch (uv_async_send coalesces wake-ups). */
     for (int rounds = 0; rounds < 1000; rounds++) {
         pthread_mutex_lock(&s->lock);
-        srv_event *batch = s->queue;
+        loop_event *batch = s->queue;
         size_t n = s->n, cap = s->cap;
         s->queue = s->spare;
         s->cap = s->spare_cap;
@@ -379,10 +472,18 @@ static void on_async(uv_async_t *a)
         if (n == 0)
             return;
         for (size_t i = 0; i < n; i++)
-            handle_event(s, batch[i]);
+            on_loop_event(s, batch[i]);
         if (s->finished)
             return;
     }
+}
+
+/* After every loop iteration: registry changes (a swap, an unload) reach the cq thread's
+ * table before anything else runs. */
+static void on_check(uv_check_t *h)
+{
+    bd_server *s = h->data;
+    bd_served_cache_refresh(s->served);
 }
 
 /* ---- call API (rpc_*.c) ----------------------------------------------------------------------- */
@@ -392,6 +493,7 @@ bd_scheduler           *bd_call_scheduler(const bd_call *c)  { return c->srv->sc
 const bd_daemon_config *bd_call_config(const bd_call *c)     { return c->srv->cfg; }
 uint64_t                bd_call_deadline_ns(const bd_call *c) { return c->deadline_ns; }
 bool                    bd_call_cancelled(const bd_call *c)  { return atomic_load(&c->cancelled); }
+uint64_t                bd_call_cq_waited_ns(const bd_call *c) { return c->cq_waited_ns; }
 
 const uint8_t *bd_call_payload(const bd_call *c, size_t *len)
 {
@@ -405,9 +507,13 @@ void bd_call_set_state(bd_call *c, void *state, void (*free_fn)(void *state))
     c->state_free = free_fn;
 }
 
+void *bd_call_state(const bd_call *c) { return c->state; }
+
+/* Races with the close completion on the cq thread: each side stores, then reads the other's
+ * store (sequentially consistent), so at least one of them sets FLAG. */
 void bd_call_watch_cancel(bd_call *c, atomic_bool *flag)
 {
-    c->cancel_flag = flag;
+    atomic_store(&c->cancel_flag, flag);
     if (flag && atomic_load(&c->cancelled))
         atomic_store(flag, true);
 }
@@ -440,7 +546,17 @@ void *bd_call_decode_or_fail(bd_call *c, const pb_msgdesc_t *fields, size_t size
     return msg;
 }
 
-bool bd_call_server_stopping(const bd_call *c) { return c->srv->stopping; }
+bool bd_call_server_stopping(const bd_call *c) { return atomic_load(&c->srv->stopping); }
+
+bd_served *bd_call_cached_served(const bd_call *c, const char *name, const char *version)
+{
+    return bd_served_cache_get(c->srv->served, name, version);
+}
+
+void bd_call_remember_served(bd_call *c, bd_served *s)
+{
+    bd_served_cache_put(c->srv->served, s);
+}
 
 void bd_call_hold(bd_call *c)
 {
@@ -449,7 +565,7 @@ void bd_call_hold(bd_call *c)
 
 void bd_call_unhold(bd_call *c)
 {
-    push_event(c->srv, &c->tag_release, 1);     /* the free must happen on the loop */
+    call_release(c);
 }
 
 /* Send the reply batch; the call's reply reference moves to it. Any thread. */
@@ -463,12 +579,17 @@ static void send_reply(bd_call *c, grpc_status_code status, const char *message,
         return;
     }
     c->send_buf = buf;
-    c->status_details = grpc_slice_from_copied_string(message ? message : "");
+    c->status_details = message && message[0] ? grpc_slice_from_copied_string(message) : grpc_empty_slice();
     c->has_details = true;
 
-    grpc_op ops[3];
+    grpc_op ops[4];
     size_t n = 0;
     memset(ops, 0, sizeof ops);
+    if (!atomic_exchange(&c->close_started, true)) {
+        c->close_in_reply = true;               /* TAG_SEND then completes both */
+        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[n++].data.recv_close_on_server.cancelled = &c->close_cancelled;
+    }
     ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
     if (buf) {
         ops[n].op = GRPC_OP_SEND_MESSAGE;
@@ -477,8 +598,11 @@ static void send_reply(bd_call *c, grpc_status_code status, const char *message,
     ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
     ops[n].data.send_status_from_server.status = status;
     ops[n++].data.send_status_from_server.status_details = &c->status_details;
-    if (grpc_call_start_batch(c->call, ops, n, &c->tag_send, NULL) != GRPC_CALL_OK)
-        push_event(c->srv, &c->tag_send, 0);    /* release on the loop, like a completion */
+    if (grpc_call_start_batch(c->call, ops, n, &c->tag_send, NULL) != GRPC_CALL_OK) {
+        if (c->close_in_reply)                  /* as its completion would have */
+            call_release(c);
+        call_release(c);
+    }
 }
 
 void bd_call_fail_status(bd_call *c, grpc_status_code status, const char *message)
@@ -491,8 +615,23 @@ void bd_call_fail(bd_call *c, int code, const char *message)
     send_reply(c, bd_status_to_grpc(code), message, NULL);
 }
 
+/* Replies up to this size are encoded in one pass into a slice of this size (no sizing pass,
+ * no copy: the reply is a sub-slice of it); larger ones are sized first. */
+#define REPLY_FIRST_TRY 16384
+
 void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
 {
+    grpc_slice first = grpc_slice_malloc(REPLY_FIRST_TRY);
+    pb_ostream_t fs = pb_ostream_from_buffer(GRPC_SLICE_START_PTR(first), REPLY_FIRST_TRY);
+    if (pb_encode(&fs, fields, msg)) {
+        grpc_slice used = grpc_slice_sub(first, 0, fs.bytes_written);
+        grpc_slice_unref(first);
+        grpc_byte_buffer *buf = grpc_raw_byte_buffer_create(&used, 1);
+        grpc_slice_unref(used);
+        send_reply(c, GRPC_STATUS_OK, NULL, buf);
+        return;
+    }
+    grpc_slice_unref(first);                    /* too big (or bad): size it, then encode */
     size_t size = 0;
     if (!pb_get_encoded_size(&size, fields, msg)) {
         bd_call_fail_status(c, GRPC_STATUS_INTERNAL, "cannot encode the response");
@@ -523,6 +662,7 @@ static void on_handle_closed(uv_handle_t *h)
     void *arg = s->done_arg;
     free(s->queue);
     free(s->spare);
+    bd_served_cache_destroy(s->served);
     pthread_mutex_destroy(&s->lock);
     free(s);
     grpc_shutdown();
@@ -532,7 +672,12 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void maybe_finish(bd_server *s)
 {
-    if (!s->grpc_shut || !s->shutdown_seen || s->live_calls > 0 || s->finished)
+    if (!atomic_load(&s->grpc_shut) || !s->shutdown_seen || s->finished)
+        return;
+    pthread_mutex_lock(&s->lock);     /* a thread freeing the last call queues LOOP_WAKE under it */
+    size_t live = s->live_calls;
+    pthread_mutex_unlock(&s->lock);
+    if (live > 0)
         return;
     s->finished = true;
     grpc_server_destroy(s->server);
@@ -540,6 +685,7 @@ static void maybe_finish(bd_server *s)
     pthread_join(s->thread, NULL);
     grpc_completion_queue_destroy(s->cq);
     uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&s->check, on_handle_closed);
     uv_close((uv_handle_t *)&s->async, on_handle_closed);
 }
 
@@ -547,7 +693,7 @@ int bd_server_port(const bd_server *s) { return s->port; }
 
 void bd_server_stop(bd_server *s)
 {
-    s->stopping = true;
+    atomic_store(&s->stopping, true);
 }
 
 /* Shutting gRPC down turns every call that reaches the server afterwards — including one a
@@ -561,11 +707,19 @@ void bd_server_stop(bd_server *s)
 #define LINGER_MAX_MS   2000
 #define GRACE_MS        5000
 
+static size_t count_live_calls(bd_server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->live_calls;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 static void on_grace(uv_timer_t *t)
 {
     bd_server *s = t->data;
     bd_log(BD_LOG_WARN, NULL, NULL, "server: %zu call(s) still open %d ms after shutdown: cancelling them",
-           s->live_calls, GRACE_MS);
+           count_live_calls(s), GRACE_MS);
     grpc_server_cancel_all_calls(s->server);
 }
 
@@ -573,10 +727,11 @@ static void on_linger(uv_timer_t *t)
 {
     bd_server *s = t->data;
     uint64_t now = bd_now_ns();
-    if (now - s->last_call_ns < LINGER_QUIET_MS * 1000000ull && now - s->close_ns < LINGER_MAX_MS * 1000000ull)
+    uint64_t last = atomic_load(&s->last_call_ns);
+    if (now - last < LINGER_QUIET_MS * 1000000ull && now - s->close_ns < LINGER_MAX_MS * 1000000ull)
         return;
     uv_timer_stop(t);
-    s->grpc_shut = true;
+    atomic_store(&s->grpc_shut, true);
     grpc_server_shutdown_and_notify(s->server, s->cq, &s->tag_shutdown);
     uv_timer_start(t, on_grace, GRACE_MS, 0);
     maybe_finish(s);
@@ -584,7 +739,7 @@ static void on_linger(uv_timer_t *t)
 
 void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg)
 {
-    s->stopping = true;
+    atomic_store(&s->stopping, true);
     s->done = done;
     s->done_arg = arg;
     s->close_ns = bd_now_ns();
@@ -601,7 +756,13 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
     s->cfg = cfg;
     s->reg = reg;
     s->sched = sched;
+    s->stats = bd_registry_server_stats(reg);
     s->tag_shutdown = (srv_tag){ TAG_SHUTDOWN, NULL };
+    int rc = bd_served_cache_create(reg, &s->served, err);
+    if (rc) {
+        free(s);
+        return rc;
+    }
     pthread_mutex_init(&s->lock, NULL);
 
     grpc_init();
@@ -623,7 +784,6 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     s->port = grpc_server_add_http2_port(s->server, cfg->grpc_address, creds);
     grpc_server_credentials_release(creds);
-    int rc = 0;
     if (s->port <= 0) {
         rc = bd_error_set(err, BD_EIO, "cannot listen on %s: port in use? (or not a host:port "
                           "address)", cfg->grpc_address);
@@ -636,13 +796,18 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
     s->async.data = s;
     uv_timer_init(loop, &s->timer);
     s->timer.data = s;
-    s->open_handles = 2;
+    uv_check_init(loop, &s->check);
+    s->check.data = s;
+    uv_check_start(&s->check, on_check);
+    uv_unref((uv_handle_t *)&s->check);     /* it alone does not keep the loop running */
+    s->open_handles = 3;
     if (pthread_create(&s->thread, NULL, cq_thread, s) != 0) {
         rc = bd_error_set(err, BD_EIO, "cannot start the gRPC completion-queue thread");
         grpc_server_destroy(s->server);         /* never started */
         grpc_completion_queue_shutdown(s->cq);
         grpc_completion_queue_destroy(s->cq);
         uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+        uv_close((uv_handle_t *)&s->check, on_handle_closed);
         uv_close((uv_handle_t *)&s->async, on_handle_closed);  /* frees S, grpc_shutdown */
         return rc;
     }
@@ -660,6 +825,7 @@ fail_server:
     grpc_server_destroy(s->server);     /* never started: no shutdown needed */
     grpc_completion_queue_shutdown(s->cq);
     grpc_completion_queue_destroy(s->cq);
+    bd_served_cache_destroy(s->served);
     pthread_mutex_destroy(&s->lock);
     free(s);
     grpc_shutdown();

@@ -1,18 +1,24 @@
-/* braidd's gRPC server: gRPC C core on its own completion-queue thread, handing every event
- * to the libuv loop.
+/* braidd's gRPC server: gRPC C core on its own completion-queue thread, the libuv loop for
+ * everything that needs the registry.
  *
- *   cq thread   blocks in grpc_completion_queue_next; each event goes into a mutex-protected
- *               queue, then uv_async_send (coalesced: the loop drains the whole queue).
- *   loop        starts calls (grpc_server_request_registered_call kept posted for every
- *               method — 64 for ModelInfer so concurrent clients never wait in gRPC's
- *               pending list — plus grpc_server_request_call, whose calls get
- *               UNIMPLEMENTED), decodes requests and runs the handlers in rpc_*.c; frees
- *               finished calls.
+ *   cq thread   blocks in grpc_completion_queue_next and handles what needs no loop: op
+ *               completions (send done, close — they only drop references; the last one frees
+ *               the call), re-posting requests, and new calls of a method with a fast handler
+ *               (ModelInfer: decoded, checked and started right here when the served-version
+ *               table knows its model — served_cache.h). Everything else goes into a
+ *               mutex-protected queue, then uv_async_send (coalesced: the loop drains it).
+ *   loop        runs the handlers in rpc_*.c (and a fast handler's call it passed on),
+ *               refreshes the served-version table after every registry change, and shuts
+ *               the server down.
  *   workers     reply to ModelInfer themselves (bd_call_reply is thread-safe).
  *
- * A bd_call is one RPC. It is freed exactly once, on the loop, when its reply has been sent
- * (or failed to send) and its close-on-server op has completed; the handler's state
- * (bd_call_set_state) is freed with it. */
+ * Posted requests: grpc_server_request_registered_call kept posted for every method — 64 for
+ * ModelInfer so concurrent clients never wait in gRPC's pending list — plus
+ * grpc_server_request_call, whose calls get UNIMPLEMENTED.
+ *
+ * A bd_call is one RPC. It is freed exactly once, by whichever thread drops its last
+ * reference (reply sent, close-on-server op done, handler returned, holds released); the
+ * handler's state (bd_call_set_state) is freed with it. */
 #ifndef BD_SERVER_H
 #define BD_SERVER_H
 
@@ -56,7 +62,12 @@ void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg);
 
 /* ---- one RPC (handlers in rpc_*.c) ------------------------------------------------------- */
 
+/* A handler on the loop thread. */
 typedef void (*bd_rpc_handler)(bd_call *c);
+/* A handler on the cq thread: must not block or read the registry. Returns true when it took
+ * care of the call (answered it, or handed it to a worker), false to have the method's loop
+ * handler run next with the call as it is (decoded, state set). */
+typedef bool (*bd_rpc_fast_handler)(bd_call *c);
 
 bd_registry            *bd_call_registry(const bd_call *c);
 bd_scheduler           *bd_call_scheduler(const bd_call *c);
@@ -68,17 +79,28 @@ const uint8_t          *bd_call_payload(const bd_call *c, size_t *len);
 uint64_t                bd_call_deadline_ns(const bd_call *c);
 /* True once the client cancelled (or the connection died). */
 bool                    bd_call_cancelled(const bd_call *c);
-/* Attach handler state: FREE_FN(STATE) runs when the call is freed (on the loop). Loop
- * thread, once per call. */
-void bd_call_set_state(bd_call *c, void *state, void (*free_fn)(void *state));
+/* How long the cq thread had been idle, waiting for events, when this call arrived: near 0
+ * when other events were already pending (the thread is behind). Fast handlers only. */
+uint64_t                bd_call_cq_waited_ns(const bd_call *c);
+/* Attach handler state: FREE_FN(STATE) runs when the call is freed, on any thread. The
+ * handler's thread, once per call. */
+void  bd_call_set_state(bd_call *c, void *state, void (*free_fn)(void *state));
+void *bd_call_state(const bd_call *c);      /* NULL until set */
 /* Have the call set *FLAG when the client cancels (it is set at once if it already has).
- * FLAG must live as long as the call (e.g. inside its state). Loop thread. */
+ * FLAG must live as long as the call (e.g. inside its state). The handler's thread. */
 void bd_call_watch_cancel(bd_call *c, atomic_bool *flag);
+
+/* The version serving NAME/VERSION from the server's served-version table, with one reference
+ * for the caller, or NULL when only the registry can tell (then ask it on the loop). Any
+ * thread (served_cache.h: never a version the registry had already swapped out or unloaded). */
+bd_served *bd_call_cached_served(const bd_call *c, const char *name, const char *version);
+/* Tell the table S (just acquired from the registry) serves its name. Loop thread. */
+void       bd_call_remember_served(bd_call *c, bd_served *s);
 
 /* Decode the request into a zeroed message of SIZE bytes the call owns (*MSG; FIELDS e.g.
  * inference_ModelReadyRequest_fields), tensor payloads referenced in place. The message, its
  * heap fields and spans live until the call is freed. BD_EINVAL "malformed <WHAT>: ..." on
- * a bad message (*MSG is then NULL). Loop thread, at most once per call. */
+ * a bad message (*MSG is then NULL). The handler's thread, at most once per call. */
 int  bd_call_decode(bd_call *c, const pb_msgdesc_t *fields, size_t size, void **msg,
                     const char *what, bd_error *err);
 /* bd_call_decode, or answer the error (INVALID_ARGUMENT) and return NULL. */

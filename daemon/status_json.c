@@ -23,6 +23,40 @@ static cJSON *duration(const bd_duration *d)
     return o;
 }
 
+static cJSON *names(bd_value *const *v, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(v[i]->name));
+    return a;
+}
+
+/* Every subgraph (backend, node count, boundary tensors) and every node off oneDNN, with why. */
+static void partition_report(cJSON *o, const bd_partition_report *r)
+{
+    cJSON *sgs = cJSON_AddArrayToObject(o, "subgraphs");
+    for (size_t i = 0; i < r->n_subgraphs; i++) {
+        const bd_subgraph_info *s = &r->subgraphs[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "backend", s->backend);
+        cJSON_AddNumberToObject(j, "nodes", (double)s->n_nodes);
+        cJSON_AddItemToObject(j, "inputs", names(s->inputs, s->n_inputs));
+        cJSON_AddItemToObject(j, "outputs", names(s->outputs, s->n_outputs));
+        cJSON_AddItemToArray(sgs, j);
+    }
+    cJSON *fb = cJSON_AddArrayToObject(o, "fallback_nodes");
+    for (size_t i = 0; i < r->n_fallback; i++) {
+        const bd_fallback_info *f = &r->fallback[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "node", f->node);
+        cJSON_AddStringToObject(j, "op", f->op_type);
+        cJSON_AddStringToObject(j, "backend", f->backend);
+        cJSON_AddStringToObject(j, "reason", f->reason);
+        cJSON_AddStringToObject(j, "detail", f->detail);
+        cJSON_AddItemToArray(fb, j);
+    }
+}
+
 static cJSON *partition(const bd_partition_summary *p)
 {
     cJSON *o = cJSON_CreateObject();
@@ -36,6 +70,8 @@ static cJSON *partition(const bd_partition_summary *p)
     for (size_t i = 0; i < nb && i < BD_MAX_BACKENDS; i++)
         cJSON_AddNumberToObject(b, backends[i]->name, (double)p->nodes_per_backend[i]);
     cJSON_AddNumberToObject(o, "load_ms", p->load_ms);
+    if (p->plan)
+        partition_report(o, bd_plan_partition(p->plan));
     return o;
 }
 

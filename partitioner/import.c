@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "onnx/onnx_import.h"
+#include "tf/tf_import.h"
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -12,14 +13,14 @@ static bool ends_with(const char *s, const char *suffix)
 
 int bd_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    if (ends_with(path, ".pb") || ends_with(path, ".graphdef") || ends_with(path, ".json"))
-        return bd_error_set(err, BD_EUNSUPPORTED,
-                            "'%s': TensorFlow models are not supported yet (ONNX only)", path);
+    if (ends_with(path, ".pb") || ends_with(path, ".graphdef"))
+        return bd_tf_import_file(path, out, err);
+    if (ends_with(path, ".json"))
+        return bd_tfjs_import_file(path, out, err);
     return bd_onnx_import_file(path, out, err);
 }
 
 const char *bd_import_platform(const bd_graph *g)
 {
-    (void)g;
-    return "onnx";
+    return bd_graph_platform(g);
 }

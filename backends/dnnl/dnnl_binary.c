@@ -1,13 +1,16 @@
-/* Add/Sub/Mul/Div with numpy broadcasting as a oneDNN binary primitive. The full-shape
- * operand is src0 (swapped for Add/Mul when needed) and keeps its layout; a full-shape src1
- * is brought to src0's layout, a broadcast src1 is read plain. In place when src0 dies here. */
+/* Add/Sub/Mul/Div/Max/Min (two inputs) with numpy broadcasting as a oneDNN binary primitive.
+ * The full-shape operand is src0 (swapped for Add/Mul/Max/Min when needed) and keeps its
+ * layout; a full-shape src1 is brought to src0's layout, a broadcast src1 is read plain. In
+ * place when src0 dies here. */
 #include <string.h>
 
 #include "dnnl_internal.h"
 
 static dnnl_alg_kind_t alg_of(const char *op, bool *commutes)
 {
-    *commutes = !strcmp(op, "Add") || !strcmp(op, "Mul");
+    *commutes = !strcmp(op, "Add") || !strcmp(op, "Mul") || !strcmp(op, "Max") || !strcmp(op, "Min");
+    if (!strcmp(op, "Max")) return dnnl_binary_max;
+    if (!strcmp(op, "Min")) return dnnl_binary_min;
     if (!strcmp(op, "Add")) return dnnl_binary_add;
     if (!strcmp(op, "Sub")) return dnnl_binary_sub;
     if (!strcmp(op, "Mul")) return dnnl_binary_mul;

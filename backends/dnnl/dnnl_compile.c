@@ -1,6 +1,7 @@
 /* The subgraph compiler: tensor layouts, cached reorders, constants, steps, and the arena
  * plan (liveness + greedy best-fit offsets). See dnnl_internal.h for the builder contract. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,7 @@ int dn_pd(dn_compiler *c, const void *desc, const_dnnl_primitive_attr_t attr,
 }
 
 static int push_step(dn_compiler *c, dn_step_kind kind, dnnl_primitive_t prim, size_t scratch,
-                     const dn_arg *args, int nargs)
+                     const dn_arg *args, int nargs, const dn_native *nat)
 {
     int rc = grow(c, (void **)&c->steps, &c->cap_steps, c->n_steps + 1, sizeof *c->steps);
     if (rc) {
@@ -196,6 +197,10 @@ static int push_step(dn_compiler *c, dn_step_kind kind, dnnl_primitive_t prim, s
     s->prim = prim;
     s->scratch = scratch;
     s->node = c->node ? c->node->name : "(subgraph output)";
+    if (nat)
+        s->nat = *nat;
+    else
+        memset(&s->nat, 0, sizeof s->nat);
     c->n_steps++;
     return 0;
 }
@@ -212,7 +217,7 @@ int dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, in
     dnnl_primitive_desc_destroy(pd);
     if (dn_check(c, s, "dnnl_primitive_create"))
         return BD_EBACKEND;
-    int rc = push_step(c, DN_STEP_PRIM, prim, scratch, args, nargs);
+    int rc = push_step(c, DN_STEP_PRIM, prim, scratch, args, nargs, NULL);
     if (rc == 0 && scratch > 0) {
         dn_step *st = &c->steps[c->n_steps - 1];
         st->args[st->nargs].arg = DNNL_ARG_SCRATCHPAD;
@@ -223,9 +228,10 @@ int dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, in
     return rc;
 }
 
-int dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nargs)
+int dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nargs,
+                  const dn_native *nat)
 {
-    return push_step(c, kind, NULL, 0, args, nargs);
+    return push_step(c, kind, NULL, 0, args, nargs, nat);
 }
 
 /* ---- constants ------------------------------------------------------------------------ */
@@ -238,9 +244,22 @@ int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
     if (!p)
         return dn_fail(c, BD_ENOMEM, "out of memory for a %zu-byte constant", size);
     int rc = 0;
+    void *tmp = NULL;
     if (dn_md_equal(src_md, dst_md)) {
         memcpy(p, data, size);
     } else {
+        /* initializers may point anywhere into a model file (TF tensor_content): reorder from
+         * an aligned copy */
+        if ((uintptr_t)data % DN_ALIGN) {
+            size_t ssize = dnnl_memory_desc_get_size(src_md);
+            tmp = aligned_alloc(DN_ALIGN, align_up(ssize ? ssize : 1));
+            if (!tmp) {
+                free(p);
+                return dn_fail(c, BD_ENOMEM, "out of memory for a %zu-byte constant", ssize);
+            }
+            memcpy(tmp, data, ssize);
+            data = tmp;
+        }
         dnnl_memory_t ms = NULL, md = NULL;
         dnnl_primitive_desc_t pd = NULL;
         dnnl_primitive_t prim = NULL;
@@ -262,6 +281,7 @@ int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
         if (pd) dnnl_primitive_desc_destroy(pd);
         if (ms) dnnl_memory_destroy(ms);
         if (md) dnnl_memory_destroy(md);
+        free(tmp);
     }
     if (!rc)
         rc = new_buffer(c, DN_BUF_CONST, -1, size, buf);

@@ -1,13 +1,17 @@
 /* Conv (1D/2D/3D, groups, depthwise, strides, dilations, pads/auto_pad) as a oneDNN
  * convolution with every layout left to the implementation (format_tag_any): activations
- * come out blocked (nChw16c), weights are packed once here. */
+ * come out blocked (nChw16c), weights are packed once here. TF graphs: data_format NHWC is
+ * the same primitive over permuted mds (dnnl_layout.c), HWIO/HWCM filters are strided mds
+ * over the constant's bytes, reordered once. */
 #include <string.h>
 
 #include "dnnl_internal.h"
 
 typedef struct conv_geom {
     int     nsp;
+    bool    last;                 /* data_format NHWC */
     int64_t group;
+    int64_t xd[BD_MAX_RANK], wd[BD_MAX_RANK], yd[BD_MAX_RANK];   /* channels-first, OIHW */
     int64_t stride[3], dil[3], ext[3], pl[3], pr[3];
 } conv_geom;
 
@@ -17,6 +21,14 @@ static bool geom(const bd_node *n, conv_geom *g, char *why, size_t len)
     int rank = x->shape.rank;
     if (rank < 3 || rank > 5 || w->shape.rank != rank || y->shape.rank != rank)
         return dn_why(why, len, "Conv needs 1D, 2D or 3D spatial input with matching weights");
+    if (!dn_data_format_ok(n, why, len))
+        return false;
+    g->last = dn_channels_last(n);
+    dn_dims_cf(&x->shape, g->last, g->xd);
+    dn_dims_cf(&y->shape, g->last, g->yd);
+    if (!dn_filter_oihw(n, &w->shape, g->wd))
+        return dn_why(why, len, "Conv filter_format '%s' is not supported",
+                      bd_node_attr_string(n, "filter_format", ""));
     g->nsp = rank - 2;
     g->group = bd_node_attr_int(n, "group", 1);
     const int64_t *s = NULL, *d = NULL, *ks = NULL;
@@ -24,22 +36,22 @@ static bool geom(const bd_node *n, conv_geom *g, char *why, size_t len)
     size_t nk = bd_node_attr_ints(n, "kernel_shape", &ks);
     if ((ns && ns != (size_t)g->nsp) || (nd && nd != (size_t)g->nsp) || (nk && nk != (size_t)g->nsp))
         return dn_why(why, len, "Conv strides/dilations/kernel_shape rank mismatch");
-    int64_t C = x->shape.dims[1], M = w->shape.dims[0];
-    if (g->group < 1 || C % g->group || M % g->group || w->shape.dims[1] != C / g->group ||
-        y->shape.dims[1] != M)
+    int64_t C = g->xd[1], M = g->wd[0];
+    if (g->group < 1 || C % g->group || M % g->group || g->wd[1] != C / g->group ||
+        g->yd[1] != M)
         return dn_why(why, len, "Conv group=%lld does not fit %lld input and %lld output channels",
                       (long long)g->group, (long long)C, (long long)M);
     for (int i = 0; i < g->nsp; i++) {
         g->stride[i] = ns ? s[i] : 1;
         g->dil[i] = nd ? d[i] : 1;
-        int64_t k = w->shape.dims[2 + i];
+        int64_t k = g->wd[2 + i];
         if (nk && ks[i] != k)
             return dn_why(why, len, "Conv kernel_shape disagrees with the weights");
         if (g->stride[i] < 1 || g->dil[i] < 1)
             return dn_why(why, len, "Conv strides and dilations must be positive");
         g->ext[i] = (k - 1) * g->dil[i] + 1;
     }
-    if (!dn_spatial_pads(n, g->nsp, x->shape.dims + 2, y->shape.dims + 2, g->ext, g->stride, g->pl, g->pr))
+    if (!dn_spatial_pads(n, g->nsp, g->xd + 2, g->yd + 2, g->ext, g->stride, g->pl, g->pr))
         return dn_why(why, len, "Conv padding (auto_pad=%s) does not produce the inferred output shape",
                       bd_node_attr_string(n, "auto_pad", "NOTSET"));
     return true;
@@ -54,11 +66,11 @@ bool dn_conv_supports(const bd_graph *gr, const bd_node *n, char *why, size_t le
     if (!n->inputs[1]->data)
         return dn_why(why, len, "Conv weights '%s' must be a constant", n->inputs[1]->name);
     const bd_value *b = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
-    if (b && (b->shape.rank != 1 || b->shape.dims[0] != n->inputs[1]->shape.dims[0]))
-        return dn_why(why, len, "Conv bias must be 1-D with one value per output channel");
     conv_geom g;
     if (!geom(n, &g, why, len))
         return false;
+    if (b && (b->shape.rank != 1 || b->shape.dims[0] != g.wd[0]))
+        return dn_why(why, len, "Conv bias must be 1-D with one value per output channel");
     return dn_postops_supported(gr, n, why, len);
 }
 
@@ -72,21 +84,23 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
         return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
     int rank = x->shape.rank;
 
-    dnnl_memory_desc_t src_any, wei_any, bias_md, dst_any, wei_plain;
-    dn_md_any(&src_any, rank, x->shape.dims);
-    dn_md_any(&dst_any, rank, y->shape.dims);
+    dnnl_memory_desc_t src_any, wei_any, bias_md, dst_any, wei_src;
+    dn_md_any(&src_any, rank, g.xd);
+    dn_md_any(&dst_any, rank, g.yd);
     int64_t wd[BD_MAX_RANK + 1];
     int wrank = rank;
     if (g.group > 1) {
         wd[0] = g.group;
-        wd[1] = w->shape.dims[0] / g.group;
-        memcpy(wd + 2, w->shape.dims + 1, sizeof *wd * (size_t)(rank - 1));
+        wd[1] = g.wd[0] / g.group;
+        memcpy(wd + 2, g.wd + 1, sizeof *wd * (size_t)(rank - 1));
         wrank = rank + 1;
     } else {
-        memcpy(wd, w->shape.dims, sizeof *wd * (size_t)rank);
+        memcpy(wd, g.wd, sizeof *wd * (size_t)rank);
     }
     dn_md_any(&wei_any, wrank, wd);
-    dn_md_plain(&wei_plain, wrank, wd);
+    int rc = dn_filter_md(c, n, &w->shape, g.group, &wei_src);
+    if (rc)
+        return rc;
     if (b)
         dn_md_of_shape(&bias_md, b);
 
@@ -99,7 +113,7 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
     }
     dnnl_post_ops_t po = NULL;
     dn_post_args pa;
-    int rc = dn_postops_build(c, 0, rank, y->shape.dims, &po, &pa);
+    rc = dn_postops_build_ex(c, 0, rank, y->shape.dims, g.last, &po, &pa);
     if (rc)
         return rc;
     dnnl_primitive_attr_t attr = dn_attr(c, po);
@@ -124,14 +138,19 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
     const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
     const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);
     const dnnl_memory_desc_t *bmd = b ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1) : NULL;
-    rc = dn_input(c, x, smd, &sbuf);
+    dnnl_memory_desc_t sir, dir;     /* src/dst in the IR's dim order (NHWC: permuted back) */
+    rc = dn_md_ir(c, g.last, &sir, smd);
     if (!rc)
-        rc = dn_const_value(c, w, &wei_plain, wmd, &wbuf);
+        rc = dn_md_ir(c, g.last, &dir, dmd);
+    if (!rc)
+        rc = dn_input(c, x, &sir, &sbuf);
+    if (!rc)
+        rc = dn_const_value(c, w, &wei_src, wmd, &wbuf);
     if (!rc && b)
         rc = b->data ? dn_const_value(c, b, &bias_md, bmd, &bbuf) : dn_input(c, b, bmd, &bbuf);
     if (!rc)
-        rc = pa.residual ? dn_output_with_residual(c, y, dmd, pa.residual, &dbuf)
-                         : dn_output(c, y, dmd, &dbuf);
+        rc = pa.residual ? dn_output_with_residual(c, y, &dir, pa.residual, &dbuf)
+                         : dn_output(c, y, &dir, &dbuf);
     if (rc) {
         dnnl_primitive_desc_destroy(pd);
         return rc;

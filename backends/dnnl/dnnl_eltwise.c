@@ -1,4 +1,4 @@
-/* Elementwise activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu; Erf natively since
+/* Elementwise activations (Relu, LeakyRelu, Clip, Elu, Sigmoid, Tanh, Gelu; Erf natively since
  * oneDNN has no erf eltwise). They run in whatever layout their input has, in place when the
  * input dies here. */
 #include <float.h>
@@ -34,6 +34,9 @@ static bool alg_of(const bd_node *n, dnnl_alg_kind_t *alg, float *alpha, float *
         *beta = bd_node_attr_float(n, "max", FLT_MAX);
         if (!const_scalar(n, 1, alpha) || !const_scalar(n, 2, beta))
             return false;
+    } else if (!strcmp(op, "Elu")) {
+        *alg = dnnl_eltwise_elu;
+        *alpha = bd_node_attr_float(n, "alpha", 1.0f);
     } else if (!strcmp(op, "Sigmoid")) {
         *alg = dnnl_eltwise_logistic;
     } else if (!strcmp(op, "Tanh")) {
@@ -90,7 +93,7 @@ int dn_eltwise_build(dn_compiler *c, const bd_node *n)
         if (rc)
             return rc;
         dn_arg a[2] = { { DNNL_ARG_SRC, sbuf, md }, { DNNL_ARG_DST, dbuf, md } };
-        return dn_add_native(c, DN_STEP_ERF, a, 2);
+        return dn_add_native(c, DN_STEP_ERF, a, 2, NULL);
     }
     if ((rc = dn_input(c, x, NULL, &sbuf)))
         return rc;

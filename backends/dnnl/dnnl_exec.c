@@ -177,6 +177,11 @@ int dn_run(bd_kernel_ctx *x, const DLTensor *in, size_t n_in, DLTensor *out, siz
             run_erf(x->mems[f], x->mems[f + 1], dnnl_memory_desc_get_size(&step->args[0].md) / sizeof(float));
             continue;
         }
+        if (step->kind != DN_STEP_PRIM) {
+            dnnl_stream_wait(x->stream);
+            dn_native_run(step, &x->mems[f]);
+            continue;
+        }
         dnnl_status_t st = dnnl_primitive_execute(step->prim, x->stream, step->nargs, &x->eargs[f]);
         if (st != dnnl_success)
             return bd_error_set(err, BD_EBACKEND, "dnnl: node '%s': dnnl_primitive_execute failed: %s",

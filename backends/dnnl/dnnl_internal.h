@@ -47,7 +47,28 @@ typedef struct dn_arg {
 typedef enum dn_step_kind {
     DN_STEP_PRIM = 1,         /* a oneDNN primitive */
     DN_STEP_ERF,              /* y = erf(x) elementwise on plain f32 (oneDNN has no erf eltwise) */
+    DN_STEP_PAD,              /* constant Pad of plain f32 (oneDNN has no pad primitive) */
+    DN_STEP_RESIZE,           /* Resize modes oneDNN's resampling cannot express, plain f32 */
 } dn_step_kind;
+
+/* Parameters of a native step (what its args' mds do not say).
+ *   PAD:    ip[d] = begin pad of dim d; fp[0] = the fill value.
+ *   RESIZE: ip[0] = 1 linear / 0 nearest, ip[1] = dn_ctm, ip[2] = dn_nearest_mode,
+ *           ip[3 + d] = 1 when dim d is resized; fp[d] = its scale (0: out/in from sizes). */
+typedef struct dn_native {
+    int64_t ip[2 * DNNL_MAX_NDIMS];
+    float   fp[2 * DNNL_MAX_NDIMS];
+} dn_native;
+
+/* Resize's coordinate_transformation_mode and nearest_mode (ONNX names). */
+typedef enum dn_ctm {
+    DN_CTM_HALF_PIXEL = 0, DN_CTM_PYTORCH_HALF_PIXEL, DN_CTM_ALIGN_CORNERS, DN_CTM_ASYMMETRIC,
+    DN_CTM_TF_HALF_PIXEL_FOR_NN
+} dn_ctm;
+typedef enum dn_nearest_mode {
+    DN_NEAREST_ROUND_PREFER_FLOOR = 0, DN_NEAREST_ROUND_PREFER_CEIL, DN_NEAREST_FLOOR,
+    DN_NEAREST_CEIL
+} dn_nearest_mode;
 
 typedef struct dn_step {
     dn_step_kind      kind;
@@ -56,6 +77,7 @@ typedef struct dn_step {
     int               nargs;
     size_t            scratch;  /* scratchpad bytes this primitive needs */
     const char       *node;     /* node name for run-time errors (graph-owned) */
+    dn_native         nat;      /* native steps only */
 } dn_step;
 
 struct bd_kernel {
@@ -173,8 +195,12 @@ int  dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md
 /* Append a step running the primitive of PD (PD is consumed: destroyed here in all cases)
  * with ARGS (copied); adds the scratchpad arg. */
 int  dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs);
-/* Append a native step (ERF) reading/writing ARGS. */
-int  dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nargs);
+/* Append a native step (ERF, PAD, RESIZE) reading/writing ARGS with parameters NAT (may be
+ * NULL). */
+int  dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nargs,
+                   const dn_native *nat);
+/* Run native step S on its arguments' memories MEMS (dnnl_exec.c calls it; dnnl_native.c). */
+void dn_native_run(const dn_step *s, dnnl_memory_t *mems);
 /* An attr with user scratchpad mode (and POST_OPS if not NULL). NULL on failure (reported). */
 dnnl_primitive_attr_t dn_attr(dn_compiler *c, const_dnnl_post_ops_t post_ops);
 /* Create a pd from an op desc with ATTR; *PD NULL on failure (reported). */
@@ -201,6 +227,10 @@ bool dn_postops_collapsible(const bd_node *n);
  * DST_DIMS (the primitive's dst view). Binary inputs are bound as plain broadcast mds. */
 int  dn_postops_build(dn_compiler *c, int first, int rank, const int64_t *dst_dims,
                       dnnl_post_ops_t *po, dn_post_args *pa);
+/* dn_postops_build for a primitive that sees a channels-last output as [N, C, spatial...]
+ * (LAST): DST_DIMS are the IR's order, binary operands are bound through permuted mds. */
+int  dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_dims, bool last,
+                         dnnl_post_ops_t *po, dn_post_args *pa);
 
 /* ---- the builders (one per op family) -------------------------------------------------- */
 
@@ -228,6 +258,43 @@ bool dn_transpose_supports(const bd_graph *g, const bd_node *n, char *why, size_
 int  dn_transpose_build (dn_compiler *c, const bd_node *n);
 bool dn_concat_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_concat_build    (dn_compiler *c, const bd_node *n);
+bool dn_prelu_supports  (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_prelu_build     (dn_compiler *c, const bd_node *n);
+bool dn_pad_supports    (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_pad_build       (dn_compiler *c, const bd_node *n);
+bool dn_reduce_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_reduce_build    (dn_compiler *c, const bd_node *n);
+bool dn_resize_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_resize_build    (dn_compiler *c, const bd_node *n);
+
+/* ---- channels-last data and TF filters (dnnl_layout.c) --------------------------------- */
+
+/* N's data_format is channels-last (NHWC, NWC, NDHWC). */
+bool dn_channels_last(const bd_node *n);
+/* N's data_format is absent or one the backend knows; writes WHY if not. */
+bool dn_data_format_ok(const bd_node *n, char *why, size_t len);
+/* S's dims in oneDNN's channels-first order [N, C, spatial...] (LAST: S is channels-last). */
+void dn_dims_cf(const bd_shape *s, bool last, int64_t *dims);
+/* An IR-order md of a channels-last tensor seen as [N, C, spatial...], and back. */
+int  dn_md_to_cf(dn_compiler *c, dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in);
+int  dn_md_to_cl(dn_compiler *c, dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in);
+/* The same, or a copy when LAST is false. */
+int  dn_md_cf(dn_compiler *c, bool last, dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in);
+int  dn_md_ir(dn_compiler *c, bool last, dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in);
+/* V's buffer as it is (strided views made plain) and its md in channels-first order. */
+int  dn_input_cf(dn_compiler *c, const bd_value *v, bool last, int *buf, dnnl_memory_desc_t *md);
+
+typedef enum dn_filter_format {
+    DN_FILTER_UNKNOWN = 0, DN_FILTER_OIHW, DN_FILTER_HWIO, DN_FILTER_HWCM
+} dn_filter_format;
+dn_filter_format dn_filter_format_of(const bd_node *n);
+/* Conv weight W of N as ONNX dims [O, I/group, k...] (HWIO, HWCM or OIHW). False when the
+ * format is unknown or W's rank is below 3. */
+bool dn_filter_oihw(const bd_node *n, const bd_shape *w, int64_t *dims);
+/* The strided md of W's stored bytes in oneDNN's weights order ([G, O/G, I/G, k...] when
+ * GROUP > 1, else [O, I, k...]). */
+int  dn_filter_md(dn_compiler *c, const bd_node *n, const bd_shape *w, int64_t group,
+                  dnnl_memory_desc_t *md);
 
 /* ---- small shared checks (dnnl_backend.c) --------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* Softmax (opset < 13: flattened to 2-D at axis; >= 13: one axis), LayerNormalization (over
- * the trailing dims from axis, as 2-D [rows, features]) and inference BatchNormalization. */
+ * the trailing dims from axis, as 2-D [rows, features]) and inference BatchNormalization
+ * (data_format NHWC through a permuted md). */
 #include <string.h>
 
 #include "dnnl_internal.h"
@@ -28,13 +29,18 @@ static int vec_input(dn_compiler *c, const bd_node *n, size_t i, int64_t C, dnnl
     return dn_input_plain(c, v, buf, &plain);
 }
 
+/* LAST: the primitive sees a channels-last X as [N, C, spatial...]. */
 static int finish(dn_compiler *c, const bd_node *n, dnnl_primitive_desc_t pd, const bd_value *x,
-                  int sbuf, const dnnl_memory_desc_t *smd, dn_arg *extra, int nextra)
+                  int sbuf, const dnnl_memory_desc_t *smd, dn_arg *extra, int nextra, bool last)
 {
     const bd_value *y = n->outputs[0];
-    const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);
-    dnnl_memory_desc_t yview = *dmd;
-    int rc, dbuf;
+    dnnl_memory_desc_t yview = *dn_pd_md(pd, dnnl_query_dst_md), dir;
+    const dnnl_memory_desc_t *dmd = &dir;
+    int rc = dn_md_ir(c, last, &dir, &yview), dbuf;
+    if (rc) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
     /* the output tensor keeps the input's layout; the primitive may see a reshaped view */
     const dnnl_memory_desc_t *xmd = &c->t[x->index].md;
     bool reshaped = smd->ndims != x->shape.rank;
@@ -115,7 +121,7 @@ int dn_softmax_build(dn_compiler *c, const bd_node *n)
     dnnl_primitive_attr_destroy(attr);
     if (rc)
         return rc;
-    return finish(c, n, pd, x, sbuf, &smd, NULL, 0);
+    return finish(c, n, pd, x, sbuf, &smd, NULL, 0, false);
 }
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
@@ -181,7 +187,7 @@ int dn_lnorm_build(dn_compiler *c, const bd_node *n)
     dnnl_primitive_attr_destroy(attr);
     if (rc)
         return rc;
-    return finish(c, n, pd, x, sbuf, &smd, extra, ne);
+    return finish(c, n, pd, x, sbuf, &smd, extra, ne, false);
 }
 
 /* ---- BatchNormalization (inference) ----------------------------------------------------- */
@@ -203,8 +209,11 @@ bool dn_bnorm_supports(const bd_graph *g, const bd_node *n, char *why, size_t le
     const bd_shape *x = &n->inputs[0]->shape;
     if (x->rank < 2)
         return dn_why(why, len, "BatchNormalization needs at least [N, C]");
+    if (!dn_data_format_ok(n, why, len))
+        return false;
+    int64_t C = x->dims[dn_channels_last(n) ? x->rank - 1 : 1];
     for (size_t i = 1; i < 5; i++)
-        if (bd_shape_numel(&n->inputs[i]->shape) != x->dims[1])
+        if (bd_shape_numel(&n->inputs[i]->shape) != C)
             return dn_why(why, len, "BatchNormalization parameters must have C values");
     return true;
 }
@@ -212,13 +221,12 @@ bool dn_bnorm_supports(const bd_graph *g, const bd_node *n, char *why, size_t le
 int dn_bnorm_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *x = n->inputs[0];
-    int64_t C = x->shape.dims[1];
+    bool last = dn_channels_last(n);
+    int64_t C = x->shape.dims[last ? x->shape.rank - 1 : 1];
     int rc, sbuf;
-    if ((rc = dn_input(c, x, NULL, &sbuf)))
+    dnnl_memory_desc_t smd;
+    if ((rc = dn_input_cf(c, x, last, &sbuf, &smd)))
         return rc;
-    dnnl_memory_desc_t smd = c->t[x->index].md;
-    if (c->t[x->index].strided_view)
-        dn_md_of_shape(&smd, x);
     static const int argk[4] = { DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE };
     dn_arg extra[4];
     for (int i = 0; i < 4; i++) {
@@ -240,5 +248,5 @@ int dn_bnorm_build(dn_compiler *c, const bd_node *n)
     dnnl_primitive_attr_destroy(attr);
     if (rc)
         return rc;
-    return finish(c, n, pd, x, sbuf, &smd, extra, 4);
+    return finish(c, n, pd, x, sbuf, &smd, extra, 4, last);
 }

@@ -1,11 +1,14 @@
 /* MaxPool, AveragePool (count_include_pad, ceil_mode, dilations), GlobalAveragePool and
- * GlobalMaxPool as oneDNN pooling_v2, in the layout of their input (blocked stays blocked). */
+ * GlobalMaxPool as oneDNN pooling_v2, in the layout of their input (blocked stays blocked;
+ * data_format NHWC is seen as [N, C, spatial...] through a permuted md). */
 #include <string.h>
 
 #include "dnnl_internal.h"
 
 typedef struct pool_geom {
     int             nsp;
+    bool            last;          /* data_format NHWC */
+    int64_t         xd[BD_MAX_RANK], yd[BD_MAX_RANK];   /* channels-first dims */
     dnnl_alg_kind_t alg;
     dnnl_dims_t     kernel, stride, dil, pl, pr;
 } pool_geom;
@@ -16,6 +19,11 @@ static bool geom(const bd_node *n, pool_geom *g, char *why, size_t len)
     int rank = x->shape.rank;
     if (rank < 3 || rank > 5 || y->shape.rank != rank)
         return dn_why(why, len, "%s needs 1D, 2D or 3D spatial input", n->op_type);
+    if (!dn_data_format_ok(n, why, len))
+        return false;
+    g->last = dn_channels_last(n);
+    dn_dims_cf(&x->shape, g->last, g->xd);
+    dn_dims_cf(&y->shape, g->last, g->yd);
     g->nsp = rank - 2;
     bool global = !strncmp(n->op_type, "Global", 6);
     bool max = strstr(n->op_type, "Max") != NULL;
@@ -26,10 +34,10 @@ static bool geom(const bd_node *n, pool_geom *g, char *why, size_t len)
                                                                 : dnnl_pooling_avg_exclude_padding;
     if (global) {
         for (int i = 0; i < g->nsp; i++) {
-            g->kernel[i] = x->shape.dims[2 + i];
+            g->kernel[i] = g->xd[2 + i];
             g->stride[i] = 1;
             g->dil[i] = g->pl[i] = g->pr[i] = 0;
-            if (y->shape.dims[2 + i] != 1)
+            if (g->yd[2 + i] != 1)
                 return dn_why(why, len, "%s output must have spatial size 1", n->op_type);
         }
         return true;
@@ -47,8 +55,8 @@ static bool geom(const bd_node *n, pool_geom *g, char *why, size_t len)
         st[i] = ns ? s[i] : 1;
         if (k[i] < 1 || st[i] < 1 || dil < 1)
             return dn_why(why, len, "%s kernel, strides and dilations must be positive", n->op_type);
-        in[i] = x->shape.dims[2 + i];
-        out[i] = y->shape.dims[2 + i];
+        in[i] = g->xd[2 + i];
+        out[i] = g->yd[2 + i];
         ext[i] = (k[i] - 1) * dil + 1;
         g->kernel[i] = k[i];
         g->stride[i] = st[i];
@@ -83,12 +91,10 @@ int dn_pool_build(dn_compiler *c, const bd_node *n)
     if (!geom(n, &g, why, sizeof why))
         return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
     int rc, sbuf, dbuf;
-    if ((rc = dn_input(c, x, NULL, &sbuf)))
+    dnnl_memory_desc_t smd, dany, dir;
+    if ((rc = dn_input_cf(c, x, g.last, &sbuf, &smd)))
         return rc;
-    dnnl_memory_desc_t smd = c->t[x->index].md, dany;
-    if (c->t[x->index].strided_view)
-        dn_md_of_shape(&smd, x);
-    dn_md_any(&dany, y->shape.rank, y->shape.dims);
+    dn_md_any(&dany, y->shape.rank, g.yd);
     dnnl_primitive_attr_t attr = dn_attr(c, NULL);
     if (!attr)
         return BD_EBACKEND;
@@ -108,7 +114,7 @@ int dn_pool_build(dn_compiler *c, const bd_node *n)
         dnnl_primitive_desc_destroy(pd);
         return dn_fail(c, BD_EBACKEND, "pooling unexpectedly needs a workspace at inference");
     }
-    if ((rc = dn_output(c, y, dmd, &dbuf))) {
+    if ((rc = dn_md_ir(c, g.last, &dir, dmd)) || (rc = dn_output(c, y, &dir, &dbuf))) {
         dnnl_primitive_desc_destroy(pd);
         return rc;
     }

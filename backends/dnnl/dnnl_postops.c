@@ -14,6 +14,7 @@ static bool eltwise_alg(int alg, dnnl_alg_kind_t *out)
     case BD_ELT_GELU_ERF:  *out = dnnl_eltwise_gelu_erf; return true;
     case BD_ELT_GELU_TANH: *out = dnnl_eltwise_gelu_tanh; return true;
     case BD_ELT_LINEAR:    *out = dnnl_eltwise_linear; return true;
+    case BD_ELT_ELU:       *out = dnnl_eltwise_elu; return true;
     default:               return false;
     }
 }
@@ -133,6 +134,12 @@ bool dn_postops_collapsible(const bd_node *n)
 int dn_postops_build(dn_compiler *c, int first, int rank, const int64_t *dst_dims,
                      dnnl_post_ops_t *po, dn_post_args *pa)
 {
+    return dn_postops_build_ex(c, first, rank, dst_dims, false, po, pa);
+}
+
+int dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_dims, bool last,
+                        dnnl_post_ops_t *po, dn_post_args *pa)
+{
     const bd_node *n = c->node;
     memset(pa, 0, sizeof *pa);
     if (first >= n->n_post)
@@ -165,6 +172,10 @@ int dn_postops_build(dn_compiler *c, int first, int rank, const int64_t *dst_dim
             dn_md_plain(&md, rank, dims);
             int buf;
             rc = dn_input_plain(c, x, &buf, &xmd);
+            if (!rc && last) {       /* the IR-order operand seen in the dst's [N, C, ...] order */
+                dnnl_memory_desc_t ir = md;
+                rc = dn_md_to_cf(c, &md, &ir);
+            }
             if (!rc)
                 rc = dn_check(c, dnnl_post_ops_append_binary(*po, a, &md), "dnnl_post_ops_append_binary");
             if (!rc) {

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 /* The API version of ONNX Runtime 1.30 (GetApi accepts 1..30 there). Everything declared
- * here exists since API version 4, so an older library would do too. */
+ * here exists since API version 12 (ORT 1.12): asking for 12 would accept older libraries. */
 #define ORT_API_VERSION 30
 
 /* The file name braid dlopen()s when no explicit path is given. */
@@ -368,6 +368,88 @@ struct OrtApi {
     ort_unused_fn GetBoundOutputValues;
     void (*ClearBoundInputs)(OrtIoBinding *binding);
     void (*ClearBoundOutputs)(OrtIoBinding *binding);
+
+    /* [143] assorted entries of API versions 4..11 */
+    ort_unused_fn TensorAt;
+    ort_unused_fn CreateAndRegisterAllocator;
+    ort_unused_fn SetLanguageProjection;
+    ort_unused_fn SessionGetProfilingStartTimeNs;
+    ort_unused_fn SetGlobalIntraOpNumThreads;
+    ort_unused_fn SetGlobalInterOpNumThreads;
+    ort_unused_fn SetGlobalSpinControl;
+    /* [150] */
+    /* The session uses VALUE (which must outlive it) for the model's initializer NAME. */
+    OrtStatus *(*AddInitializer)(OrtSessionOptions *options, const char *name, const OrtValue *value);
+    ort_unused_fn CreateEnvWithCustomLoggerAndGlobalThreadPools;
+    ort_unused_fn SessionOptionsAppendExecutionProvider_CUDA;
+    ort_unused_fn SessionOptionsAppendExecutionProvider_ROCM;
+    ort_unused_fn SessionOptionsAppendExecutionProvider_OpenVINO;
+    ort_unused_fn SetGlobalDenormalAsZero;
+    ort_unused_fn CreateArenaCfg;
+    ort_unused_fn ReleaseArenaCfg;
+    ort_unused_fn ModelMetadataGetGraphDescription;
+    ort_unused_fn SessionOptionsAppendExecutionProvider_TensorRT;
+    /* [160] */
+    ort_unused_fn SetCurrentGpuDeviceId;
+    ort_unused_fn GetCurrentGpuDeviceId;
+    ort_unused_fn KernelInfoGetAttributeArray_float;
+    ort_unused_fn KernelInfoGetAttributeArray_int64;
+    ort_unused_fn CreateArenaCfgV2;
+    ort_unused_fn AddRunConfigEntry;
+    ort_unused_fn CreatePrepackedWeightsContainer;
+    ort_unused_fn ReleasePrepackedWeightsContainer;
+    ort_unused_fn CreateSessionWithPrepackedWeightsContainer;
+    ort_unused_fn CreateSessionFromArrayWithPrepackedWeightsContainer;
+    /* [170] */
+    ort_unused_fn SessionOptionsAppendExecutionProvider_TensorRT_V2;
+    ort_unused_fn CreateTensorRTProviderOptions;
+    ort_unused_fn UpdateTensorRTProviderOptions;
+    ort_unused_fn GetTensorRTProviderOptionsAsString;
+    ort_unused_fn ReleaseTensorRTProviderOptions;
+    ort_unused_fn EnableOrtCustomOps;
+    ort_unused_fn RegisterAllocator;
+    ort_unused_fn UnregisterAllocator;
+    ort_unused_fn IsSparseTensor;
+    ort_unused_fn CreateSparseTensorAsOrtValue;
+    /* [180] */
+    ort_unused_fn FillSparseTensorCoo;
+    ort_unused_fn FillSparseTensorCsr;
+    ort_unused_fn FillSparseTensorBlockSparse;
+    ort_unused_fn CreateSparseTensorWithValuesAsOrtValue;
+    ort_unused_fn UseCooIndices;
+    ort_unused_fn UseCsrIndices;
+    ort_unused_fn UseBlockSparseIndices;
+    ort_unused_fn GetSparseTensorFormat;
+    ort_unused_fn GetSparseTensorValuesTypeAndShape;
+    ort_unused_fn GetSparseTensorValues;
+    /* [190] */
+    ort_unused_fn GetSparseTensorIndicesTypeShape;
+    ort_unused_fn GetSparseTensorIndices;
+    ort_unused_fn HasValue;
+    ort_unused_fn KernelContext_GetGPUComputeStream;
+    OrtStatus *(*GetTensorMemoryInfo)(const OrtValue *value, const OrtMemoryInfo **out);
+    ort_unused_fn GetExecutionProviderApi;
+    ort_unused_fn SessionOptionsSetCustomCreateThreadFn;
+    ort_unused_fn SessionOptionsSetCustomThreadCreationOptions;
+    ort_unused_fn SessionOptionsSetCustomJoinThreadFn;
+    ort_unused_fn SetGlobalCustomCreateThreadFn;
+    /* [200] */
+    ort_unused_fn SetGlobalCustomThreadCreationOptions;
+    ort_unused_fn SetGlobalCustomJoinThreadFn;
+    ort_unused_fn SynchronizeBoundInputs;
+    ort_unused_fn SynchronizeBoundOutputs;
+    ort_unused_fn SessionOptionsAppendExecutionProvider_CUDA_V2;
+    ort_unused_fn CreateCUDAProviderOptions;
+    ort_unused_fn UpdateCUDAProviderOptions;
+    ort_unused_fn GetCUDAProviderOptionsAsString;
+    ort_unused_fn ReleaseCUDAProviderOptions;
+    ort_unused_fn SessionOptionsAppendExecutionProvider_MIGraphX;
+
+    /* [210] (API 12) Initializers whose bytes stay in the caller's memory: the model names
+     * them (an initializer TensorProto with external data) and the session reads VALUES in
+     * place. VALUES and their buffers must outlive every session created from OPTIONS. */
+    OrtStatus *(*AddExternalInitializers)(OrtSessionOptions *options, const char *const *names,
+                                          const OrtValue *const *values, size_t n);
     /* ORT's table goes on (API version 30 has several hundred entries); braid stops here. */
 };
 
@@ -375,6 +457,9 @@ struct OrtApi {
 _Static_assert(offsetof(OrtApi, ReleaseEnv)            == 92  * sizeof(void *), "OrtApi slot 92");
 _Static_assert(offsetof(OrtApi, AddSessionConfigEntry) == 130 * sizeof(void *), "OrtApi slot 130");
 _Static_assert(offsetof(OrtApi, RunWithBinding)        == 133 * sizeof(void *), "OrtApi slot 133");
-_Static_assert(sizeof(OrtApi)                          == 143 * sizeof(void *), "OrtApi length");
+_Static_assert(offsetof(OrtApi, AddInitializer)        == 150 * sizeof(void *), "OrtApi slot 150");
+_Static_assert(offsetof(OrtApi, GetTensorMemoryInfo)   == 194 * sizeof(void *), "OrtApi slot 194");
+_Static_assert(offsetof(OrtApi, AddExternalInitializers) == 210 * sizeof(void *), "OrtApi slot 210");
+_Static_assert(sizeof(OrtApi)                          == 211 * sizeof(void *), "OrtApi length");
 
 #endif

@@ -3,7 +3,8 @@
 #   1. RPC latency: >= 5000 sequential ModelInfer calls of a tiny model (x[1,16] + c) against
 #      braidd and the same request bytes against a bare gRPC C-core echo server, interleaved
 #      in blocks in the same run; p50/p99 of each and braidd's p50 over the echo's
-#      (target <= 1.3).
+#      (target <= 1.3). The same for ServerLive (an empty request, answered on braidd's loop
+#      thread) against an echo server registered on that method: the cost of the loop hop.
 #   2. Throughput: ResNet-50 with 16 concurrent clients against braidd vs the in-process
 #      `braid bench` with the same total threads (target >= 90%); alternated ROUNDS times
 #      (braidd's calls/s over the in-process 1000 / mean ms, both means over time).
@@ -108,13 +109,24 @@ start_braidd() {     # extra braidd flags...; sets BRAIDD_PID and GRPC_PORT
 ECHO_PID=$!; PIDS+=("$ECHO_PID")
 wait_port_file "$WORK/echo.port" "$ECHO_PID" "$WORK/echo.log"
 ECHO_PORT="$(cat "$WORK/echo.port")"
+LIVE_METHOD=/inference.GRPCInferenceService/ServerLive
+"$ECHO_SERVER" --method "$LIVE_METHOD" --port-file "$WORK/echo-live.port" 2>"$WORK/echo-live.log" &
+ECHO_LIVE_PID=$!; PIDS+=("$ECHO_LIVE_PID")
+wait_port_file "$WORK/echo-live.port" "$ECHO_LIVE_PID" "$WORK/echo-live.log"
+ECHO_LIVE_PORT="$(cat "$WORK/echo-live.port")"
+: >"$WORK/empty.req"                 # ServerLiveRequest has no fields: zero bytes, both sides
 start_braidd
 
 echo "== RPC latency: $CALLS sequential calls each, blocks of $BLOCK, interleaved"
 "$RPC_BENCH" latency --request "$WORK/tiny_add.req" --calls "$CALLS" --block "$BLOCK" \
   braidd="127.0.0.1:$GRPC_PORT" echo="127.0.0.1:$ECHO_PORT" | tee "$WORK/latency.txt"
 LAT="$(grep '^RESULT ' "$WORK/latency.txt")"
+echo "== ServerLive latency (answered on braidd's loop thread): $CALLS calls each, same blocks"
+"$RPC_BENCH" latency --method "$LIVE_METHOD" --request "$WORK/empty.req" --calls "$CALLS" \
+  --block "$BLOCK" braidd="127.0.0.1:$GRPC_PORT" echo="127.0.0.1:$ECHO_LIVE_PORT" | tee "$WORK/live.txt"
+LIVE="$(grep '^RESULT ' "$WORK/live.txt")"
 stop "$ECHO_PID" echo-server
+stop "$ECHO_LIVE_PID" echo-server
 stop "$BRAIDD_PID" braidd
 
 # Throughput: rounds alternate the in-process run and braidd, so noise hits both alike.
@@ -149,6 +161,8 @@ printf '%-40s %12s %16s %9s %8s\n' "tiny model RPC p50 (us), $CALLS calls" "$(fi
   "$(field echo_p50_us "$LAT") echo" "$(field ratio_p50 "$LAT")x" "<= 1.3x"
 printf '%-40s %12s %16s %9s %8s\n' "tiny model RPC p99 (us)" "$(field braidd_p99_us "$LAT")" \
   "$(field echo_p99_us "$LAT") echo" "" ""
+printf '%-40s %12s %16s %9s %8s\n' "ServerLive RPC p50 (us), loop thread" "$(field braidd_p50_us "$LIVE")" \
+  "$(field echo_p50_us "$LIVE") echo" "$(field ratio_p50 "$LIVE")x" ""
 for row in "${TP_ROWS[@]}"; do
   read -r w t rpm ipm <<<"$row"
   printf '%-40s %12s %16s %9s %8s\n' "ResNet-50 inf/s, $CONCURRENCY clients, ${w}x${t}" "$rpm" "$ipm in-proc" \

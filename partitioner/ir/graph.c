@@ -31,6 +31,7 @@ struct bd_graph {
     mapping     *maps;        size_t n_maps, cap_maps;
     int64_t      opset;
     const char  *framework;   /* "onnx" unless a frontend says otherwise */
+    const char  *platform;    /* the file format within the framework; NULL = the framework */
     const bd_graph *parent;   /* set on clones: payloads belong to it */
 };
 
@@ -194,6 +195,7 @@ bd_graph *bd_graph_clone(const bd_graph *src)
         return NULL;
     g->opset     = src->opset;
     g->framework = src->framework;
+    g->platform  = src->platform;
     g->parent    = src;
     bd_value **vmap = calloc(src->n_values ? src->n_values : 1, sizeof *vmap);
     if (!vmap)
@@ -263,6 +265,8 @@ bd_value   *bd_graph_output(const bd_graph *g, size_t i)   { return i < g->n_out
 int64_t     bd_graph_opset(const bd_graph *g)              { return g->opset; }
 const char *bd_graph_framework(const bd_graph *g)          { return g->framework ? g->framework : "onnx"; }
 void        bd_graph_set_framework(bd_graph *g, const char *fw) { g->framework = fw; }
+const char *bd_graph_platform(const bd_graph *g)           { return g->platform ? g->platform : bd_graph_framework(g); }
+void        bd_graph_set_platform(bd_graph *g, const char *platform) { g->platform = platform; }
 void        bd_graph_set_opset(bd_graph *g, int64_t opset) { g->opset = opset; }
 
 size_t bd_graph_use_count(const bd_graph *g, const bd_value *v)

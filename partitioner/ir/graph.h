@@ -51,6 +51,9 @@ typedef struct bd_attr {
     const char  **strings;    /* STRINGS */
     size_t        n;          /* element count of FLOATS/INTS/STRINGS */
     bd_value     *tensor;     /* TENSOR: a constant value owned by the graph (not in its value table) */
+    const void   *graph;      /* GRAPH: the subgraph's serialized bytes (an ONNX GraphProto in the
+                               * mapped model file), opaque to braid, written back verbatim */
+    size_t        graph_len;
 } bd_attr;
 
 /* Operations fused into a node as oneDNN-style post-ops, applied in order to its output. */
@@ -69,6 +72,7 @@ typedef enum bd_eltwise_alg {
     BD_ELT_GELU_TANH,
     BD_ELT_ERF,               /* not a oneDNN eltwise; only as a standalone node */
     BD_ELT_LINEAR,            /* y = alpha * y + beta */
+    BD_ELT_ELU,               /* alpha = the ELU's alpha */
 } bd_eltwise_alg;
 
 typedef enum bd_binary_alg { BD_BIN_ADD = 1, BD_BIN_SUB, BD_BIN_MUL, BD_BIN_DIV } bd_binary_alg;
@@ -99,6 +103,10 @@ struct bd_node {
                                * NodeDef's bytes), kept so a fallback engine can re-serialize
                                * it exactly; NULL when the IR node is the definition (ONNX) */
     size_t      origin_len;
+    size_t      n_implicit;   /* the last n_implicit inputs are values a GRAPH attribute's body
+                               * reads from the enclosing graph (If/Loop/Scan): not operands of
+                               * the op, listed so ordering, liveness and partition boundaries
+                               * see them */
     int         backend;      /* index of the backend chosen by annotation, -1 = none yet */
     int         index;        /* position in the graph's node list */
 };
@@ -142,6 +150,10 @@ size_t      bd_graph_use_count(const bd_graph *g, const bd_value *v);
  * outlive G (a literal, or bd_graph_strdup'ed). */
 const char *bd_graph_framework(const bd_graph *g);
 void        bd_graph_set_framework(bd_graph *g, const char *framework);
+/* The file format the graph came from, as Triton names platforms: "onnx" (the default:
+ * the framework's name), "tensorflow_graphdef", "tensorflow_tfjs". Same lifetime rule. */
+const char *bd_graph_platform(const bd_graph *g);
+void        bd_graph_set_platform(bd_graph *g, const char *platform);
 /* Metadata the frontend recorded: producer name, opset of the default domain, IR version. */
 int64_t     bd_graph_opset(const bd_graph *g);
 void        bd_graph_set_opset(bd_graph *g, int64_t opset);

@@ -1,5 +1,5 @@
-/* AttributeProto -> bd_attr (payloads copied into the graph's pool, tensors referenced),
- * and Constant nodes folded into initializers. */
+/* AttributeProto -> bd_attr (payloads copied into the graph's pool, tensors and subgraph
+ * bodies referenced in the model buffer), and Constant nodes folded into initializers. */
 #include "onnx_internal.h"
 
 #include <stdio.h>
@@ -158,9 +158,17 @@ static int convert_attr(ox_ctx *c, const attr_msg *m, const bd_node *n, bd_attr 
         return 0;
     }
     case BD_ATTR_GRAPH:
+        /* The body stays where it is in the model buffer, opaque (onnx_subgraph.c reads what
+         * it needs): only a fallback engine runs such a node, from these bytes. */
+        if (!m->graphs.n)
+            return bd_error_set(err, BD_EMODEL, "node '%s': GRAPH attribute '%s' holds no graph",
+                                n->name, a->name);
+        a->graph = m->graphs.v[m->graphs.n - 1].p;
+        a->graph_len = m->graphs.v[m->graphs.n - 1].n;
+        return 0;
     case onnx_AttributeProto_AttributeType_GRAPHS:
-        return bd_error_set(err, BD_EUNSUPPORTED, "node '%s' (%s): attribute '%s': subgraph "
-                            "attributes (If/Loop/Scan) are not supported", n->name, n->op_type, a->name);
+        return bd_error_set(err, BD_EUNSUPPORTED, "node '%s' (%s): attribute '%s': lists of "
+                            "subgraphs (GRAPHS) are not supported", n->name, n->op_type, a->name);
     case onnx_AttributeProto_AttributeType_UNDEFINED:
         return bd_error_set(err, BD_EMODEL, "node '%s': attribute '%s' has no type and no value",
                             n->name, a->name);

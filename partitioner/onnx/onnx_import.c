@@ -17,7 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { IR_MIN = 3, IR_MAX = 8, OPSET_MIN = 7, OPSET_MAX = 17 };
+/* What the importer reads: every IR version and default-domain opset ONNX Runtime 1.30
+ * runs. oneDNN and shape inference implement opsets 7-17 only; a model of another opset is
+ * imported as it is and placed on the fallback engine whole (dnnl_backend.c declines it). */
+enum { IR_MIN = 3, IR_MAX = 11, OPSET_MIN = 1, OPSET_MAX = 26 };
 
 /* The spans of a GraphProto's repeated fields. */
 typedef struct graph_msg {
@@ -89,7 +92,8 @@ static int decode_model(ox_ctx *c, ox_span *graph, int64_t *opset, bd_error *err
     }
     if (*opset < OPSET_MIN || *opset > OPSET_MAX) {
         rc = bd_error_set(err, BD_EUNSUPPORTED, "opset %" PRId64 " of the default domain is not "
-                          "supported (braid reads opsets %d to %d)", *opset, OPSET_MIN, OPSET_MAX);
+                          "supported (braid reads opsets %d to %d, and runs 7 to 17 on oneDNN)",
+                          *opset, OPSET_MIN, OPSET_MAX);
         goto out;
     }
     if (!graphs.n) {
@@ -267,6 +271,36 @@ static bd_value *node_output(ox_ctx *c, const char *node, const char *name, size
     return bd_graph_add_value(c->g, buf, BD_DT_UNDEFINED, NULL, &v, err) == 0 ? v : NULL;
 }
 
+/* Give N (with GRAPH attributes) the outer values its bodies read as trailing implicit
+ * inputs, each once and none it already reads. */
+static int add_implicit_inputs(ox_ctx *c, bd_node *n, bd_error *err)
+{
+    ox_names outer = { 0 };
+    int rc = 0;
+    for (size_t i = 0; i < n->n_attrs && rc == 0; i++)
+        if (n->attrs[i].type == BD_ATTR_GRAPH)
+            rc = ox_subgraph_outer_names(c, &(ox_span){ n->attrs[i].graph, n->attrs[i].graph_len },
+                                         &outer, err);
+    for (size_t i = 0; i < outer.n && rc == 0; i++) {
+        bool have = false;
+        for (size_t k = 0; k < n->n_inputs && !have; k++)
+            have = n->inputs[k] && strcmp(n->inputs[k]->name, outer.v[i]) == 0;
+        if (have)
+            continue;
+        bd_value *v = bd_graph_get_or_add_value(c->g, outer.v[i], err);
+        if (!v) {
+            rc = err ? err->code : BD_ENOMEM;
+        } else if ((rc = bd_node_append_input(c->g, n, v, err)) >= 0) {
+            rc = 0;
+            n->n_implicit++;
+        }
+    }
+    if (rc)
+        bd_error_prefix(err, "node '%s' (%s): ", n->name, n->op_type);
+    ox_names_free(&outer);
+    return rc;
+}
+
 static int add_node(ox_ctx *c, node_msg *m, size_t index, struct hsearch_data *names,
                     bd_error *err)
 {
@@ -319,7 +353,9 @@ static int add_node(ox_ctx *c, node_msg *m, size_t index, struct hsearch_data *n
     ENTRY *entered;
     if (!hsearch_r((ENTRY){ .key = (char *)n->name }, ENTER, &entered, names))
         return bd_error_set(err, BD_ENOMEM, "out of memory indexing node names");
-    return ox_node_attrs(c, n, &m->attrs, err);
+    if ((rc = ox_node_attrs(c, n, &m->attrs, err)))
+        return rc;
+    return add_implicit_inputs(c, n, err);
 }
 
 static int add_nodes(ox_ctx *c, const ox_spans *nodes, bd_error *err)

@@ -1,10 +1,15 @@
 /* The ONNX importer: an .onnx file (ModelProto) into braid's graph IR.
  *
- * Accepted: IR versions 3-8 and default-domain opsets 7-17; tensor-typed inputs and outputs;
+ * Accepted: IR versions 3-11 and default-domain opsets 1-26 (what ONNX Runtime 1.30 runs;
+ * braid's oneDNN mapping and shape rules cover opsets 7-17, and a model of another opset is
+ * placed on the fallback engine whole); tensor-typed inputs and outputs;
  * initializers stored as raw_data (referenced in place, never copied), as typed fields
  * (converted into the graph's pool) or as external data next to the model file. Constant
- * nodes are folded into initializers. Subgraph attributes (If/Loop/Scan), sparse tensors,
- * string tensors and model-local functions are reported as BD_EUNSUPPORTED.
+ * nodes are folded into initializers. Subgraph attributes (If/Loop/Scan bodies) are kept as
+ * opaque GraphProto bytes (bd_attr.graph) and the values a body reads from the enclosing
+ * graph become the node's trailing implicit inputs (bd_node.n_implicit), so only a fallback
+ * engine runs such a node. Lists of subgraphs (GRAPHS), sparse tensors, string tensors and
+ * model-local functions are reported as BD_EUNSUPPORTED.
  *
  * Anything the file controls is checked: a truncated or malformed file, a size larger than
  * the data present, a dims/data mismatch or an absurd rank give BD_EMODEL with a message
@@ -29,5 +34,25 @@ int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err);
  * model with external data is rejected. Same result and failure contract as above. */
 int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
                           bd_graph **out, bd_error *err);
+
+/* ---- standalone tensors (onnx_tensor_file.c) ------------------------------------------ */
+
+/* A tensor decoded from a serialized TensorProto, owning its bytes (row-major, 64-byte
+ * aligned, never NULL even when empty). Free with bd_onnx_tensor_free. */
+typedef struct bd_onnx_tensor {
+    char    *name;       /* "" when the file names none */
+    int      dtype;      /* bd_dtype */
+    bd_shape shape;      /* static */
+    void    *data;
+    size_t   nbytes;
+} bd_onnx_tensor;
+
+/* Decode the TensorProto file at PATH (e.g. the ONNX test suite's input_0.pb) into *OUT.
+ * Same checks as an initializer; string and external-data tensors are BD_EUNSUPPORTED. On
+ * failure returns a negative BD_E* code, fills ERR and leaves *OUT untouched. */
+int  bd_onnx_tensor_read_file(const char *path, bd_onnx_tensor *out, bd_error *err);
+/* Same, from LEN bytes at DATA (copied; DATA may be freed afterwards). */
+int  bd_onnx_tensor_from_memory(const void *data, size_t len, bd_onnx_tensor *out, bd_error *err);
+void bd_onnx_tensor_free(bd_onnx_tensor *t);            /* zeroes T; NULL is allowed */
 
 #endif

@@ -113,4 +113,18 @@ int ox_node_attrs(ox_ctx *c, bd_node *n, const ox_spans *attrs, bd_error *err);
 int ox_fold_constant(ox_ctx *c, const char *node_name, const ox_spans *attrs, bd_value *out,
                      bd_error *err);
 
+/* ---- onnx_subgraph.c: what subgraph attributes read from enclosing scopes ----------- */
+
+/* A set of value names (heap strings). */
+typedef struct ox_names {
+    char  **v;
+    size_t  n, cap;
+} ox_names;
+
+void ox_names_free(ox_names *s);
+/* Add to OUT (sorted, without duplicates) the names the GraphProto in GRAPH (an If/Loop/Scan
+ * body) reads but does not define, including what its nested bodies read from it or beyond.
+ * BD_EMODEL on a malformed body, BD_EUNSUPPORTED past a fixed nesting depth. */
+int  ox_subgraph_outer_names(ox_ctx *c, const ox_span *graph, ox_names *out, bd_error *err);
+
 #endif

@@ -1,5 +1,7 @@
 /* Inference BatchNormalization after a Conv folded into the conv's weights and bias:
- *   s = scale / sqrt(var + eps);  W' = W * s (per output channel);  B' = (B - mean) * s + shift */
+ *   s = scale / sqrt(var + eps);  W' = W * s (per output channel);  B' = (B - mean) * s + shift
+ * The output channel is W's first dim (ONNX) or, for TF's filter_format HWIO / HWCM, its last
+ * dim / last two dims (c*M + m); the folded weights keep the filter's format. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,15 +41,27 @@ int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err)
     int rewrites = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *conv = bd_graph_node(g, i);
-        if (!bd_is_op(conv, "Conv") || conv->n_inputs < 2 || conv->n_post)
+        if (!bd_is_op(conv, "Conv") || !bd_fusable(conv) || conv->n_inputs < 2 || conv->n_post)
             continue;
         bd_value *w = conv->inputs[1], *b = bd_node_input(conv, 2);
         if (!w->data || w->dtype != BD_DT_FLOAT || w->shape.rank < 3 || !bd_shape_is_static(&w->shape))
             continue;
-        int64_t oc = w->shape.dims[0], per = bd_shape_numel(&w->shape) / (oc ? oc : 1);
+        /* output channels: ONNX [O, ...] leads; TF's HWIO [.., O] / HWCM [.., C, M] (channel
+         * c*M + m) put them innermost, so element k belongs to channel k % oc */
+        const char *ff = bd_node_attr_string(conv, "filter_format", "OIHW");
+        bool tf_filter = !strcmp(ff, "HWIO") || !strcmp(ff, "HWCM");
+        if (!tf_filter && strcmp(ff, "OIHW"))
+            continue;
+        int r = w->shape.rank;
+        int64_t oc = !tf_filter ? w->shape.dims[0] : !strcmp(ff, "HWIO") ? w->shape.dims[r - 1]
+                   : w->shape.dims[r - 2] * w->shape.dims[r - 1];
+        int64_t per = bd_shape_numel(&w->shape) / (oc ? oc : 1);
         bd_node *bn = bd_sole_consumer(g, conv->outputs[0]);
-        if (!bd_is_op(bn, "BatchNormalization") || bn->n_inputs != 5 || bn->n_outputs != 1 ||
+        if (!bd_is_op(bn, "BatchNormalization") || !bd_fusable(bn) || bn->n_inputs != 5 || bn->n_outputs != 1 ||
             bn->inputs[0] != conv->outputs[0] || bd_node_attr_int(bn, "training_mode", 0))
+            continue;
+        /* BN must normalise the conv's channel axis (both NHWC or both NCHW) */
+        if (strcmp(bd_node_attr_string(conv, "data_format", "NCHW"), bd_node_attr_string(bn, "data_format", "NCHW")))
             continue;
         if (!f32_const(bn->inputs[1], oc) || !f32_const(bn->inputs[2], oc) ||
             !f32_const(bn->inputs[3], oc) || !f32_const(bn->inputs[4], oc) || (b && !f32_const(b, oc)))
@@ -64,9 +78,14 @@ int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err)
             return err && err->code ? err->code : BD_ENOMEM;
         for (int64_t c = 0; c < oc; c++) {
             float s = scale[c] / sqrtf(var[c] + eps);
-            for (int64_t k = 0; k < per; k++)
+            for (int64_t k = 0; k < per && !tf_filter; k++)
                 nw[c * per + k] = w0[c * per + k] * s;
             nb[c] = ((bias ? bias[c] : 0.0f) - mean[c]) * s + shift[c];
+        }
+        for (int64_t k = 0; tf_filter && k < oc * per; k++) {
+            float v;                 /* TF weights may sit unaligned in the model file */
+            memcpy(&v, (const char *)w->data + (size_t)k * sizeof v, sizeof v);
+            nw[k] = v * (scale[k % oc] / sqrtf(var[k % oc] + eps));
         }
         /* Conv now reads the folded constants and produces BN's output. */
         bd_value *y = bn->outputs[0];

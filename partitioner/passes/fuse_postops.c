@@ -52,6 +52,9 @@ static bool as_postop(const bd_node *c, const bd_value *y, bd_postop *po, bd_val
         po->alpha = bd_node_attr_float(c, "alpha", 0.01f);
     } else if (bd_is_op(c, "Sigmoid")) {
         po->alg = BD_ELT_SIGMOID;
+    } else if (bd_is_op(c, "Elu")) {
+        po->alg = BD_ELT_ELU;
+        po->alpha = bd_node_attr_float(c, "alpha", 1.0f);
     } else if (bd_is_op(c, "Tanh")) {
         po->alg = BD_ELT_TANH;
     } else if (strcmp(c->op_type, "Gelu") == 0 && strcmp(c->domain, "braid") == 0) {
@@ -107,14 +110,15 @@ int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err)
     int rewrites = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *anchor = bd_graph_node(g, i);
-        if (!bd_is_op(anchor, "Conv") && !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm"))
+        if ((!bd_is_op(anchor, "Conv") && !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm")) ||
+            !bd_fusable(anchor))
             continue;
         while (anchor->n_post < BD_MAX_POSTOPS && anchor->n_outputs == 1) {
             bd_value *y = anchor->outputs[0];
             bd_node *c = bd_sole_consumer(g, y);
             bd_postop po;
             bd_value *extra;
-            if (!c || c->n_outputs != 1 || !as_postop(c, y, &po, &extra))
+            if (!c || !bd_fusable(c) || c->n_outputs != 1 || !as_postop(c, y, &po, &extra))
                 break;
             /* Try it; the backend has the last word. */
             size_t saved_inputs = anchor->n_inputs;

@@ -44,7 +44,16 @@ static bd_node *match_from_div(const bd_graph *g, bd_node *div, bd_value **x_out
     return last;
 }
 
-int bd_pass_gelu(bd_graph *g, bd_error *err)
+/* Would TARGET run Gelu(X) -> Y? (asked before rewriting, on a node that only lives here) */
+static bool target_takes(const bd_graph *g, const bd_fuse_target *target, const char *name, bd_value *x,
+                         bd_value *y)
+{
+    bd_node probe = { .name = name, .op_type = "Gelu", .domain = "braid", .inputs = &x,
+                      .n_inputs = 1, .outputs = &y, .n_outputs = 1, .backend = -1, .index = -1 };
+    return bd_fuse_accepts(target, g, &probe);
+}
+
+int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     int rewrites = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
@@ -53,12 +62,18 @@ int bd_pass_gelu(bd_graph *g, bd_error *err)
         bd_node *last = match_from_div(g, div, &x);
         if (!last)
             continue;
-        /* Remove the chain (every node between DIV and LAST), then add the fused node. */
+        /* The chain (every node between DIV and LAST): none pinned to a fallback, and the
+         * fused node must be one the fast path runs (Gelu is not an ONNX op to fall back to). */
         bd_value *y = last->outputs[0];
         bd_node *chain[5];
         size_t n = 0;
-        for (bd_node *cur = div; cur && n < 5; cur = cur == last ? NULL : bd_sole_consumer(g, cur->outputs[0]))
+        bool fusable = true;
+        for (bd_node *cur = div; cur && n < 5; cur = cur == last ? NULL : bd_sole_consumer(g, cur->outputs[0])) {
             chain[n++] = cur;
+            fusable &= bd_fusable(cur);
+        }
+        if (!fusable || !target_takes(g, target, div->name, x, y))
+            continue;
         const char *name = div->name;
         for (size_t k = 0; k < n; k++)
             bd_graph_remove_node(g, chain[k]);

@@ -22,7 +22,22 @@ static bool const_vector(const bd_value *v)
     return v && v->data && v->dtype == BD_DT_FLOAT && v->shape.rank == 1;
 }
 
-int bd_pass_layernorm(bd_graph *g, bd_error *err)
+/* Would TARGET run LayerNormalization(X, GAMMA, BETA) -> Y over the last axis? Asked on a
+ * node that only lives here, before rewriting: LayerNormalization is an ONNX op only from
+ * opset 17, so the fused node must stay on the fast path. */
+static bool target_takes(const bd_graph *g, const bd_fuse_target *target, const char *name, bd_value *x,
+                         bd_value *gamma, bd_value *beta, bd_value *y, float eps)
+{
+    bd_value *ins[] = { x, gamma, beta };
+    bd_attr attrs[] = { { .name = "axis", .type = BD_ATTR_INT, .i = -1 },
+                        { .name = "epsilon", .type = BD_ATTR_FLOAT, .f = eps } };
+    bd_node probe = { .name = name, .op_type = "LayerNormalization", .domain = "", .inputs = ins,
+                      .n_inputs = 3, .outputs = &y, .n_outputs = 1, .attrs = attrs, .n_attrs = 2,
+                      .backend = -1, .index = -1 };
+    return bd_fuse_accepts(target, g, &probe);
+}
+
+int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     int rewrites = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
@@ -72,6 +87,11 @@ int bd_pass_layernorm(bd_graph *g, bd_error *err)
 
         bd_node *chain[] = { mean, sub, pow, var, add, sqrt_, div, mul, badd };
         bd_value *y = badd->outputs[0];
+        bool fusable = true;
+        for (size_t k = 0; k < sizeof chain / sizeof chain[0]; k++)
+            fusable &= bd_fusable(chain[k]);
+        if (!fusable || !target_takes(g, target, mean->name, x, gamma, beta, y, eps))
+            continue;
         const char *name = mean->name;
         for (size_t k = 0; k < sizeof chain / sizeof chain[0]; k++)
             bd_graph_remove_node(g, chain[k]);

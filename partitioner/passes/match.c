@@ -2,6 +2,9 @@
 
 #include <string.h>
 
+#include "partition.h"
+#include "passes.h"
+
 bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v)
 {
     if (v->is_output)
@@ -50,4 +53,19 @@ bd_value *bd_other_input(const bd_node *n, const bd_value *x)
     if (n->inputs[1] == x)
         return n->inputs[0];
     return NULL;
+}
+
+bool bd_fusable(const bd_node *n)
+{
+    return n && n->backend != BD_BACKEND_PINNED;
+}
+
+bool bd_fuse_accepts(const bd_fuse_target *target, const bd_graph *g, const bd_node *probe)
+{
+    if (!target)
+        return true;
+    if (bd_place_op_listed(target->forced_ops, probe->op_type))
+        return false;
+    char why[128];
+    return !target->backend || target->backend->supports(g, probe, why, sizeof why);
 }

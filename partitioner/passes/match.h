@@ -12,6 +12,8 @@ bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v);
 bool     bd_const_scalar(const bd_value *v, float *out);
 /* True when N is an ai.onnx (default domain) node of type OP. */
 bool     bd_is_op(const bd_node *n, const char *op);
+/* False when N is pinned off the fast path (bd_place_pin): composites never absorb it. */
+bool     bd_fusable(const bd_node *n);
 /* The input of binary node N that is not X (NULL if N does not read X). */
 bd_value *bd_other_input(const bd_node *n, const bd_value *x);
 

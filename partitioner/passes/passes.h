@@ -1,11 +1,28 @@
-/* Graph rewrites run once when a model is opened, before any plan is built.
- * Each pass keeps the graph valid and topologically sorted, and returns the number of
- * rewrites it made (>= 0) or a negative BD_E* code with ERR filled. */
+/* Composite passes (MergeComposite): graph rewrites run once per plan, on its specialised
+ * graph, before annotation. Each pass keeps the graph valid and topologically sorted, and
+ * returns the number of rewrites it made (>= 0) or a negative BD_E* code with ERR filled.
+ *
+ * Placement rules every pass follows: a node pinned off the fast path (bd_place_pin in
+ * partition.h) is never absorbed into a composite, and a composite that only the fast path
+ * can express (braid-domain Gelu, post-ops, LayerNormalization below opset 17, the q/k/v
+ * merge) is only created when the target accepts it (bd_fuse_target). */
 #ifndef BD_PASSES_H
 #define BD_PASSES_H
 
 #include "../../backends/backend.h"
 #include "../ir/graph.h"
+
+/* What composites are made for: the backend that will run them (it must accept each fused
+ * node; NULL = no check, for tests of the matching alone) and the op types the user forced
+ * off it (a composite of such a type is never created). */
+typedef struct bd_fuse_target {
+    const bd_backend *backend;
+    const char       *forced_ops;     /* comma-separated, as bd_placement_opts.fallback_ops */
+} bd_fuse_target;
+
+/* Would TARGET run PROBE (a fused node being considered, not yet in the graph)? True when
+ * TARGET is NULL. */
+bool bd_fuse_accepts(const bd_fuse_target *target, const bd_graph *g, const bd_node *probe);
 
 /* Conv followed by an inference BatchNormalization whose parameters are constants: scale
  * and shift folded into new conv weights and bias (new initializers in G's pool). */
@@ -13,11 +30,18 @@ int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err);
 
 /* The exported GELU chain x * 0.5 * (1 + Erf(x / sqrt(2))) (any operand order) becomes one
  * node Gelu (domain "braid"). */
-int bd_pass_gelu(bd_graph *g, bd_error *err);
+int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* The opset-13 decomposed layer norm — ReduceMean, Sub, Pow(2), ReduceMean, Add(eps), Sqrt,
  * Div, Mul(gamma), Add(beta) over the last axis — becomes one LayerNormalization node. */
-int bd_pass_layernorm(bd_graph *g, bd_error *err);
+int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
+/* Attention's q/k/v projections: two or more MatMuls reading the same tensor X with constant
+ * FP32 weights [K, N_i] (each optionally followed by an Add of a constant bias [N_i]) become
+ * one MatMul with the weights concatenated to [K, sum N_i] (and one bias Add), followed by a
+ * Split along the last axis back into the original output tensors — the batch-matmul merge of
+ * the PyTorch/TVM BERT work: one large GEMM instead of three small ones. */
+int bd_pass_qkv_merge(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* Merge composites into Conv / MatMul / Gemm nodes as post-ops when BACKEND accepts the
  * result: bias Add, activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu), scaling by a
@@ -26,7 +50,19 @@ int bd_pass_layernorm(bd_graph *g, bd_error *err);
  * that are not graph outputs are absorbed. */
 int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err);
 
-/* All of the above, in order, fusing post-ops for BACKEND. Returns 0 or a negative code. */
-int bd_passes_run(bd_graph *g, const bd_backend *backend, bd_error *err);
+/* ---- the per-backend pattern table (composites.c) ---------------------------------------- */
+
+typedef struct bd_composite {
+    const char *name;                                   /* "gelu", "qkv_merge", ... */
+    int (*run)(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+} bd_composite;
+
+/* The composite patterns merged for the backend named BACKEND, in the order they run; *N
+ * receives the count (0 for the fallback engines: their runtimes fuse on their own). */
+const bd_composite *bd_composites_for(const char *backend, size_t *n);
+
+/* Run the composite patterns of TARGET's backend in order, then re-validate the graph.
+ * Returns 0 or a negative code. */
+int bd_passes_run(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* Elementwise ops: unary activations keep their input's shape; binary ops broadcast
- * numpy-style. Integer Add/Sub/Mul/Div of constants are folded (shape arithmetic). */
+ * numpy-style. Integer Add/Sub/Mul/Div (and Neg/Abs) of constants are folded (shape
+ * arithmetic). */
 #include "shape_rules.h"
 
 #include <string.h>
@@ -13,7 +14,21 @@ int shp_unary(bd_graph *g, bd_node *n, bd_error *err)
     if (!shp_ranked(x))
         return shp_all_unknown(n);
     shp_set(n->outputs[0], x->dtype, &x->shape);
-    return 0;
+    /* Neg/Abs of integer constants are shape arithmetic (LayerNormalization's expansion
+     * negates an axis to size its reduced shape). */
+    bool neg = strcmp(n->op_type, "Neg") == 0, abs = strcmp(n->op_type, "Abs") == 0;
+    if (!(neg || abs) || (x->dtype != BD_DT_INT64 && x->dtype != BD_DT_INT32) ||
+        !shp_is_int_const(x))
+        return 0;
+    int64_t count = bd_shape_numel(&x->shape), vals[SHP_FOLD_MAX];
+    for (int64_t i = 0; i < count; i++) {
+        int64_t v = shp_const_at(x, i);
+        if (v == INT64_MIN || (x->dtype == BD_DT_INT32 && v == INT32_MIN))
+            return shp_fail(err, n, "folding constant %s of %lld overflows", n->op_type,
+                            (long long)v);
+        vals[i] = neg || v < 0 ? -v : v;
+    }
+    return shp_fold_ints(g, n->outputs[0], vals, (size_t)count, err);
 }
 
 /* Clip's min/max are attributes before opset 11 and optional scalar inputs from 11 on. */
@@ -229,4 +244,63 @@ int shp_expand(bd_graph *g, bd_node *n, bd_error *err)
     for (int64_t i = 0; i < count; i++)
         vals[i] = shp_const_at(x, bcast_offset(&s, &x->shape, i));
     return shp_fold_ints(g, out, vals, (size_t)count, err);
+}
+
+/* PRelu: Y has X's shape; the slope broadcasts onto X (unidirectionally). */
+int shp_prelu(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 2, 2, 1, err);
+    if (rc)
+        return rc;
+    bd_value *x = shp_in(n, 0), *slope = shp_in(n, 1);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (shp_ranked(slope)) {
+        const bd_shape *xs = &x->shape, *ss = &slope->shape;
+        bool fits = ss->rank <= xs->rank;
+        for (int i = 1; fits && i <= ss->rank; i++) {
+            int64_t sd = ss->dims[ss->rank - i], xd = xs->dims[xs->rank - i];
+            fits = sd == 1 || sd < 0 || xd < 0 || sd == xd;
+        }
+        if (!fits) {
+            char bx[96], bs[96];
+            return shp_fail(err, n, "slope '%s' %s does not broadcast onto input '%s' %s",
+                            slope->name, shp_str(ss, bs, sizeof bs), x->name,
+                            shp_str(xs, bx, sizeof bx));
+        }
+    }
+    shp_set(n->outputs[0], x->dtype, &x->shape);
+    return 0;
+}
+
+/* Max, Min, Sum, Mean: one or more inputs of one type, broadcast together. */
+int shp_variadic(bd_graph *g, bd_node *n, bd_error *err)
+{
+    size_t nin = shp_n_inputs(n);
+    int rc = shp_arity(n, 1, nin > 1 ? nin : 1, 1, err);
+    if (rc)
+        return rc;
+    bd_value *a = shp_in(n, 0);
+    int dtype = a->dtype;
+    bool ranked = shp_ranked(a);
+    bd_shape s = a->shape;
+    for (size_t i = 1; i < nin; i++) {
+        bd_value *b = shp_in(n, i);
+        if (!b)
+            return shp_fail(err, n, "input %zu is missing", i);
+        if (dtype != BD_DT_UNDEFINED && b->dtype != BD_DT_UNDEFINED && b->dtype != dtype)
+            return shp_fail(err, n, "input types differ: '%s' is %s, '%s' is %s", a->name,
+                            bd_dtype_name(dtype), b->name, bd_dtype_name(b->dtype));
+        if (dtype == BD_DT_UNDEFINED)
+            dtype = b->dtype;
+        if (!shp_ranked(b))
+            ranked = false;
+        if (ranked && (rc = shp_broadcast(n, &s, &b->shape, &s, err)))
+            return rc;
+    }
+    if (!ranked)
+        shp_set_unknown(n->outputs[0], dtype);
+    else
+        shp_set(n->outputs[0], dtype, &s);
+    return 0;
 }

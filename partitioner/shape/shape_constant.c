@@ -1,5 +1,5 @@
-/* Ops whose outputs are (or describe) constants: Shape (folded when the dims it reports are
- * static), Constant, ConstantOfShape. */
+/* Ops whose outputs are (or describe) constants: Shape and Size (folded when the dims they
+ * report are static), Constant, ConstantOfShape, Range. */
 #include "shape_rules.h"
 
 #include <math.h>
@@ -37,6 +37,22 @@ int shp_shape(bd_graph *g, bd_node *n, bd_error *err)
             return 0;                      /* a dynamic dim: known only at run time */
     }
     return shp_fold_ints(g, out, vals, (size_t)len, err);
+}
+
+/* Size: INT64 scalar, the element count of the input; folded when the input's shape is
+ * static. */
+int shp_size(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc = shp_arity(n, 1, 1, 1, err);
+    if (rc)
+        return rc;
+    bd_value *x = shp_in(n, 0), *out = n->outputs[0];
+    bd_shape s = shp_dynamic(0);
+    shp_set(out, BD_DT_INT64, &s);
+    int64_t count;
+    if (!shp_ranked(x) || (rc = shp_numel(n, &x->shape, &count, err)) || count < 0)
+        return rc;
+    return shp_fold_ints(g, out, &count, 1, err);
 }
 
 /* Constant: the value of its one attribute (value, value_int(s), value_float(s)). */

@@ -164,13 +164,19 @@ int shp_conv(bd_graph *g, bd_node *n, bd_error *err)
         return rc;
     bd_value *x = shp_in(n, 0), *wv = shp_in(n, 1), *b = shp_in(n, 2);
     int64_t group;
-    if ((rc = shp_attr_int(n, "group", 1, &group, err)))
+    bool last;
+    if ((rc = shp_attr_int(n, "group", 1, &group, err)) || (rc = shp_channels_last(n, &last, err)))
         return rc;
     if (group < 1)
         return shp_fail(err, n, "attribute 'group' = %lld, expected >= 1", (long long)group);
     if (!shp_ranked(x))
         return shp_all_unknown(n);
-    const bd_shape *xs = &x->shape, *ws = shp_ranked(wv) ? &wv->shape : NULL;
+    /* NHWC data and HWIO/HWCM filters are reasoned about in ONNX's order */
+    bd_shape xcf, wcf;
+    shp_to_channels_first(&x->shape, &xcf);
+    if (shp_ranked(wv) && (rc = shp_filter_oihw(n, &wv->shape, &wcf, err)))
+        return rc;
+    const bd_shape *xs = last ? &xcf : &x->shape, *ws = shp_ranked(wv) ? &wcf : NULL;
     bd_window win;
     bd_shape unranked = { .rank = -1 };
     if ((rc = bd_window_resolve(n, xs, ws ? ws : &unranked, &win, err)))
@@ -199,6 +205,8 @@ int shp_conv(bd_graph *g, bd_node *n, bd_error *err)
     s.dims[1] = m;
     for (int i = 0; i < win.n_spatial; i++)
         s.dims[2 + i] = win.out[i];
+    if (last)
+        shp_to_channels_last(&s, &s);
     shp_set(n->outputs[0], x->dtype, &s);
     return 0;
 }
@@ -211,6 +219,9 @@ int shp_pool(bd_graph *g, bd_node *n, bd_error *err)
     if (rc)
         return rc;
     bd_value *x = shp_in(n, 0);
+    bool last;
+    if ((rc = shp_channels_last(n, &last, err)))
+        return rc;
     if (!shp_ranked(x)) {
         shp_all_unknown(n);
         if (n->n_outputs > 1)
@@ -218,33 +229,41 @@ int shp_pool(bd_graph *g, bd_node *n, bd_error *err)
         return 0;
     }
     bd_window win;
-    if ((rc = bd_window_resolve(n, &x->shape, NULL, &win, err)))
+    bd_shape s;
+    shp_to_channels_first(&x->shape, &s);
+    if ((rc = bd_window_resolve(n, last ? &s : &x->shape, NULL, &win, err)))
         return rc;
-    bd_shape s = x->shape;
+    if (!last)
+        s = x->shape;
     for (int i = 0; i < win.n_spatial; i++) {
         s.dims[2 + i] = win.out[i];
         s.sym[2 + i]  = NULL;
     }
+    if (last)
+        shp_to_channels_last(&s, &s);
     shp_set(n->outputs[0], x->dtype, &s);
     if (n->n_outputs > 1)
         shp_set(n->outputs[1], BD_DT_INT64, &s);
     return 0;
 }
 
-/* GlobalAveragePool / GlobalMaxPool: every spatial dim becomes 1. */
+/* GlobalAveragePool / GlobalMaxPool: every spatial dim becomes 1 (NHWC: dims 1..rank-2). */
 int shp_global_pool(bd_graph *g, bd_node *n, bd_error *err)
 {
     int rc = shp_arity(n, 1, 1, 1, err);
     if (rc)
         return rc;
     bd_value *x = shp_in(n, 0);
+    bool last;
+    if ((rc = shp_channels_last(n, &last, err)))
+        return rc;
     if (!shp_ranked(x))
         return shp_all_unknown(n);
     if (x->shape.rank < 3)
         return shp_fail(err, n, "input '%s' must have rank >= 3 (N, C, spatial...), got %d",
                         x->name, x->shape.rank);
     bd_shape s = x->shape;
-    for (int i = 2; i < s.rank; i++) {
+    for (int i = last ? 1 : 2; i < (last ? s.rank - 1 : s.rank); i++) {
         s.dims[i] = 1;
         s.sym[i]  = NULL;
     }

@@ -32,10 +32,11 @@ int shp_unsupported(bd_error *err, const bd_node *n, const char *fmt, ...)
     return rc;
 }
 
-/* Inputs appended for BINARY/SUM post-ops sit after the op's own inputs. */
+/* Inputs appended for BINARY/SUM post-ops, and the implicit inputs of nodes with subgraph
+ * bodies, sit after the op's own inputs. */
 size_t shp_n_inputs(const bd_node *n)
 {
-    size_t count = n->n_inputs;
+    size_t count = n->n_implicit < n->n_inputs ? n->n_inputs - n->n_implicit : 0;
     for (int p = 0; p < n->n_post && p < BD_MAX_POSTOPS; p++) {
         const bd_postop *po = &n->post[p];
         if ((po->kind == BD_POST_SUM || po->kind == BD_POST_BINARY) && po->input >= 0 &&
@@ -111,7 +112,8 @@ int shp_axis(const bd_node *n, const char *what, int64_t axis, int rank, int *ou
 
 void shp_set(bd_value *v, int dtype, const bd_shape *s)
 {
-    v->dtype = dtype;
+    if (dtype != BD_DT_UNDEFINED)          /* an input of unknown type: keep what was declared */
+        v->dtype = dtype;
     v->shape = *s;
     for (int i = 0; i < s->rank && i < BD_MAX_RANK; i++)
         if (v->shape.dims[i] >= 0)

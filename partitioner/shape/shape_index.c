@@ -1,5 +1,6 @@
-/* Indexing ops: Gather and Slice. Both fold when they pick from a small integer constant
- * with constant indices (the Shape -> Gather / Slice step of shape arithmetic). */
+/* Indexing ops: Gather, GatherElements and Slice. Gather and Slice fold when they pick from a
+ * small integer constant with constant indices (the Shape -> Gather / Slice step of shape
+ * arithmetic). */
 #include "shape_rules.h"
 
 #include <string.h>
@@ -84,6 +85,41 @@ int shp_gather(bd_graph *g, bd_node *n, bd_error *err)
     shp_set(out, data->dtype, &s);
     if (shp_is_int_const(data) && const_idx)
         return fold_gather(g, n, data, idx, ax, out, err);
+    return 0;
+}
+
+/* ---- GatherElements ---------------------------------------------------------------- */
+
+/* GatherElements(data, indices): the output has the indices' shape and the data's type. */
+int shp_gather_elements(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc = shp_arity(n, 2, 2, 1, err);
+    if (rc)
+        return rc;
+    bd_value *data = shp_in(n, 0), *idx = shp_in(n, 1);
+    int64_t axis;
+    if ((rc = shp_attr_int(n, "axis", 0, &axis, err)))
+        return rc;
+    if (idx->dtype != BD_DT_INT64 && idx->dtype != BD_DT_INT32 && idx->dtype != BD_DT_UNDEFINED)
+        return shp_fail(err, n, "indices '%s' must be INT32 or INT64, got %s", idx->name,
+                        bd_dtype_name(idx->dtype));
+    if (shp_ranked(data) && shp_ranked(idx)) {
+        int ax;
+        if (data->shape.rank != idx->shape.rank)
+            return shp_fail(err, n, "data '%s' (rank %d) and indices '%s' (rank %d) must have "
+                            "the same rank", data->name, data->shape.rank, idx->name,
+                            idx->shape.rank);
+        if (data->shape.rank == 0)
+            return shp_fail(err, n, "data '%s' must have rank >= 1", data->name);
+        if ((rc = shp_axis(n, "axis", axis, data->shape.rank, &ax, err)))
+            return rc;
+    }
+    if (!shp_ranked(idx)) {
+        shp_set_unknown(n->outputs[0], data->dtype);
+        return 0;
+    }
+    shp_set(n->outputs[0], data->dtype, &idx->shape);
     return 0;
 }
 

@@ -32,7 +32,8 @@ static const shp_entry onnx_rules[] = {
     { "Greater", shp_compare },           { "Where", shp_where },
     { "ReduceMean", shp_reduce },         { "ReduceSum", shp_reduce },
     { "ReduceMax", shp_reduce },          { "ReduceMin", shp_reduce },
-    { "ReduceProd", shp_reduce },
+    { "ReduceProd", shp_reduce },         { "ArgMax", shp_argreduce },
+    { "ArgMin", shp_argreduce },
     { "BatchNormalization", shp_batchnorm },
     { "LayerNormalization", shp_layernorm },
     { "Softmax", shp_softmax },           { "LogSoftmax", shp_softmax },
@@ -40,11 +41,16 @@ static const shp_entry onnx_rules[] = {
     { "Transpose", shp_transpose },       { "Squeeze", shp_squeeze },
     { "Unsqueeze", shp_unsqueeze },       { "Concat", shp_concat },
     { "Identity", shp_identity },         { "Cast", shp_cast },
-    { "Gather", shp_gather },             { "Slice", shp_slice },
-    { "Shape", shp_shape },               { "Constant", shp_constant },
+    { "Gather", shp_gather },             { "GatherElements", shp_gather_elements },             { "Slice", shp_slice },
+    { "Shape", shp_shape },               { "Size", shp_size },
+    { "Constant", shp_constant },
     { "ConstantOfShape", shp_constant_of_shape }, { "Range", shp_range },
     { "Expand", shp_expand },             { "Split", shp_split },
     { "Tile", shp_tile },
+    { "Pad", shp_pad },                   { "Resize", shp_resize },
+    { "PRelu", shp_prelu },               { "Max", shp_variadic },
+    { "Min", shp_variadic },              { "TopK", shp_topk },
+    { "NonZero", shp_nonzero },
 };
 
 /* Composites braid creates (domain "braid"). */
@@ -139,8 +145,11 @@ static int infer_node(bd_graph *g, bd_node *n, bool require_static, bd_error *er
             return shp_unsupported(err, n, "no shape rule for op '%s%s%s'",
                                    n->domain && *n->domain ? n->domain : "",
                                    n->domain && *n->domain ? "." : "", n->op_type);
+        /* Keep what the frontend declared (e.g. TensorFlow's _output_shapes): that is all
+         * anyone knows of an op without a rule, and it lets oneDNN take what follows. */
         for (size_t k = 0; k < n->n_outputs; k++)
-            shp_set_unknown(n->outputs[k], BD_DT_UNDEFINED);
+            if (n->outputs[k]->shape.rank < 0)
+                shp_set_unknown(n->outputs[k], n->outputs[k]->dtype);
         return 0;
     }
     int rc = rule(g, n, err);
@@ -158,9 +167,35 @@ static int infer_node(bd_graph *g, bd_node *n, bool require_static, bd_error *er
     return 0;
 }
 
+/* ONNX opsets the rules implement: another opset's ops may mean something else (opset 6's
+ * legacy broadcast, opset 18's Split num_outputs), so such a graph keeps only the shapes its
+ * file declares (its nodes all run on the fallback engine, which knows its opset). */
+enum { SHP_OPSET_MIN = 7, SHP_OPSET_MAX = 17 };
+
+static bool rules_apply(const bd_graph *g)
+{
+    int64_t opset = bd_graph_opset(g);
+    return strcmp(bd_graph_framework(g), "onnx") != 0 || opset <= 0 ||
+           (opset >= SHP_OPSET_MIN && opset <= SHP_OPSET_MAX);
+}
+
 int bd_shape_infer(bd_graph *g, bool require_static, bd_error *err)
 {
     size_t count = bd_graph_num_nodes(g);
+    if (!rules_apply(g)) {
+        if (require_static && count)
+            return bd_error_set(err, BD_EUNSUPPORTED, "opset %lld: braid's shape rules cover "
+                                "ONNX opsets %d-%d", (long long)bd_graph_opset(g), SHP_OPSET_MIN,
+                                SHP_OPSET_MAX);
+        for (size_t i = 0; i < count; i++) {
+            bd_node *n = bd_graph_node(g, i);
+            for (size_t k = 0; k < n->n_outputs; k++) {
+                n->outputs[k]->data   = NULL;
+                n->outputs[k]->nbytes = 0;
+            }
+        }
+        return 0;
+    }
     for (size_t i = 0; i < count; i++) {
         int rc = infer_node(g, bd_graph_node(g, i), require_static, err);
         if (rc)

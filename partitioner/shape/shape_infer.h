@@ -17,7 +17,8 @@
 #include "../ir/graph.h"
 
 /* Infer dtype and shape of every node output, in topological order (call after
- * bd_graph_validate, which sorts). Graph inputs' shapes are taken as given (dims may be -1 =
+ * bd_graph_validate, which sorts). An ONNX graph of an opset outside 7-17 keeps the shapes
+ * its file declares (no rule runs; with REQUIRE_STATIC it is BD_EUNSUPPORTED). Graph inputs' shapes are taken as given (dims may be -1 =
  * dynamic with a symbol). Dynamic dims propagate as -1, keeping the symbol where a dim is
  * passed through unchanged (e.g. batch). With REQUIRE_STATIC, any output left non-static or
  * any op without a rule is BD_EUNSUPPORTED naming the node and op; without it, unknown ops

@@ -77,7 +77,8 @@ int shp_gemm(bd_graph *g, bd_node *n, bd_error *err)
         return rc;
     int dtype = a->dtype != BD_DT_UNDEFINED ? a->dtype : b->dtype;
     if (!shp_ranked(a) || !shp_ranked(b)) {
-        shp_set_unknown(n->outputs[0], dtype);
+        bd_shape s = shp_dynamic(2);       /* Gemm is always 2-D */
+        shp_set(n->outputs[0], dtype, &s);
         return 0;
     }
     if (a->shape.rank != 2 || b->shape.rank != 2)

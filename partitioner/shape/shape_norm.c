@@ -36,19 +36,23 @@ static int per_channel(const bd_node *n, size_t i, const char *what, int64_t c, 
     return 0;
 }
 
-/* Y has X's shape; the optional training outputs (running mean/var) are [C]. */
+/* Y has X's shape; the optional training outputs (running mean/var) are [C] (C last for
+ * data_format NHWC). */
 int shp_batchnorm(bd_graph *g, bd_node *n, bd_error *err)
 {
     int rc = shp_arity(n, 5, 5, 5, err);
     if (rc)
         return rc;
     bd_value *x = shp_in(n, 0);
+    bool last;
+    if ((rc = shp_channels_last(n, &last, err)))
+        return rc;
     if (!shp_ranked(x))
         return shp_all_unknown(n);
     if (x->shape.rank < 2)
         return shp_fail(err, n, "input '%s' must have rank >= 2 (N, C, ...), got %d", x->name,
                         x->shape.rank);
-    int64_t c = x->shape.dims[1];
+    int64_t c = x->shape.dims[last ? x->shape.rank - 1 : 1];
     static const char *const what[] = { "scale", "B", "mean", "var" };
     for (size_t i = 1; i < 5; i++)
         if ((rc = per_channel(n, i, what[i - 1], c, err)))

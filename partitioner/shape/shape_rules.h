@@ -27,6 +27,12 @@ int shp_compare(bd_graph *g, bd_node *n, bd_error *err);      /* Equal, Less, Gr
 int shp_where(bd_graph *g, bd_node *n, bd_error *err);
 int shp_dropout(bd_graph *g, bd_node *n, bd_error *err);
 int shp_expand(bd_graph *g, bd_node *n, bd_error *err);
+int shp_prelu(bd_graph *g, bd_node *n, bd_error *err);        /* slope broadcasts onto X  */
+int shp_variadic(bd_graph *g, bd_node *n, bd_error *err);     /* Max, Min, Sum, Mean: 1..N */
+/* shape_pad.c */
+int shp_pad(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_resize.c */
+int shp_resize(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_conv.c */
 int shp_conv(bd_graph *g, bd_node *n, bd_error *err);
 int shp_pool(bd_graph *g, bd_node *n, bd_error *err);         /* MaxPool, AveragePool     */
@@ -40,6 +46,7 @@ int shp_layernorm(bd_graph *g, bd_node *n, bd_error *err);
 int shp_batchnorm(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_reduce.c */
 int shp_reduce(bd_graph *g, bd_node *n, bd_error *err);       /* ReduceMean, ReduceSum, ... */
+int shp_argreduce(bd_graph *g, bd_node *n, bd_error *err);    /* ArgMax, ArgMin -> INT64  */
 /* shape_tensor_ops.c */
 int shp_reshape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_flatten(bd_graph *g, bd_node *n, bd_error *err);
@@ -53,9 +60,14 @@ int shp_split(bd_graph *g, bd_node *n, bd_error *err);
 int shp_tile(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_index.c */
 int shp_gather(bd_graph *g, bd_node *n, bd_error *err);
+int shp_gather_elements(bd_graph *g, bd_node *n, bd_error *err);
 int shp_slice(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_select.c */
+int shp_topk(bd_graph *g, bd_node *n, bd_error *err);         /* values + INT64 indices */
+int shp_nonzero(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_constant.c */
 int shp_shape(bd_graph *g, bd_node *n, bd_error *err);
+int shp_size(bd_graph *g, bd_node *n, bd_error *err);
 int shp_constant(bd_graph *g, bd_node *n, bd_error *err);
 int shp_constant_of_shape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_range(bd_graph *g, bd_node *n, bd_error *err);
@@ -71,7 +83,7 @@ int  shp_unsupported(bd_error *err, const bd_node *n, const char *fmt, ...)
 /* Check N has between MIN_IN and MAX_IN inputs (the first MIN_IN present) and between 1 and
  * MAX_OUT outputs; BD_EMODEL otherwise. Inputs appended by fused post-ops are not counted. */
 int  shp_arity(const bd_node *n, size_t min_in, size_t max_in, size_t max_out, bd_error *err);
-/* Number of N's inputs before any appended for fused post-ops. */
+/* Number of N's inputs before any appended for fused post-ops or as implicit inputs. */
 size_t shp_n_inputs(const bd_node *n);
 /* Input I when present and not a post-op operand, else NULL. */
 bd_value *shp_in(const bd_node *n, size_t i);
@@ -87,7 +99,7 @@ int  shp_axis(const bd_node *n, const char *what, int64_t axis, int rank, int *o
 
 /* ---- shapes ------------------------------------------------------------------------- */
 
-/* Set V's dtype and shape. */
+/* Set V's dtype (UNDEFINED keeps V's declared dtype) and shape. */
 void shp_set(bd_value *v, int dtype, const bd_shape *s);
 /* Set V to unknown rank with dtype DTYPE (UNDEFINED keeps V's declared dtype). */
 void shp_set_unknown(bd_value *v, int dtype);
@@ -111,6 +123,19 @@ int  shp_broadcast(const bd_node *n, const bd_shape *a, const bd_shape *b, bd_sh
                    bd_error *err);
 /* Render S into BUF for messages. */
 const char *shp_str(const bd_shape *s, char *buf, size_t size);
+
+/* ---- TF layouts (shape_layout.c) ----------------------------------------------------- */
+
+/* *LAST = N's `data_format` puts channels last (NHWC, NWC, NDHWC); false when absent or
+ * channels-first. BD_EMODEL naming N on another value. */
+int  shp_channels_last(const bd_node *n, bool *last, bd_error *err);
+/* [N, spatial..., C] -> [N, C, spatial...] and back (rank < 3 is copied as is; OUT may be IN). */
+void shp_to_channels_first(const bd_shape *in, bd_shape *out);
+void shp_to_channels_last(const bd_shape *in, bd_shape *out);
+/* Conv weight shape W as ONNX [O, I/group, kernel...] from N's `filter_format`: HWIO
+ * [k..., I, O] -> [O, I, k...]; HWCM [k..., C, M] -> [C*M, 1, k...]; absent or OIHW: W.
+ * BD_EMODEL naming N on an unknown format or a rank below 3. */
+int  shp_filter_oihw(const bd_node *n, const bd_shape *w, bd_shape *out, bd_error *err);
 
 /* ---- constants (shape_data.c) -------------------------------------------------------- */
 

@@ -266,7 +266,17 @@ int shp_squeeze(bd_graph *g, bd_node *n, bd_error *err)
     bool known, present;
     if ((rc = read_axes(n, axes, &count, &known, &present, err)))
         return rc;
-    if (!shp_ranked(x) || !known)
+    if (shp_ranked(x) && !known) {
+        /* Run-time axes: the rank drops by their count when that is known (and not 0). */
+        const bd_value *av = shp_in(n, 1);
+        int64_t len = shp_ranked(av) && av->shape.rank == 1 ? av->shape.dims[0] : -1;
+        if (len <= 0 || len > x->shape.rank)
+            return shp_all_unknown(n);
+        bd_shape s = shp_dynamic(x->shape.rank - (int)len);
+        shp_set(n->outputs[0], x->dtype, &s);
+        return 0;
+    }
+    if (!shp_ranked(x))
         return shp_all_unknown(n);
     int r = x->shape.rank;
     bool drop[BD_MAX_RANK] = { false };
@@ -391,6 +401,8 @@ int shp_concat(bd_graph *g, bd_node *n, bd_error *err)
     if ((rc = shp_attr_int(n, "axis", 0, &axis, err)))
         return rc;
     bd_value *x = n->inputs[0];
+    const bd_value *ranked = NULL;
+    bool all_ranked = true;
     for (size_t k = 0; k < nin; k++) {
         if (!n->inputs[k])
             return shp_fail(err, n, "input %zu is missing", k);
@@ -399,7 +411,17 @@ int shp_concat(bd_graph *g, bd_node *n, bd_error *err)
             return shp_fail(err, n, "input '%s' is %s but '%s' is %s", n->inputs[k]->name,
                             bd_dtype_name(n->inputs[k]->dtype), x->name, bd_dtype_name(x->dtype));
         if (!shp_ranked(n->inputs[k]))
+            all_ranked = false;
+        else if (!ranked)
+            ranked = n->inputs[k];
+    }
+    if (!all_ranked) {
+        /* All inputs share one rank: a ranked one gives it. */
+        if (!ranked || ranked->shape.rank == 0)
             return shp_all_unknown(n);
+        bd_shape s = shp_dynamic(ranked->shape.rank);
+        shp_set(n->outputs[0], x->dtype, &s);
+        return 0;
     }
     int r = x->shape.rank, ax;
     if (r == 0)

@@ -328,7 +328,7 @@ static void ref_conv2d(const float *x, int64_t N, int64_t C, int64_t H, int64_t 
 }
 
 /* Batched matmul with broadcast: A [..., M, K] (rank ra), B [..., K, N] (rank rb) -> Y rank R. */
-static void ref_matmul(const float *a, int ra, const int64_t *ad, const float *b, int rb,
+static inline void ref_matmul(const float *a, int ra, const int64_t *ad, const float *b, int rb,
                        const int64_t *bd, float *y, int R, const int64_t *yd)
 {
     int64_t M = yd[R - 2], N = yd[R - 1], K = ad[ra - 1];
@@ -349,7 +349,7 @@ static void ref_matmul(const float *a, int ra, const int64_t *ad, const float *b
     }
 }
 
-static float ref_gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x / sqrtf(2.0f))); }
-static float ref_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline float ref_gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x / sqrtf(2.0f))); }
+static inline float ref_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 #endif

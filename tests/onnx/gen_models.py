@@ -116,8 +116,11 @@ save(m, "old_ir.onnx")
 add = [h.make_node("Add", ["x", "x"], ["y"], name="add")]
 io = ([vi("x", TP.FLOAT, [2])], [vi("y", TP.FLOAT, [2])])
 save(model(add, *io, opset=6), "opset6.onnx")
+save(model(add, *io, opset=1, ir=3), "opset1.onnx")
 save(model(add, *io, opset=18), "opset18.onnx")
+save(model(add, *io, opset=27), "opset27.onnx")
 save(model(add, *io, ir=9), "ir9.onnx")
+save(model(add, *io, ir=12), "ir12.onnx")
 save(model(add, *io, ir=2), "ir2.onnx")
 
 # external data: two tensors in one file, one at an offset.
@@ -189,6 +192,21 @@ else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", T
 save(model([h.make_node("If", ["c"], ["y"], name="if0", then_branch=then_g, else_branch=else_g)],
            [vi("c", TP.BOOL, []), vi("x", TP.FLOAT, [2])], [vi("y", TP.FLOAT, [2])]),
      "subgraph.onnx")
+# nested bodies: a Loop whose body holds an If; the If's branches read the loop body's own
+# value (b), the loop's carried input (v_in) and two values of the main graph (w, z), one of
+# them (z) only from the inner If; "" is an omitted input, not a name
+inner_then = h.make_graph([h.make_node("Add", ["b", "w"], ["it"])], "ithen", [], [vi("it", TP.FLOAT, [2])])
+inner_else = h.make_graph([h.make_node("Sub", ["v_in", "z"], ["ie"])], "ielse", [], [vi("ie", TP.FLOAT, [2])])
+body = h.make_graph(
+    [h.make_node("Identity", ["v_in"], ["b"]),
+     h.make_node("If", ["cond_in"], ["v_out"], then_branch=inner_then, else_branch=inner_else),
+     h.make_node("Identity", ["cond_in"], ["cond_out"])],
+    "body", [vi("i", TP.INT64, []), vi("cond_in", TP.BOOL, []), vi("v_in", TP.FLOAT, [2])],
+    [vi("cond_out", TP.BOOL, []), vi("v_out", TP.FLOAT, [2])])
+save(model([h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=body)],
+           [vi("n", TP.INT64, []), vi("v0", TP.FLOAT, [2]), vi("w", TP.FLOAT, [2]),
+            vi("z", TP.FLOAT, [2])], [vi("v", TP.FLOAT, [2])]),
+     "nested_subgraph.onnx")
 seq = h.make_tensor_sequence_value_info("s", TP.FLOAT, [2])
 save(model([h.make_node("SequenceLength", ["s"], ["n"], name="len")], [seq],
            [vi("n", TP.INT64, [])]), "sequence_input.onnx")

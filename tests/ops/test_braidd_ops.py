@@ -234,7 +234,11 @@ class BraiddOps(unittest.TestCase):
         self.assertEqual((m["name"], m["version"], m["state"], m["platform"]),
                          ("tinycnn", "1", "READY", "onnx"))
         self.assertEqual(set(m["partition"]), {"nodes_imported", "nodes_planned", "steps",
-                                               "fused_composites", "backends", "load_ms"})
+                                               "fused_composites", "backends", "load_ms",
+                                               "subgraphs", "fallback_nodes"})
+        (sub,) = m["partition"]["subgraphs"]          # the demo runs as one oneDNN subgraph
+        self.assertEqual(sub["backend"], "dnnl")
+        self.assertEqual(m["partition"]["fallback_nodes"], [])
         self.assertEqual(set(m["queue"]), {"queued", "in_flight", "limit"})
         st = m["stats"]
         for key in ("success", "fail", "queue", "compute_input", "compute_infer",

@@ -13,7 +13,7 @@ Sigmoid Tanh Erf Gelu Sqrt Exp Log Neg Abs Reciprocal Elu HardSigmoid HardSwish 
 Clip Dropout Add Sub Mul Div Pow Equal Less Greater Where ReduceMean ReduceSum ReduceMax
 ReduceMin ReduceProd BatchNormalization LayerNormalization Softmax LogSoftmax Reshape Flatten
 Transpose Squeeze Unsqueeze Concat Identity Cast Gather Slice Shape Constant ConstantOfShape
-Range Expand Split Tile""".split())
+Range Expand Split Tile TopK Size ArgMax ArgMin GatherElements""".split())
 DATA = "/usr/share/libonnx-testdata/data/node"
 # ONNX's test data stores BFLOAT16 results as UINT16 words.
 SAME_TYPE = {(16, 4)}

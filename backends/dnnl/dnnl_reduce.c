@@ -1,0 +1,116 @@
+/* ReduceMean / ReduceSum / ReduceMax / ReduceMin / ReduceProd as oneDNN's reduction primitive.
+ * The source is read in its layout (a blocked conv output stays blocked); the destination is
+ * plain with the reduced dims kept as 1, which is also the byte layout of the keepdims=0
+ * output, so that case only renames the dims. Axes come from the attribute or a constant
+ * INT64 input (opset 18); noop_with_empty_axes with no axes is not supported. */
+#include <string.h>
+
+#include "dnnl_internal.h"
+
+static bool alg_of(const char *op, dnnl_alg_kind_t *alg)
+{
+    static const struct { const char *op; dnnl_alg_kind_t alg; } k[] = {
+        { "ReduceMean", dnnl_reduction_mean }, { "ReduceSum", dnnl_reduction_sum },
+        { "ReduceMax", dnnl_reduction_max },   { "ReduceMin", dnnl_reduction_min },
+        { "ReduceProd", dnnl_reduction_mul },
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (!strcmp(op, k[i].op)) {
+            *alg = k[i].alg;
+            return true;
+        }
+    return false;
+}
+
+/* The keepdims shape of the reduction into DIMS; false with WHY when axes are unsupported. */
+static bool kept_dims(const bd_node *n, int64_t *dims, char *why, size_t len)
+{
+    const bd_value *x = n->inputs[0], *av = dn_num_op_inputs(n) > 1 ? n->inputs[1] : NULL;
+    int rank = x->shape.rank;
+    int64_t axes[BD_MAX_RANK];
+    size_t na = 0;
+    if (av) {
+        if (!av->data || av->dtype != BD_DT_INT64 || av->shape.rank != 1 || av->shape.dims[0] > rank ||
+            av->nbytes < (size_t)av->shape.dims[0] * 8)
+            return dn_why(why, len, "%s axes '%s' must be a constant INT64 vector", n->op_type, av->name);
+        na = (size_t)av->shape.dims[0];
+        memcpy(axes, av->data, na * 8);
+    } else {
+        const int64_t *a = NULL;
+        na = bd_node_attr_ints(n, "axes", &a);
+        if (na > (size_t)rank)
+            return dn_why(why, len, "%s has more axes than dims", n->op_type);
+        if (na)
+            memcpy(axes, a, na * sizeof *a);
+    }
+    memcpy(dims, x->shape.dims, sizeof *dims * (size_t)rank);
+    if (na == 0) {
+        if (bd_node_attr_int(n, "noop_with_empty_axes", 0))
+            return dn_why(why, len, "%s noop_with_empty_axes is not supported", n->op_type);
+        for (int i = 0; i < rank; i++)
+            dims[i] = 1;
+        return true;
+    }
+    for (size_t i = 0; i < na; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= rank)
+            return dn_why(why, len, "%s axis %lld out of range", n->op_type, (long long)axes[i]);
+        dims[a] = 1;
+    }
+    return true;
+}
+
+bool dn_reduce_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    (void)g;
+    dnnl_alg_kind_t alg;
+    if (n->n_inputs < 1 || !n->inputs[0] || !alg_of(n->op_type, &alg))
+        return dn_why(why, len, "%s needs an input", n->op_type);
+    if (!dn_io_f32(n, 1, why, len) || !dn_no_post(n, why, len))
+        return false;
+    if (n->inputs[0]->shape.rank < 1)
+        return dn_why(why, len, "%s of a scalar is not supported", n->op_type);
+    int64_t dims[BD_MAX_RANK];
+    if (!kept_dims(n, dims, why, len))
+        return false;
+    int rank = n->inputs[0]->shape.rank;
+    bd_shape kept = bd_shape_make(rank, dims);
+    if (bd_shape_numel(&kept) != bd_shape_numel(&n->outputs[0]->shape))
+        return dn_why(why, len, "%s axes do not produce the inferred output shape", n->op_type);
+    return true;
+}
+
+int dn_reduce_build(dn_compiler *c, const bd_node *n)
+{
+    const bd_value *x = n->inputs[0], *y = n->outputs[0];
+    dnnl_alg_kind_t alg;
+    int64_t dims[BD_MAX_RANK];
+    char why[160];
+    if (!alg_of(n->op_type, &alg) || !kept_dims(n, dims, why, sizeof why))
+        return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
+    int rc, sbuf, dbuf;
+    if ((rc = dn_input(c, x, NULL, &sbuf)))
+        return rc;
+    dnnl_memory_desc_t smd = c->t[x->index].md, dmd, ymd;
+    if (c->t[x->index].strided_view)
+        dn_md_of_shape(&smd, x);
+    dn_md_plain(&dmd, x->shape.rank, dims);
+    dn_md_of_shape(&ymd, y);
+    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
+    if (!attr)
+        return BD_EBACKEND;
+    dnnl_reduction_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    rc = dn_check(c, dnnl_reduction_desc_init(&desc, alg, &smd, &dmd, 0.0f, 0.0f), "dnnl_reduction_desc_init");
+    if (!rc)
+        rc = dn_pd(c, &desc, attr, &pd);
+    dnnl_primitive_attr_destroy(attr);
+    if (rc)
+        return rc;
+    if ((rc = dn_output(c, y, &ymd, &dbuf))) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    dn_arg args[2] = { { DNNL_ARG_SRC, sbuf, smd }, { DNNL_ARG_DST, dbuf, dmd } };
+    return dn_add_step(c, pd, args, 2);
+}

@@ -1,0 +1,175 @@
+/* Annotation: each node gets the first backend that accepts it, and a reason from every
+ * backend it passed over; plus the user's forcing (fallback_ops, engine). */
+#include <stdio.h>
+#include <string.h>
+
+#include "partition.h"
+
+const char *bd_reason_name(bd_reason r)
+{
+    switch (r) {
+    case BD_REASON_OP:        return "unsupported op";
+    case BD_REASON_ATTRIBUTE: return "attribute";
+    case BD_REASON_DTYPE:     return "dtype";
+    case BD_REASON_DYNAMIC:   return "dynamic shape";
+    case BD_REASON_FORCED:    return "forced";
+    case BD_REASON_COST:      return "cost";
+    case BD_REASON_NONE:      break;
+    }
+    return "";
+}
+
+static bool engine_auto(const char *e)
+{
+    return !e || !e[0] || strcmp(e, "auto") == 0;
+}
+
+int bd_place_engine(const bd_placement_opts *opts, const bd_backend *const *backends, size_t nb,
+                    int *engine, bd_error *err)
+{
+    *engine = -1;
+    if (!opts || engine_auto(opts->engine))
+        return 0;
+    for (size_t b = 0; b < nb; b++)
+        if (strcmp(backends[b]->name, opts->engine) == 0) {
+            *engine = (int)b;
+            return 0;
+        }
+    char known[128] = "";
+    size_t used = 0;
+    for (size_t b = 0; b < nb && used < sizeof known; b++)
+        used += (size_t)snprintf(known + used, sizeof known - used, ", %s", backends[b]->name);
+    return bd_error_set(err, BD_EINVAL, "engine '%s' is not a backend (known: auto%s)",
+                        opts->engine, known);
+}
+
+bool bd_place_op_listed(const char *list, const char *op)
+{
+    size_t n = strlen(op);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *end = p;
+        while (*end && *end != ',')
+            end++;
+        const char *last = end;
+        while (last > p && last[-1] == ' ')
+            last--;
+        if ((size_t)(last - p) == n && n && strncmp(p, op, n) == 0)
+            return true;
+        p = end;
+    }
+    return false;
+}
+
+bool bd_place_forced_off_fast(const bd_placement_opts *opts, int engine, const bd_node *n)
+{
+    if (engine > 0)
+        return true;
+    return opts && engine < 0 && bd_place_op_listed(opts->fallback_ops, n->op_type);
+}
+
+size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts, int engine)
+{
+    size_t pinned = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        bd_node *n = bd_graph_node(g, i);
+        bool off = bd_place_forced_off_fast(opts, engine, n);
+        n->backend = off ? BD_BACKEND_PINNED : -1;
+        pinned += off;
+    }
+    return pinned;
+}
+
+/* The first non-constant value N reads or writes whose shape is not static, or NULL. */
+static const bd_value *dynamic_value(const bd_node *n)
+{
+    for (size_t k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k] && !n->inputs[k]->data && !bd_shape_is_static(&n->inputs[k]->shape))
+            return n->inputs[k];
+    for (size_t k = 0; k < n->n_outputs; k++)
+        if (!bd_shape_is_static(&n->outputs[k]->shape))
+            return n->outputs[k];
+    return NULL;
+}
+
+/* Sort a backend's free-text refusal into a reason (dynamic shapes are caught before). */
+static bd_reason classify(const char *why)
+{
+    if (strncmp(why, "op ", 3) == 0 || strstr(why, "not supported by"))
+        return BD_REASON_OP;
+    if (strstr(why, "FP32") || strstr(why, "dtype") || strstr(why, "data type") || strstr(why, "element type"))
+        return BD_REASON_DTYPE;
+    return BD_REASON_ATTRIBUTE;
+}
+
+static void place_node(bd_graph *g, bd_node *n, const bd_backend *const *backends, size_t nb,
+                       const bd_placement_opts *opts, int engine, bd_node_place *pl)
+{
+    bool pinned = n->backend == BD_BACKEND_PINNED || bd_place_forced_off_fast(opts, engine, n);
+    memset(pl, 0, sizeof *pl);
+    pl->backend = -1;
+    for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS; b++) {
+        const bd_value *dyn;
+        if (engine >= 0 && (int)b != engine) {
+            pl->reason[b] = BD_REASON_FORCED;
+            snprintf(pl->why[b], sizeof pl->why[b], "engine %s runs the whole model", backends[engine]->name);
+        } else if (b == 0 && pinned) {
+            pl->reason[b] = BD_REASON_FORCED;
+            snprintf(pl->why[b], sizeof pl->why[b], "op %s is in fallback_ops", n->op_type);
+        } else if (b == 0 && (dyn = dynamic_value(n))) {
+            char s[64];
+            pl->reason[b] = BD_REASON_DYNAMIC;
+            snprintf(pl->why[b], sizeof pl->why[b], "'%s' has shape %s until run time", dyn->name,
+                     bd_shape_str(&dyn->shape, s, sizeof s));
+        } else if (backends[b]->supports(g, n, pl->why[b], sizeof pl->why[b])) {
+            pl->why[b][0] = '\0';
+            pl->backend = (int)b;
+            break;
+        } else {
+            if (!pl->why[b][0])
+                snprintf(pl->why[b], sizeof pl->why[b], "not supported");
+            pl->reason[b] = classify(pl->why[b]);
+        }
+    }
+    n->backend = pl->backend;
+}
+
+/* Append OP to the comma list OPS (of USED bytes) unless it is there already. */
+static void add_op(char *ops, size_t size, size_t *used, const char *op)
+{
+    for (const char *p = ops; (p = strstr(p, op)) != NULL; p++)
+        if ((p == ops || p[-1] == ' ') && (p[strlen(op)] == ',' || p[strlen(op)] == '\0'))
+            return;
+    if (*used < size)
+        *used += (size_t)snprintf(ops + *used, size - *used, "%s%s", *used ? ", " : "", op);
+}
+
+int bd_annotate(bd_graph *g, const bd_backend *const *backends, size_t nb,
+                const bd_placement_opts *opts, bd_node_place *places, bd_error *err)
+{
+    int engine, rc = bd_place_engine(opts, backends, nb, &engine, err);
+    if (rc)
+        return rc;
+    char   report[BD_ERROR_MSG_MAX] = "", ops[160] = "";
+    size_t used = 0, ops_used = 0, missing = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        bd_node *n = bd_graph_node(g, i);
+        bd_node_place *pl = &places[n->index];
+        place_node(g, n, backends, nb, opts, engine, pl);
+        if (pl->backend >= 0)
+            continue;
+        add_op(ops, sizeof ops, &ops_used, n->op_type);
+        if (missing++ >= 2 || used >= sizeof report)
+            continue;
+        used += (size_t)snprintf(report + used, sizeof report - used, "%snode '%s' (%s):",
+                                 missing > 1 ? "; " : "", n->name, n->op_type);
+        for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS && used < sizeof report; b++)
+            used += (size_t)snprintf(report + used, sizeof report - used, "%s %s: %s",
+                                     b ? "," : "", backends[b]->name, pl->why[b]);
+    }
+    if (missing)
+        return bd_error_set(err, BD_EUNSUPPORTED, "%zu node(s) have no backend (ops %s): %s%s",
+                            missing, ops, report, missing > 2 ? "; ..." : "");
+    return 0;
+}

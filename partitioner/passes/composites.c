@@ -1,0 +1,56 @@
+/* MergeComposite: the pattern table of each backend, and the order its patterns run in. */
+#include <string.h>
+
+#include "passes.h"
+
+static int fold_batchnorm(bd_graph *g, const bd_fuse_target *target, bd_error *err)
+{
+    (void)target;      /* the folded Conv is a plain ONNX Conv: any engine runs it */
+    return bd_pass_fold_batchnorm(g, err);
+}
+
+static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err)
+{
+    return bd_pass_fuse_postops(g, target->backend, err);   /* anchors keep their op type */
+}
+
+/* oneDNN: fold BN first (it makes Conv anchors), build the big composites (GELU, layer norm,
+ * q/k/v) before post-op fusion, which then absorbs their bias adds and activations. */
+static const bd_composite k_dnnl[] = {
+    { "fold_batchnorm", fold_batchnorm },
+    { "gelu",           bd_pass_gelu },
+    { "layernorm",      bd_pass_layernorm },
+    { "qkv_merge",      bd_pass_qkv_merge },
+    { "fuse_postops",   fuse_postops },
+};
+
+static const struct {
+    const char         *backend;
+    const bd_composite *patterns;
+    size_t              n;
+} k_tables[] = {
+    { "dnnl", k_dnnl, sizeof k_dnnl / sizeof k_dnnl[0] },
+};
+
+const bd_composite *bd_composites_for(const char *backend, size_t *n)
+{
+    for (size_t i = 0; i < sizeof k_tables / sizeof k_tables[0]; i++)
+        if (backend && strcmp(k_tables[i].backend, backend) == 0) {
+            *n = k_tables[i].n;
+            return k_tables[i].patterns;
+        }
+    *n = 0;
+    return NULL;
+}
+
+int bd_passes_run(bd_graph *g, const bd_fuse_target *target, bd_error *err)
+{
+    size_t n;
+    const bd_composite *pats = bd_composites_for(target->backend->name, &n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = pats[i].run(g, target, err);
+        if (rc < 0)
+            return bd_error_prefix(err, "pass %s: ", pats[i].name);
+    }
+    return bd_graph_validate(g, err);
+}

@@ -1,0 +1,393 @@
+/* NodeDefs and GraphDefs written with nanopb: TF.js nodes' origins (tf_encode_view) and the
+ * TensorFlow fallback engine's GraphDef (tf_nodedef.h). Every repeated or nested field of
+ * the schema is a callback (see tf_graph.options), so each writer below is a callback that
+ * encodes one field from a view; nanopb calls them twice (to size, then to write). */
+#include "tf_internal.h"
+#include "tf_nodedef.h"
+
+#include <pb_encode.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- field writers ------------------------------------------------------------------- */
+
+typedef struct bytes_list { const tf_bytes *v; size_t n; } bytes_list;
+typedef enum { P_I64, P_F32, P_BOOL, P_INT } packed_kind;
+typedef struct packed { packed_kind kind; const void *v; size_t n; } packed;
+typedef struct shape_list { const bd_shape *v; size_t n; } shape_list;
+typedef struct tensor_list { const tf_tensor *v; size_t n; } tensor_list;
+
+static bool w_bytes(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const tf_bytes *b = *arg;
+    return pb_encode_tag_for_field(s, f) && pb_encode_string(s, b->p, b->n);
+}
+
+static bool w_bytes_list(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const bytes_list *l = *arg;
+    for (size_t i = 0; i < l->n; i++)
+        if (!pb_encode_tag_for_field(s, f) || !pb_encode_string(s, l->v[i].p, l->v[i].n))
+            return false;
+    return true;
+}
+
+static bool packed_body(pb_ostream_t *s, const packed *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        bool ok;
+        switch (p->kind) {
+        case P_I64:  ok = pb_encode_varint(s, (uint64_t)((const int64_t *)p->v)[i]); break;
+        case P_F32:  ok = pb_encode_fixed32(s, &((const float *)p->v)[i]); break;
+        case P_BOOL: ok = pb_encode_varint(s, ((const bool *)p->v)[i]); break;
+        default:     ok = pb_encode_varint(s, (uint64_t)(int64_t)((const int *)p->v)[i]); break;
+        }
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool w_packed(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const packed *p = *arg;
+    if (p->n == 0)
+        return true;
+    pb_ostream_t sz = PB_OSTREAM_SIZING;
+    if (!packed_body(&sz, p))
+        return false;
+    return pb_encode_tag(s, PB_WT_STRING, f->tag) && pb_encode_varint(s, sz.bytes_written) &&
+           packed_body(s, p);
+}
+
+static bool w_dims(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const bd_shape *sh = *arg;
+    for (int i = 0; i < sh->rank; i++) {
+        tensorflow_TensorShapeProto_Dim d = { .has_size = true, .size = sh->dims[i] < 0 ? -1 : sh->dims[i] };
+        if (!pb_encode_tag_for_field(s, f) ||
+            !pb_encode_submessage(s, tensorflow_TensorShapeProto_Dim_fields, &d))
+            return false;
+    }
+    return true;
+}
+
+static bool shape_msg(pb_ostream_t *s, const pb_field_t *f, const bd_shape *sh)
+{
+    tensorflow_TensorShapeProto m;
+    memset(&m, 0, sizeof m);
+    if (sh->rank < 0) {
+        m.has_unknown_rank = true;
+        m.unknown_rank = true;
+    } else {
+        m.dim.funcs.encode = w_dims;
+        m.dim.arg = (void *)sh;
+    }
+    return pb_encode_tag_for_field(s, f) &&
+           pb_encode_submessage(s, tensorflow_TensorShapeProto_fields, &m);
+}
+
+static bool w_shape(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    return shape_msg(s, f, *arg);
+}
+
+static bool w_shape_list(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const shape_list *l = *arg;
+    for (size_t i = 0; i < l->n; i++)
+        if (!shape_msg(s, f, &l->v[i]))
+            return false;
+    return true;
+}
+
+static bool tensor_msg(pb_ostream_t *s, const pb_field_t *f, const tf_tensor *t)
+{
+    tensorflow_TensorProto m;
+    memset(&m, 0, sizeof m);
+    m.has_dtype = true;
+    m.dtype = (tensorflow_DataType)t->tf_dtype;
+    m.tensor_shape.funcs.encode = w_shape;
+    m.tensor_shape.arg = (void *)&t->shape;
+    tf_bytes content = { t->data, t->nbytes };
+    bytes_list strings = { t->strings, t->n_strings };
+    if (t->n_strings) {
+        m.string_val.funcs.encode = w_bytes_list;
+        m.string_val.arg = &strings;
+    } else if (t->nbytes) {
+        m.tensor_content.funcs.encode = w_bytes;
+        m.tensor_content.arg = &content;
+    }
+    return pb_encode_tag_for_field(s, f) &&
+           pb_encode_submessage(s, tensorflow_TensorProto_fields, &m);
+}
+
+static bool w_tensor(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    return tensor_msg(s, f, *arg);
+}
+
+static bool w_tensor_list(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const tensor_list *l = *arg;
+    for (size_t i = 0; i < l->n; i++)
+        if (!tensor_msg(s, f, &l->v[i]))
+            return false;
+    return true;
+}
+
+static bool w_list(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const tf_list *l = *arg;
+    tensorflow_AttrValue_ListValue m;
+    memset(&m, 0, sizeof m);
+    bytes_list ss = { l->s, l->n_s };
+    packed pi = { P_I64, l->i, l->n_i }, pf = { P_F32, l->f, l->n_f };
+    packed pb = { P_BOOL, l->b, l->n_b }, pt = { P_INT, l->type, l->n_type };
+    shape_list sh = { l->shape, l->n_shape };
+    tensor_list te = { l->tensor, l->n_tensor };
+    m.s.funcs.encode = w_bytes_list;      m.s.arg = &ss;
+    m.i.funcs.encode = w_packed;          m.i.arg = &pi;
+    m.f.funcs.encode = w_packed;          m.f.arg = &pf;
+    m.b.funcs.encode = w_packed;          m.b.arg = &pb;
+    m.type.funcs.encode = w_packed;       m.type.arg = &pt;
+    m.shape.funcs.encode = w_shape_list;  m.shape.arg = &sh;
+    m.tensor.funcs.encode = w_tensor_list; m.tensor.arg = &te;
+    return pb_encode_tag_for_field(s, f) &&
+           pb_encode_submessage(s, tensorflow_AttrValue_ListValue_fields, &m);
+}
+
+static bool w_attr_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const tf_attr *a = *arg;
+    tensorflow_AttrValue m;
+    memset(&m, 0, sizeof m);
+    switch (a->kind) {
+    case TF_ATTR_S:      m.s.funcs.encode = w_bytes;      m.s.arg = (void *)&a->s; break;
+    case TF_ATTR_I:      m.has_i = true;    m.i = a->i; break;
+    case TF_ATTR_F:      m.has_f = true;    m.f = a->f; break;
+    case TF_ATTR_B:      m.has_b = true;    m.b = a->b; break;
+    case TF_ATTR_TYPE:   m.has_type = true; m.type = (tensorflow_DataType)a->type; break;
+    case TF_ATTR_SHAPE:  m.shape.funcs.encode = w_shape;  m.shape.arg = (void *)&a->shape; break;
+    case TF_ATTR_TENSOR: m.tensor.funcs.encode = w_tensor; m.tensor.arg = (void *)&a->tensor; break;
+    case TF_ATTR_LIST:   m.list.funcs.encode = w_list;    m.list.arg = (void *)&a->list; break;
+    default: break;
+    }
+    return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_AttrValue_fields, &m);
+}
+
+static bool w_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const tf_nodeview *v = *arg;
+    for (size_t i = 0; i < v->n_attrs; i++) {
+        tensorflow_NodeDef_AttrEntry e;
+        memset(&e, 0, sizeof e);
+        e.key = (char *)v->attrs[i].key;
+        e.value.funcs.encode = w_attr_value;
+        e.value.arg = &v->attrs[i];
+        if (!pb_encode_tag_for_field(s, f) ||
+            !pb_encode_submessage(s, tensorflow_NodeDef_AttrEntry_fields, &e))
+            return false;
+    }
+    return true;
+}
+
+/* Raw attr entries recorded from an existing NodeDef. */
+static bool w_raw_entries(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const tf_spans *l = *arg;
+    for (size_t i = 0; i < l->n; i++)
+        if (!pb_encode_tag_for_field(s, f) || !pb_encode_string(s, l->v[i].p, l->v[i].n))
+            return false;
+    return true;
+}
+
+/* ---- buffers ------------------------------------------------------------------------- */
+
+void bd_tf_buf_free(bd_tf_buf *b)
+{
+    if (!b)
+        return;
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static bool buf_reserve(bd_tf_buf *b, size_t more)
+{
+    if (more <= b->cap - b->n)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->n < more) {
+        if (cap > SIZE_MAX / 2)
+            return false;
+        cap *= 2;
+    }
+    uint8_t *p = realloc(b->p, cap);
+    if (!p)
+        return false;
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+/* Append MSG (FIELDS) to B as field TAG of the enclosing message (0: the bare message). */
+static int append_msg(bd_tf_buf *b, uint32_t tag, const pb_msgdesc_t *fields, const void *msg,
+                      const char *what, bd_error *err)
+{
+    size_t size;
+    if (!pb_get_encoded_size(&size, fields, msg))
+        return bd_error_set(err, BD_EINVAL, "%s: cannot be encoded", what);
+    if (!buf_reserve(b, size + 16))
+        return bd_error_set(err, BD_ENOMEM, "%s: out of memory", what);
+    pb_ostream_t s = pb_ostream_from_buffer(b->p + b->n, b->cap - b->n);
+    bool ok = tag ? pb_encode_tag(&s, PB_WT_STRING, tag) && pb_encode_submessage(&s, fields, msg)
+                  : pb_encode(&s, fields, msg);
+    if (!ok)
+        return bd_error_set(err, BD_EINVAL, "%s: encoding failed (%s)", what, PB_GET_ERROR(&s));
+    b->n += s.bytes_written;
+    return 0;
+}
+
+/* Encode node view V (inputs, then "^ctrl") into B as TAG (see append_msg). */
+static int encode_view(bd_tf_buf *b, uint32_t tag, const tf_nodeview *v, bd_error *err)
+{
+    size_t n_in = v->n_inputs + v->n_ctrl;
+    char **in = n_in ? calloc(n_in, sizeof *in) : NULL;
+    int rc = n_in && !in ? bd_error_set(err, BD_ENOMEM, "out of memory") : 0;
+    for (size_t i = 0; rc == 0 && i < v->n_inputs; i++)
+        in[i] = (char *)v->inputs[i];
+    for (size_t i = 0; rc == 0 && i < v->n_ctrl; i++) {
+        size_t len = strlen(v->ctrl[i]);
+        in[v->n_inputs + i] = malloc(len + 2);
+        if (!in[v->n_inputs + i]) {
+            rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+            break;
+        }
+        in[v->n_inputs + i][0] = '^';
+        memcpy(in[v->n_inputs + i] + 1, v->ctrl[i], len + 1);
+    }
+    if (rc == 0 && n_in > 65535)
+        rc = bd_error_set(err, BD_EUNSUPPORTED, "node '%s': %zu inputs (at most 65535)", v->name, n_in);
+    if (rc == 0) {
+        tensorflow_NodeDef nd;
+        memset(&nd, 0, sizeof nd);
+        nd.name = (char *)v->name;
+        nd.op = (char *)v->op;
+        nd.input = in;
+        nd.input_count = (pb_size_t)n_in;
+        nd.attr.funcs.encode = w_attrs;
+        nd.attr.arg = (void *)v;
+        char what[300];
+        snprintf(what, sizeof what, "NodeDef '%s'", v->name);
+        rc = append_msg(b, tag, tensorflow_NodeDef_fields, &nd, what, err);
+    }
+    for (size_t i = 0; in && i < v->n_ctrl; i++)
+        free(in[v->n_inputs + i]);
+    free(in);
+    return rc;
+}
+
+int tf_encode_view(bd_graph *g, const tf_nodeview *v, const void **out, size_t *out_len,
+                   bd_error *err)
+{
+    bd_tf_buf b = { 0 };
+    int rc = encode_view(&b, 0, v, err);
+    void *p = rc == 0 ? bd_graph_alloc(g, b.n ? b.n : 1) : NULL;
+    if (rc == 0 && !p)
+        rc = bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", v->name);
+    if (rc == 0) {
+        memcpy(p, b.p, b.n);
+        *out = p;
+        *out_len = b.n;
+    }
+    bd_tf_buf_free(&b);
+    return rc;
+}
+
+/* ---- the fallback engine's GraphDef (tf_nodedef.h) -------------------------------------- */
+
+int bd_tf_dtype_from_bd(int dtype)
+{
+    if (dtype == BD_DT_UNDEFINED)
+        return 0;
+    for (int t = 1; t < 32; t++)
+        if (tf_dtype_to_bd(t) == dtype)
+            return t;
+    return 0;
+}
+
+int bd_tf_graphdef_add_nodedef(bd_tf_buf *gd, const void *origin, size_t len, const char *name,
+                               const char *const *inputs, size_t n_inputs, bd_error *err)
+{
+    tensorflow_NodeDef nd;
+    tf_spans attrs;
+    memset(&nd, 0, sizeof nd);
+    tf_spans_init(&attrs, origin, len);
+    tf_on_span(&nd.attr, &attrs);
+    tf_bytes sp = { origin, len };
+    int rc = tf_decode(&sp, tensorflow_NodeDef_fields, &nd, "NodeDef", err);
+    if (rc == 0 && inputs && n_inputs > 65535)
+        rc = bd_error_set(err, BD_EINVAL, "NodeDef '%s': %zu inputs (at most 65535)",
+                          nd.name ? nd.name : "", n_inputs);
+    if (rc == 0) {
+        tensorflow_NodeDef out = nd;
+        if (name)
+            out.name = (char *)name;
+        if (inputs) {
+            out.input = (char **)inputs;
+            out.input_count = (pb_size_t)n_inputs;
+        }
+        out.attr.funcs.encode = w_raw_entries;
+        out.attr.arg = &attrs;
+        rc = append_msg(gd, 1, tensorflow_NodeDef_fields, &out, "NodeDef", err);
+    }
+    if (rc != BD_EMODEL)                 /* tf_decode released it on failure */
+        pb_release(tensorflow_NodeDef_fields, &nd);
+    tf_spans_free(&attrs);
+    return rc;
+}
+
+int bd_tf_graphdef_add_placeholder(bd_tf_buf *gd, const char *name, int dtype,
+                                   const bd_shape *shape, bd_error *err)
+{
+    int t = bd_tf_dtype_from_bd(dtype);
+    if (!t)
+        return bd_error_set(err, BD_EUNSUPPORTED, "placeholder '%s': %s has no TensorFlow type",
+                            name, bd_dtype_name(dtype));
+    tf_attr a[2] = {
+        { .key = "dtype", .kind = TF_ATTR_TYPE, .type = t },
+        { .key = "shape", .kind = TF_ATTR_SHAPE, .shape = shape ? *shape : (bd_shape){ .rank = -1 } },
+    };
+    tf_nodeview v = { .name = name, .op = "Placeholder", .attrs = a, .n_attrs = 2 };
+    return encode_view(gd, 1, &v, err);
+}
+
+int bd_tf_graphdef_add_const(bd_tf_buf *gd, const char *name, int dtype, const bd_shape *shape,
+                             const void *data, size_t nbytes, bd_error *err)
+{
+    int t = bd_tf_dtype_from_bd(dtype);
+    if (!t || dtype == BD_DT_STRING)
+        return bd_error_set(err, BD_EUNSUPPORTED, "constant '%s': %s cannot be written as a Const",
+                            name, bd_dtype_name(dtype));
+    if (!shape || shape->rank < 0)
+        return bd_error_set(err, BD_EINVAL, "constant '%s': a static shape is needed", name);
+    tf_attr a[2] = {
+        { .key = "dtype", .kind = TF_ATTR_TYPE, .type = t },
+        { .key = "value", .kind = TF_ATTR_TENSOR,
+          .tensor = { .tf_dtype = t, .dtype = dtype, .shape = *shape, .data = data, .nbytes = nbytes } },
+    };
+    tf_nodeview v = { .name = name, .op = "Const", .attrs = a, .n_attrs = 2 };
+    return encode_view(gd, 1, &v, err);
+}
+
+int bd_tf_graphdef_add_versions(bd_tf_buf *gd, int producer, int min_consumer, bd_error *err)
+{
+    tensorflow_VersionDef m;
+    memset(&m, 0, sizeof m);
+    m.has_producer = true;
+    m.producer = producer;
+    m.has_min_consumer = min_consumer != 0;
+    m.min_consumer = min_consumer;
+    return append_msg(gd, 4, tensorflow_VersionDef_fields, &m, "GraphDef.versions", err);
+}

@@ -1,0 +1,43 @@
+/* The TensorFlow frontends: a frozen GraphDef (.pb) or a TF.js graph model (model.json plus
+ * its .bin weight shards) into braid's graph IR (framework "tensorflow").
+ *
+ * The IR follows the TensorFlow conventions of docs/architecture.md: mapped ops become
+ * ONNX-semantic nodes that keep TensorFlow's layouts (data_format "NHWC", filter_format
+ * "HWIO"/"HWCM"), Const nodes become initializers (GraphDef tensor_content and float32 TF.js
+ * weights referenced in place, never copied; half/bfloat16 converted to float32, quantized
+ * TF.js weights dequantized), Placeholders become inputs, Identity/NoOp/StopGradient are
+ * folded away, and every other op becomes a node of domain "tf" whose `origin` holds its
+ * NodeDef bytes for the TensorFlow fallback engine.
+ *
+ * A "tf" node's inputs correspond one to one, in order, to the NodeDef's data inputs
+ * (control inputs "^x" are dropped); a NULL input is a loop back edge (Merge <- NextIteration)
+ * that the IR leaves out to stay acyclic: keep the NodeDef's own name for it. Output i of a
+ * "tf" node is TensorFlow tensor "<node name>:i" whatever the IR value is called.
+ *
+ * Anything the files control is checked: truncated or malformed protobuf/JSON, a shape
+ * larger than the data present, a weight missing from the shards give BD_EMODEL (or
+ * BD_EIO/BD_ENOTFOUND for files) with a message naming the node or weight; nothing crashes.
+ * Imported graphs have passed bd_graph_validate. */
+#ifndef BD_TF_IMPORT_H
+#define BD_TF_IMPORT_H
+
+#include <stddef.h>
+
+#include "../error.h"
+#include "../ir/graph.h"
+
+/* Import the frozen GraphDef at PATH (platform "tensorflow_graphdef"). The file is mapped
+ * read-only and the mapping handed to the graph. Graph inputs are the Placeholders (file
+ * order), outputs the nodes whose outputs no node consumes. On success *OUT owns everything;
+ * on failure returns a negative BD_E* code, fills ERR (naming PATH), leaves *OUT untouched. */
+int bd_tf_import_file(const char *path, bd_graph **out, bd_error *err);
+
+/* Same from LEN bytes at DATA, which is not copied and must outlive the graph. */
+int bd_tf_import_memory(const void *data, size_t len, bd_graph **out, bd_error *err);
+
+/* Import the TF.js graph model whose model.json is at PATH (platform "tensorflow_tfjs"); the
+ * weight shards are read from PATH's directory (mapped; float32 weights referenced in
+ * place). Outputs come from the model's signature when it has one. Same contract. */
+int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err);
+
+#endif

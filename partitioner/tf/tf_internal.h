@@ -1,0 +1,202 @@
+/* Internals shared by the TensorFlow frontends' files (not a public header).
+ *
+ * Both frontends (frozen GraphDef in protobuf, TF.js graph model in JSON) first turn each
+ * node into the same frontend-neutral view (tf_nodeview: name, op, data inputs, control
+ * inputs, decoded attributes with tensors already resolved to bytes), then hand the views
+ * to one translator (tf_translate.c) that builds the IR as /tmp/tf_ir.md (docs) describes.
+ * Everything a view points to lives in the graph's pool or in a mapping the graph owns, so
+ * views need no freeing of their own. */
+#ifndef BD_TF_INTERNAL_H
+#define BD_TF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pb_decode.h>
+
+#include "../error.h"
+#include "../ir/graph.h"
+#include "tf_graph.pb.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "TensorFlow tensor_content and TF.js shards are little-endian and referenced in place"
+#endif
+
+/* TensorFlow's DataType numbers braid names in code (tf_graph.proto has them all). */
+enum {
+    TF_DT_FLOAT = 1, TF_DT_DOUBLE = 2, TF_DT_INT32 = 3, TF_DT_UINT8 = 4, TF_DT_INT16 = 5,
+    TF_DT_INT8 = 6, TF_DT_STRING = 7, TF_DT_INT64 = 9, TF_DT_BOOL = 10, TF_DT_BFLOAT16 = 14,
+    TF_DT_UINT16 = 17, TF_DT_HALF = 19, TF_DT_UINT32 = 22, TF_DT_UINT64 = 23,
+};
+
+/* A byte range (a span of the model buffer, or pool bytes). Not NUL-terminated. */
+typedef struct tf_bytes {
+    const uint8_t *p;
+    size_t         n;
+} tf_bytes;
+
+/* A tensor with its bytes resolved: row-major, DTYPE a bd_dtype. DATA points into a
+ * mapping the graph owns or into the graph's pool. For DT_STRING, DATA is NULL and the
+ * elements are in STRINGS (N = numel). */
+typedef struct tf_tensor {
+    int         tf_dtype;      /* TensorFlow DataType */
+    int         dtype;         /* bd_dtype, BD_DT_UNDEFINED when the IR has none */
+    bd_shape    shape;
+    const void *data;
+    size_t      nbytes;
+    tf_bytes   *strings;
+    size_t      n_strings;
+} tf_tensor;
+
+/* An AttrValue's list(...) members (only one is normally set). */
+typedef struct tf_list {
+    tf_bytes  *s;       size_t n_s;
+    int64_t   *i;       size_t n_i;
+    float     *f;       size_t n_f;
+    bool      *b;       size_t n_b;
+    int       *type;    size_t n_type;    /* TensorFlow DataType */
+    bd_shape  *shape;   size_t n_shape;
+    tf_tensor *tensor;  size_t n_tensor;
+} tf_list;
+
+typedef enum tf_attr_kind {
+    TF_ATTR_NONE = 0, TF_ATTR_S, TF_ATTR_I, TF_ATTR_F, TF_ATTR_B, TF_ATTR_TYPE,
+    TF_ATTR_SHAPE, TF_ATTR_TENSOR, TF_ATTR_LIST, TF_ATTR_OTHER,   /* func, placeholder */
+} tf_attr_kind;
+
+typedef struct tf_attr {
+    const char  *key;
+    tf_attr_kind kind;
+    tf_bytes     s;
+    int64_t      i;
+    float        f;
+    bool         b;
+    int          type;
+    bd_shape     shape;     /* rank -1: unknown rank */
+    tf_tensor    tensor;
+    tf_list      list;
+} tf_attr;
+
+/* One TensorFlow node, whichever file it came from. */
+typedef struct tf_nodeview {
+    const char  *name;
+    const char  *op;
+    const char **inputs;     /* data inputs in order: "x", "x:1" */
+    size_t       n_inputs;
+    const char **ctrl;       /* control inputs, without the '^' */
+    size_t       n_ctrl;
+    tf_attr     *attrs;
+    size_t       n_attrs;
+    const void  *origin;     /* the NodeDef's bytes in the file (GraphDef); NULL: tf_translate
+                              * encodes one from the view when TensorFlow must run the node */
+    size_t       origin_len;
+} tf_nodeview;
+
+/* The model's declared signature (TF.js), as TensorFlow tensor names ("x:0" or "x"). */
+typedef struct tf_signature {
+    const char **inputs;  size_t n_inputs;
+    const char **outputs; size_t n_outputs;
+} tf_signature;
+
+/* ---- tf_types.c: DataType, shapes, half floats ---------------------------------------- */
+
+/* bd_dtype of a TensorFlow DataType, BD_DT_UNDEFINED when the IR has no equivalent. */
+int         tf_dtype_to_bd(int tf_dtype);
+/* "DT_FLOAT" for 1, ...; NULL when unknown. */
+const char *tf_dtype_name(int tf_dtype);
+/* The DataType named NAME ("DT_FLOAT"), or -1. */
+int         tf_dtype_from_name(const char *name);
+float       tf_half_to_float(uint16_t h);
+float       tf_bfloat16_to_float(uint16_t h);
+/* Element count and byte size of T's shape for element size ESIZE; BD_EMODEL naming WHAT
+ * for a negative dim or an overflow. */
+int         tf_shape_size(const char *what, const bd_shape *s, size_t esize, int64_t *numel,
+                          size_t *nbytes, bd_error *err);
+
+/* ---- tf_decode.c: nanopb glue for the GraphDef -------------------------------------- */
+
+/* Spans recorded by a callback field; LO..HI bounds the buffer they must lie in. */
+typedef struct tf_spans {
+    tf_bytes      *v;
+    size_t         n, cap;
+    const uint8_t *lo, *hi;
+} tf_spans;
+
+/* Numbers of a repeated scalar field, decoded as 64-bit words (fixed32 floats keep their
+ * bit pattern in the low half). */
+typedef struct tf_nums {
+    uint64_t *v;
+    size_t    n, cap;
+} tf_nums;
+
+void tf_spans_init(tf_spans *l, const uint8_t *lo, size_t len);
+void tf_spans_free(tf_spans *l);
+void tf_nums_free(tf_nums *v);
+void tf_on_span(pb_callback_t *cb, tf_spans *l);       /* bytes, strings, sub-messages */
+void tf_on_varint(pb_callback_t *cb, tf_nums *v);      /* int32/int64/uint/bool/enum */
+void tf_on_fixed32(pb_callback_t *cb, tf_nums *v);     /* float */
+void tf_on_fixed64(pb_callback_t *cb, tf_nums *v);     /* double */
+/* Decode SP as message FIELDS into MSG (zeroed, callbacks set by the caller). On failure
+ * releases MSG and returns BD_EMODEL naming WHAT. The caller pb_releases MSG after use. */
+int  tf_decode(const tf_bytes *sp, const pb_msgdesc_t *fields, void *msg, const char *what,
+               bd_error *err);
+
+/* ---- tf_attr.c: AttrValue / TensorProto / TensorShapeProto (protobuf) -> views -------- */
+
+/* Decode the AttrValue in SP into A (payloads in G's pool or the buffer LO..LO+LEN). */
+int tf_attr_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes *sp, tf_attr *a,
+                   const char *what, bd_error *err);
+int tf_shape_decode(const uint8_t *lo, size_t len, const tf_bytes *sp, bd_shape *s,
+                    const char *what, bd_error *err);
+int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes *sp,
+                     tf_tensor *t, const char *what, bd_error *err);
+
+/* ---- tf_translate.c: views -> IR -------------------------------------------------- */
+
+/* Translate N views into G (framework "tensorflow"): Const -> initializers, Placeholders ->
+ * inputs, Identity/NoOp/StopGradient folded, mapped ops -> ONNX-semantic nodes, anything
+ * else -> "tf"-domain nodes carrying their origin. SIG (may be NULL) names inputs and
+ * outputs; without one, outputs are the nodes no other node consumes. Validates G. */
+int tf_translate(bd_graph *g, const tf_nodeview *nodes, size_t n, const tf_signature *sig,
+                 bd_error *err);
+
+/* ---- tf_ops.c: the ops mapped to ONNX-semantic IR ------------------------------------ */
+
+typedef struct tf_xlate tf_xlate;   /* the translator's state (tf_translate.c) */
+
+/* Inputs of the node being mapped, resolved to IR values; consts known when present. */
+typedef struct tf_mapctx {
+    tf_xlate          *x;
+    bd_graph          *g;
+    const tf_nodeview *v;
+    bd_value         **in;          /* n_in resolved data inputs */
+    size_t             n_in;
+    bd_value          *out;         /* the value output 0 must end in (named after the node) */
+} tf_mapctx;
+
+/* A mapper emits IR nodes ending in M->out and returns 0, returns 1 when this node cannot be
+ * mapped (it then goes to the TensorFlow fallback; nothing was emitted), or a negative code. */
+typedef int (*tf_mapper)(tf_mapctx *m, bd_error *err);
+
+/* The mapper for OP, NULL when OP always goes to the fallback. */
+tf_mapper tf_op_mapper(const char *op);
+
+/* Helpers the mappers use (tf_translate.c). */
+const tf_attr *tf_view_attr(const tf_nodeview *v, const char *key);
+/* A new IR value named "<node>/<suffix>" (unique). */
+bd_value *tf_xlate_temp(tf_mapctx *m, const char *suffix, bd_error *err);
+/* A new initializer named "<node>/<suffix>" holding a copy of DATA. */
+bd_value *tf_xlate_const(tf_mapctx *m, const char *suffix, int dtype, const bd_shape *shape,
+                         const void *data, size_t nbytes, bd_error *err);
+/* Add an IR node named "<node>" or "<node>/<suffix>" (domain ""). */
+int tf_xlate_node(tf_mapctx *m, const char *suffix, const char *op, bd_value *const *in,
+                  size_t n_in, bd_value *out, bd_node **node, bd_error *err);
+
+/* ---- tf_encode.c: views -> NodeDef bytes (TF.js origins) ----------------------------- */
+
+/* Encode V as a NodeDef (control inputs as "^x") into G's pool. */
+int tf_encode_view(bd_graph *g, const tf_nodeview *v, const void **out, size_t *out_len,
+                   bd_error *err);
+
+#endif

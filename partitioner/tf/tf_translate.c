@@ -1,0 +1,830 @@
+/* TensorFlow node views -> braid IR (shared by the GraphDef and TF.js frontends).
+ *
+ * Nodes are translated in dependency order by a depth-first walk from the graph outputs
+ * (iterative: a 100k-node chain needs no deep C stack), so only what the outputs need is
+ * imported and node order in the file does not matter. A TensorFlow tensor "x:i" resolves
+ * through the producer's record to an IR value, which is how Identity folding works (the
+ * Identity's output record points at its input's value) and why IR value names are free to
+ * differ from TensorFlow's. Loops (Merge <- NextIteration) are the only cycles TensorFlow
+ * allows; the back edge becomes a NULL input of the Merge (its NodeDef keeps the name). */
+#include "tf_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rec {
+    int        state;          /* 0 not visited, 1 on the walk's stack, 2 translated */
+    bd_value **out;            /* n_out values once translated (entries may be NULL) */
+    int        n_out;
+    int        max_ref;        /* highest output index any consumer reads, -1 none */
+    size_t     uses;           /* data and control references */
+    bool       mapped_user;    /* read by a node that may be mapped to the IR's ops */
+    bool       fallback_user;  /* read by an op that always falls back */
+    bool       is_input;       /* marked as a graph input */
+    const char *out_name;      /* IR name for output 0 when not the node's own (see run) */
+    bool       in_region;      /* between control-flow ops: TensorFlow runs it as written */
+} rec;
+
+struct tf_xlate {
+    bd_graph          *g;
+    const tf_nodeview *nodes;
+    size_t             n;
+    rec               *recs;
+    size_t            *index;      /* open addressing: node index + 1, 0 = empty */
+    size_t             index_cap;
+    size_t            *pending;    /* NextIteration nodes to translate after the main walk */
+    size_t             n_pending, cap_pending;
+};
+
+static bool op_is(const tf_nodeview *v, const char *op) { return strcmp(v->op, op) == 0; }
+
+static bool is_placeholder(const tf_nodeview *v)
+{
+    return op_is(v, "Placeholder") || op_is(v, "PlaceholderWithDefault");
+}
+
+static bool is_identity(const tf_nodeview *v)
+{
+    return op_is(v, "Identity") || op_is(v, "StopGradient") || op_is(v, "IdentityN");
+}
+
+static bool is_back_edge(const tf_nodeview *consumer, const tf_nodeview *producer)
+{
+    return (op_is(consumer, "Merge") || op_is(consumer, "RefMerge")) &&
+           (op_is(producer, "NextIteration") || op_is(producer, "RefNextIteration"));
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static size_t hash_str(const char *s, size_t n)
+{
+    size_t h = 1469598103934665603u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+static int index_build(tf_xlate *x, bd_error *err)
+{
+    size_t cap = 16;
+    while (cap < 2 * x->n)
+        cap *= 2;
+    x->index = calloc(cap, sizeof *x->index);
+    if (!x->index)
+        return bd_error_set(err, BD_ENOMEM, "out of memory indexing %zu nodes", x->n);
+    x->index_cap = cap;
+    for (size_t i = 0; i < x->n; i++) {
+        const char *name = x->nodes[i].name;
+        size_t h = hash_str(name, strlen(name)) & (cap - 1);
+        for (; x->index[h]; h = (h + 1) & (cap - 1))
+            if (strcmp(x->nodes[x->index[h] - 1].name, name) == 0)
+                return bd_error_set(err, BD_EMODEL, "two nodes are named '%s'", name);
+        x->index[h] = i + 1;
+    }
+    return 0;
+}
+
+/* The node whose name is the first LEN bytes of NAME, or -1. */
+static long find_node(const tf_xlate *x, const char *name, size_t len)
+{
+    size_t h = hash_str(name, len) & (x->index_cap - 1);
+    for (; x->index[h]; h = (h + 1) & (x->index_cap - 1)) {
+        const char *s = x->nodes[x->index[h] - 1].name;
+        if (strncmp(s, name, len) == 0 && s[len] == '\0')
+            return (long)(x->index[h] - 1);
+    }
+    return -1;
+}
+
+/* Parse a tensor reference "node" / "node:3" (a leading '^' is not allowed here) into the
+ * producer's index and the output number. WHO names the referrer for messages. */
+static int parse_ref(const tf_xlate *x, const char *ref, const char *who, long *node, int *port,
+                     bd_error *err)
+{
+    size_t len = strlen(ref);
+    *port = 0;
+    const char *colon = strrchr(ref, ':');
+    if (colon && colon[1]) {
+        char *end;
+        long p = strtol(colon + 1, &end, 10);
+        if (*end == '\0' && p >= 0 && p < 65536 && colon[1] >= '0' && colon[1] <= '9') {
+            *port = (int)p;
+            len = (size_t)(colon - ref);
+        }
+    }
+    *node = find_node(x, ref, len);
+    if (*node < 0)
+        return bd_error_set(err, BD_EMODEL, "%s: input '%s' names no node of the graph", who, ref);
+    return 0;
+}
+
+/* ---- first pass: who reads what -------------------------------------------------------- */
+
+static int count_uses(tf_xlate *x, bd_error *err)
+{
+    for (size_t i = 0; i < x->n; i++)
+        x->recs[i].max_ref = -1;
+    for (size_t i = 0; i < x->n; i++) {
+        const tf_nodeview *v = &x->nodes[i];
+        char who[300];
+        snprintf(who, sizeof who, "node '%s' (%s)", v->name, v->op);
+        bool may_map = tf_op_mapper(v->op) || is_identity(v);
+        for (size_t k = 0; k < v->n_inputs; k++) {
+            long p;
+            int port;
+            int rc = parse_ref(x, v->inputs[k], who, &p, &port, err);
+            if (rc)
+                return rc;
+            rec *r = &x->recs[p];
+            r->uses++;
+            if (port > r->max_ref)
+                r->max_ref = port;
+            if (may_map)
+                r->mapped_user = true;
+            else
+                r->fallback_user = true;
+        }
+        for (size_t k = 0; k < v->n_ctrl; k++) {
+            long p = find_node(x, v->ctrl[k], strlen(v->ctrl[k]));
+            if (p >= 0)        /* a dangling control input only orders execution: ignore it */
+                x->recs[p].uses++;
+        }
+    }
+    return 0;
+}
+
+/* ---- control-flow regions ----------------------------------------------------------- */
+
+static bool op_in(const tf_nodeview *v, const char *const *ops)
+{
+    for (; *ops; ops++)
+        if (op_is(v, *ops))
+            return true;
+    return false;
+}
+
+/* Mark the nodes that lie between TensorFlow's v1 control-flow ops: downstream of an
+ * Enter/Switch and upstream of a Merge/Exit/NextIteration (data or control edges). They
+ * execute inside frames and on dead branches, which only TensorFlow knows how to do, so
+ * they all stay TensorFlow nodes exactly as written (Consts and Identities included, their
+ * control inputs kept in the NodeDef). Conservative: nodes between two loops count too. */
+static int mark_regions(tf_xlate *x, bd_error *err)
+{
+    static const char *const starts[] = { "Enter", "RefEnter", "Switch", "RefSwitch", NULL };
+    static const char *const ends[] = { "Merge", "RefMerge", "Exit", "RefExit", "NextIteration",
+                                        "RefNextIteration", NULL };
+    bool any = false;
+    for (size_t i = 0; i < x->n && !any; i++)
+        any = op_in(&x->nodes[i], starts);
+    if (!any)
+        return 0;
+    /* Edges producer -> consumer, as a CSR of consumers per producer. */
+    size_t n_edges = 0;
+    for (size_t i = 0; i < x->n; i++)
+        n_edges += x->nodes[i].n_inputs + x->nodes[i].n_ctrl;
+    size_t *start = calloc(x->n + 1, sizeof *start);
+    size_t *cons = calloc(n_edges ? n_edges : 1, sizeof *cons);
+    long *prod = calloc(n_edges ? n_edges : 1, sizeof *prod);     /* per consumer, in order */
+    size_t *pstart = calloc(x->n + 1, sizeof *pstart);
+    size_t *queue = calloc(x->n ? x->n : 1, sizeof *queue);
+    uint8_t *fwd = calloc(x->n ? x->n : 1, 1), *bwd = calloc(x->n ? x->n : 1, 1);
+    int rc = 0;
+    if (!start || !cons || !prod || !pstart || !queue || !fwd || !bwd)
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+    size_t e = 0;
+    for (size_t i = 0; rc == 0 && i < x->n; i++) {
+        const tf_nodeview *v = &x->nodes[i];
+        pstart[i] = e;
+        for (size_t k = 0; k < v->n_inputs + v->n_ctrl; k++) {
+            long p;
+            int port = 0;
+            if (k < v->n_inputs)
+                rc = parse_ref(x, v->inputs[k], v->name, &p, &port, err);
+            else
+                p = find_node(x, v->ctrl[k - v->n_inputs], strlen(v->ctrl[k - v->n_inputs]));
+            if (rc)
+                break;
+            if (p >= 0) {
+                prod[e++] = p;
+                start[p + 1]++;
+            }
+        }
+    }
+    pstart[x->n] = e;
+    if (rc == 0) {
+        for (size_t i = 0; i < x->n; i++)
+            start[i + 1] += start[i];
+        size_t *fill = calloc(x->n ? x->n : 1, sizeof *fill);
+        if (!fill)
+            rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+        for (size_t i = 0; rc == 0 && i < x->n; i++)
+            for (size_t k = pstart[i]; k < pstart[i + 1]; k++)
+                cons[start[prod[k]] + fill[prod[k]]++] = i;
+        free(fill);
+    }
+    if (rc == 0) {
+        size_t head = 0, tail = 0;
+        for (size_t i = 0; i < x->n; i++)
+            if (op_in(&x->nodes[i], starts)) {
+                fwd[i] = 1;
+                queue[tail++] = i;
+            }
+        while (head < tail) {
+            size_t i = queue[head++];
+            for (size_t k = start[i]; k < start[i + 1]; k++)
+                if (!fwd[cons[k]]) {
+                    fwd[cons[k]] = 1;
+                    queue[tail++] = cons[k];
+                }
+        }
+        head = tail = 0;
+        for (size_t i = 0; i < x->n; i++)
+            if (op_in(&x->nodes[i], ends)) {
+                bwd[i] = 1;
+                queue[tail++] = i;
+            }
+        while (head < tail) {
+            size_t i = queue[head++];
+            for (size_t k = pstart[i]; k < pstart[i + 1]; k++)
+                if (!bwd[prod[k]]) {
+                    bwd[prod[k]] = 1;
+                    queue[tail++] = (size_t)prod[k];
+                }
+        }
+        for (size_t i = 0; i < x->n; i++)
+            x->recs[i].in_region = fwd[i] && bwd[i] && !is_placeholder(&x->nodes[i]);
+    }
+    free(start);
+    free(cons);
+    free(prod);
+    free(pstart);
+    free(queue);
+    free(fwd);
+    free(bwd);
+    return rc;
+}
+
+/* ---- helpers for the mappers (tf_internal.h) ------------------------------------------ */
+
+const tf_attr *tf_view_attr(const tf_nodeview *v, const char *key)
+{
+    for (size_t i = v->n_attrs; i-- > 0;)       /* a repeated map key: the last one wins */
+        if (v->attrs[i].key && strcmp(v->attrs[i].key, key) == 0)
+            return &v->attrs[i];
+    return NULL;
+}
+
+/* "<node>:<suffix>", made unique in G. */
+static const char *temp_name(bd_graph *g, const char *node, const char *suffix, char *buf,
+                             size_t size)
+{
+    snprintf(buf, size, "%s:%s", node, suffix);
+    for (int k = 2; bd_graph_find_value(g, buf) && k < 1000; k++)
+        snprintf(buf, size, "%s:%s_%d", node, suffix, k);
+    return buf;
+}
+
+bd_value *tf_xlate_temp(tf_mapctx *m, const char *suffix, bd_error *err)
+{
+    char buf[512];
+    bd_value *v = NULL;
+    bd_graph_add_value(m->g, temp_name(m->g, m->v->name, suffix, buf, sizeof buf),
+                       BD_DT_UNDEFINED, NULL, &v, err);
+    return v;
+}
+
+bd_value *tf_xlate_const(tf_mapctx *m, const char *suffix, int dtype, const bd_shape *shape,
+                         const void *data, size_t nbytes, bd_error *err)
+{
+    char buf[512];
+    bd_value *v = NULL;
+    void *p = bd_graph_alloc(m->g, nbytes ? nbytes : 1);
+    if (!p) {
+        bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", m->v->name);
+        return NULL;
+    }
+    if (nbytes)
+        memcpy(p, data, nbytes);
+    if (bd_graph_add_value(m->g, temp_name(m->g, m->v->name, suffix, buf, sizeof buf), dtype,
+                           shape, &v, err))
+        return NULL;
+    v->data = p;
+    v->nbytes = nbytes;
+    return v;
+}
+
+int tf_xlate_node(tf_mapctx *m, const char *suffix, const char *op, bd_value *const *in,
+                  size_t n_in, bd_value *out, bd_node **node, bd_error *err)
+{
+    char buf[512];
+    const char *name = m->v->name;
+    if (suffix) {
+        snprintf(buf, sizeof buf, "%s:%s", m->v->name, suffix);
+        name = buf;
+    }
+    return bd_graph_add_node(m->g, name, op, "", in, n_in, &out, 1, node, err);
+}
+
+/* ---- translating one node --------------------------------------------------------------- */
+
+/* The output shapes TensorFlow recorded (`_output_shapes`), if any. */
+static const tf_list *output_shapes(const tf_nodeview *v)
+{
+    const tf_attr *a = tf_view_attr(v, "_output_shapes");
+    return a && a->kind == TF_ATTR_LIST ? &a->list : NULL;
+}
+
+static void apply_shape(bd_value *val, const tf_list *shapes, int i)
+{
+    if (val && shapes && (size_t)i < shapes->n_shape && shapes->shape[i].rank >= 0 &&
+        val->shape.rank < 0)
+        val->shape = shapes->shape[i];
+}
+
+/* A value for output I of node V: "<name>" for 0, "<name>:<i>" otherwise. */
+static bd_value *output_value(tf_xlate *x, const tf_nodeview *v, int i, bd_error *err)
+{
+    char buf[512];
+    const rec *r = &x->recs[v - x->nodes];
+    const char *name = r->out_name ? r->out_name : v->name;
+    if (i) {
+        snprintf(buf, sizeof buf, "%s:%d", v->name, i);
+        name = buf;
+    }
+    bd_value *val = NULL;
+    if (bd_graph_add_value(x->g, name, BD_DT_UNDEFINED, NULL, &val, err))
+        return NULL;
+    apply_shape(val, output_shapes(v), i);
+    return val;
+}
+
+static int set_outputs(tf_xlate *x, rec *r, int n, bd_error *err)
+{
+    r->n_out = n;
+    r->out = n ? bd_graph_alloc(x->g, (size_t)n * sizeof *r->out) : NULL;
+    if (n && !r->out)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The IR value TensorFlow tensor REF of node V reads. */
+static int resolve(tf_xlate *x, const tf_nodeview *v, const char *ref, bd_value **out,
+                   bd_error *err)
+{
+    long p;
+    int port;
+    char who[300];
+    snprintf(who, sizeof who, "node '%s' (%s)", v->name, v->op);
+    int rc = parse_ref(x, ref, who, &p, &port, err);
+    if (rc)
+        return rc;
+    const rec *r = &x->recs[p];
+    if (port >= r->n_out || !r->out[port])
+        return bd_error_set(err, BD_EMODEL, "%s: input '%s': node '%s' (%s) has no output %d",
+                            who, ref, x->nodes[p].name, x->nodes[p].op, port);
+    *out = r->out[port];
+    return 0;
+}
+
+static int translate_const(tf_xlate *x, const tf_nodeview *v, rec *r, bool *fallback,
+                           bd_error *err)
+{
+    const tf_attr *a = tf_view_attr(v, "value");
+    if (!a || a->kind != TF_ATTR_TENSOR)
+        return bd_error_set(err, BD_EMODEL, "node '%s' (Const) has no tensor 'value'", v->name);
+    const tf_tensor *t = &a->tensor;
+    if (t->dtype == BD_DT_UNDEFINED || t->dtype == BD_DT_STRING) {
+        *fallback = true;          /* strings, resources...: a Const node TensorFlow runs */
+        return 0;
+    }
+    int dtype = t->dtype;
+    const void *data = t->data;
+    size_t nbytes = t->nbytes;
+    bool to_f32 = (dtype == BD_DT_FLOAT16 || dtype == BD_DT_BFLOAT16) &&
+                  (r->mapped_user || !r->fallback_user);
+    if (to_f32) {
+        /* oneDNN runs float32: convert once here (a copy is needed anyway). */
+        size_t n = nbytes / 2;
+        float *f = bd_graph_alloc(x->g, n ? n * sizeof *f : 1);
+        if (!f)
+            return bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", v->name);
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, (const uint8_t *)data + 2 * i, 2);
+            f[i] = dtype == BD_DT_FLOAT16 ? tf_half_to_float(h) : tf_bfloat16_to_float(h);
+        }
+        dtype = BD_DT_FLOAT;
+        data = f;
+        nbytes = n * sizeof *f;
+    }
+    if (!data) {              /* an empty tensor still needs non-NULL data to be a constant */
+        data = bd_graph_alloc(x->g, 1);
+        if (!data)
+            return bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", v->name);
+    }
+    int rc = set_outputs(x, r, 1, err);
+    if (rc)
+        return rc;
+    bd_value *val = NULL;
+    if ((rc = bd_graph_add_value(x->g, v->name, dtype, &t->shape, &val, err)))
+        return rc;
+    val->data = data;
+    val->nbytes = nbytes;
+    r->out[0] = val;
+    return 0;
+}
+
+static int translate_placeholder(tf_xlate *x, const tf_nodeview *v, rec *r, bd_error *err)
+{
+    const tf_attr *dt = tf_view_attr(v, "dtype");
+    int dtype = dt && dt->kind == TF_ATTR_TYPE ? tf_dtype_to_bd(dt->type) : BD_DT_UNDEFINED;
+    if (dtype == BD_DT_UNDEFINED) {
+        const char *tn = dt && dt->kind == TF_ATTR_TYPE ? tf_dtype_name(dt->type) : NULL;
+        return bd_error_set(err, BD_EUNSUPPORTED, "input '%s': type %s is not supported", v->name,
+                            tn ? tn : "(missing dtype attr)");
+    }
+    bd_shape shape = { .rank = -1 };
+    const tf_attr *sh = tf_view_attr(v, "shape");
+    const tf_list *os = output_shapes(v);
+    if (sh && sh->kind == TF_ATTR_SHAPE && sh->shape.rank >= 0)
+        shape = sh->shape;
+    else if (os && os->n_shape && os->shape[0].rank >= 0)
+        shape = os->shape[0];
+    int rc = set_outputs(x, r, 1, err);
+    if (rc == 0)
+        rc = bd_graph_add_value(x->g, v->name, dtype, &shape, &r->out[0], err);
+    return rc;
+}
+
+/* dtype of output I of a node TensorFlow runs, guessed from its type attrs (the IR only
+ * uses it for reports and boundaries; the TensorFlow engine knows the truth at run time). */
+static int fallback_dtype(const tf_nodeview *v, int i)
+{
+    static const char *lists[] = { "Tout", "output_types", "out_types", "dtypes" };
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) {
+        const tf_attr *a = tf_view_attr(v, lists[k]);
+        if (a && a->kind == TF_ATTR_LIST && (size_t)i < a->list.n_type)
+            return tf_dtype_to_bd(a->list.type[i]);
+    }
+    static const char *singles[] = { "DstT", "out_type", "output_type", "dtype", "T", "Tout" };
+    for (size_t k = 0; k < sizeof singles / sizeof *singles; k++) {
+        const tf_attr *a = tf_view_attr(v, singles[k]);
+        if (a && a->kind == TF_ATTR_TYPE)
+            return tf_dtype_to_bd(a->type);
+    }
+    return BD_DT_UNDEFINED;
+}
+
+/* Copy V's simple attrs onto N (for reports and shape rules; the origin stays the truth). */
+static int copy_attrs(tf_xlate *x, const tf_nodeview *v, bd_node *n, bd_error *err)
+{
+    for (size_t k = 0; k < v->n_attrs; k++) {
+        const tf_attr *a = &v->attrs[k];
+        if (!a->key || a->key[0] == '_' || tf_view_attr(v, a->key) != a)
+            continue;
+        bd_attr b = { .name = a->key };
+        switch (a->kind) {
+        case TF_ATTR_I:    b.type = BD_ATTR_INT; b.i = a->i; break;
+        case TF_ATTR_B:    b.type = BD_ATTR_INT; b.i = a->b; break;
+        case TF_ATTR_TYPE: b.type = BD_ATTR_INT; b.i = a->type; break;
+        case TF_ATTR_F:    b.type = BD_ATTR_FLOAT; b.f = a->f; break;
+        case TF_ATTR_S:
+            b.type = BD_ATTR_STRING;
+            b.s = bd_graph_strdup(x->g, (const char *)a->s.p, a->s.n);
+            b.s_len = a->s.n;
+            if (!b.s)
+                return bd_error_set(err, BD_ENOMEM, "out of memory");
+            break;
+        case TF_ATTR_LIST:
+            if (a->list.n_i) {
+                b.type = BD_ATTR_INTS; b.ints = a->list.i; b.n = a->list.n_i;
+            } else if (a->list.n_f) {
+                b.type = BD_ATTR_FLOATS; b.floats = a->list.f; b.n = a->list.n_f;
+            } else if (a->list.n_s) {
+                const char **ss = bd_graph_alloc(x->g, a->list.n_s * sizeof *ss);
+                if (!ss)
+                    return bd_error_set(err, BD_ENOMEM, "out of memory");
+                for (size_t j = 0; j < a->list.n_s; j++)
+                    if (!(ss[j] = bd_graph_strdup(x->g, (const char *)a->list.s[j].p, a->list.s[j].n)))
+                        return bd_error_set(err, BD_ENOMEM, "out of memory");
+                b.type = BD_ATTR_STRINGS; b.strings = ss; b.n = a->list.n_s;
+            } else {
+                continue;
+            }
+            break;
+        default:
+            continue;
+        }
+        int rc = bd_node_add_attr(x->g, n, &b, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_value *out0,
+                              bd_error *err)
+{
+    const void *origin = v->origin;
+    size_t origin_len = v->origin_len;
+    /* TF.js nodes have no NodeDef bytes: encode one from the view, only for nodes that need it. */
+    int rc = origin ? 0 : tf_encode_view(x->g, v, &origin, &origin_len, err);
+    if (rc)
+        return rc;
+    const tf_list *os = output_shapes(v);
+    int n_out = r->max_ref + 1;
+    if (os && (int)os->n_shape > n_out)
+        n_out = (int)os->n_shape;
+    if (n_out < 1)
+        n_out = 1;
+    rc = set_outputs(x, r, n_out, err);
+    bd_value **in = v->n_inputs ? calloc(v->n_inputs, sizeof *in) : NULL;
+    if (rc == 0 && v->n_inputs && !in)
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+    for (size_t k = 0; rc == 0 && k < v->n_inputs; k++) {
+        long p;
+        int port;
+        if ((rc = parse_ref(x, v->inputs[k], v->name, &p, &port, err)))
+            break;
+        if (is_back_edge(v, &x->nodes[p]))
+            continue;                                 /* stays NULL: see the file comment */
+        rc = resolve(x, v, v->inputs[k], &in[k], err);
+    }
+    for (int i = 0; rc == 0 && i < n_out; i++) {
+        r->out[i] = i == 0 && out0 ? out0 : output_value(x, v, i, err);
+        if (!r->out[i])
+            rc = err ? err->code : BD_ENOMEM;
+        else if (r->out[i]->dtype == BD_DT_UNDEFINED)
+            r->out[i]->dtype = fallback_dtype(v, i);
+    }
+    const tf_attr *value = op_is(v, "Const") ? tf_view_attr(v, "value") : NULL;
+    if (rc == 0 && value && value->kind == TF_ATTR_TENSOR && r->out[0]->shape.rank < 0) {
+        r->out[0]->shape = value->tensor.shape;      /* a Const TensorFlow holds (strings) */
+    }
+    bd_node *n = NULL;
+    if (rc == 0)
+        rc = bd_graph_add_node(x->g, v->name, v->op, "tf", in, v->n_inputs, r->out, (size_t)n_out,
+                               &n, err);
+    free(in);
+    if (rc == 0) {
+        n->origin = origin;
+        n->origin_len = origin_len;
+        rc = copy_attrs(x, v, n, err);
+    }
+    return rc;
+}
+
+/* Try the op's mapper; falls back to TensorFlow when it declines. */
+static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper mapper,
+                            bd_error *err)
+{
+    bd_value *out = output_value(x, v, 0, err);
+    if (!out)
+        return err ? err->code : BD_ENOMEM;
+    /* Only output 0 of a mapped op exists in the IR; a node whose other outputs are read
+     * (FusedBatchNormV3's batch statistics, say) and non-float math stay in TensorFlow. */
+    const tf_attr *t = tf_view_attr(v, "T");
+    bool ok = r->max_ref <= 0 && (!t || (t->kind == TF_ATTR_TYPE && t->type == TF_DT_FLOAT));
+    bd_value **in = v->n_inputs ? calloc(v->n_inputs, sizeof *in) : NULL;
+    int rc = v->n_inputs && !in ? bd_error_set(err, BD_ENOMEM, "out of memory") : 0;
+    for (size_t k = 0; rc == 0 && k < v->n_inputs; k++)
+        rc = resolve(x, v, v->inputs[k], &in[k], err);
+    if (rc == 0 && ok) {
+        tf_mapctx m = { .x = x, .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out };
+        rc = mapper(&m, err);
+        if (rc == 0) {
+            if ((rc = set_outputs(x, r, 1, err)) == 0)
+                r->out[0] = out;
+        } else if (rc == 1) {
+            ok = false;
+            rc = 0;
+        }
+    }
+    free(in);
+    if (rc == 0 && !ok)
+        rc = translate_fallback(x, v, r, out, err);
+    return rc;
+}
+
+static int translate(tf_xlate *x, size_t i, bd_error *err)
+{
+    const tf_nodeview *v = &x->nodes[i];
+    rec *r = &x->recs[i];
+    if (r->in_region && !is_placeholder(v) && !op_is(v, "NoOp"))
+        return translate_fallback(x, v, r, NULL, err);
+    if (op_is(v, "Const")) {
+        bool fallback = false;
+        int rc = translate_const(x, v, r, &fallback, err);
+        return rc || !fallback ? rc : translate_fallback(x, v, r, NULL, err);
+    }
+    if (is_placeholder(v))
+        return translate_placeholder(x, v, r, err);
+    if (op_is(v, "NoOp"))
+        return 0;
+    if (is_identity(v)) {
+        if (v->n_inputs == 0)
+            return bd_error_set(err, BD_EMODEL, "node '%s' (%s) has no input", v->name, v->op);
+        int rc = set_outputs(x, r, (int)v->n_inputs, err);
+        for (size_t k = 0; rc == 0 && k < v->n_inputs; k++)
+            rc = resolve(x, v, v->inputs[k], &r->out[k], err);
+        if (rc == 0)
+            apply_shape(r->out[0], output_shapes(v), 0);
+        return rc;
+    }
+    tf_mapper mapper = tf_op_mapper(v->op);
+    if (mapper)
+        return translate_mapped(x, v, r, mapper, err);
+    return translate_fallback(x, v, r, NULL, err);
+}
+
+/* ---- the walk ---------------------------------------------------------------------------- */
+
+typedef struct frame {
+    size_t node;
+    size_t next;      /* next input to visit */
+} frame;
+
+static int push_pending(tf_xlate *x, size_t node, bd_error *err)
+{
+    if (x->n_pending == x->cap_pending) {
+        size_t cap = x->cap_pending ? 2 * x->cap_pending : 16;
+        size_t *p = realloc(x->pending, cap * sizeof *p);
+        if (!p)
+            return bd_error_set(err, BD_ENOMEM, "out of memory");
+        x->pending = p;
+        x->cap_pending = cap;
+    }
+    x->pending[x->n_pending++] = node;
+    return 0;
+}
+
+/* Translate ROOT and everything it depends on. STACK holds x->n frames. */
+static int walk(tf_xlate *x, size_t root, frame *stack, bd_error *err)
+{
+    if (x->recs[root].state == 2)
+        return 0;
+    size_t depth = 0;
+    stack[depth++] = (frame){ root, 0 };
+    x->recs[root].state = 1;
+    while (depth) {
+        frame *f = &stack[depth - 1];
+        const tf_nodeview *v = &x->nodes[f->node];
+        size_t n_in = is_placeholder(v) ? 0 : v->n_inputs;   /* a default is never computed */
+        if (f->next < n_in) {
+            long p;
+            int port;
+            int rc = parse_ref(x, v->inputs[f->next++], v->name, &p, &port, err);
+            if (rc)
+                return rc;
+            if (is_back_edge(v, &x->nodes[p])) {
+                if (x->recs[p].state == 0 && (rc = push_pending(x, (size_t)p, err)))
+                    return rc;
+                continue;
+            }
+            if (x->recs[p].state == 1)
+                return bd_error_set(err, BD_EMODEL,
+                                    "the graph has a cycle through node '%s' (%s) (only "
+                                    "Merge <- NextIteration loops are allowed)",
+                                    x->nodes[p].name, x->nodes[p].op);
+            if (x->recs[p].state == 0) {
+                x->recs[p].state = 1;
+                stack[depth++] = (frame){ (size_t)p, 0 };
+            }
+            continue;
+        }
+        int rc = translate(x, f->node, err);
+        if (rc)
+            return rc;
+        x->recs[f->node].state = 2;
+        depth--;
+    }
+    return 0;
+}
+
+/* ---- signature --------------------------------------------------------------------------- */
+
+static int mark_output_once(tf_xlate *x, bd_value *v, bd_error *err)
+{
+    for (size_t i = 0; i < bd_graph_num_outputs(x->g); i++)
+        if (bd_graph_output(x->g, i) == v)
+            return 0;
+    return bd_graph_mark_output(x->g, v, err);
+}
+
+static int mark_input(tf_xlate *x, size_t i, bd_error *err)
+{
+    rec *r = &x->recs[i];
+    if (r->is_input || r->state != 2 || !r->out || !r->out[0])
+        return 0;
+    r->is_input = true;
+    return bd_graph_mark_input(x->g, r->out[0], err);
+}
+
+static int run(tf_xlate *x, const tf_signature *sig, bd_error *err)
+{
+    int rc = index_build(x, err);
+    if (rc == 0)
+        rc = count_uses(x, err);
+    if (rc == 0)
+        rc = mark_regions(x, err);
+    frame *stack = rc == 0 ? malloc(x->n * sizeof *stack) : NULL;
+    if (rc == 0 && !stack)
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+
+    /* Inputs the signature names come first, even if no output needs them. */
+    for (size_t k = 0; rc == 0 && sig && k < sig->n_inputs; k++) {
+        long p;
+        int port;
+        rc = parse_ref(x, sig->inputs[k], "the signature", &p, &port, err);
+        if (rc == 0 && !is_placeholder(&x->nodes[p]))
+            rc = bd_error_set(err, BD_EMODEL, "the signature's input '%s' is a %s node, not a "
+                              "Placeholder", sig->inputs[k], x->nodes[p].op);
+        if (rc == 0)
+            rc = walk(x, (size_t)p, stack, err);
+    }
+
+    /* Outputs: the signature's, else every node nobody reads. */
+    size_t n_roots = 0;
+    long *roots = rc == 0 ? malloc((x->n + (sig ? sig->n_outputs : 0) + 1) * sizeof *roots) : NULL;
+    int *ports = rc == 0 ? malloc((x->n + (sig ? sig->n_outputs : 0) + 1) * sizeof *ports) : NULL;
+    if (rc == 0 && (!roots || !ports))
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+    if (rc == 0 && sig && sig->n_outputs) {
+        for (size_t k = 0; rc == 0 && k < sig->n_outputs; k++) {
+            rc = parse_ref(x, sig->outputs[k], "the signature", &roots[n_roots], &ports[n_roots], err);
+            n_roots++;
+        }
+    } else if (rc == 0) {
+        for (size_t i = 0; i < x->n; i++) {
+            const tf_nodeview *v = &x->nodes[i];
+            if (x->recs[i].uses == 0 && !op_is(v, "NoOp") && !op_is(v, "Const") &&
+                !is_placeholder(v)) {
+                roots[n_roots] = (long)i;
+                ports[n_roots++] = 0;
+            }
+        }
+        if (n_roots == 0)
+            rc = bd_error_set(err, BD_EMODEL, "the graph has no output (every node's result is "
+                              "read by another node)");
+    }
+    /* An output that is an Identity of a node read by nothing else (TensorFlow's usual
+     * "Identity" / "Identity_1" outputs) keeps the Identity's name for the IR value. */
+    for (size_t k = 0; rc == 0 && k < n_roots; k++) {
+        const tf_nodeview *v = &x->nodes[roots[k]];
+        long p;
+        int port;
+        if (ports[k] != 0 || !op_is(v, "Identity") || v->n_inputs != 1 ||
+            parse_ref(x, v->inputs[0], v->name, &p, &port, err))
+            continue;
+        const tf_nodeview *src = &x->nodes[p];
+        if (port == 0 && x->recs[p].uses == 1 && !op_is(src, "Const") && !is_placeholder(src) &&
+            !is_identity(src) && x->recs[p].state == 0)
+            x->recs[p].out_name = v->name;
+    }
+    for (size_t k = 0; rc == 0 && k < n_roots; k++)
+        rc = walk(x, (size_t)roots[k], stack, err);
+    /* Loop bodies reached only through back edges. */
+    for (size_t k = 0; rc == 0 && k < x->n_pending; k++)
+        rc = walk(x, x->pending[k], stack, err);
+
+    for (size_t k = 0; rc == 0 && sig && k < sig->n_inputs; k++) {
+        long p;
+        int port;
+        if ((rc = parse_ref(x, sig->inputs[k], "the signature", &p, &port, err)) == 0)
+            rc = mark_input(x, (size_t)p, err);
+    }
+    for (size_t i = 0; rc == 0 && i < x->n; i++)
+        if (is_placeholder(&x->nodes[i]))
+            rc = mark_input(x, i, err);
+    for (size_t k = 0; rc == 0 && k < n_roots; k++) {
+        const rec *r = &x->recs[roots[k]];
+        const tf_nodeview *v = &x->nodes[roots[k]];
+        if (ports[k] >= r->n_out || !r->out[ports[k]])
+            rc = bd_error_set(err, BD_EMODEL, "output '%s:%d': node '%s' (%s) has no output %d",
+                              v->name, ports[k], v->name, v->op, ports[k]);
+        else
+            rc = mark_output_once(x, r->out[ports[k]], err);
+    }
+    free(roots);
+    free(ports);
+    free(stack);
+    return rc;
+}
+
+int tf_translate(bd_graph *g, const tf_nodeview *nodes, size_t n, const tf_signature *sig,
+                 bd_error *err)
+{
+    tf_xlate x = { .g = g, .nodes = nodes, .n = n };
+    bd_graph_set_framework(g, "tensorflow");
+    if (n == 0)
+        return bd_error_set(err, BD_EMODEL, "the graph has no nodes");
+    x.recs = calloc(n, sizeof *x.recs);
+    int rc = x.recs ? run(&x, sig, err) : bd_error_set(err, BD_ENOMEM, "out of memory");
+    free(x.recs);
+    free(x.index);
+    free(x.pending);
+    if (rc == 0)
+        rc = bd_graph_validate(g, err);
+    return rc;
+}

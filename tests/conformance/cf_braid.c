@@ -1,0 +1,115 @@
+/* One conformance case through braid, exactly as the daemon would run it: bd_model_open
+ * (import, validation, passes; the fallback engine takes what oneDNN cannot run), one plan
+ * per data set's input shapes, one execution context, one run. */
+#include "conformance.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "partitioner/model.h"
+
+/* True when every subgraph of P runs on oneDNN (the partition report's view). */
+static bool plan_is_dnnl_only(const bd_plan *p)
+{
+    const bd_partition_report *rep = bd_plan_partition(p);
+    for (size_t i = 0; i < rep->n_subgraphs; i++)
+        if (strcmp(rep->subgraphs[i].backend, "dnnl") != 0)
+            return false;
+    return rep->n_fallback == 0;
+}
+
+/* Run data set S on M; on a mismatch or error fill R and return false. */
+static bool run_set(bd_model *m, const cf_dataset *s, size_t set_idx, cf_result *r)
+{
+    const bd_graph *g = bd_model_graph(m);
+    size_t n_in = bd_graph_num_inputs(g);
+    DLTensor in[CF_MAX_TENSORS];
+    char msg[CF_REASON_MAX];
+    if (n_in > CF_MAX_TENSORS) {
+        cf_fail(r, CF_FAIL, "inputs", "more than 64 inputs");
+        return false;
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        const bd_value *v = bd_graph_input(g, i);
+        const bd_onnx_tensor *t = cf_input_for(s, v->name, i);
+        memset(&in[i], 0, sizeof in[i]);
+        if (!t || !bd_dtype_to_dl(t->dtype, &in[i].dtype)) {
+            snprintf(msg, sizeof msg, "data set %zu has no usable tensor for input '%s'", set_idx,
+                     v->name);
+            cf_fail(r, CF_FAIL, "inputs", msg);
+            return false;
+        }
+        in[i].data   = t->data;
+        in[i].device = (DLDevice){ kDLCPU, 0 };
+        in[i].ndim   = t->shape.rank;
+        in[i].shape  = (int64_t *)t->shape.dims;    /* DLPack 0.6: not const; only read */
+    }
+
+    bd_error err = { 0 };
+    const bd_plan *p = NULL;
+    bd_exec *e = NULL;
+    if (bd_model_plan(m, in, n_in, &p, &err)) {
+        cf_fail(r, cf_is_type_gap(err.msg) ? CF_UNSUPPORTED_TYPE : CF_FAIL, "plan", err.msg);
+        return false;
+    }
+    if (!plan_is_dnnl_only(p))
+        r->dnnl_only = false;
+    if (bd_exec_create(p, &e, &err) || bd_exec_run(e, in, n_in, &err)) {
+        cf_fail(r, CF_FAIL, e ? "run" : "exec", err.msg);
+        bd_exec_destroy(e);
+        return false;
+    }
+    bool ok = true;
+    size_t n_out = bd_exec_num_outputs(e);
+    if (n_out != s->n_out) {
+        snprintf(msg, sizeof msg, "%zu outputs, data set %zu expects %zu", n_out, set_idx, s->n_out);
+        cf_fail(r, CF_FAIL, "outputs", msg);
+        ok = false;
+    }
+    for (size_t k = 0; ok && k < n_out; k++) {
+        const DLTensor *o = bd_exec_output(e, k);
+        const bd_onnx_tensor *want = &s->out[k];
+        cf_view got = { bd_dtype_from_dl(o->dtype), o->ndim, o->shape, o->data };
+        cf_view exp = { want->dtype, want->shape.rank, want->shape.dims, want->data };
+        if (!cf_compare(bd_graph_output(g, k)->name, &got, &exp, msg, sizeof msg)) {
+            cf_fail(r, CF_FAIL, "result", msg);
+            ok = false;
+        }
+    }
+    bd_exec_destroy(e);
+    return ok;
+}
+
+void cf_run_braid(const char *dir, const cf_options *o, cf_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->dnnl_only = true;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+
+    /* The data first: a file that is not a numeric TensorProto (a SequenceProto, an
+     * OptionalProto, a string tensor) marks a case of the types braid does not carry. */
+    bd_error err = { 0 };
+    cf_case c;
+    if (cf_case_load(dir, &c, &err)) {
+        cf_fail(r, CF_UNSUPPORTED_TYPE, "test data", err.msg);
+        return;
+    }
+    /* One thread per engine: the runner parallelizes across cases instead. The cost rule
+     * keeps its default, as a user gets it. */
+    bd_model_options opts = { .threads = 1, .engine = o->engine, .ort_library = o->ort_library,
+                              .ort_threads = 1 };
+    bd_model *m = NULL;
+    if (bd_model_open(path, &opts, &m, &err)) {
+        cf_fail(r, cf_is_type_gap(err.msg) ? CF_UNSUPPORTED_TYPE : CF_FAIL, "open", err.msg);
+        cf_case_free(&c);
+        return;
+    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < c.n_sets; i++)
+        ok = run_set(m, &c.sets[i], i, r);
+    if (!ok)
+        r->dnnl_only = false;
+    cf_case_free(&c);
+    bd_model_close(m);
+}
