@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CACHE_SLOTS 32   /* more models than this: the least recently cached falls back to the loop */
+#define CACHE_SLOTS 32   /* more models in use than this: slots are reused round-robin and a
+                          * request whose model was evicted takes the loop path (correct, slower) */
 
 struct bd_served_cache {
     bd_registry     *reg;

@@ -197,6 +197,19 @@ static void *cq_thread(void *arg)
     return NULL;
 }
 
+/* One call fewer. Any thread (a worker's unhold): when the count reaches 0 (only ever while
+ * closing) the loop is woken under the lock, so once it has seen 0 (and may free the server)
+ * this thread no longer touches it. */
+static void live_calls_drop(bd_server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    if (--s->live_calls == 0) {
+        push_locked(s, LOOP_WAKE, NULL);
+        uv_async_send(&s->async);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 static int post_request(bd_server *s, int m)
 {
     bd_call *c = calloc(1, sizeof *c);
@@ -226,9 +239,7 @@ static int post_request(bd_server *s, int m)
             grpc_call_details_destroy(&c->details);
         grpc_metadata_array_destroy(&c->md);
         free(c);
-        pthread_mutex_lock(&s->lock);
-        s->live_calls--;                        /* never 0 here: the caller's call is live */
-        pthread_mutex_unlock(&s->lock);
+        live_calls_drop(s);
         return BD_EINVAL;
     }
     return 0;
@@ -259,15 +270,7 @@ static void call_free(bd_call *c)
     if (c->call)
         grpc_call_unref(c->call);
     free(c);
-    /* Only ever 0 while closing. Any thread (a worker's unhold): the wake-up is sent under the
-     * lock, so once the loop has seen the count at 0 (and may free the server), this thread
-     * no longer touches it. */
-    pthread_mutex_lock(&s->lock);
-    if (--s->live_calls == 0) {
-        push_locked(s, LOOP_WAKE, NULL);
-        uv_async_send(&s->async);
-    }
-    pthread_mutex_unlock(&s->lock);
+    live_calls_drop(s);
 }
 
 static void call_release(bd_call *c)    /* any thread */
