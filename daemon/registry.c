@@ -7,6 +7,7 @@
  * turn is done), so back-to-back reloads from clients never fail for being concurrent. */
 #include <errno.h>
 #include <ftw.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,13 @@ struct bd_registry {
     uv_async_t        async;       /* delivers queued callbacks (unload) outside the caller's stack */
     pending_cb       *pending, *pending_tail;
     bd_server_stats   stats;
+    _Atomic uint64_t  generation;  /* bumped whenever the version serving a name changes */
 };
+
+uint64_t bd_registry_generation(const bd_registry *r)
+{
+    return atomic_load(&((bd_registry *)r)->generation);
+}
 
 const char *bd_model_state_name(int state)
 {
@@ -298,6 +305,7 @@ static void after_load(uv_work_t *w, int status)
         bd_served *old = e->served;
         e->served = t->served;
         t->served = NULL;
+        atomic_fetch_add(&r->generation, 1);
         e->state = BD_STATE_READY;
         e->reason[0] = '\0';
         e->unloaded = false;
@@ -467,6 +475,7 @@ static void do_unload(bd_registry *r, reg_entry *e, bd_registry_cb cb, void *arg
 {
     bd_served *old = e->served;
     e->served = NULL;
+    atomic_fetch_add(&r->generation, 1);
     e->state = BD_STATE_UNAVAILABLE;
     snprintf(e->reason, sizeof e->reason, "unloaded");
     e->unloaded = true;

@@ -130,6 +130,10 @@ size_t bd_registry_snapshot(bd_registry *r, bd_registry_entry **out);
 void   bd_registry_snapshot_free(bd_registry_entry *entries, size_t n);
 /* True when no load is running and every model asked to load is READY (ServerReady). */
 bool   bd_registry_ready(bd_registry *r);
+/* A counter that changes whenever the version serving some name changes (a load swapped in,
+ * an unload). Any thread may read it: a cache of acquired versions kept off the loop is
+ * valid exactly while the generation it was filled at is current. */
+uint64_t bd_registry_generation(const bd_registry *r);
 /* Server-wide counters (loads, unloads, RPCs). */
 bd_server_stats *bd_registry_server_stats(bd_registry *r);
 

@@ -14,19 +14,17 @@
 
 struct bd_served_cache {
     bd_registry     *reg;
-    bd_server_stats *stats;              /* the registry's counters: the generation */
     pthread_mutex_t  lock;               /* guards everything below */
     uint64_t         gen;                /* registry generation the entries are valid for */
     bd_served       *slot[CACHE_SLOTS];  /* one reference each; NULL = free */
     size_t           next_evict;
 };
 
-/* Which version serves a name changes only when a load succeeds (after_load swaps it in, then
- * counts loads_ok) or a model is unloaded (do_unload, then unloads): both on the loop thread,
- * both before any reply tells a client about it. */
+/* The registry bumps its generation on the loop thread when a version is swapped in or
+ * unloaded, before any reply tells a client about it. */
 static uint64_t registry_gen(const bd_served_cache *c)
 {
-    return atomic_load(&c->stats->loads_ok) + atomic_load(&c->stats->unloads);
+    return bd_registry_generation(c->reg);
 }
 
 int bd_served_cache_create(bd_registry *reg, bd_served_cache **out, bd_error *err)
@@ -35,7 +33,6 @@ int bd_served_cache_create(bd_registry *reg, bd_served_cache **out, bd_error *er
     if (!c)
         return bd_error_set(err, BD_ENOMEM, "out of memory creating the served-version cache");
     c->reg = reg;
-    c->stats = bd_registry_server_stats(reg);
     c->gen = registry_gen(c);
     pthread_mutex_init(&c->lock, NULL);
     *out = c;

@@ -3,8 +3,8 @@
  * The registry is loop-thread only (registry.h); this small table lets the completion-queue
  * thread start a ModelInfer without waiting for the loop. The loop fills it (after a registry
  * lookup) and refreshes it after every registry change. Every lookup first compares the
- * registry's generation (successful loads + unloads: the only events that change which
- * version serves a name) with the one the table was built at; on any difference it misses,
+ * registry's generation (bd_registry_generation: it changes exactly when the version serving
+ * a name does) with the one the table was built at; on any difference it misses,
  * and the caller asks the loop. So a request never runs on a version that the registry
  * swapped out or unloaded before the request was looked up: a hot reload and an unload stay
  * atomic, and a client that saw its unload answered gets NOT_FOUND next.

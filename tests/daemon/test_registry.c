@@ -235,8 +235,10 @@ static void test_failed_reload_keeps_serving(void **state)
     char bad[8192];
     snprintf(bad, sizeof bad, "%s/tinycnn/2/model.onnx", f->repo);
     tl_write(bad, "this is not an onnx model", (size_t)-1);
+    uint64_t gen = bd_registry_generation(f->reg);
     assert_true(load_sync(f, "tinycnn", NULL, NULL, 0, &d) < 0);
     assert_true(d.msg[0] != '\0');
+    assert_int_equal(bd_registry_generation(f->reg), gen);   /* nothing was swapped */
 
     bd_registry_entry *snap = NULL;
     size_t n = bd_registry_snapshot(f->reg, &snap);
@@ -257,6 +259,7 @@ static void test_failed_reload_keeps_serving(void **state)
     /* Fix version 2: the next reload picks it up and clears the reason. */
     add_version(f, "tinycnn", "2");
     assert_int_equal(load_sync(f, "tinycnn", NULL, NULL, 0, &d), 0);
+    assert_true(bd_registry_generation(f->reg) > gen);       /* the swap is visible */
     n = bd_registry_snapshot(f->reg, &snap);
     assert_string_equal(snap[0].version, "2");
     assert_string_equal(snap[0].reason, "");
@@ -321,7 +324,9 @@ static void test_unload(void **state)
     assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &held, NULL), 0);
     memset(&d, 0, sizeof d);
     bd_error err = { 0 };
+    uint64_t gen = bd_registry_generation(f->reg);
     assert_int_equal(bd_registry_unload(f->reg, "tinycnn", on_done, &d, &err), 0);
+    assert_true(bd_registry_generation(f->reg) > gen);       /* visible before the callback */
     bd_served *s = NULL;
     assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &s, &err), BD_ENOTFOUND);  /* at once */
     assert_int_equal(d.calls, 0);                              /* the callback is not re-entrant */
