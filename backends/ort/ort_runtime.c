@@ -1,8 +1,9 @@
 /* Loading ONNX Runtime once (see ort_runtime.h for the search order). */
 #include "ort_runtime.h"
 
+#include "backends/dynlib.h"
+
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,8 @@
 #define NOT_AVAILABLE "ONNX Runtime not available: "
 #define HOW_TO_GET    "(run scripts/fetch_ort.sh or set BRAID_ORT_LIBRARY)"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static bd_ort_runtime  rt;                 /* valid when loaded */
-static bool            loaded, attempted;
-static char            failure[1536];      /* why the last attempt failed */
-static char           *configured_path;   /* bd_ort_runtime_configure's path, or NULL */
-static int             threads = 1;
+static bd_dynlib_once once = BD_DYNLIB_ONCE_INIT("ONNX Runtime", 1);
+static bd_ort_runtime rt;                   /* valid when once.loaded */
 
 int bd_ort_check(const OrtApi *api, OrtStatus *st, bd_error *err, const char *what)
 {
@@ -29,29 +26,13 @@ int bd_ort_check(const OrtApi *api, OrtStatus *st, bd_error *err, const char *wh
 
 int bd_ort_runtime_configure(const char *library_path, int intra_op_threads, bd_error *err)
 {
-    pthread_mutex_lock(&lock);
-    threads = intra_op_threads > 0 ? intra_op_threads : 1;
-    int rc = 0;
-    if (loaded && library_path && strcmp(library_path, rt.path) != 0) {
-        rc = bd_error_set(err, BD_EBUSY, "ONNX Runtime is already loaded from '%s'; a process "
-                          "loads it once (restart to use '%s')", rt.path, library_path);
-    } else if (!loaded) {
-        free(configured_path);
-        configured_path = library_path ? strdup(library_path) : NULL;
-        if (library_path && !configured_path)
-            rc = bd_error_set(err, BD_ENOMEM, "out of memory");
-        attempted = false;          /* the next use tries again with the new setting */
-    }
-    pthread_mutex_unlock(&lock);
-    return rc;
+    return bd_dynlib_configure(&once, rt.path, library_path,
+                               intra_op_threads > 0 ? intra_op_threads : 1, err);
 }
 
 int bd_ort_runtime_threads(void)
 {
-    pthread_mutex_lock(&lock);
-    int n = threads;
-    pthread_mutex_unlock(&lock);
-    return n;
+    return bd_dynlib_threads(&once);
 }
 
 /* dlopen NAME; on success fill rt.path. Never dlclose'd: ORT's thread pools and static
@@ -64,17 +45,19 @@ static void *open_lib(const char *name)
     return h;
 }
 
-/* Find and open the library; on failure write the reason into FAILURE. */
+/* Find and open the library; on failure write the reason into once.failure. */
 static void *find_lib(void)
 {
-    const char *explicit_path = configured_path ? configured_path : getenv("BRAID_ORT_LIBRARY");
-    if (explicit_path && explicit_path[0]) {
+    const char *explicit_path = bd_dynlib_explicit_path(&once, "BRAID_ORT_LIBRARY");
+    if (explicit_path) {
         void *h = open_lib(explicit_path);
         if (!h && access(explicit_path, F_OK) != 0)
-            snprintf(failure, sizeof failure, NOT_AVAILABLE "%s not found at '%s' " HOW_TO_GET,
+            snprintf(once.failure, sizeof once.failure,
+                     NOT_AVAILABLE "%s not found at '%s' " HOW_TO_GET,
                      BD_ORT_LIBRARY_NAME, explicit_path);
         else if (!h)
-            snprintf(failure, sizeof failure, NOT_AVAILABLE "cannot load '%s': %s", explicit_path,
+            snprintf(once.failure, sizeof once.failure,
+                     NOT_AVAILABLE "cannot load '%s': %s", explicit_path,
                      dlerror());
         return h;
     }
@@ -91,7 +74,7 @@ static void *find_lib(void)
         h = open_lib(path);
     }
     if (!h)
-        snprintf(failure, sizeof failure, NOT_AVAILABLE "%s not found " HOW_TO_GET,
+        snprintf(once.failure, sizeof once.failure, NOT_AVAILABLE "%s not found " HOW_TO_GET,
                  BD_ORT_LIBRARY_NAME);
     return h;
 }
@@ -102,7 +85,8 @@ static bool init_runtime(void *h)
     OrtGetApiBaseFn get_base;
     *(void **)&get_base = dlsym(h, "OrtGetApiBase");    /* POSIX: object -> function pointer */
     if (!get_base) {
-        snprintf(failure, sizeof failure, NOT_AVAILABLE "'%s' does not export OrtGetApiBase "
+        snprintf(once.failure, sizeof once.failure,
+                 NOT_AVAILABLE "'%s' does not export OrtGetApiBase "
                  "(not an ONNX Runtime library)", rt.path);
         return false;
     }
@@ -110,7 +94,8 @@ static bool init_runtime(void *h)
     rt.version = base->GetVersionString();
     rt.api = base->GetApi(ORT_API_VERSION);
     if (!rt.api) {
-        snprintf(failure, sizeof failure, NOT_AVAILABLE "'%s' is version %s; braid needs C API "
+        snprintf(once.failure, sizeof once.failure,
+                 NOT_AVAILABLE "'%s' is version %s; braid needs C API "
                  "version %d (ONNX Runtime 1.%d or newer)", rt.path, rt.version, ORT_API_VERSION,
                  ORT_API_VERSION);
         return false;
@@ -120,7 +105,7 @@ static bool init_runtime(void *h)
                      "create environment") ||
         bd_ort_check(rt.api, rt.api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault,
                                                          &rt.cpu), &e, "CPU memory info")) {
-        snprintf(failure, sizeof failure, NOT_AVAILABLE "%s", e.msg);
+        snprintf(once.failure, sizeof once.failure, NOT_AVAILABLE "%s", e.msg);
         rt.api->ReleaseEnv(rt.env);
         rt.env = NULL;
         return false;
@@ -128,17 +113,14 @@ static bool init_runtime(void *h)
     return true;
 }
 
+static bool load(bd_dynlib_once *o)
+{
+    (void)o;
+    void *h = find_lib();
+    return h && init_runtime(h);
+}
+
 const bd_ort_runtime *bd_ort_runtime_get(char *why, size_t why_len)
 {
-    pthread_mutex_lock(&lock);
-    if (!loaded && !attempted) {
-        attempted = true;
-        void *h = find_lib();
-        loaded = h && init_runtime(h);
-    }
-    const bd_ort_runtime *r = loaded ? &rt : NULL;
-    if (!r && why && why_len)
-        snprintf(why, why_len, "%s", failure);
-    pthread_mutex_unlock(&lock);
-    return r;
+    return bd_dynlib_get(&once, load, why, why_len) ? &rt : NULL;
 }

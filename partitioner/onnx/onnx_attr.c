@@ -14,13 +14,13 @@ typedef struct attr_msg {
 static void attr_msg_free(attr_msg *m)
 {
     pb_release(onnx_AttributeProto_fields, &m->a);
-    ox_spans_free(&m->s);
-    ox_spans_free(&m->t);
-    ox_spans_free(&m->strings);
-    ox_spans_free(&m->tensors);
-    ox_spans_free(&m->graphs);
-    ox_spans_free(&m->sparse);
-    ox_spans_free(&m->types);
+    bd_pb_spans_free(&m->s);
+    bd_pb_spans_free(&m->t);
+    bd_pb_spans_free(&m->strings);
+    bd_pb_spans_free(&m->tensors);
+    bd_pb_spans_free(&m->graphs);
+    bd_pb_spans_free(&m->sparse);
+    bd_pb_spans_free(&m->types);
     ox_vec_free(&m->floats);
     ox_vec_free(&m->ints);
 }
@@ -31,22 +31,22 @@ static int attr_decode(ox_ctx *c, const ox_span *sp, attr_msg *m, const char *no
     memset(m, 0, sizeof *m);
     ox_spans *lists[] = { &m->s, &m->t, &m->strings, &m->tensors, &m->graphs, &m->sparse, &m->types };
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
-        ox_spans_init(lists[i], c);
-    ox_on_span(&m->a.s, &m->s);
-    ox_on_span(&m->a.t, &m->t);
-    ox_on_span(&m->a.strings, &m->strings);
-    ox_on_span(&m->a.tensors, &m->tensors);
-    ox_on_span(&m->a.g, &m->graphs);
-    ox_on_span(&m->a.graphs, &m->graphs);
-    ox_on_span(&m->a.sparse_tensor, &m->sparse);
-    ox_on_span(&m->a.sparse_tensors, &m->sparse);
-    ox_on_span(&m->a.tp, &m->types);
-    ox_on_span(&m->a.type_protos, &m->types);
+        bd_pb_spans_init(lists[i], c->base, c->len);
+    bd_pb_on_span(&m->a.s, &m->s);
+    bd_pb_on_span(&m->a.t, &m->t);
+    bd_pb_on_span(&m->a.strings, &m->strings);
+    bd_pb_on_span(&m->a.tensors, &m->tensors);
+    bd_pb_on_span(&m->a.g, &m->graphs);
+    bd_pb_on_span(&m->a.graphs, &m->graphs);
+    bd_pb_on_span(&m->a.sparse_tensor, &m->sparse);
+    bd_pb_on_span(&m->a.sparse_tensors, &m->sparse);
+    bd_pb_on_span(&m->a.tp, &m->types);
+    bd_pb_on_span(&m->a.type_protos, &m->types);
     ox_on_float(&m->a.floats, &m->floats);
     ox_on_int64(&m->a.ints, &m->ints);
     char what[160];
     snprintf(what, sizeof what, "node '%s': attribute #%zu", node, idx);
-    int rc = ox_decode(sp, onnx_AttributeProto_fields, &m->a, what, err);
+    int rc = bd_pb_decode(sp, onnx_AttributeProto_fields, &m->a, what, err);
     if (rc)
         return rc;
     if (!m->a.name || !*m->a.name)

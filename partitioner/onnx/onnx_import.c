@@ -5,17 +5,14 @@
  * (Constant folded away), then outputs and value_info, which only add type information. */
 #include "onnx_import.h"
 #include "onnx_internal.h"
+#include "../mapped_file.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* What the importer reads: every IR version and default-domain opset ONNX Runtime 1.30
  * runs. oneDNN and shape inference implement opsets 7-17 only; a model of another opset is
@@ -31,12 +28,12 @@ typedef struct graph_msg {
 static void graph_msg_free(graph_msg *m)
 {
     pb_release(onnx_GraphProto_fields, &m->gp);
-    ox_spans_free(&m->nodes);
-    ox_spans_free(&m->inits);
-    ox_spans_free(&m->sparse);
-    ox_spans_free(&m->inputs);
-    ox_spans_free(&m->outputs);
-    ox_spans_free(&m->infos);
+    bd_pb_spans_free(&m->nodes);
+    bd_pb_spans_free(&m->inits);
+    bd_pb_spans_free(&m->sparse);
+    bd_pb_spans_free(&m->inputs);
+    bd_pb_spans_free(&m->outputs);
+    bd_pb_spans_free(&m->infos);
 }
 
 static int decode_graph(ox_ctx *c, const ox_span *sp, graph_msg *m, bd_error *err)
@@ -44,14 +41,14 @@ static int decode_graph(ox_ctx *c, const ox_span *sp, graph_msg *m, bd_error *er
     memset(m, 0, sizeof *m);
     ox_spans *lists[] = { &m->nodes, &m->inits, &m->sparse, &m->inputs, &m->outputs, &m->infos };
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
-        ox_spans_init(lists[i], c);
-    ox_on_span(&m->gp.node, &m->nodes);
-    ox_on_span(&m->gp.initializer, &m->inits);
-    ox_on_span(&m->gp.sparse_initializer, &m->sparse);
-    ox_on_span(&m->gp.input, &m->inputs);
-    ox_on_span(&m->gp.output, &m->outputs);
-    ox_on_span(&m->gp.value_info, &m->infos);
-    int rc = ox_decode(sp, onnx_GraphProto_fields, &m->gp, "graph", err);
+        bd_pb_spans_init(lists[i], c->base, c->len);
+    bd_pb_on_span(&m->gp.node, &m->nodes);
+    bd_pb_on_span(&m->gp.initializer, &m->inits);
+    bd_pb_on_span(&m->gp.sparse_initializer, &m->sparse);
+    bd_pb_on_span(&m->gp.input, &m->inputs);
+    bd_pb_on_span(&m->gp.output, &m->outputs);
+    bd_pb_on_span(&m->gp.value_info, &m->infos);
+    int rc = bd_pb_decode(sp, onnx_GraphProto_fields, &m->gp, "graph", err);
     if (rc == 0 && m->sparse.n)
         rc = bd_error_set(err, BD_EUNSUPPORTED, "graph '%s': sparse initializers are not supported",
                           m->gp.name ? m->gp.name : "");
@@ -65,9 +62,9 @@ static int decode_model(ox_ctx *c, ox_span *graph, int64_t *opset, bd_error *err
     onnx_ModelProto mp;
     ox_spans graphs;
     memset(&mp, 0, sizeof mp);
-    ox_spans_init(&graphs, c);
-    ox_on_span(&mp.graph, &graphs);
-    int rc = ox_decode(&(ox_span){ c->base, c->len }, onnx_ModelProto_fields, &mp, "model", err);
+    bd_pb_spans_init(&graphs, c->base, c->len);
+    bd_pb_on_span(&mp.graph, &graphs);
+    int rc = bd_pb_decode(&(ox_span){ c->base, c->len }, onnx_ModelProto_fields, &mp, "model", err);
     if (rc)
         goto out;
 
@@ -103,7 +100,7 @@ static int decode_model(ox_ctx *c, ox_span *graph, int64_t *opset, bd_error *err
     *graph = graphs.v[graphs.n - 1];
 out:
     pb_release(onnx_ModelProto_fields, &mp);
-    ox_spans_free(&graphs);
+    bd_pb_spans_free(&graphs);
     return rc;
 }
 
@@ -143,7 +140,7 @@ static int decode_value_info(ox_ctx *c, const ox_span *sp, const char *what, siz
     memset(out, 0, sizeof *out);
     char w[64];
     snprintf(w, sizeof w, "%s #%zu", what, idx);
-    int rc = ox_decode(sp, onnx_ValueInfoProto_fields, &out->vi, w, err);
+    int rc = bd_pb_decode(sp, onnx_ValueInfoProto_fields, &out->vi, w, err);
     if (rc)
         return rc;
     if (!out->vi.name || !*out->vi.name)
@@ -368,15 +365,15 @@ static int add_nodes(ox_ctx *c, const ox_spans *nodes, bd_error *err)
     for (size_t i = 0; i < nodes->n && rc == 0; i++) {
         node_msg m;
         memset(&m, 0, sizeof m);
-        ox_spans_init(&m.attrs, c);
-        ox_on_span(&m.np.attribute, &m.attrs);
+        bd_pb_spans_init(&m.attrs, c->base, c->len);
+        bd_pb_on_span(&m.np.attribute, &m.attrs);
         char what[64];
         snprintf(what, sizeof what, "node #%zu", i);
-        rc = ox_decode(&nodes->v[i], onnx_NodeProto_fields, &m.np, what, err);
+        rc = bd_pb_decode(&nodes->v[i], onnx_NodeProto_fields, &m.np, what, err);
         if (rc == 0)
             rc = add_node(c, &m, i, &names, err);
         pb_release(onnx_NodeProto_fields, &m.np);
-        ox_spans_free(&m.attrs);
+        bd_pb_spans_free(&m.attrs);
     }
     hdestroy_r(&names);
     return rc;
@@ -442,25 +439,11 @@ int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
 
 int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO, "'%s': cannot open: %s",
-                            path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return bd_error_set(err, BD_EIO, "'%s': not a regular file", path);
-    }
-    size_t len = (size_t)st.st_size;
-    if (len == 0) {
-        close(fd);
-        return bd_error_set(err, BD_EMODEL, "'%s': the model is empty (0 bytes)", path);
-    }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return bd_error_set(err, BD_EIO, "'%s': cannot map: %s", path, strerror(e));
+    void *map;
+    size_t len;
+    int rc = bd_map_file(path, "model", &map, &len, err);
+    if (rc)
+        return rc;
 
     char *dir = strdup(path);
     if (!dir) {
@@ -474,7 +457,7 @@ int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err)
         dir[1] = '\0';
     else
         *slash = '\0';
-    int rc = import(map, len, dir, map, len, out, err);
+    rc = import(map, len, dir, map, len, out, err);
     free(dir);
     if (rc)
         bd_error_prefix(err, "'%s': ", path);

@@ -15,6 +15,7 @@
 #include <pb_decode.h>
 
 #include "../error.h"
+#include "../pb_span.h"
 #include "../ir/graph.h"
 #include "onnx.pb.h"
 
@@ -22,18 +23,9 @@
 #error "ONNX raw_data is little-endian and is referenced in place: big-endian hosts are not supported"
 #endif
 
-/* A byte range of the model buffer. */
-typedef struct ox_span {
-    const uint8_t *p;
-    size_t         n;
-} ox_span;
-
-/* Spans recorded by ox_span_cb; LO..HI bounds the buffer they must lie in. */
-typedef struct ox_spans {
-    ox_span       *v;
-    size_t         n, cap;
-    const uint8_t *lo, *hi;
-} ox_spans;
+/* A byte range of the model buffer, and the spans a callback field recorded (pb_span.h). */
+typedef bd_pb_span  ox_span;
+typedef bd_pb_spans ox_spans;
 
 /* Numbers decoded by the ox_*_cb callbacks (a typed-data field, an INTS/FLOATS attribute). */
 typedef struct ox_vec {
@@ -60,20 +52,14 @@ typedef struct ox_ctx {
 
 /* ---- onnx_decode.c: nanopb glue ------------------------------------------------------ */
 
-void ox_spans_init(ox_spans *l, const ox_ctx *c);
-void ox_spans_free(ox_spans *l);
+/* Spans are recorded with bd_pb_spans_init/bd_pb_on_span/bd_pb_spans_free and messages
+ * decoded with bd_pb_decode (pb_span.h); only the number recorders are ONNX's own. */
 void ox_vec_free(ox_vec *v);
-/* Point a callback field at a recorder: spans (bytes, sub-messages) or numbers. */
-void ox_on_span(pb_callback_t *cb, ox_spans *l);
+/* Point a callback field at a number recorder. */
 void ox_on_float(pb_callback_t *cb, ox_vec *v);    /* float  (fixed32) */
 void ox_on_double(pb_callback_t *cb, ox_vec *v);   /* double (fixed64) */
 void ox_on_int64(pb_callback_t *cb, ox_vec *v);    /* int64/int32 (varint) -> int64_t */
 void ox_on_uint64(pb_callback_t *cb, ox_vec *v);   /* uint64 (varint) -> uint64_t */
-/* Decode SP as message FIELDS into MSG (prepared by the caller: zeroed, callbacks set).
- * On failure releases MSG's heap fields and returns BD_EMODEL naming WHAT. The caller
- * releases MSG with pb_release after use. */
-int ox_decode(const ox_span *sp, const pb_msgdesc_t *fields, void *msg, const char *what,
-              bd_error *err);
 
 /* ---- onnx_tensor.c: TensorProto -> dtype, shape, data -------------------------------- */
 

@@ -69,7 +69,7 @@ static int info_names(const ox_spans *spans, ox_names *out, bd_error *err)
     for (size_t i = 0; i < spans->n; i++) {
         onnx_ValueInfoProto vi;
         memset(&vi, 0, sizeof vi);
-        int rc = ox_decode(&spans->v[i], onnx_ValueInfoProto_fields, &vi, "subgraph value", err);
+        int rc = bd_pb_decode(&spans->v[i], onnx_ValueInfoProto_fields, &vi, "subgraph value", err);
         if (rc == 0)
             rc = names_add(out, vi.name, err);
         pb_release(onnx_ValueInfoProto_fields, &vi);
@@ -85,7 +85,8 @@ static int tensor_names(const ox_spans *spans, ox_names *out, bd_error *err)
     for (size_t i = 0; i < spans->n; i++) {
         onnx_TensorProto t;
         memset(&t, 0, sizeof t);
-        int rc = ox_decode(&spans->v[i], onnx_TensorProto_fields, &t, "subgraph initializer", err);
+        int rc = bd_pb_decode(&spans->v[i], onnx_TensorProto_fields, &t, "subgraph initializer",
+                              err);
         if (rc == 0)
             rc = names_add(out, t.name, err);
         pb_release(onnx_TensorProto_fields, &t);
@@ -108,14 +109,14 @@ static int node_uses(ox_ctx *c, const onnx_NodeProto *np, const ox_spans *attrs,
         onnx_AttributeProto a;
         ox_spans graphs;
         memset(&a, 0, sizeof a);
-        ox_spans_init(&graphs, c);
-        ox_on_span(&a.g, &graphs);
-        ox_on_span(&a.graphs, &graphs);
-        rc = ox_decode(&attrs->v[i], onnx_AttributeProto_fields, &a, "subgraph attribute", err);
+        bd_pb_spans_init(&graphs, c->base, c->len);
+        bd_pb_on_span(&a.g, &graphs);
+        bd_pb_on_span(&a.graphs, &graphs);
+        rc = bd_pb_decode(&attrs->v[i], onnx_AttributeProto_fields, &a, "subgraph attribute", err);
         for (size_t k = 0; k < graphs.n && rc == 0; k++)
             rc = outer_names(c, &graphs.v[k], depth + 1, used, err);
         pb_release(onnx_AttributeProto_fields, &a);
-        ox_spans_free(&graphs);
+        bd_pb_spans_free(&graphs);
     }
     return rc;
 }
@@ -131,12 +132,12 @@ static int outer_names(ox_ctx *c, const ox_span *graph, int depth, ox_names *out
     memset(&gp, 0, sizeof gp);
     ox_spans *lists[] = { &nodes, &inits, &inputs, &outputs };
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
-        ox_spans_init(lists[i], c);
-    ox_on_span(&gp.node, &nodes);
-    ox_on_span(&gp.initializer, &inits);
-    ox_on_span(&gp.input, &inputs);
-    ox_on_span(&gp.output, &outputs);
-    int rc = ox_decode(graph, onnx_GraphProto_fields, &gp, "subgraph", err);
+        bd_pb_spans_init(lists[i], c->base, c->len);
+    bd_pb_on_span(&gp.node, &nodes);
+    bd_pb_on_span(&gp.initializer, &inits);
+    bd_pb_on_span(&gp.input, &inputs);
+    bd_pb_on_span(&gp.output, &outputs);
+    int rc = bd_pb_decode(graph, onnx_GraphProto_fields, &gp, "subgraph", err);
     if (rc == 0)
         rc = info_names(&inputs, &defined, err);
     if (rc == 0)
@@ -147,15 +148,15 @@ static int outer_names(ox_ctx *c, const ox_span *graph, int depth, ox_names *out
         onnx_NodeProto np;
         ox_spans attrs;
         memset(&np, 0, sizeof np);
-        ox_spans_init(&attrs, c);
-        ox_on_span(&np.attribute, &attrs);
-        rc = ox_decode(&nodes.v[i], onnx_NodeProto_fields, &np, "subgraph node", err);
+        bd_pb_spans_init(&attrs, c->base, c->len);
+        bd_pb_on_span(&np.attribute, &attrs);
+        rc = bd_pb_decode(&nodes.v[i], onnx_NodeProto_fields, &np, "subgraph node", err);
         for (pb_size_t k = 0; k < np.output_count && rc == 0; k++)
             rc = names_add(&defined, np.output[k], err);
         if (rc == 0)
             rc = node_uses(c, &np, &attrs, depth, &used, err);
         pb_release(onnx_NodeProto_fields, &np);
-        ox_spans_free(&attrs);
+        bd_pb_spans_free(&attrs);
     }
     names_unique(&defined);
     for (size_t i = 0; i < used.n && rc == 0; i++)
@@ -166,7 +167,7 @@ static int outer_names(ox_ctx *c, const ox_span *graph, int depth, ox_names *out
     ox_names_free(&used);
     pb_release(onnx_GraphProto_fields, &gp);
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
-        ox_spans_free(lists[i]);
+        bd_pb_spans_free(lists[i]);
     return rc;
 }
 

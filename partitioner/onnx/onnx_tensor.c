@@ -81,8 +81,8 @@ typedef struct tensor_msg {
 static void tensor_msg_free(tensor_msg *m)
 {
     pb_release(onnx_TensorProto_fields, &m->t);
-    ox_spans_free(&m->raw);
-    ox_spans_free(&m->strings);
+    bd_pb_spans_free(&m->raw);
+    bd_pb_spans_free(&m->strings);
     for (int i = 0; i < 6; i++)
         ox_vec_free(&m->typed[i]);
 }
@@ -159,17 +159,17 @@ int ox_tensor_load(ox_ctx *c, const ox_span *sp, bd_value *v, const char *what, 
 {
     tensor_msg m;
     memset(&m, 0, sizeof m);
-    ox_spans_init(&m.raw, c);
-    ox_spans_init(&m.strings, c);
-    ox_on_span(&m.t.raw_data, &m.raw);
-    ox_on_span(&m.t.string_data, &m.strings);
+    bd_pb_spans_init(&m.raw, c->base, c->len);
+    bd_pb_spans_init(&m.strings, c->base, c->len);
+    bd_pb_on_span(&m.t.raw_data, &m.raw);
+    bd_pb_on_span(&m.t.string_data, &m.strings);
     ox_on_float(&m.t.float_data, &m.typed[TF_FLOAT]);
     ox_on_int64(&m.t.int32_data, &m.typed[TF_INT32]);
     ox_on_int64(&m.t.int64_data, &m.typed[TF_INT64]);
     ox_on_double(&m.t.double_data, &m.typed[TF_DOUBLE]);
     ox_on_uint64(&m.t.uint64_data, &m.typed[TF_UINT64]);
 
-    int rc = ox_decode(sp, onnx_TensorProto_fields, &m.t, what, err);
+    int rc = bd_pb_decode(sp, onnx_TensorProto_fields, &m.t, what, err);
     if (rc == 0)
         rc = load(c, &m, v, what, err);
     tensor_msg_free(&m);

@@ -25,9 +25,9 @@ int tf_shape_decode(const uint8_t *lo, size_t len, const tf_bytes *sp, bd_shape 
     tf_spans dims;
     memset(&m, 0, sizeof m);
     memset(s, 0, sizeof *s);
-    tf_spans_init(&dims, lo, len);
-    tf_on_span(&m.dim, &dims);
-    int rc = tf_decode(sp, tensorflow_TensorShapeProto_fields, &m, what, err);
+    bd_pb_spans_init(&dims, lo, len);
+    bd_pb_on_span(&m.dim, &dims);
+    int rc = bd_pb_decode(sp, tensorflow_TensorShapeProto_fields, &m, what, err);
     if (rc == 0 && m.unknown_rank) {
         s->rank = -1;
     } else if (rc == 0 && dims.n > BD_MAX_RANK) {
@@ -38,14 +38,14 @@ int tf_shape_decode(const uint8_t *lo, size_t len, const tf_bytes *sp, bd_shape 
         for (size_t i = 0; i < dims.n && rc == 0; i++) {
             tensorflow_TensorShapeProto_Dim d;
             memset(&d, 0, sizeof d);
-            rc = tf_decode(&dims.v[i], tensorflow_TensorShapeProto_Dim_fields, &d, what, err);
+            rc = bd_pb_decode(&dims.v[i], tensorflow_TensorShapeProto_Dim_fields, &d, what, err);
             if (rc == 0 && d.size < -1)
                 rc = bd_error_set(err, BD_EMODEL, "%s: dim %zu is %lld (expected >= -1)", what, i,
                                   (long long)d.size);
             s->dims[i] = d.size;
         }
     }
-    tf_spans_free(&dims);
+    bd_pb_spans_free(&dims);
     return rc;
 }
 
@@ -58,9 +58,9 @@ typedef struct tensor_msg {
 
 static void tensor_msg_free(tensor_msg *m)
 {
-    tf_spans_free(&m->shape);
-    tf_spans_free(&m->content);
-    tf_spans_free(&m->strings);
+    bd_pb_spans_free(&m->shape);
+    bd_pb_spans_free(&m->content);
+    bd_pb_spans_free(&m->strings);
     tf_nums *nums[] = { &m->half, &m->f, &m->d, &m->i32, &m->i64, &m->b, &m->u32, &m->u64 };
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
         tf_nums_free(nums[i]);
@@ -89,10 +89,10 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
     memset(out, 0, sizeof *out);
     tf_spans *spans[] = { &m.shape, &m.content, &m.strings };
     for (size_t i = 0; i < 3; i++)
-        tf_spans_init(spans[i], lo, len);
-    tf_on_span(&m.t.tensor_shape, &m.shape);
-    tf_on_span(&m.t.tensor_content, &m.content);
-    tf_on_span(&m.t.string_val, &m.strings);
+        bd_pb_spans_init(spans[i], lo, len);
+    bd_pb_on_span(&m.t.tensor_shape, &m.shape);
+    bd_pb_on_span(&m.t.tensor_content, &m.content);
+    bd_pb_on_span(&m.t.string_val, &m.strings);
     tf_on_varint(&m.t.half_val, &m.half);
     tf_on_fixed32(&m.t.float_val, &m.f);
     tf_on_fixed64(&m.t.double_val, &m.d);
@@ -101,7 +101,7 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
     tf_on_varint(&m.t.bool_val, &m.b);
     tf_on_varint(&m.t.uint32_val, &m.u32);
     tf_on_varint(&m.t.uint64_val, &m.u64);
-    int rc = tf_decode(sp, tensorflow_TensorProto_fields, &m.t, what, err);
+    int rc = bd_pb_decode(sp, tensorflow_TensorProto_fields, &m.t, what, err);
     if (rc) {
         tensor_msg_free(&m);
         return rc;
@@ -184,17 +184,17 @@ static int list_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_byte
 {
     list_msg m;
     memset(&m, 0, sizeof m);
-    tf_spans_init(&m.s, lo, len);
-    tf_spans_init(&m.shape, lo, len);
-    tf_spans_init(&m.tensor, lo, len);
-    tf_on_span(&m.l.s, &m.s);
-    tf_on_span(&m.l.shape, &m.shape);
-    tf_on_span(&m.l.tensor, &m.tensor);
+    bd_pb_spans_init(&m.s, lo, len);
+    bd_pb_spans_init(&m.shape, lo, len);
+    bd_pb_spans_init(&m.tensor, lo, len);
+    bd_pb_on_span(&m.l.s, &m.s);
+    bd_pb_on_span(&m.l.shape, &m.shape);
+    bd_pb_on_span(&m.l.tensor, &m.tensor);
     tf_on_varint(&m.l.i, &m.i);
     tf_on_fixed32(&m.l.f, &m.f);
     tf_on_varint(&m.l.b, &m.b);
     tf_on_varint(&m.l.type, &m.type);
-    int rc = tf_decode(sp, tensorflow_AttrValue_ListValue_fields, &m.l, what, err);
+    int rc = bd_pb_decode(sp, tensorflow_AttrValue_ListValue_fields, &m.l, what, err);
     bool oom = false;
     if (rc == 0) {
         out->n_s = m.s.n;
@@ -230,9 +230,9 @@ static int list_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_byte
         if (rc == 0 && oom)
             rc = bd_error_set(err, BD_ENOMEM, "%s: out of memory", what);
     }
-    tf_spans_free(&m.s);
-    tf_spans_free(&m.shape);
-    tf_spans_free(&m.tensor);
+    bd_pb_spans_free(&m.s);
+    bd_pb_spans_free(&m.shape);
+    bd_pb_spans_free(&m.tensor);
     tf_nums_free(&m.i);
     tf_nums_free(&m.f);
     tf_nums_free(&m.b);
@@ -248,13 +248,13 @@ int tf_attr_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes *s
     memset(&m, 0, sizeof m);
     tf_spans *all[] = { &s, &shape, &tensor, &list, &ph };
     for (size_t i = 0; i < 5; i++)
-        tf_spans_init(all[i], lo, len);
-    tf_on_span(&m.s, &s);
-    tf_on_span(&m.shape, &shape);
-    tf_on_span(&m.tensor, &tensor);
-    tf_on_span(&m.list, &list);
-    tf_on_span(&m.placeholder, &ph);
-    int rc = tf_decode(sp, tensorflow_AttrValue_fields, &m, what, err);
+        bd_pb_spans_init(all[i], lo, len);
+    bd_pb_on_span(&m.s, &s);
+    bd_pb_on_span(&m.shape, &shape);
+    bd_pb_on_span(&m.tensor, &tensor);
+    bd_pb_on_span(&m.list, &list);
+    bd_pb_on_span(&m.placeholder, &ph);
+    int rc = bd_pb_decode(sp, tensorflow_AttrValue_fields, &m, what, err);
     a->kind = TF_ATTR_NONE;
     /* The oneof's last member on the wire wins; members are checked in an order that only
      * matters for a file that sets several, which TensorFlow never writes. */
@@ -288,6 +288,6 @@ int tf_attr_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes *s
         a->kind = TF_ATTR_OTHER;
     }
     for (size_t i = 0; i < 5; i++)
-        tf_spans_free(all[i]);
+        bd_pb_spans_free(all[i]);
     return rc;
 }

@@ -323,10 +323,10 @@ int bd_tf_graphdef_add_nodedef(bd_tf_buf *gd, const void *origin, size_t len, co
     tensorflow_NodeDef nd;
     tf_spans attrs;
     memset(&nd, 0, sizeof nd);
-    tf_spans_init(&attrs, origin, len);
-    tf_on_span(&nd.attr, &attrs);
+    bd_pb_spans_init(&attrs, origin, len);
+    bd_pb_on_span(&nd.attr, &attrs);
     tf_bytes sp = { origin, len };
-    int rc = tf_decode(&sp, tensorflow_NodeDef_fields, &nd, "NodeDef", err);
+    int rc = bd_pb_decode(&sp, tensorflow_NodeDef_fields, &nd, "NodeDef", err);
     if (rc == 0 && inputs && n_inputs > 65535)
         rc = bd_error_set(err, BD_EINVAL, "NodeDef '%s': %zu inputs (at most 65535)",
                           nd.name ? nd.name : "", n_inputs);
@@ -344,7 +344,7 @@ int bd_tf_graphdef_add_nodedef(bd_tf_buf *gd, const void *origin, size_t len, co
     }
     if (rc != BD_EMODEL)                 /* tf_decode released it on failure */
         pb_release(tensorflow_NodeDef_fields, &nd);
-    tf_spans_free(&attrs);
+    bd_pb_spans_free(&attrs);
     return rc;
 }
 

@@ -1,14 +1,11 @@
 /* The frozen GraphDef frontend: the protobuf into node views, then tf_translate. */
 #include "tf_import.h"
 #include "tf_internal.h"
+#include "../mapped_file.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 typedef struct gd_ctx {
     bd_graph      *g;
@@ -22,11 +19,11 @@ static int entry_decode(gd_ctx *c, const char *node, const tf_bytes *sp, tf_attr
     tensorflow_NodeDef_AttrEntry e;
     tf_spans value;
     memset(&e, 0, sizeof e);
-    tf_spans_init(&value, c->base, c->len);
-    tf_on_span(&e.value, &value);
+    bd_pb_spans_init(&value, c->base, c->len);
+    bd_pb_on_span(&e.value, &value);
     char what[160];
     snprintf(what, sizeof what, "node '%s': an attr", node);
-    int rc = tf_decode(sp, tensorflow_NodeDef_AttrEntry_fields, &e, what, err);
+    int rc = bd_pb_decode(sp, tensorflow_NodeDef_AttrEntry_fields, &e, what, err);
     if (rc == 0) {
         a->key = bd_graph_strdup(c->g, e.key ? e.key : "", (size_t)-1);
         snprintf(what, sizeof what, "node '%s' attr '%s'", node, e.key ? e.key : "");
@@ -36,7 +33,7 @@ static int entry_decode(gd_ctx *c, const char *node, const tf_bytes *sp, tf_attr
             rc = tf_attr_decode(c->g, c->base, c->len, &value.v[value.n - 1], a, what, err);
     }
     pb_release(tensorflow_NodeDef_AttrEntry_fields, &e);
-    tf_spans_free(&value);
+    bd_pb_spans_free(&value);
     return rc;
 }
 
@@ -46,11 +43,11 @@ static int node_decode(gd_ctx *c, size_t i, const tf_bytes *sp, tf_nodeview *v, 
     tensorflow_NodeDef nd;
     tf_spans attrs;
     memset(&nd, 0, sizeof nd);
-    tf_spans_init(&attrs, c->base, c->len);
-    tf_on_span(&nd.attr, &attrs);
+    bd_pb_spans_init(&attrs, c->base, c->len);
+    bd_pb_on_span(&nd.attr, &attrs);
     char what[64];
     snprintf(what, sizeof what, "node #%zu", i);
-    int rc = tf_decode(sp, tensorflow_NodeDef_fields, &nd, what, err);
+    int rc = bd_pb_decode(sp, tensorflow_NodeDef_fields, &nd, what, err);
     if (rc == 0 && (!nd.name || !*nd.name))
         rc = bd_error_set(err, BD_EMODEL, "node #%zu has no name", i);
     if (rc == 0 && (!nd.op || !*nd.op))
@@ -85,7 +82,7 @@ static int node_decode(gd_ctx *c, size_t i, const tf_bytes *sp, tf_nodeview *v, 
         }
     }
     pb_release(tensorflow_NodeDef_fields, &nd);
-    tf_spans_free(&attrs);
+    bd_pb_spans_free(&attrs);
     return rc;
 }
 
@@ -96,8 +93,8 @@ static int import(const void *data, size_t len, void *map, size_t map_len, bd_gr
     tensorflow_GraphDef gd;
     tf_spans nodes;
     memset(&gd, 0, sizeof gd);
-    tf_spans_init(&nodes, c.base, len);
-    tf_on_span(&gd.node, &nodes);
+    bd_pb_spans_init(&nodes, c.base, len);
+    bd_pb_on_span(&gd.node, &nodes);
     c.g = bd_graph_create("main");
     int rc = c.g ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory");
     if (map) {
@@ -110,7 +107,7 @@ static int import(const void *data, size_t len, void *map, size_t map_len, bd_gr
         rc = bd_error_set(err, BD_EMODEL, "the GraphDef is empty (0 bytes)");
     tf_bytes all = { c.base, len };
     if (rc == 0)
-        rc = tf_decode(&all, tensorflow_GraphDef_fields, &gd, "GraphDef", err);
+        rc = bd_pb_decode(&all, tensorflow_GraphDef_fields, &gd, "GraphDef", err);
     if (rc == 0 && nodes.n == 0)
         rc = bd_error_set(err, BD_EMODEL, "the GraphDef has no nodes (is this a frozen GraphDef?)");
     tf_nodeview *views = NULL;
@@ -128,7 +125,7 @@ static int import(const void *data, size_t len, void *map, size_t map_len, bd_gr
             bd_graph_set_opset(c.g, gd.versions.producer);
         rc = tf_translate(c.g, views, nodes.n, NULL, err);
     }
-    tf_spans_free(&nodes);
+    bd_pb_spans_free(&nodes);
     if (rc) {
         bd_graph_destroy(c.g);
         return rc;
@@ -146,26 +143,12 @@ int bd_tf_import_memory(const void *data, size_t len, bd_graph **out, bd_error *
 
 int bd_tf_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO, "'%s': cannot open: %s",
-                            path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return bd_error_set(err, BD_EIO, "'%s': not a regular file", path);
-    }
-    size_t len = (size_t)st.st_size;
-    if (len == 0) {
-        close(fd);
-        return bd_error_set(err, BD_EMODEL, "'%s': the GraphDef is empty (0 bytes)", path);
-    }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return bd_error_set(err, BD_EIO, "'%s': cannot map: %s", path, strerror(e));
-    int rc = import(map, len, map, len, out, err);
+    void *map;
+    size_t len;
+    int rc = bd_map_file(path, "GraphDef", &map, &len, err);
+    if (rc)
+        return rc;
+    rc = import(map, len, map, len, out, err);
     if (rc)
         bd_error_prefix(err, "'%s': ", path);
     return rc;

@@ -16,6 +16,7 @@
 #include <pb_decode.h>
 
 #include "../error.h"
+#include "../pb_span.h"
 #include "../ir/graph.h"
 #include "tf_graph.pb.h"
 
@@ -31,10 +32,7 @@ enum {
 };
 
 /* A byte range (a span of the model buffer, or pool bytes). Not NUL-terminated. */
-typedef struct tf_bytes {
-    const uint8_t *p;
-    size_t         n;
-} tf_bytes;
+typedef bd_pb_span tf_bytes;
 
 /* A tensor with its bytes resolved: row-major, DTYPE a bd_dtype. DATA points into a
  * mapping the graph owns or into the graph's pool. For DT_STRING, DATA is NULL and the
@@ -116,12 +114,9 @@ int         tf_shape_size(const char *what, const bd_shape *s, size_t esize, int
 
 /* ---- tf_decode.c: nanopb glue for the GraphDef -------------------------------------- */
 
-/* Spans recorded by a callback field; LO..HI bounds the buffer they must lie in. */
-typedef struct tf_spans {
-    tf_bytes      *v;
-    size_t         n, cap;
-    const uint8_t *lo, *hi;
-} tf_spans;
+/* Spans recorded by a callback field (pb_span.h: bd_pb_spans_init/bd_pb_on_span/
+ * bd_pb_spans_free; messages are decoded with bd_pb_decode). */
+typedef bd_pb_spans tf_spans;
 
 /* Numbers of a repeated scalar field, decoded as 64-bit words (fixed32 floats keep their
  * bit pattern in the low half). */
@@ -130,17 +125,10 @@ typedef struct tf_nums {
     size_t    n, cap;
 } tf_nums;
 
-void tf_spans_init(tf_spans *l, const uint8_t *lo, size_t len);
-void tf_spans_free(tf_spans *l);
 void tf_nums_free(tf_nums *v);
-void tf_on_span(pb_callback_t *cb, tf_spans *l);       /* bytes, strings, sub-messages */
 void tf_on_varint(pb_callback_t *cb, tf_nums *v);      /* int32/int64/uint/bool/enum */
 void tf_on_fixed32(pb_callback_t *cb, tf_nums *v);     /* float */
 void tf_on_fixed64(pb_callback_t *cb, tf_nums *v);     /* double */
-/* Decode SP as message FIELDS into MSG (zeroed, callbacks set by the caller). On failure
- * releases MSG and returns BD_EMODEL naming WHAT. The caller pb_releases MSG after use. */
-int  tf_decode(const tf_bytes *sp, const pb_msgdesc_t *fields, void *msg, const char *what,
-               bd_error *err);
 
 /* ---- tf_attr.c: AttrValue / TensorProto / TensorShapeProto (protobuf) -> views -------- */
 
