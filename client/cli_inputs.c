@@ -118,3 +118,13 @@ void cli_inputs_free(cli_inputs *in)
         bd_npy_free(&in->arrays[i]);
     in->n = 0;
 }
+
+int cli_inputs_add(cli_inputs *in, const char *cmd, const char *spec)
+{
+    if (in->n_spec == (int)(sizeof in->spec / sizeof in->spec[0])) {
+        fprintf(stderr, "braid %s: too many --input options (%d at most)\n", cmd, in->n_spec);
+        return -1;
+    }
+    in->spec[in->n_spec++] = spec;
+    return 0;
+}

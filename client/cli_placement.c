@@ -14,26 +14,30 @@ const char cli_placement_usage[] =
     "                             the loader path, ~/.cache/braid/ort-1.30.0/)\n"
     "      --ort-threads N        ONNX Runtime intra-op threads per session (default 1)\n";
 
-int cli_placement_option(int c, const char *arg, bd_model_options *o)
+int cli_placement_option(int c, const char *arg, bd_model_options *o, void (*usage)(FILE *))
 {
     char *end;
     long long v;
     switch (c) {
-    case CLI_OPT_FALLBACK_OPS: o->fallback_ops = arg; return 1;
-    case CLI_OPT_ENGINE:       o->engine = arg; return 1;
-    case CLI_OPT_ORT_LIBRARY:  o->ort_library = arg; return 1;
+    case CLI_OPT_FALLBACK_OPS: o->fallback_ops = arg; return -1;
+    case CLI_OPT_ENGINE:       o->engine = arg; return -1;
+    case CLI_OPT_ORT_LIBRARY:  o->ort_library = arg; return -1;
     case CLI_OPT_ORT_THREADS:
-        return (o->ort_threads = cli_parse_count("--ort-threads", arg)) < 0 ? -1 : 1;
+        return (o->ort_threads = cli_parse_count("--ort-threads", arg)) < 0 ? CLI_USAGE : -1;
     case CLI_OPT_MIN_DNNL_FLOPS:
         errno = 0;
         v = strtoll(arg, &end, 10);
         if (*arg == '\0' || *end != '\0' || v < 0 || errno) {
             fprintf(stderr, "braid: --min-dnnl-flops expects a count >= 0, got '%s'\n", arg);
-            return -1;
+            return CLI_USAGE;
         }
         o->min_dnnl_region_flops = v == 0 ? -1 : v;    /* 0 on the command line = rule off */
-        return 1;
+        return -1;
+    case 'h':
+        usage(stdout);
+        return CLI_OK;
     default:
-        return 0;
+        usage(stderr);
+        return CLI_USAGE;
     }
 }

@@ -5,32 +5,32 @@
 #include "client/client_internal.h"
 #include "inference.pb.h"
 
+/* ServerLive and ServerReady are the same message on the wire (an empty request; a reply holding
+ * bool field 1; see proto/inference.proto), so the Live types carry both; METHOD picks the RPC. */
+static braid_status server_flag(braid_client *c, bc_method method, bool *flag, char *err, size_t errlen)
+{
+    inference_ServerLiveRequest req = inference_ServerLiveRequest_init_zero;
+    inference_ServerLiveResponse resp = inference_ServerLiveResponse_init_zero;
+    braid_status rc = bc_simple(c, method, inference_ServerLiveRequest_fields, &req,
+                                inference_ServerLiveResponse_fields, &resp, err, errlen);
+    if (rc == BRAID_OK)
+        *flag = resp.live;
+    pb_release(inference_ServerLiveResponse_fields, &resp);
+    return rc;
+}
+
 braid_status braid_server_live(braid_client *c, bool *live, char *err, size_t errlen)
 {
     if (!c || !live)
         return bc_fail(err, errlen, BRAID_E_ARG, "braid_server_live: client and LIVE are required");
-    inference_ServerLiveRequest req = inference_ServerLiveRequest_init_zero;
-    inference_ServerLiveResponse resp = inference_ServerLiveResponse_init_zero;
-    braid_status rc = bc_simple(c, BC_SERVER_LIVE, inference_ServerLiveRequest_fields, &req,
-                                inference_ServerLiveResponse_fields, &resp, err, errlen);
-    if (rc == BRAID_OK)
-        *live = resp.live;
-    pb_release(inference_ServerLiveResponse_fields, &resp);
-    return rc;
+    return server_flag(c, BC_SERVER_LIVE, live, err, errlen);
 }
 
 braid_status braid_server_ready(braid_client *c, bool *ready, char *err, size_t errlen)
 {
     if (!c || !ready)
         return bc_fail(err, errlen, BRAID_E_ARG, "braid_server_ready: client and READY are required");
-    inference_ServerReadyRequest req = inference_ServerReadyRequest_init_zero;
-    inference_ServerReadyResponse resp = inference_ServerReadyResponse_init_zero;
-    braid_status rc = bc_simple(c, BC_SERVER_READY, inference_ServerReadyRequest_fields, &req,
-                                inference_ServerReadyResponse_fields, &resp, err, errlen);
-    if (rc == BRAID_OK)
-        *ready = resp.ready;
-    pb_release(inference_ServerReadyResponse_fields, &resp);
-    return rc;
+    return server_flag(c, BC_SERVER_READY, ready, err, errlen);
 }
 
 void braid_server_info_free(braid_server_info *info)

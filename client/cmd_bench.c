@@ -43,7 +43,7 @@ int cmd_bench(int argc, char **argv)
         { "help", no_argument, 0, 'h' }, CLI_PLACEMENT_OPTIONS, { 0 },
     };
     bd_model_options mopts = { 0 };
-    int iters = 50, warmup = 5, c;
+    int iters = 50, warmup = 5, c, rc;
     cli_inputs in = { 0 };
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:n:w:i:h", opts, NULL)) != -1) {
@@ -51,20 +51,10 @@ int cmd_bench(int argc, char **argv)
         case 't': if ((mopts.threads = cli_parse_count("--threads", optarg)) < 0) return CLI_USAGE; break;
         case 'n': if ((iters = cli_parse_count("--iters", optarg)) < 0) return CLI_USAGE; break;
         case 'w': if ((warmup = cli_parse_count("--warmup", optarg)) < 0) return CLI_USAGE; break;
-        case 'i':
-            if (in.n_spec == 64)
-                return CLI_USAGE;
-            in.spec[in.n_spec++] = optarg;
-            break;
-        case 'h': usage(stdout); return CLI_OK;
-        default: {
-            int r = cli_placement_option(c, optarg, &mopts);
-            if (r > 0)
-                break;
-            if (r == 0)
-                usage(stderr);
-            return CLI_USAGE;
-        }
+        case 'i': if (cli_inputs_add(&in, "bench", optarg)) return CLI_USAGE; break;
+        default:
+            if ((rc = cli_placement_option(c, optarg, &mopts, usage)) >= 0)
+                return rc;
         }
     }
     if (optind != argc - 1) {
@@ -78,15 +68,14 @@ int cmd_bench(int argc, char **argv)
     double *ms = calloc((size_t)iters, sizeof *ms);
     int status = CLI_FAIL;
     double t0 = now_ms();
-    if (!ms || bd_model_open(argv[optind], &mopts, &m, &err)) {
+    static const char *const what[3] = { "cannot load the model", "cannot prepare the model",
+                                         "cannot prepare the model" };
+    if (!ms) {
         cli_error("cannot load the model", &err);
         goto out;
     }
-    if (cli_inputs_load(&in, bd_model_graph(m), 1, &err) ||
-        bd_model_plan(m, in.tensors, (size_t)in.n, &plan, &err) || bd_exec_create(plan, &e, &err)) {
-        cli_error("cannot prepare the model", &err);
+    if (cli_model_prepare(argv[optind], &mopts, &in, 1, what, &m, &plan, &e))
         goto out;
-    }
     double t_load = now_ms() - t0;
     for (int i = 0; i < warmup + iters; i++) {
         double s = now_ms();

@@ -86,14 +86,14 @@ static int write_output(const braid_infer_result *r, size_t i, const char *dir)
 }
 
 /* Find the model's only input name for a bare FILE.npy. */
-static int single_input_name(braid_client *cl, const char *server, const char *model, const char *version,
+static int single_input_name(braid_client *cl, const cli_remote *r, const char *model, const char *version,
                              char *name, size_t size)
 {
     char msg[512];
     braid_model_info *info = NULL;
     braid_status st = braid_model_metadata(cl, model, version, &info, msg, sizeof msg);
     if (st) {
-        cli_remote_error("infer", server, st, msg);
+        cli_remote_error(r, st, msg);
         return CLI_FAIL;
     }
     int rc = CLI_OK;
@@ -116,15 +116,15 @@ int cmd_infer(int argc, char **argv)
     static const struct option opts[] = {
         { "input", required_argument, 0, 'i' }, { "output", required_argument, 0, 'o' },
         { "version", required_argument, 0, 'v' }, { "request-output", required_argument, 0, 'r' },
-        { "server", required_argument, 0, 's' }, { "timeout", required_argument, 0, 'T' },
-        { "help", no_argument, 0, 'h' }, { 0 },
+        CLI_REMOTE_OPTIONS, { 0 },
     };
-    const char *server = cli_default_server(), *outdir = NULL, *version = NULL;
+    cli_remote r = { .cmd = "infer", .server = cli_default_server() };
+    const char *outdir = NULL, *version = NULL;
     const char *specs[MAX_IO], *wanted[MAX_IO];
     size_t n_specs = 0, n_wanted = 0;
-    int timeout = 0, c;
+    int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "i:o:v:r:s:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:o:v:r:" CLI_REMOTE_SHORT, opts, NULL)) != -1) {
         switch (c) {
         case 'i':
         case 'r':
@@ -140,10 +140,9 @@ int cmd_infer(int argc, char **argv)
             break;
         case 'o': outdir = optarg; break;
         case 'v': version = optarg; break;
-        case 's': server = optarg; break;
-        case 'T': if ((timeout = cli_parse_timeout(optarg)) < 0) return CLI_USAGE; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default:  usage(stderr); return CLI_USAGE;
+        default:
+            if ((rc = cli_remote_option(c, optarg, &r, usage)) >= 0)
+                return rc;
         }
     }
     if (optind != argc - 1 || n_specs == 0) {
@@ -159,7 +158,7 @@ int cmd_infer(int argc, char **argv)
     char names[MAX_IO][256];
     braid_tensor tensors[MAX_IO];
     int64_t dims[MAX_IO][BD_MAX_RANK];
-    int rc = CLI_OK;
+    rc = CLI_OK;
     size_t n_read = 0;
     for (; n_read < n_specs; n_read++) {
         const char *spec = specs[n_read], *eq = strchr(spec, '=');
@@ -186,9 +185,9 @@ int cmd_infer(int argc, char **argv)
                 break;
             }
     if (rc == CLI_OK)
-        rc = cli_connect("infer", server, timeout, &cl);
+        rc = cli_connect(&r, false, &cl);
     if (rc == CLI_OK && !names[0][0])
-        rc = single_input_name(cl, server, model, version, names[0], sizeof names[0]);
+        rc = single_input_name(cl, &r, model, version, names[0], sizeof names[0]);
     if (rc == CLI_OK) {
         for (size_t i = 0; i < n_specs; i++) {
             const bd_npy *a = &arrays[i];
@@ -207,7 +206,7 @@ int cmd_infer(int argc, char **argv)
         char msg[512];
         braid_status st = braid_model_infer(cl, &req, &res, msg, sizeof msg);
         if (st) {
-            cli_remote_error("infer", server, st, msg);
+            cli_remote_error(&r, st, msg);
             rc = CLI_FAIL;
         } else if (outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST) {
             fprintf(stderr, "braid infer: cannot create output directory '%s': %s\n", outdir, strerror(errno));

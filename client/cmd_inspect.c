@@ -107,20 +107,11 @@ int cmd_inspect(int argc, char **argv)
         { "help", no_argument, 0, 'h' }, CLI_PLACEMENT_OPTIONS, { 0 },
     };
     bd_model_options mopts = { 0 };
-    int c;
+    int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return CLI_OK;
-        }
-        int r = cli_placement_option(c, optarg, &mopts);
-        if (r <= 0) {
-            if (r == 0)
-                usage(stderr);
-            return CLI_USAGE;
-        }
-    }
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+        if ((rc = cli_placement_option(c, optarg, &mopts, usage)) >= 0)
+            return rc;
     if (optind != argc - 1) {
         usage(stderr);
         return CLI_USAGE;
@@ -145,9 +136,9 @@ int cmd_inspect(int argc, char **argv)
     bd_model *m = NULL;
     cli_inputs in = { 0 };
     const bd_plan *plan = NULL;
-    if (bd_model_open(path, &mopts, &m, &err) || cli_inputs_load(&in, bd_model_graph(m), 1, &err) ||
-        bd_model_plan(m, in.tensors, (size_t)in.n, &plan, &err)) {
-        cli_error("cannot plan the model", &err);
+    static const char *const what[3] = { "cannot plan the model", "cannot plan the model",
+                                         "cannot plan the model" };
+    if (cli_model_prepare(path, &mopts, &in, 1, what, &m, &plan, NULL)) {
         cli_inputs_free(&in);
         bd_model_close(m);
         return CLI_FAIL;

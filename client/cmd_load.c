@@ -52,21 +52,20 @@ int cmd_load(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "file", required_argument, 0, 'f' }, { "version", required_argument, 0, 'v' },
-        { "config", required_argument, 0, 'c' }, { "server", required_argument, 0, 's' },
-        { "timeout", required_argument, 0, 'T' }, { "help", no_argument, 0, 'h' }, { 0 },
+        { "config", required_argument, 0, 'c' }, CLI_REMOTE_OPTIONS, { 0 },
     };
-    const char *server = cli_default_server(), *file = NULL, *version = NULL, *config = NULL;
-    int timeout = 0, c;
+    cli_remote r = { .cmd = "load", .server = cli_default_server() };
+    const char *file = NULL, *version = NULL, *config = NULL;
+    int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:v:c:s:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:v:c:" CLI_REMOTE_SHORT, opts, NULL)) != -1) {
         switch (c) {
         case 'f': file = optarg; break;
         case 'v': version = optarg; break;
         case 'c': config = optarg; break;
-        case 's': server = optarg; break;
-        case 'T': if ((timeout = cli_parse_timeout(optarg)) < 0) return CLI_USAGE; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default:  usage(stderr); return CLI_USAGE;
+        default:
+            if ((rc = cli_remote_option(c, optarg, &r, usage)) >= 0)
+                return rc;
         }
     }
     if (optind != argc - 1) {
@@ -92,16 +91,17 @@ int cmd_load(int argc, char **argv)
     }
     char msg[512];
     braid_client *cl = NULL;
-    braid_client_options o = { .timeout_ms = timeout, .load_timeout_ms = timeout };
-    braid_status st = braid_client_connect(server, &o, &cl, msg, sizeof msg);
-    if (st == BRAID_OK)
+    braid_status st = BRAID_OK;
+    if ((rc = cli_connect(&r, true, &cl)) == CLI_OK)
         st = file ? braid_model_load_bytes(cl, name, version ? version : "1", bytes, size, config, msg, sizeof msg)
                   : braid_model_load(cl, name, config, msg, sizeof msg);
     braid_client_close(cl);
     free(bytes);
     free(config_buf);
+    if (rc)
+        return rc;
     if (st) {
-        cli_remote_error("load", server, st, msg);
+        cli_remote_error(&r, st, msg);
         return CLI_FAIL;
     }
     if (file)

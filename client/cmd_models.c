@@ -21,38 +21,30 @@ static void usage(FILE *f)
 int cmd_models(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "server", required_argument, 0, 's' }, { "ready", no_argument, 0, 'r' },
-        { "timeout", required_argument, 0, 'T' }, { "help", no_argument, 0, 'h' }, { 0 },
+        { "ready", no_argument, 0, 'r' }, CLI_REMOTE_OPTIONS, { 0 },
     };
-    const char *server = cli_default_server();
+    cli_remote r = { .cmd = "models", .server = cli_default_server() };
     bool ready_only = false;
-    int timeout = 0, c;
+    int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "s:rh", opts, NULL)) != -1) {
-        switch (c) {
-        case 's': server = optarg; break;
-        case 'r': ready_only = true; break;
-        case 'T': if ((timeout = cli_parse_timeout(optarg)) < 0) return CLI_USAGE; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default:  usage(stderr); return CLI_USAGE;
-        }
-    }
-    if (optind != argc) {
-        usage(stderr);
-        return CLI_USAGE;
+    while ((c = getopt_long(argc, argv, "r" CLI_REMOTE_SHORT, opts, NULL)) != -1) {
+        if (c == 'r')
+            ready_only = true;
+        else if ((rc = cli_remote_option(c, optarg, &r, usage)) >= 0)
+            return rc;
     }
     braid_client *cl = NULL;
-    if (cli_connect("models", server, timeout, &cl))
-        return CLI_FAIL;
+    if ((rc = cli_remote_begin(&r, argc, 0, usage, false, &cl)) >= 0)
+        return rc;
     char msg[512];
     braid_repository_list *index = NULL;
     braid_status st = braid_repository_index(cl, ready_only, &index, msg, sizeof msg);
-    int rc = CLI_OK;
+    rc = CLI_OK;
     if (st) {
-        cli_remote_error("models", server, st, msg);
+        cli_remote_error(&r, st, msg);
         rc = CLI_FAIL;
     } else if (index->n_models == 0) {
-        printf("no models%s on %s\n", ready_only ? " ready" : "", server);
+        printf("no models%s on %s\n", ready_only ? " ready" : "", r.server);
     } else {
         printf("%-24s %-8s %-12s %s\n", "MODEL", "VERSION", "STATE", "REASON");
         for (size_t i = 0; i < index->n_models; i++) {

@@ -60,28 +60,16 @@ int cmd_run(int argc, char **argv)
     cli_inputs in = { 0 };
     const char *outdir = NULL;
     bd_model_options mopts = { 0 };
-    int c;
+    int c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "i:o:t:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'i':
-            if (in.n_spec == 64) {
-                fprintf(stderr, "braid run: too many --input options (64 at most)\n");
-                return CLI_USAGE;
-            }
-            in.spec[in.n_spec++] = optarg;
-            break;
+        case 'i': if (cli_inputs_add(&in, "run", optarg)) return CLI_USAGE; break;
         case 'o': outdir = optarg; break;
         case 't': if ((mopts.threads = cli_parse_count("--threads", optarg)) < 0) return CLI_USAGE; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default: {
-            int r = cli_placement_option(c, optarg, &mopts);
-            if (r > 0)
-                break;
-            if (r == 0)
-                usage(stderr);
-            return CLI_USAGE;
-        }
+        default:
+            if ((rc = cli_placement_option(c, optarg, &mopts, usage)) >= 0)
+                return rc;
         }
     }
     if (optind != argc - 1) {
@@ -89,22 +77,16 @@ int cmd_run(int argc, char **argv)
         return CLI_USAGE;
     }
     const char *path = argv[optind];
+    static const char *const what[3] = { "cannot load the model", "bad input", "run failed" };
     bd_error err = { 0 };
     bd_model *m = NULL;
     bd_exec *e = NULL;
     const bd_plan *plan;
-    int status = CLI_FAIL;
-    if (bd_model_open(path, &mopts, &m, &err)) {
-        cli_error("cannot load the model", &err);
-        return CLI_FAIL;
-    }
-    if (cli_inputs_load(&in, bd_model_graph(m), 0, &err)) {
-        cli_error("bad input", &err);
-        status = err.code == BD_EINVAL ? CLI_USAGE : CLI_FAIL;
+    int status = cli_model_prepare(path, &mopts, &in, 0, what, &m, &plan, &e);
+    if (status)
         goto out;
-    }
-    if (bd_model_plan(m, in.tensors, (size_t)in.n, &plan, &err) || bd_exec_create(plan, &e, &err) ||
-        bd_exec_run(e, in.tensors, (size_t)in.n, &err)) {
+    status = CLI_FAIL;
+    if (bd_exec_run(e, in.tensors, (size_t)in.n, &err)) {
         cli_error("run failed", &err);
         goto out;
     }

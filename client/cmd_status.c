@@ -1,5 +1,4 @@
 /* braid status [--server HOST:PORT]: server metadata, health and per-model statistics. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -26,28 +25,11 @@ static double mean_ms(braid_duration d)
 
 int cmd_status(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "server", required_argument, 0, 's' }, { "timeout", required_argument, 0, 'T' },
-        { "help", no_argument, 0, 'h' }, { 0 },
-    };
-    const char *server = cli_default_server();
-    int timeout = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 's': server = optarg; break;
-        case 'T': if ((timeout = cli_parse_timeout(optarg)) < 0) return CLI_USAGE; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default:  usage(stderr); return CLI_USAGE;
-        }
-    }
-    if (optind != argc) {
-        usage(stderr);
-        return CLI_USAGE;
-    }
+    cli_remote r = { .cmd = "status" };
     braid_client *cl = NULL;
-    if (cli_connect("status", server, timeout, &cl))
-        return CLI_FAIL;
+    int rc = cli_remote_parse(&r, argc, argv, 0, usage, false, &cl);
+    if (rc >= 0)
+        return rc;
     char msg[512];
     braid_server_info *info = NULL;
     braid_statistics *stats = NULL;
@@ -60,7 +42,7 @@ int cmd_status(int argc, char **argv)
     if (!st)
         st = braid_model_statistics(cl, NULL, NULL, &stats, msg, sizeof msg);
     if (!st) {
-        printf("server:     %s %s at %s\n", info->name, info->version, server);
+        printf("server:     %s %s at %s\n", info->name, info->version, r.server);
         printf("health:     %s, %s\n", live ? "live" : "not live", ready ? "ready" : "not ready");
         printf("extensions:");
         for (size_t i = 0; i < info->n_extensions; i++)
@@ -84,7 +66,7 @@ int cmd_status(int argc, char **argv)
     braid_server_info_free(info);
     braid_client_close(cl);
     if (st) {
-        cli_remote_error("status", server, st, msg);
+        cli_remote_error(&r, st, msg);
         return CLI_FAIL;
     }
     return CLI_OK;

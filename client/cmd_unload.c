@@ -19,35 +19,17 @@ static void usage(FILE *f)
 
 int cmd_unload(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "server", required_argument, 0, 's' }, { "timeout", required_argument, 0, 'T' },
-        { "help", no_argument, 0, 'h' }, { 0 },
-    };
-    const char *server = cli_default_server();
-    int timeout = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 's': server = optarg; break;
-        case 'T': if ((timeout = cli_parse_timeout(optarg)) < 0) return CLI_USAGE; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default:  usage(stderr); return CLI_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return CLI_USAGE;
-    }
+    cli_remote r = { .cmd = "unload" };
+    braid_client *cl = NULL;
+    int rc = cli_remote_parse(&r, argc, argv, 1, usage, true, &cl);
+    if (rc >= 0)
+        return rc;
     const char *name = argv[optind];
     char msg[512];
-    braid_client *cl = NULL;
-    braid_client_options o = { .timeout_ms = timeout, .load_timeout_ms = timeout };
-    braid_status st = braid_client_connect(server, &o, &cl, msg, sizeof msg);
-    if (st == BRAID_OK)
-        st = braid_model_unload(cl, name, msg, sizeof msg);
+    braid_status st = braid_model_unload(cl, name, msg, sizeof msg);
     braid_client_close(cl);
     if (st) {
-        cli_remote_error("unload", server, st, msg);
+        cli_remote_error(&r, st, msg);
         return CLI_FAIL;
     }
     printf("unloaded '%s'\n", name);

@@ -11,9 +11,7 @@ int shp_unary(bd_graph *g, bd_node *n, bd_error *err)
     if (rc)
         return rc;
     bd_value *x = shp_in(n, 0);
-    if (!shp_ranked(x))
-        return shp_all_unknown(n);
-    shp_set(n->outputs[0], x->dtype, &x->shape);
+    shp_pass_through(n);
     /* Neg/Abs of integer constants are shape arithmetic (LayerNormalization's expansion
      * negates an axis to size its reduced shape). */
     bool neg = strcmp(n->op_type, "Neg") == 0, abs = strcmp(n->op_type, "Abs") == 0;
@@ -48,11 +46,7 @@ int shp_clip(bd_graph *g, bd_node *n, bd_error *err)
             return shp_fail(err, n, "%s '%s' must be a scalar, has %lld elements",
                             i == 1 ? "min" : "max", b->name, (long long)count);
     }
-    bd_value *x = shp_in(n, 0);
-    if (!shp_ranked(x))
-        return shp_all_unknown(n);
-    shp_set(n->outputs[0], x->dtype, &x->shape);
-    return 0;
+    return shp_pass_through(n);
 }
 
 /* Dropout in inference is Identity; the optional mask output is BOOL of the same shape. */

@@ -17,8 +17,7 @@ int shp_shape(bd_graph *g, bd_node *n, bd_error *err)
         (rc = shp_attr_int(n, "end", INT64_MAX, &end, err)))
         return rc;
     if (!shp_ranked(x)) {
-        bd_shape s = shp_dynamic(1);
-        shp_set(out, BD_DT_INT64, &s);
+        shp_set_rank(out, BD_DT_INT64, 1);
         return 0;
     }
     int64_t r = x->shape.rank;
@@ -138,13 +137,7 @@ int shp_constant_of_shape(bd_graph *g, bd_node *n, bd_error *err)
         dtype = a->tensor->dtype;
     }
     if (!shp_is_const(in)) {
-        if (shp_ranked(in) && in->shape.rank == 1 && in->shape.dims[0] >= 0 &&
-            in->shape.dims[0] <= BD_MAX_RANK) {
-            bd_shape s = shp_dynamic((int)in->shape.dims[0]);
-            shp_set(out, dtype, &s);
-        } else {
-            shp_set_unknown(out, dtype);
-        }
+        shp_set_shaped_by(out, dtype, in);
         return 0;
     }
     int64_t dims[BD_MAX_RANK];

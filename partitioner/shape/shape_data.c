@@ -59,6 +59,53 @@ int shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_
     return 0;
 }
 
+int shp_check_dtype(const bd_node *n, const char *what, const bd_value *v, int dtype,
+                    bd_error *err)
+{
+    if (v->dtype != dtype && v->dtype != BD_DT_UNDEFINED)
+        return shp_fail(err, n, "%s '%s' must be %s, got %s", what, v->name, bd_dtype_name(dtype),
+                        bd_dtype_name(v->dtype));
+    return 0;
+}
+
+int shp_axes_input(const bd_node *n, int64_t *axes, size_t *count, bool *known, bool *present,
+                   bd_error *err)
+{
+    const int64_t *attr;
+    bd_value *in = shp_in(n, 1);
+    int rc = shp_attr_ints(n, "axes", &attr, count, err);
+    if (rc)
+        return rc;
+    *known = true;
+    *present = attr != NULL || in != NULL;
+    if (attr && in)
+        return shp_fail(err, n, "axes given both as attribute and as input");
+    if (attr) {
+        if (*count > BD_MAX_RANK)
+            return shp_fail(err, n, "attribute 'axes' has %zu values, more than any rank", *count);
+        memcpy(axes, attr, *count * sizeof *axes);
+        return 0;
+    }
+    if (!in) {
+        *count = 0;
+        return 0;
+    }
+    if (!shp_is_const(in)) {
+        *known = false;
+        return 0;
+    }
+    return shp_const_ints(n, "axes", in, axes, BD_MAX_RANK, count, err);
+}
+
+void shp_set_shaped_by(bd_value *out, int dtype, const bd_value *sv)
+{
+    int64_t len = shp_len_1d(sv);
+    if (len >= 0 && len <= BD_MAX_RANK)
+        shp_set_rank(out, dtype, (int)len);
+    else
+        shp_set_unknown(out, dtype);
+}
+
 int shp_fold_ints(bd_graph *g, bd_value *out, const int64_t *vals, size_t count, bd_error *err)
 {
     if (out->dtype != BD_DT_INT32 && out->dtype != BD_DT_BOOL)

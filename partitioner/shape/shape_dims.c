@@ -110,6 +110,29 @@ int shp_axis(const bd_node *n, const char *what, int64_t axis, int rank, int *ou
     return 0;
 }
 
+int shp_axis_of(const bd_node *n, const char *role, const bd_value *x, int64_t axis, int *out,
+                bd_error *err)
+{
+    if (x->shape.rank == 0)
+        return shp_fail(err, n, "%s '%s' must have rank >= 1", role, x->name);
+    return shp_axis(n, "axis", axis, x->shape.rank, out, err);
+}
+
+int shp_axes_mask(const bd_node *n, const int64_t *axes, size_t count, int rank, bool *mask,
+                  bd_error *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        int ax;
+        int rc = shp_axis(n, "axis", axes[i], rank, &ax, err);
+        if (rc)
+            return rc;
+        if (mask[ax])
+            return shp_fail(err, n, "axis %d is listed twice", ax);
+        mask[ax] = true;
+    }
+    return 0;
+}
+
 void shp_set(bd_value *v, int dtype, const bd_shape *s)
 {
     if (dtype != BD_DT_UNDEFINED)          /* an input of unknown type: keep what was declared */
@@ -134,6 +157,40 @@ int shp_all_unknown(bd_node *n)
     for (size_t k = 0; k < n->n_outputs; k++)
         shp_set_unknown(n->outputs[k], x ? x->dtype : BD_DT_UNDEFINED);
     return 0;
+}
+
+void shp_set_rank(bd_value *v, int dtype, int rank)
+{
+    bd_shape s = shp_dynamic(rank);
+    shp_set(v, dtype, &s);
+}
+
+int shp_pass_through(bd_node *n)
+{
+    bd_value *x = shp_in(n, 0);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    shp_set(n->outputs[0], x->dtype, &x->shape);
+    return 0;
+}
+
+bd_shape shp_drop_dims(const bd_shape *s, const bool *mask, bool keepdims)
+{
+    bd_shape r = shp_dynamic(0);
+    for (int i = 0; i < s->rank; i++) {
+        if (!mask[i]) {
+            r.dims[r.rank] = s->dims[i];
+            r.sym[r.rank++] = s->sym[i];
+        } else if (keepdims) {
+            r.dims[r.rank++] = 1;
+        }
+    }
+    return r;
+}
+
+int64_t shp_len_1d(const bd_value *v)
+{
+    return shp_ranked(v) && v->shape.rank == 1 ? v->shape.dims[0] : -1;
 }
 
 bool shp_is_static(const bd_shape *s)

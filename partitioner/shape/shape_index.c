@@ -5,6 +5,15 @@
 
 #include <string.h>
 
+/* Indices of Gather and GatherElements are INT32 or INT64. */
+static int check_indices(const bd_node *n, const bd_value *idx, bd_error *err)
+{
+    if (idx->dtype != BD_DT_INT64 && idx->dtype != BD_DT_INT32 && idx->dtype != BD_DT_UNDEFINED)
+        return shp_fail(err, n, "indices '%s' must be INT32 or INT64, got %s", idx->name,
+                        bd_dtype_name(idx->dtype));
+    return 0;
+}
+
 /* ---- Gather ------------------------------------------------------------------------- */
 
 static int fold_gather(bd_graph *g, bd_node *n, const bd_value *data, const bd_value *idx,
@@ -40,18 +49,15 @@ int shp_gather(bd_graph *g, bd_node *n, bd_error *err)
     int64_t axis;
     if ((rc = shp_attr_int(n, "axis", 0, &axis, err)))
         return rc;
-    if (idx->dtype != BD_DT_INT64 && idx->dtype != BD_DT_INT32 && idx->dtype != BD_DT_UNDEFINED)
-        return shp_fail(err, n, "indices '%s' must be INT32 or INT64, got %s", idx->name,
-                        bd_dtype_name(idx->dtype));
+    if ((rc = check_indices(n, idx, err)))
+        return rc;
     if (!shp_ranked(data) || !shp_ranked(idx)) {
         shp_set_unknown(out, data->dtype);
         return 0;
     }
     const bd_shape *ds = &data->shape, *is = &idx->shape;
     int ax;
-    if (ds->rank == 0)
-        return shp_fail(err, n, "data '%s' must have rank >= 1", data->name);
-    if ((rc = shp_axis(n, "axis", axis, ds->rank, &ax, err)))
+    if ((rc = shp_axis_of(n, "data", data, axis, &ax, err)))
         return rc;
     int r = ds->rank - 1 + is->rank;
     if (r > BD_MAX_RANK)
@@ -101,18 +107,15 @@ int shp_gather_elements(bd_graph *g, bd_node *n, bd_error *err)
     int64_t axis;
     if ((rc = shp_attr_int(n, "axis", 0, &axis, err)))
         return rc;
-    if (idx->dtype != BD_DT_INT64 && idx->dtype != BD_DT_INT32 && idx->dtype != BD_DT_UNDEFINED)
-        return shp_fail(err, n, "indices '%s' must be INT32 or INT64, got %s", idx->name,
-                        bd_dtype_name(idx->dtype));
+    if ((rc = check_indices(n, idx, err)))
+        return rc;
     if (shp_ranked(data) && shp_ranked(idx)) {
         int ax;
         if (data->shape.rank != idx->shape.rank)
             return shp_fail(err, n, "data '%s' (rank %d) and indices '%s' (rank %d) must have "
                             "the same rank", data->name, data->shape.rank, idx->name,
                             idx->shape.rank);
-        if (data->shape.rank == 0)
-            return shp_fail(err, n, "data '%s' must have rank >= 1", data->name);
-        if ((rc = shp_axis(n, "axis", axis, data->shape.rank, &ax, err)))
+        if ((rc = shp_axis_of(n, "data", data, axis, &ax, err)))
             return rc;
     }
     if (!shp_ranked(idx)) {
@@ -222,8 +225,7 @@ int shp_slice(bd_graph *g, bd_node *n, bd_error *err)
         return shp_all_unknown(n);
     int r = x->shape.rank;
     if (!known) {
-        bd_shape s = shp_dynamic(r);
-        shp_set(out, x->dtype, &s);
+        shp_set_rank(out, x->dtype, r);
         return 0;
     }
     /* Per-dim start and step of the selection (whole dim, step 1, unless sliced). */

@@ -77,8 +77,7 @@ int shp_gemm(bd_graph *g, bd_node *n, bd_error *err)
         return rc;
     int dtype = a->dtype != BD_DT_UNDEFINED ? a->dtype : b->dtype;
     if (!shp_ranked(a) || !shp_ranked(b)) {
-        bd_shape s = shp_dynamic(2);       /* Gemm is always 2-D */
-        shp_set(n->outputs[0], dtype, &s);
+        shp_set_rank(n->outputs[0], dtype, 2);   /* Gemm is always 2-D */
         return 0;
     }
     if (a->shape.rank != 2 || b->shape.rank != 2)

@@ -14,9 +14,7 @@ int shp_softmax(bd_graph *g, bd_node *n, bd_error *err)
     if (!shp_ranked(x))
         return shp_all_unknown(n);
     int ax;
-    if (x->shape.rank == 0)
-        return shp_fail(err, n, "input '%s' must have rank >= 1", x->name);
-    if ((rc = shp_axis(n, "axis", axis, x->shape.rank, &ax, err)))
+    if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
         return rc;
     shp_set(n->outputs[0], x->dtype, &x->shape);
     return 0;
@@ -83,9 +81,7 @@ int shp_layernorm(bd_graph *g, bd_node *n, bd_error *err)
         return 0;
     }
     int ax;
-    if (x->shape.rank == 0)
-        return shp_fail(err, n, "input '%s' must have rank >= 1", x->name);
-    if ((rc = shp_axis(n, "axis", axis, x->shape.rank, &ax, err)))
+    if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
         return rc;
     bd_shape norm = x->shape;              /* the normalised trailing dims */
     norm.rank = x->shape.rank - ax;

@@ -22,8 +22,7 @@ int shp_pad(bd_graph *g, bd_node *n, bd_error *err)
             /* Run-time pads: the rank survives. */
             if (!shp_ranked(x))
                 return shp_all_unknown(n);
-            bd_shape s = shp_dynamic(x->shape.rank);
-            shp_set(n->outputs[0], x->dtype, &s);
+            shp_set_rank(n->outputs[0], x->dtype, x->shape.rank);
             return 0;
         }
         if ((rc = shp_const_ints(n, "pads", pv, pads, 2 * BD_MAX_RANK, &np, err)))

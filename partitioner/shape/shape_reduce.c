@@ -8,40 +8,25 @@ int shp_reduce(bd_graph *g, bd_node *n, bd_error *err)
     int rc = shp_arity(n, 1, 2, 1, err);
     if (rc)
         return rc;
-    bd_value *x = shp_in(n, 0), *axes_in = shp_in(n, 1);
-    int64_t keepdims, noop;
-    const int64_t *attr_axes;
+    bd_value *x = shp_in(n, 0);
+    int64_t keepdims, noop, axes[BD_MAX_RANK];
     size_t n_axes;
+    bool known, present;
     if ((rc = shp_attr_int(n, "keepdims", 1, &keepdims, err)) ||
         (rc = shp_attr_int(n, "noop_with_empty_axes", 0, &noop, err)) ||
-        (rc = shp_attr_ints(n, "axes", &attr_axes, &n_axes, err)))
+        (rc = shp_axes_input(n, axes, &n_axes, &known, &present, err)))
         return rc;
-    int64_t axes[BD_MAX_RANK];
-    if (attr_axes && axes_in)
-        return shp_fail(err, n, "axes given both as attribute and as input");
-    if (axes_in && !shp_is_const(axes_in)) {
+    if (!known) {
         /* Axes known only at run time: with keepdims the rank survives; without, it drops by
          * the number of axes when that is known (and not 0, which means all or none). */
-        int64_t len = shp_ranked(axes_in) && axes_in->shape.rank == 1 ? axes_in->shape.dims[0] : -1;
-        if (shp_ranked(x) && keepdims) {
-            bd_shape s = shp_dynamic(x->shape.rank);
-            shp_set(n->outputs[0], x->dtype, &s);
-        } else if (shp_ranked(x) && len > 0 && len <= x->shape.rank) {
-            bd_shape s = shp_dynamic(x->shape.rank - (int)len);
-            shp_set(n->outputs[0], x->dtype, &s);
-        } else {
+        int64_t len = shp_len_1d(shp_in(n, 1));
+        if (shp_ranked(x) && keepdims)
+            shp_set_rank(n->outputs[0], x->dtype, x->shape.rank);
+        else if (shp_ranked(x) && len > 0 && len <= x->shape.rank)
+            shp_set_rank(n->outputs[0], x->dtype, x->shape.rank - (int)len);
+        else
             shp_all_unknown(n);
-        }
         return 0;
-    }
-    if (axes_in) {
-        if ((rc = shp_const_ints(n, "axes", axes_in, axes, BD_MAX_RANK, &n_axes, err)))
-            return rc;
-    } else {
-        if (n_axes > BD_MAX_RANK)
-            return shp_fail(err, n, "attribute 'axes' has %zu values, more than any rank", n_axes);
-        for (size_t i = 0; i < n_axes; i++)
-            axes[i] = attr_axes[i];
     }
     if (!shp_ranked(x)) {
         /* Reducing everything without keepdims is a scalar whatever X's rank. */
@@ -54,14 +39,8 @@ int shp_reduce(bd_graph *g, bd_node *n, bd_error *err)
     }
     int rank = x->shape.rank;
     bool reduce[BD_MAX_RANK] = { false };
-    for (size_t i = 0; i < n_axes; i++) {
-        int ax;
-        if ((rc = shp_axis(n, "axis", axes[i], rank, &ax, err)))
-            return rc;
-        if (reduce[ax])
-            return shp_fail(err, n, "axis %d is listed twice", ax);
-        reduce[ax] = true;
-    }
+    if ((rc = shp_axes_mask(n, axes, n_axes, rank, reduce, err)))
+        return rc;
     if (n_axes == 0) {
         if (noop) {
             shp_set(n->outputs[0], x->dtype, &x->shape);
@@ -70,15 +49,7 @@ int shp_reduce(bd_graph *g, bd_node *n, bd_error *err)
         for (int i = 0; i < rank; i++)
             reduce[i] = true;
     }
-    bd_shape s = shp_dynamic(0);
-    for (int i = 0; i < rank; i++) {
-        if (!reduce[i]) {
-            s.dims[s.rank] = x->shape.dims[i];
-            s.sym[s.rank++] = x->shape.sym[i];
-        } else if (keepdims) {
-            s.dims[s.rank++] = 1;
-        }
-    }
+    bd_shape s = shp_drop_dims(&x->shape, reduce, keepdims != 0);
     shp_set(n->outputs[0], x->dtype, &s);
     return 0;
 }
@@ -101,19 +72,11 @@ int shp_argreduce(bd_graph *g, bd_node *n, bd_error *err)
         return 0;
     }
     int ax;
-    if (x->shape.rank == 0)
-        return shp_fail(err, n, "input '%s' must have rank >= 1", x->name);
-    if ((rc = shp_axis(n, "axis", axis, x->shape.rank, &ax, err)))
+    if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
         return rc;
-    bd_shape s = shp_dynamic(0);
-    for (int i = 0; i < x->shape.rank; i++) {
-        if (i != ax) {
-            s.dims[s.rank] = x->shape.dims[i];
-            s.sym[s.rank++] = x->shape.sym[i];
-        } else if (keepdims) {
-            s.dims[s.rank++] = 1;
-        }
-    }
+    bool reduce[BD_MAX_RANK] = { false };
+    reduce[ax] = true;
+    bd_shape s = shp_drop_dims(&x->shape, reduce, keepdims != 0);
     shp_set(n->outputs[0], BD_DT_INT64, &s);
     return 0;
 }

@@ -54,8 +54,7 @@ int shp_resize(bd_graph *g, bd_node *n, bd_error *err)
     int rank = x->shape.rank;
     bd_shape s = x->shape;
     if ((sizes && !shp_is_const(sizes)) || (!sizes && !shp_is_const(scales))) {
-        s = shp_dynamic(rank);            /* run-time target: the rank survives */
-        shp_set(n->outputs[0], x->dtype, &s);
+        shp_set_rank(n->outputs[0], x->dtype, rank);   /* run-time target: the rank survives */
         return 0;
     }
     int64_t ivals[BD_MAX_RANK];

@@ -47,15 +47,16 @@ int shp_batchnorm(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_reduce.c */
 int shp_reduce(bd_graph *g, bd_node *n, bd_error *err);       /* ReduceMean, ReduceSum, ... */
 int shp_argreduce(bd_graph *g, bd_node *n, bd_error *err);    /* ArgMax, ArgMin -> INT64  */
-/* shape_tensor_ops.c */
+/* shape_view.c */
 int shp_reshape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_flatten(bd_graph *g, bd_node *n, bd_error *err);
-int shp_transpose(bd_graph *g, bd_node *n, bd_error *err);
 int shp_squeeze(bd_graph *g, bd_node *n, bd_error *err);
 int shp_unsqueeze(bd_graph *g, bd_node *n, bd_error *err);
-int shp_concat(bd_graph *g, bd_node *n, bd_error *err);
 int shp_identity(bd_graph *g, bd_node *n, bd_error *err);
 int shp_cast(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_rearrange.c */
+int shp_transpose(bd_graph *g, bd_node *n, bd_error *err);
+int shp_concat(bd_graph *g, bd_node *n, bd_error *err);
 int shp_split(bd_graph *g, bd_node *n, bd_error *err);
 int shp_tile(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_index.c */
@@ -96,6 +97,14 @@ int  shp_attr_ints(const bd_node *n, const char *name, const int64_t **vals, siz
 /* Normalise AXIS into [0, RANK) (negative counts from the end); BD_EMODEL naming WHAT. */
 int  shp_axis(const bd_node *n, const char *what, int64_t axis, int rank, int *out,
               bd_error *err);
+/* shp_axis for attribute 'axis' over ranked X, which must have rank >= 1 (BD_EMODEL naming
+ * ROLE and X otherwise: "input", "data"). */
+int  shp_axis_of(const bd_node *n, const char *role, const bd_value *x, int64_t axis, int *out,
+                 bd_error *err);
+/* Mark the COUNT AXES (normalised against RANK) in MASK, which the caller zeroes; BD_EMODEL
+ * on an axis out of range or listed twice. */
+int  shp_axes_mask(const bd_node *n, const int64_t *axes, size_t count, int rank, bool *mask,
+                   bd_error *err);
 
 /* ---- shapes ------------------------------------------------------------------------- */
 
@@ -105,6 +114,15 @@ void shp_set(bd_value *v, int dtype, const bd_shape *s);
 void shp_set_unknown(bd_value *v, int dtype);
 /* Every output of N to unknown rank, dtype of input 0 when known. Returns 0. */
 int  shp_all_unknown(bd_node *n);
+/* Set V to rank RANK with every dim dynamic (a shape known only at run time). */
+void shp_set_rank(bd_value *v, int dtype, int rank);
+/* Output 0 of N takes input 0's dtype and shape (all outputs unknown when it is unranked).
+ * Returns 0. */
+int  shp_pass_through(bd_node *n);
+/* S without the dims MASK marks, or with them as 1 when KEEPDIMS (a reduction's shape). */
+bd_shape shp_drop_dims(const bd_shape *s, const bool *mask, bool keepdims);
+/* Length of V when it is a ranked 1-D tensor of known length, else -1. */
+int64_t shp_len_1d(const bd_value *v);
 /* True when S has a known rank and no dynamic dim (no element-count product: cannot
  * overflow, unlike bd_shape_is_static). */
 bool shp_is_static(const bd_shape *s);
@@ -154,6 +172,17 @@ int64_t shp_const_at(const bd_value *v, int64_t i);
  * elements. */
 int  shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_t *buf,
                     size_t cap, size_t *count, bd_error *err);
+/* Fail with BD_EMODEL naming N, WHAT and V unless V is DTYPE (or of unknown type). */
+int  shp_check_dtype(const bd_node *n, const char *what, const bd_value *v, int dtype,
+                     bd_error *err);
+/* Axes from attribute 'axes' (before opset 13) or constant input 1 (from 13) into AXES
+ * (capacity BD_MAX_RANK) and *COUNT. *KNOWN is false when input 1 is known only at run
+ * time; *PRESENT false when neither is given. BD_EMODEL when both are given or too many. */
+int  shp_axes_input(const bd_node *n, int64_t *axes, size_t *count, bool *known, bool *present,
+                    bd_error *err);
+/* OUT shaped by run-time 1-D shape tensor SV: its rank is SV's length when that is known
+ * and at most BD_MAX_RANK, else unknown. */
+void shp_set_shaped_by(bd_value *out, int dtype, const bd_value *sv);
 /* Give OUT (shape and dtype set; INT32 or BOOL, anything else is written as INT64) the
  * COUNT VALS as constant data in G's pool, converted to its dtype. BD_ENOMEM on allocation
  * failure. */

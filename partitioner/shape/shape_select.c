@@ -17,9 +17,8 @@ int shp_topk(bd_graph *g, bd_node *n, bd_error *err)
     if ((rc = shp_attr_int(n, "axis", -1, &axis, err)))
         return rc;
     if (kv) {
-        if (kv->dtype != BD_DT_INT64 && kv->dtype != BD_DT_UNDEFINED)
-            return shp_fail(err, n, "K '%s' must be INT64, got %s", kv->name,
-                            bd_dtype_name(kv->dtype));
+        if ((rc = shp_check_dtype(n, "K", kv, BD_DT_INT64, err)))
+            return rc;
         if (shp_ranked(kv) && kv->shape.rank > 1)
             return shp_fail(err, n, "K '%s' must be a 1-element 1-D tensor, got rank %d",
                             kv->name, kv->shape.rank);
@@ -50,9 +49,7 @@ int shp_topk(bd_graph *g, bd_node *n, bd_error *err)
         return 0;
     }
     int ax;
-    if (x->shape.rank == 0)
-        return shp_fail(err, n, "input '%s' must have rank >= 1", x->name);
-    if ((rc = shp_axis(n, "axis", axis, x->shape.rank, &ax, err)))
+    if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
         return rc;
     int64_t d = x->shape.dims[ax];
     if (k >= 0 && d >= 0 && k > d)

@@ -1,12 +1,11 @@
-/* NodeDefs and GraphDefs written with nanopb: TF.js nodes' origins (tf_encode_view) and the
- * TensorFlow fallback engine's GraphDef (tf_nodedef.h). Every repeated or nested field of
- * the schema is a callback (see tf_graph.options), so each writer below is a callback that
- * encodes one field from a view; nanopb calls them twice (to size, then to write). */
+/* NodeDefs written with nanopb from node views: the origins of TF.js nodes that TensorFlow
+ * must run (the fallback engine, backends/tf/tf_graphdef.c, writes the GraphDef itself).
+ * Every repeated or nested field of the schema is a callback (see tf_graph.options), so each
+ * writer below is a callback that encodes one field from a view; nanopb calls them twice
+ * (to size, then to write). */
 #include "tf_internal.h"
-#include "tf_nodedef.h"
 
 #include <pb_encode.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,64 +192,11 @@ static bool w_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
     return true;
 }
 
-/* Raw attr entries recorded from an existing NodeDef. */
-static bool w_raw_entries(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
-{
-    const tf_spans *l = *arg;
-    for (size_t i = 0; i < l->n; i++)
-        if (!pb_encode_tag_for_field(s, f) || !pb_encode_string(s, l->v[i].p, l->v[i].n))
-            return false;
-    return true;
-}
+/* ---- the NodeDef --------------------------------------------------------------------- */
 
-/* ---- buffers ------------------------------------------------------------------------- */
-
-void bd_tf_buf_free(bd_tf_buf *b)
-{
-    if (!b)
-        return;
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
-static bool buf_reserve(bd_tf_buf *b, size_t more)
-{
-    if (more <= b->cap - b->n)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->n < more) {
-        if (cap > SIZE_MAX / 2)
-            return false;
-        cap *= 2;
-    }
-    uint8_t *p = realloc(b->p, cap);
-    if (!p)
-        return false;
-    b->p = p;
-    b->cap = cap;
-    return true;
-}
-
-/* Append MSG (FIELDS) to B as field TAG of the enclosing message (0: the bare message). */
-static int append_msg(bd_tf_buf *b, uint32_t tag, const pb_msgdesc_t *fields, const void *msg,
-                      const char *what, bd_error *err)
-{
-    size_t size;
-    if (!pb_get_encoded_size(&size, fields, msg))
-        return bd_error_set(err, BD_EINVAL, "%s: cannot be encoded", what);
-    if (!buf_reserve(b, size + 16))
-        return bd_error_set(err, BD_ENOMEM, "%s: out of memory", what);
-    pb_ostream_t s = pb_ostream_from_buffer(b->p + b->n, b->cap - b->n);
-    bool ok = tag ? pb_encode_tag(&s, PB_WT_STRING, tag) && pb_encode_submessage(&s, fields, msg)
-                  : pb_encode(&s, fields, msg);
-    if (!ok)
-        return bd_error_set(err, BD_EINVAL, "%s: encoding failed (%s)", what, PB_GET_ERROR(&s));
-    b->n += s.bytes_written;
-    return 0;
-}
-
-/* Encode node view V (inputs, then "^ctrl") into B as TAG (see append_msg). */
-static int encode_view(bd_tf_buf *b, uint32_t tag, const tf_nodeview *v, bd_error *err)
+/* The NodeDef's inputs are V's data inputs, then its control inputs as "^x". */
+int tf_encode_view(bd_graph *g, const tf_nodeview *v, const void **out, size_t *out_len,
+                   bd_error *err)
 {
     size_t n_in = v->n_inputs + v->n_ctrl;
     char **in = n_in ? calloc(n_in, sizeof *in) : NULL;
@@ -269,125 +215,32 @@ static int encode_view(bd_tf_buf *b, uint32_t tag, const tf_nodeview *v, bd_erro
     }
     if (rc == 0 && n_in > 65535)
         rc = bd_error_set(err, BD_EUNSUPPORTED, "node '%s': %zu inputs (at most 65535)", v->name, n_in);
+    tensorflow_NodeDef nd;
+    memset(&nd, 0, sizeof nd);
+    nd.name = (char *)v->name;
+    nd.op = (char *)v->op;
+    nd.input = in;
+    nd.input_count = (pb_size_t)n_in;
+    nd.attr.funcs.encode = w_attrs;
+    nd.attr.arg = (void *)v;
+    size_t size = 0;
+    if (rc == 0 && !pb_get_encoded_size(&size, tensorflow_NodeDef_fields, &nd))
+        rc = bd_error_set(err, BD_EINVAL, "NodeDef '%s': cannot be encoded", v->name);
+    uint8_t *p = rc == 0 ? bd_graph_alloc(g, size ? size : 1) : NULL;
+    if (rc == 0 && !p)
+        rc = bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", v->name);
     if (rc == 0) {
-        tensorflow_NodeDef nd;
-        memset(&nd, 0, sizeof nd);
-        nd.name = (char *)v->name;
-        nd.op = (char *)v->op;
-        nd.input = in;
-        nd.input_count = (pb_size_t)n_in;
-        nd.attr.funcs.encode = w_attrs;
-        nd.attr.arg = (void *)v;
-        char what[300];
-        snprintf(what, sizeof what, "NodeDef '%s'", v->name);
-        rc = append_msg(b, tag, tensorflow_NodeDef_fields, &nd, what, err);
+        pb_ostream_t s = pb_ostream_from_buffer(p, size);
+        if (pb_encode(&s, tensorflow_NodeDef_fields, &nd)) {
+            *out = p;
+            *out_len = s.bytes_written;
+        } else {
+            rc = bd_error_set(err, BD_EINVAL, "NodeDef '%s': encoding failed (%s)", v->name,
+                              PB_GET_ERROR(&s));
+        }
     }
     for (size_t i = 0; in && i < v->n_ctrl; i++)
         free(in[v->n_inputs + i]);
     free(in);
     return rc;
-}
-
-int tf_encode_view(bd_graph *g, const tf_nodeview *v, const void **out, size_t *out_len,
-                   bd_error *err)
-{
-    bd_tf_buf b = { 0 };
-    int rc = encode_view(&b, 0, v, err);
-    void *p = rc == 0 ? bd_graph_alloc(g, b.n ? b.n : 1) : NULL;
-    if (rc == 0 && !p)
-        rc = bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", v->name);
-    if (rc == 0) {
-        memcpy(p, b.p, b.n);
-        *out = p;
-        *out_len = b.n;
-    }
-    bd_tf_buf_free(&b);
-    return rc;
-}
-
-/* ---- the fallback engine's GraphDef (tf_nodedef.h) -------------------------------------- */
-
-int bd_tf_dtype_from_bd(int dtype)
-{
-    if (dtype == BD_DT_UNDEFINED)
-        return 0;
-    for (int t = 1; t < 32; t++)
-        if (tf_dtype_to_bd(t) == dtype)
-            return t;
-    return 0;
-}
-
-int bd_tf_graphdef_add_nodedef(bd_tf_buf *gd, const void *origin, size_t len, const char *name,
-                               const char *const *inputs, size_t n_inputs, bd_error *err)
-{
-    tensorflow_NodeDef nd;
-    tf_spans attrs;
-    memset(&nd, 0, sizeof nd);
-    bd_pb_spans_init(&attrs, origin, len);
-    bd_pb_on_span(&nd.attr, &attrs);
-    tf_bytes sp = { origin, len };
-    int rc = bd_pb_decode(&sp, tensorflow_NodeDef_fields, &nd, "NodeDef", err);
-    if (rc == 0 && inputs && n_inputs > 65535)
-        rc = bd_error_set(err, BD_EINVAL, "NodeDef '%s': %zu inputs (at most 65535)",
-                          nd.name ? nd.name : "", n_inputs);
-    if (rc == 0) {
-        tensorflow_NodeDef out = nd;
-        if (name)
-            out.name = (char *)name;
-        if (inputs) {
-            out.input = (char **)inputs;
-            out.input_count = (pb_size_t)n_inputs;
-        }
-        out.attr.funcs.encode = w_raw_entries;
-        out.attr.arg = &attrs;
-        rc = append_msg(gd, 1, tensorflow_NodeDef_fields, &out, "NodeDef", err);
-    }
-    if (rc != BD_EMODEL)                 /* tf_decode released it on failure */
-        pb_release(tensorflow_NodeDef_fields, &nd);
-    bd_pb_spans_free(&attrs);
-    return rc;
-}
-
-int bd_tf_graphdef_add_placeholder(bd_tf_buf *gd, const char *name, int dtype,
-                                   const bd_shape *shape, bd_error *err)
-{
-    int t = bd_tf_dtype_from_bd(dtype);
-    if (!t)
-        return bd_error_set(err, BD_EUNSUPPORTED, "placeholder '%s': %s has no TensorFlow type",
-                            name, bd_dtype_name(dtype));
-    tf_attr a[2] = {
-        { .key = "dtype", .kind = TF_ATTR_TYPE, .type = t },
-        { .key = "shape", .kind = TF_ATTR_SHAPE, .shape = shape ? *shape : (bd_shape){ .rank = -1 } },
-    };
-    tf_nodeview v = { .name = name, .op = "Placeholder", .attrs = a, .n_attrs = 2 };
-    return encode_view(gd, 1, &v, err);
-}
-
-int bd_tf_graphdef_add_const(bd_tf_buf *gd, const char *name, int dtype, const bd_shape *shape,
-                             const void *data, size_t nbytes, bd_error *err)
-{
-    int t = bd_tf_dtype_from_bd(dtype);
-    if (!t || dtype == BD_DT_STRING)
-        return bd_error_set(err, BD_EUNSUPPORTED, "constant '%s': %s cannot be written as a Const",
-                            name, bd_dtype_name(dtype));
-    if (!shape || shape->rank < 0)
-        return bd_error_set(err, BD_EINVAL, "constant '%s': a static shape is needed", name);
-    tf_attr a[2] = {
-        { .key = "dtype", .kind = TF_ATTR_TYPE, .type = t },
-        { .key = "value", .kind = TF_ATTR_TENSOR,
-          .tensor = { .tf_dtype = t, .dtype = dtype, .shape = *shape, .data = data, .nbytes = nbytes } },
-    };
-    tf_nodeview v = { .name = name, .op = "Const", .attrs = a, .n_attrs = 2 };
-    return encode_view(gd, 1, &v, err);
-}
-
-int bd_tf_graphdef_add_versions(bd_tf_buf *gd, int producer, int min_consumer, bd_error *err)
-{
-    tensorflow_VersionDef m;
-    memset(&m, 0, sizeof m);
-    m.has_producer = true;
-    m.producer = producer;
-    m.has_min_consumer = min_consumer != 0;
-    m.min_consumer = min_consumer;
-    return append_msg(gd, 4, tensorflow_VersionDef_fields, &m, "GraphDef.versions", err);
 }

@@ -183,7 +183,8 @@ int tf_xlate_node(tf_mapctx *m, const char *suffix, const char *op, bd_value *co
 
 /* ---- tf_encode.c: views -> NodeDef bytes (TF.js origins) ----------------------------- */
 
-/* Encode V as a NodeDef (control inputs as "^x") into G's pool. */
+/* Encode V as a NodeDef (control inputs as "^x") into G's pool; *OUT is valid while G lives.
+ * BD_EUNSUPPORTED over 65535 inputs, BD_ENOMEM. */
 int tf_encode_view(bd_graph *g, const tf_nodeview *v, const void **out, size_t *out_len,
                    bd_error *err);
 

@@ -14,7 +14,6 @@
 #include <pb_decode.h>
 
 #include "partitioner/tf/tf_import.h"
-#include "partitioner/tf/tf_nodedef.h"
 #include "tf_graph.pb.h"
 
 static const char *fixture_dir = ".";
@@ -103,6 +102,30 @@ static void decode_nodedef(const void *p, size_t n, decoded_node *out)
     out->nd.attr.arg = &out->n_attrs;
     pb_istream_t s = pb_istream_from_buffer(p, n);
     assert_true(pb_decode(&s, tensorflow_NodeDef_fields, &out->nd));
+}
+
+/* A GraphDef holding N's origin NodeDef, after inputs.pb's Placeholders when WITH_INPUTS
+ * (a GraphDef is the concatenation of its fields: node = field 1). Free with free() after
+ * the graph read from it. */
+static uint8_t *graphdef_with_origin(const bd_node *n, bool with_inputs, size_t *len)
+{
+    size_t head = 0;
+    uint8_t *in = with_inputs ? read_fixture("inputs.pb", &head) : NULL;
+    uint8_t *gd = malloc(head + 11 + n->origin_len);
+    assert_non_null(gd);
+    if (head)
+        memcpy(gd, in, head);
+    free(in);
+    size_t k = head;
+    gd[k++] = 0x0a;                                    /* field 1, length-delimited */
+    for (size_t v = n->origin_len; ; v >>= 7) {        /* at most 10 bytes */
+        gd[k++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        if (v <= 0x7f)
+            break;
+    }
+    memcpy(gd + k, n->origin, n->origin_len);
+    *len = k + n->origin_len;
+    return gd;
 }
 
 /* ---- GraphDef --------------------------------------------------------------------------- */
@@ -322,41 +345,36 @@ static void test_while_loop_back_edge_is_a_null_input(void **state)
     bd_graph_destroy(g);
 }
 
-static void test_nodedef_rewrite_keeps_attrs(void **state)
+static void test_graphdef_origin_reads_back_with_its_attrs(void **state)
 {
     (void)state;
+    /* The fallback engine re-emits a "tf" node's origin in its own GraphDef: the origin
+     * alone must be a complete NodeDef, attrs included, that a GraphDef reader accepts. */
     bd_graph *g = import_fixture("fallback.pb");
     bd_node *gt = node_named(g, "gt");
-    bd_tf_buf gd = { 0 };
-    bd_error err = { 0 };
-    const char *ins[] = { "p0", "p1:0", "c" };
-    assert_int_equal(bd_tf_graphdef_add_nodedef(&gd, gt->origin, gt->origin_len, NULL, ins, 3, &err), 0);
-    bd_shape s = { .rank = 2, .dims = { -1, 4 } };
-    assert_int_equal(bd_tf_graphdef_add_placeholder(&gd, "p0", BD_DT_INT32, &s, &err), 0);
-    int32_t four = 4;
-    bd_shape scalar = { .rank = 0 };
-    assert_int_equal(bd_tf_graphdef_add_const(&gd, "c", BD_DT_INT32, &scalar, &four, 4, &err), 0);
-    assert_int_equal(bd_tf_graphdef_add_versions(&gd, 1234, 0, &err), 0);
-    /* The result is a GraphDef braid itself reads back. */
+    size_t len;
+    uint8_t *gd = graphdef_with_origin(gt, true, &len);
     bd_graph *back = NULL;
-    int rc = bd_tf_import_memory(gd.p, gd.n, &back, &err);
-    /* p1 is not defined: the reader names it. */
-    assert_int_equal(rc, BD_EMODEL);
-    assert_non_null(strstr(err.msg, "p1"));
-    decoded_node d;
-    /* First node of the GraphDef: tag 0x0a, length varint, NodeDef. */
-    assert_int_equal(gd.p[0], 0x0a);
-    size_t n = 0, shift = 0, i = 1;
-    while (gd.p[i] & 0x80) { n |= (size_t)(gd.p[i++] & 0x7f) << shift; shift += 7; }
-    n |= (size_t)gd.p[i++] << shift;
-    decode_nodedef(gd.p + i, n, &d);
-    assert_string_equal(d.nd.name, "gt");
-    assert_int_equal(d.nd.input_count, 3);
-    assert_string_equal(d.nd.input[1], "p1:0");
-    assert_int_equal(d.n_attrs, 2);
-    pb_release(tensorflow_NodeDef_fields, &d.nd);
-    bd_tf_buf_free(&gd);
+    bd_error err = { 0 };
+    if (bd_tf_import_memory(gd, len, &back, &err))
+        fail_msg("read back: %s", err.msg);
+    bd_node *g2 = node_named(back, "gt");
+    assert_string_equal(g2->domain, "tf");
+    assert_string_equal(g2->op_type, "GatherTree");
+    assert_int_equal(g2->n_inputs, 3);
+    assert_int_equal(bd_node_attr_int(g2, "T", 0), 3);
+    assert_int_equal(g2->outputs[0]->shape.rank, 2);       /* only _output_shapes says so */
+    assert_int_equal(g2->outputs[0]->shape.dims[1], 4);
     bd_graph_destroy(back);
+    free(gd);
+
+    /* Without its inputs the reader names the missing one. */
+    gd = graphdef_with_origin(gt, false, &len);
+    back = NULL;
+    assert_int_equal(bd_tf_import_memory(gd, len, &back, &err), BD_EMODEL);
+    assert_null(back);
+    assert_non_null(strstr(err.msg, "ids"));
+    free(gd);
     bd_graph_destroy(g);
 }
 
@@ -559,28 +577,35 @@ static void test_tfjs_graph_model_imports_with_dequantized_weights(void **state)
     bd_graph_destroy(g);
 }
 
-static void test_tfjs_fused_conv_origin_roundtrips_attrs(void **state)
+static void test_tfjs_origin_keeps_attrs(void **state)
 {
     (void)state;
-    /* Re-encoded NodeDefs carry every attr kind; braid's GraphDef reader reads them back. */
+    /* A TF.js node's origin is re-encoded from its JSON; braid's GraphDef reader reads the
+     * attrs back: T as a type, _output_shapes as a list of shapes. */
     write_shards(10);
     bd_graph *g = NULL;
     bd_error err = { 0 };
     assert_int_equal(import_tfjs(model_json(shard_paths, "q"), &g, &err), 0);
     bd_node *erf = node_named(g, "erf");
-    bd_tf_buf gd = { 0 };
-    const char *ins[] = { "p" };
-    assert_int_equal(bd_tf_graphdef_add_nodedef(&gd, erf->origin, erf->origin_len, NULL, ins, 1, &err), 0);
-    bd_shape s = { .rank = -1 };
-    assert_int_equal(bd_tf_graphdef_add_placeholder(&gd, "p", BD_DT_FLOAT, &s, &err), 0);
+    size_t len;
+    uint8_t *gd = graphdef_with_origin(erf, true, &len);
     bd_graph *back = NULL;
-    assert_int_equal(bd_tf_import_memory(gd.p, gd.n, &back, &err), 0);
+    if (bd_tf_import_memory(gd, len, &back, &err))
+        fail_msg("read back: %s", err.msg);
     bd_node *e2 = node_named(back, "erf");
     assert_string_equal(e2->domain, "tf");
-    assert_int_equal(e2->outputs[0]->shape.rank, 4);        /* _output_shapes survived */
-    assert_string_equal(bd_graph_input(back, 0)->name, "p");
+    assert_string_equal(e2->op_type, "Erf");
+    assert_int_equal(e2->n_inputs, 1);                      /* "^x" is a control input */
+    assert_string_equal(e2->inputs[0]->name, "add");
+    assert_int_equal(bd_node_attr_int(e2, "T", 0), 1);      /* DT_FLOAT */
+    assert_int_equal(e2->outputs[0]->dtype, BD_DT_FLOAT);
+    const bd_shape *s = &e2->outputs[0]->shape;             /* only _output_shapes says so */
+    assert_int_equal(s->rank, 4);
+    assert_int_equal(s->dims[0], -1);
+    assert_int_equal(s->dims[1], 2);
+    assert_int_equal(s->dims[3], 2);
     bd_graph_destroy(back);
-    bd_tf_buf_free(&gd);
+    free(gd);
     bd_graph_destroy(g);
 }
 
@@ -644,12 +669,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_const_typed_values_are_decoded),
         cmocka_unit_test(test_unmapped_ops_become_tf_nodes_with_their_nodedef),
         cmocka_unit_test(test_while_loop_back_edge_is_a_null_input),
-        cmocka_unit_test(test_nodedef_rewrite_keeps_attrs),
+        cmocka_unit_test(test_graphdef_origin_reads_back_with_its_attrs),
         cmocka_unit_test(test_malformed_graphdefs_fail_cleanly),
         cmocka_unit_test(test_missing_and_empty_files),
         cmocka_unit_test_setup_teardown(test_tfjs_graph_model_imports_with_dequantized_weights,
                                         tfjs_setup, tfjs_teardown),
-        cmocka_unit_test_setup_teardown(test_tfjs_fused_conv_origin_roundtrips_attrs,
+        cmocka_unit_test_setup_teardown(test_tfjs_origin_keeps_attrs,
                                         tfjs_setup, tfjs_teardown),
         cmocka_unit_test_setup_teardown(test_tfjs_bad_inputs_fail_cleanly, tfjs_setup, tfjs_teardown),
     };
