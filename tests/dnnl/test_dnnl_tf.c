@@ -6,50 +6,44 @@
 
 /* ---- layout helpers for the references ------------------------------------------------- */
 
+/* Transpose a row-major 4-D tensor of dims D: output axis k is input axis P[k]. */
+static float *permute4(const float *x, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
+                       int p0, int p1, int p2, int p3)
+{
+    const int64_t d[4] = { d0, d1, d2, d3 }, od[4] = { d[p0], d[p1], d[p2], d[p3] };
+    const int p[4] = { p0, p1, p2, p3 };
+    const int64_t stride[4] = { d1 * d2 * d3, d2 * d3, d3, 1 };
+    float *y = malloc(sizeof *y * (size_t)(d0 * d1 * d2 * d3) + 4);
+    int64_t at = 0, i[4];
+    for (i[0] = 0; i[0] < od[0]; i[0]++)
+        for (i[1] = 0; i[1] < od[1]; i[1]++)
+            for (i[2] = 0; i[2] < od[2]; i[2]++)
+                for (i[3] = 0; i[3] < od[3]; i[3]++)
+                    y[at++] = x[i[0] * stride[p[0]] + i[1] * stride[p[1]] + i[2] * stride[p[2]] +
+                                i[3] * stride[p[3]]];
+    return y;
+}
+
 static float *nhwc_to_nchw(const float *x, int64_t N, int64_t H, int64_t W, int64_t C)
 {
-    float *y = malloc(sizeof *y * (size_t)(N * H * W * C) + 4);
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t w = 0; w < W; w++)
-                for (int64_t c = 0; c < C; c++)
-                    y[((n * C + c) * H + h) * W + w] = x[((n * H + h) * W + w) * C + c];
-    return y;
+    return permute4(x, N, H, W, C, 0, 3, 1, 2);
 }
 
 static float *nchw_to_nhwc(const float *x, int64_t N, int64_t C, int64_t H, int64_t W)
 {
-    float *y = malloc(sizeof *y * (size_t)(N * H * W * C) + 4);
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t h = 0; h < H; h++)
-                for (int64_t w = 0; w < W; w++)
-                    y[((n * H + h) * W + w) * C + c] = x[((n * C + c) * H + h) * W + w];
-    return y;
+    return permute4(x, N, C, H, W, 0, 2, 3, 1);
 }
 
 /* HWIO [KH, KW, I, O] -> OIHW. */
 static float *hwio_to_oihw(const float *w, int64_t KH, int64_t KW, int64_t I, int64_t O)
 {
-    float *y = malloc(sizeof *y * (size_t)(KH * KW * I * O) + 4);
-    for (int64_t kh = 0; kh < KH; kh++)
-        for (int64_t kw = 0; kw < KW; kw++)
-            for (int64_t i = 0; i < I; i++)
-                for (int64_t o = 0; o < O; o++)
-                    y[((o * I + i) * KH + kh) * KW + kw] = w[((kh * KW + kw) * I + i) * O + o];
-    return y;
+    return permute4(w, KH, KW, I, O, 3, 2, 0, 1);
 }
 
-/* HWCM [KH, KW, C, M] -> OIHW [C*M, 1, KH, KW] (output channel c*M + m). */
+/* HWCM [KH, KW, C, M] -> [C, M, KH, KW], which is OIHW [C*M, 1, KH, KW] (channel c*M + m). */
 static float *hwcm_to_oihw(const float *w, int64_t KH, int64_t KW, int64_t C, int64_t M)
 {
-    float *y = malloc(sizeof *y * (size_t)(KH * KW * C * M) + 4);
-    for (int64_t kh = 0; kh < KH; kh++)
-        for (int64_t kw = 0; kw < KW; kw++)
-            for (int64_t c = 0; c < C; c++)
-                for (int64_t m = 0; m < M; m++)
-                    y[((c * M + m) * KH + kh) * KW + kw] = w[((kh * KW + kw) * C + c) * M + m];
-    return y;
+    return permute4(w, KH, KW, C, M, 2, 3, 0, 1);
 }
 
 /* TF SAME: out = ceil(in / s), the extra pad goes at the end (ONNX SAME_UPPER). */
