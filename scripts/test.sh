@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up, build and run braid's whole test suite: the normal build (all suites) and an
-# ASan+UBSan build of the unit-level suites. Last line: "N passed, N failed".
+# Set up, build and run braid's whole test suite: the normal build (all suites), an
+# ASan+UBSan build of the unit-level suites, and each libFuzzer harness for a short bounded
+# time (clang, ASan+UBSan). Last line: "N passed, N failed".
 # Usage: scripts/test.sh [meson test args...]   (e.g. --suite unit)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,10 +33,29 @@ if [ -z "${BRAID_SKIP_ASAN:-}" ]; then
     meson test -C "$asan" --print-errorlogs --num-processes 1 \
       --suite unit --suite onnx --suite shape --suite dnnl --suite cli \
       --suite proto --suite daemon --suite ops --suite client --suite e2e \
-      --suite ort --suite tf --suite tfengine --suite tf_ops --suite tfjs --suite mixed || status=1
+      --suite ort --suite tf --suite tfengine --suite tf_ops --suite tfjs --suite mixed --suite fuzz || status=1
 fi
 
-/usr/bin/python3 - "$build" "$asan" <<'PY'
+# Fuzzing: every libFuzzer harness (tests/fuzz) for a short bounded time under ASan+UBSan,
+# built with clang; long runs are scripts/fuzz.sh SECONDS (docs/reliability.md).
+fuzz=${BRAID_FUZZ_BUILD_DIR:-$root/build-fuzz}
+if [ -z "${BRAID_SKIP_FUZZ:-}" ]; then
+  if command -v clang >/dev/null; then
+    if [ -f "$fuzz/build.ninja" ]; then meson setup --reconfigure "$fuzz" >/dev/null
+    else CC=clang meson setup "$fuzz" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+    fi || status=1
+    # Only the harnesses (and what they link): the rest of the tree is gcc's to test.
+    mapfile -t fuzzers < <(ninja -C "$fuzz" -t targets all 2>/dev/null |
+                           grep -o '^tests/fuzz/fuzz_[a-z0-9_]*' | sort -u)
+    ((${#fuzzers[@]} == 0)) || ninja -C "$fuzz" "${fuzzers[@]}" || { echo "fuzz build failed"; status=1; }
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      meson test -C "$fuzz" --no-rebuild --print-errorlogs --num-processes 1 --suite fuzz_run || status=1
+  else
+    echo "test: clang not found, fuzzing skipped (scripts/setup.sh installs it)"; status=1
+  fi
+fi
+
+/usr/bin/python3 - "$build" "$asan" "$fuzz" <<'PY'
 import json, os, sys
 passed = failed = skipped = 0
 for d in sys.argv[1:]:
