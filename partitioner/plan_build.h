@@ -12,7 +12,11 @@
  * during the call only (NULL = defaults). */
 int  bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
                    const bd_model_options *opts, bd_plan **out, bd_error *err);
-void bd_plan_destroy(bd_plan *p);        /* NULL is allowed */
+void bd_plan_destroy(bd_plan *p);        /* NULL is allowed; ignores references */
+/* The cache dropped P (bd_plan_evicted reads it). */
+void bd_plan_mark_evicted(const bd_plan *p);
+/* A test hook before each compile: a no-op unless built with BD_TEST_HOOKS (plan.c). */
+void bd_test_compile_gate(void);
 /* True when P was built for exactly these input shapes. */
 bool bd_plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n);
 
