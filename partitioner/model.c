@@ -177,6 +177,13 @@ static int signature_shapes(const bd_graph *g, const DLTensor *inputs, size_t n,
                                 bd_shape_str(&v->shape, want, sizeof want),
                                 bd_shape_str(&gs, got, sizeof got));
         }
+        /* An empty tensor's other dims are not bounded by its bytes: bound them as a
+         * non-empty tensor's would be, or shape inference multiplies them past int64. */
+        int64_t bytes = (int64_t)bd_dtype_size(v->dtype);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] != 0 && __builtin_mul_overflow(bytes, t->shape[d], &bytes))
+                return bd_error_set(err, BD_EINVAL, "input '%s': shape %s is too large", v->name,
+                                    bd_shape_str(&shapes[i], want, sizeof want));
     }
     return 0;
 }

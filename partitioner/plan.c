@@ -354,8 +354,12 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
     }
     /* not strict: a shape that depends on data (or an op without a rule) stays dynamic, and
      * annotation keeps the nodes touching it off oneDNN */
-    if (rc == 0)
-        rc = bd_shape_infer(p->graph, false, err);
+    if (rc == 0 && (rc = bd_shape_infer(p->graph, false, err)) == BD_EMODEL) {
+        /* the model passed inference with its symbolic dims at open: it is these concrete
+         * shapes, the caller's, that do not fit */
+        err->code = rc = BD_EINVAL;
+        bd_error_prefix(err, "the input shapes do not fit the model: ");
+    }
     bool empty = rc == 0 && any_input_empty(p);
     if (rc == 0 && !empty) {
         drop_folded_nodes(p->graph);

@@ -57,6 +57,21 @@ def concat_row():
                   [numpy_helper.from_array(ROW, "row")])
 
 
+def flatten_relu():
+    """x[a,b,c] -> Relu(Flatten(x)): multiplies the caller's dims together."""
+    return _model([helper.make_node("Flatten", ["x"], ["f"], axis=1), helper.make_node("Relu", ["f"], ["y"])],
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", "b", "c"])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "bc"])])
+
+
+def add_two():
+    """x[n] + y[m]: only equal (or broadcastable) n and m fit."""
+    return _model([helper.make_node("Add", ["x", "y"], ["z"])],
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"]),
+                   helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m"])],
+                  [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["k"])])
+
+
 def dynamic_relu():
     """x[1,n] -> Relu: one node, one plan per distinct n."""
     return _model([helper.make_node("Relu", ["x"], ["y"])],
@@ -95,6 +110,8 @@ class ZeroSize(BraiddTestCase):
         for op in ("MatMul", "Gemm"):
             e2e_models.write_repository_model(repo, op.lower(), one_op(op))
         e2e_models.write_repository_model(repo, "concat_row", concat_row())
+        e2e_models.write_repository_model(repo, "flatten", flatten_relu())
+        e2e_models.write_repository_model(repo, "add_two", add_two())
 
     def infer(self, model, inputs, raw=True):
         return response_outputs(self.stub.ModelInfer(infer_request(model, inputs, raw=raw), timeout=60))
@@ -126,6 +143,31 @@ class ZeroSize(BraiddTestCase):
         self.assertIn("'y'", details)
         x = np.ones((3, 4), np.float32)
         np.testing.assert_allclose(self.infer("concat_row", {"x": x})["y"], np.concatenate([x, ROW]))
+
+    def raw_request(self, model, shapes):
+        req = pb.ModelInferRequest(model_name=model)
+        for name, shape in shapes.items():
+            req.inputs.add(name=name, datatype="FP32", shape=shape)
+            req.raw_input_contents.append(b"\0" * (4 * int(np.prod(shape, dtype=object))))
+        return status_of(self.stub.ModelInfer, req, timeout=60)
+
+    def test_empty_tensor_with_huge_dims(self):
+        # 0 bytes carry dims no non-empty tensor could have: refused before shape inference
+        # multiplies them (it reported an int64 overflow as INTERNAL before)
+        for shape in ([0, 1 << 40, 1 << 40], [1 << 62, 0, 1 << 62]):
+            code, details = self.raw_request("flatten", {"x": shape})
+            self.assertEqual(code, INVALID, details)
+            self.assertIn("too large", details)
+        code, resp = self.raw_request("flatten", {"x": [0, 1 << 20, 1 << 20]})
+        self.assertEqual(code, grpc.StatusCode.OK, resp)
+        self.assertEqual(list(resp.outputs[0].shape), [0, 1 << 40])
+
+    def test_shapes_that_do_not_fit_the_model_are_invalid(self):
+        code, details = self.raw_request("add_two", {"x": [3], "y": [4]})
+        self.assertEqual(code, INVALID, details)
+        self.assertIn("do not fit", details)
+        code, resp = self.raw_request("add_two", {"x": [3], "y": [3]})
+        self.assertEqual(code, grpc.StatusCode.OK, resp)
 
     def test_braid_run_offline(self):
         cli = braid_cli()
