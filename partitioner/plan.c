@@ -235,35 +235,35 @@ static int compile_steps(bd_plan *p, bd_error *err)
     return 0;
 }
 
-static bool any_input_empty(const bd_plan *p)
+/* "'x' [0,4]": the first empty input, or "" when none is. */
+static void empty_input(const bd_plan *p, char *buf, size_t size)
 {
-    for (size_t i = 0; i < p->n_inputs; i++)
-        if (bd_shape_numel(&p->input_shapes[i]) == 0)
-            return true;
-    return false;
+    buf[0] = 0;
+    for (size_t k = 0; k < p->n_inputs && !buf[0]; k++)
+        if (bd_shape_numel(&p->input_shapes[k]) == 0) {
+            char sh[80];
+            snprintf(buf, size, "'%s' %s", bd_graph_input(p->graph, k)->name,
+                     bd_shape_str(&p->input_shapes[k], sh, sizeof sh));
+        }
 }
 
-/* A zero-size input (legal in ONNX): no step runs, so no backend ever sees a zero dim. Every
- * output must then be empty (its shape from inference) or a constant; anything else would
- * need the model to run on nothing, which no backend is asked to do. */
+/* The first output a zero-size input does not make trivially known (not empty, constant or
+ * an input passed through), or NULL. */
+static const bd_value *non_empty_output(const bd_graph *g)
+{
+    for (size_t i = 0; i < bd_graph_num_outputs(g); i++) {
+        const bd_value *v = bd_graph_output(g, i);
+        if (!v->data && !v->is_input && !(bd_shape_is_static(&v->shape) && bd_shape_numel(&v->shape) == 0))
+            return v;
+    }
+    return NULL;
+}
+
+/* A zero-size input (legal in ONNX) whose outputs are all empty: no step runs, so no backend
+ * sees an empty tensor, and the outputs are the empty tensors shape inference gave. */
 static int plan_empty(bd_plan *p, bd_error *err)
 {
     bd_graph *g = p->graph;
-    for (size_t i = 0; i < bd_graph_num_outputs(g); i++) {
-        const bd_value *v = bd_graph_output(g, i);
-        if (v->data || v->is_input || (bd_shape_is_static(&v->shape) && bd_shape_numel(&v->shape) == 0))
-            continue;
-        char in[96] = "", out[96];
-        for (size_t k = 0; k < p->n_inputs && !in[0]; k++)
-            if (bd_shape_numel(&p->input_shapes[k]) == 0) {
-                char sh[80];
-                snprintf(in, sizeof in, "'%s' %s", bd_graph_input(g, k)->name,
-                         bd_shape_str(&p->input_shapes[k], sh, sizeof sh));
-            }
-        return bd_error_set(err, BD_EINVAL, "input %s is empty, and output '%s' would be %s, not empty: "
-                            "an empty input is answered only when every output is empty too",
-                            in, v->name, bd_shape_str(&v->shape, out, sizeof out));
-    }
     for (size_t i = bd_graph_num_nodes(g); i-- > 0;)
         bd_graph_remove_node(g, bd_graph_node(g, i));
     p->places = calloc(1, sizeof *p->places);
@@ -360,7 +360,13 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
         err->code = rc = BD_EINVAL;
         bd_error_prefix(err, "the input shapes do not fit the model: ");
     }
-    bool empty = rc == 0 && any_input_empty(p);
+    /* An empty input: when every output is empty too, nothing runs (plan_empty); otherwise
+     * the plan is built as usual (oneDNN refuses empty tensors, a fallback engine may take
+     * them) and a failure is the request's: INVALID_ARGUMENT naming the empty input. */
+    char empty_in[128] = "";
+    if (rc == 0)
+        empty_input(p, empty_in, sizeof empty_in);
+    bool empty = empty_in[0] && !non_empty_output(p->graph);
     if (rc == 0 && !empty) {
         drop_folded_nodes(p->graph);
         rc = rewrite(p->graph, &popts, err);
@@ -373,6 +379,14 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
         rc = build_report(p, err);
     if (rc == 0)
         rc = compile_steps(p, err);
+    if (rc && rc != BD_ENOMEM && empty_in[0]) {
+        const bd_value *o = non_empty_output(p->graph);
+        char sh[96];
+        err->code = rc = BD_EINVAL;
+        bd_error_prefix(err, "input %s is empty and output '%s' would be %s, which needs the model to run "
+                        "on it, and it cannot: ", empty_in, o ? o->name : "?",
+                        o ? bd_shape_str(&o->shape, sh, sizeof sh) : "?");
+    }
     if (rc) {
         bd_plan_destroy(p);
         return rc;
