@@ -330,7 +330,8 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
         }
         /* that compile failed: its error is ours; the last waiter frees the entry */
         rc = e->rc;
-        *err = e->err;
+        if (err)
+            *err = e->err;
         bool last = e->waiters == 0;
         pthread_mutex_unlock(&m->lock);
         if (last) {
@@ -358,9 +359,13 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
 
     bd_test_compile_gate();
     bd_plan *p = NULL;
-    rc = bd_plan_build(m->graph, shapes, &m->opts, &p, err);
-    if (rc)
-        bd_error_prefix(err, "model '%s': ", bd_graph_name(m->graph));
+    bd_error build_err = { 0 };      /* kept for the waiters too (ERR may be NULL) */
+    rc = bd_plan_build(m->graph, shapes, &m->opts, &p, &build_err);
+    if (rc) {
+        bd_error_prefix(&build_err, "model '%s': ", bd_graph_name(m->graph));
+        if (err)
+            *err = build_err;
+    }
 
     plan_entry *drop = NULL;
     bool free_entry = false;
@@ -377,7 +382,7 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
     } else {                          /* not cached: the next request for it tries again */
         lru_unlink(m, e);
         e->rc = rc;
-        e->err = *err;
+        e->err = build_err;
         free_entry = e->waiters == 0;
     }
     pthread_cond_broadcast(&m->built);

@@ -173,6 +173,72 @@ static void test_one_compile_per_shape_under_contention(void **state)
     bd_model_close(m);
 }
 
+typedef struct bad_racer {
+    bd_model          *m;
+    pthread_barrier_t *go;
+    int                rc;
+    bd_error           err;
+} bad_racer;
+
+static void *race_bad(void *arg)
+{
+    bad_racer *r = arg;
+    float x[4] = { 0 }, y[4] = { 0 };
+    int64_t xs[1] = { 3 }, ys[1] = { 4 };
+    DLTensor in[2] = {
+        { .data = x, .device = { kDLCPU, 0 }, .ndim = 1, .shape = xs, .dtype = { kDLFloat, 32, 1 } },
+        { .data = y, .device = { kDLCPU, 0 }, .ndim = 1, .shape = ys, .dtype = { kDLFloat, 32, 1 } },
+    };
+    const bd_plan *p = NULL;
+    pthread_barrier_wait(r->go);
+    r->rc = bd_model_plan_acquire(r->m, in, 2, &p, &r->err);
+    return NULL;
+}
+
+/* x[n] + y[m] asked for with n=3, m=4 by many threads at once: every one gets the compile's
+ * BD_EINVAL (those that waited for it share its message), and nothing leaks. */
+static void test_failed_compile_shared_with_waiters(void **state)
+{
+    bd_graph *g = bd_graph_create("add");
+    bd_graph_set_opset(g, 13);
+    int64_t d[1] = { -1 };
+    bd_shape s = bd_shape_make(1, d);
+    bd_value *x, *y, *z;
+    assert_int_equal(bd_graph_add_value(g, "x", BD_DT_FLOAT, &s, &x, NULL), 0);
+    assert_int_equal(bd_graph_add_value(g, "y", BD_DT_FLOAT, &s, &y, NULL), 0);
+    assert_int_equal(bd_graph_add_value(g, "z", BD_DT_FLOAT, &s, &z, NULL), 0);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_input(g, y, NULL);
+    bd_graph_mark_output(g, z, NULL);
+    bd_node *n;
+    assert_int_equal(bd_graph_add_node(g, "add", "Add", "", (bd_value *[]){ x, y }, 2, &z, 1, &n, NULL), 0);
+    bd_model *m;
+    bd_error err = { 0 };
+    if (bd_model_from_graph(g, NULL, &m, &err))
+        fail_msg("open: %s", err.msg);
+    enum { T = 6 };
+    pthread_t th[T];
+    bad_racer r[T];
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, T);
+    for (int i = 0; i < T; i++) {
+        r[i] = (bad_racer){ .m = m, .go = &go };
+        assert_int_equal(pthread_create(&th[i], NULL, race_bad, &r[i]), 0);
+    }
+    for (int i = 0; i < T; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < T; i++) {
+        assert_int_equal(r[i].rc, BD_EINVAL);
+        assert_non_null(strstr(r[i].err.msg, "do not fit"));
+    }
+    bd_plan_cache_stats st;
+    bd_model_plan_cache_stats(m, &st);
+    assert_int_equal(st.plans, 0);             /* a failure is not cached */
+    assert_true(st.compiles >= 1 && st.compiles <= T);
+    bd_model_close(m);
+}
+
 static void test_input_range_checked_before_planning(void **state)
 {
     bd_model *m = open_model(false, NULL);
@@ -270,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_lru_by_count_keeps_evicted_plan_alive),
         cmocka_unit_test(test_lru_by_bytes),
         cmocka_unit_test(test_one_compile_per_shape_under_contention),
+        cmocka_unit_test(test_failed_compile_shared_with_waiters),
         cmocka_unit_test(test_input_range_checked_before_planning),
         cmocka_unit_test(test_zero_size_input_gets_empty_outputs),
         cmocka_unit_test(test_zero_size_input_with_non_empty_output),
