@@ -357,7 +357,9 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
     if (rc == 0 && (rc = bd_shape_infer(p->graph, false, err)) == BD_EMODEL) {
         /* the model passed inference with its symbolic dims at open: it is these concrete
          * shapes, the caller's, that do not fit */
-        err->code = rc = BD_EINVAL;
+        rc = BD_EINVAL;
+        if (err)
+            err->code = rc;
         bd_error_prefix(err, "the input shapes do not fit the model: ");
     }
     /* An empty input: when every output is empty too, nothing runs (plan_empty); otherwise
@@ -382,7 +384,9 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
     if (rc && rc != BD_ENOMEM && empty_in[0]) {
         const bd_value *o = non_empty_output(p->graph);
         char sh[96];
-        err->code = rc = BD_EINVAL;
+        rc = BD_EINVAL;
+        if (err)
+            err->code = rc;
         bd_error_prefix(err, "input %s is empty and output '%s' would be %s, which needs the model to run "
                         "on it, and it cannot: ", empty_in, o ? o->name : "?",
                         o ? bd_shape_str(&o->shape, sh, sizeof sh) : "?");
