@@ -12,6 +12,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -300,7 +301,10 @@ class CompileOutsideTheLock(BraiddTestCase):
     def tearDownClass(cls):
         if os.path.exists(cls.gate):
             os.unlink(cls.gate)
-        super().tearDownClass()
+        try:
+            super().tearDownClass()
+        finally:
+            shutil.rmtree(cls.gate_dir, ignore_errors=True)
 
     def req(self, n):
         return infer_request("dyn", {"x": np.ones((1, n), np.float32)})
