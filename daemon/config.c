@@ -31,6 +31,8 @@ void bd_config_defaults(bd_daemon_config *cfg)
     cfg->log_level          = BD_LOG_INFO;
     cfg->load_all_at_start  = true;
     snprintf(cfg->engine, sizeof cfg->engine, "auto");
+    cfg->plan_cache_max_plans = 64;
+    cfg->plan_cache_max_bytes = (size_t)1 << 30;
 }
 
 /* ---- one table drives the JSON keys, the flags and the help text ---------------------- */
@@ -80,6 +82,10 @@ static const key_def keys[] = {
       "PATH", "libonnxruntime.so.1 for the ONNX Runtime fallback [default search]" },
     { "ort_threads", "ort-threads", K_INT, OFF(ort_threads), 0, 0, 1024,
       "N", "ONNX Runtime intra-op threads per session; 0 = 1  [0]" },
+    { "plan_cache_max_plans", "plan-cache-max-plans", K_SIZE, OFF(plan_cache_max_plans), 0, 0, 1 << 20,
+      "N", "plans (input shape sets) cached per model; 0 = unbounded [64]" },
+    { "plan_cache_max_bytes", "plan-cache-max-bytes", K_SIZE, OFF(plan_cache_max_bytes), 0, 0, 1LL << 50,
+      "BYTES", "estimated plan memory cached per model; 0 = unbounded [1073741824]" },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

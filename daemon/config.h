@@ -27,6 +27,9 @@ typedef struct bd_daemon_config {
     char   engine[32];            /* "auto" or a backend name for whole models ("ort") */
     char   ort_library[4096];     /* libonnxruntime.so.1 path; "" = the default search */
     int    ort_threads;           /* ONNX Runtime intra-op threads per session; 0 = 1 */
+    /* each model's plan cache (one plan per input shape set); config.json may override */
+    size_t plan_cache_max_plans;  /* LRU bound by count; 0 = unbounded */
+    size_t plan_cache_max_bytes;  /* LRU bound by estimated bytes; 0 = unbounded */
     char   config_path[4096];     /* the file these came from, "" if none (for SIGHUP) */
 } bd_daemon_config;
 

@@ -13,6 +13,72 @@ static const char *const platforms[] = { "onnx", "onnxruntime_onnx", "tensorflow
 void bd_model_config_defaults(bd_model_config *mc)
 {
     memset(mc, 0, sizeof *mc);
+    mc->plan_cache_max_plans = -1;
+    mc->plan_cache_max_bytes = -1;
+}
+
+static int size_key(const cJSON *item, const char *name, long long max, long long *out, bd_error *err)
+{
+    double d = item->valuedouble;
+    if (!cJSON_IsNumber(item) || d != (double)(long long)d || d < 0 || d > (double)max)
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%s': expected an integer in [0, %lld]",
+                            name, item->string, max);
+    *out = (long long)d;
+    return 0;
+}
+
+/* A list of RANK dims (integers >= LO; -1 too when ALLOW_UNBOUNDED) into DIMS; returns the
+ * count, or -1. */
+static int dims_list(const cJSON *a, int64_t *dims, bool allow_unbounded)
+{
+    if (!cJSON_IsArray(a))
+        return -1;
+    int n = 0;
+    for (const cJSON *x = a->child; x; x = x->next) {
+        double d = x->valuedouble;
+        if (n == BD_MAX_RANK || !cJSON_IsNumber(x) || d != (double)(long long)d || d > (double)(1LL << 40) ||
+            (d < 0 && !(allow_unbounded && d == -1)))
+            return -1;
+        dims[n++] = (int64_t)d;
+    }
+    return n;
+}
+
+/* "input_shapes": {"INPUT": {"min": [dims], "max": [dims, -1 = unbounded]}, ...} */
+static int input_shapes_key(bd_model_config *mc, const cJSON *obj, const char *name, bd_error *err)
+{
+    static const char *const form = "expected {\"INPUT\": {\"min\": [dims], \"max\": [dims]}, ...} "
+                                     "with dims >= 0 (max -1 = unbounded), both lists of the same length "
+                                     "(at most 8), min <= max";
+    if (!cJSON_IsObject(obj))
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'input_shapes': %s", name, form);
+    for (const cJSON *in = obj->child; in; in = in->next) {
+        if (mc->n_input_shapes == BD_MODEL_CONFIG_MAX_RANGES)
+            return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'input_shapes': at most %d inputs",
+                                name, BD_MODEL_CONFIG_MAX_RANGES);
+        bd_input_range *r = &mc->input_shapes[mc->n_input_shapes];
+        if (strlen(in->string) >= sizeof r->name)
+            return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'input_shapes': input name longer "
+                                "than %zu characters", name, sizeof r->name - 1);
+        const cJSON *lo = cJSON_IsObject(in) ? cJSON_GetObjectItemCaseSensitive(in, "min") : NULL;
+        const cJSON *hi = cJSON_IsObject(in) ? cJSON_GetObjectItemCaseSensitive(in, "max") : NULL;
+        int nlo = lo ? dims_list(lo, r->min, false) : -1;
+        int nhi = hi ? dims_list(hi, r->max, true) : -1;
+        bool ok = nlo >= 0 && nlo == nhi && cJSON_GetArraySize(in) == 2;
+        for (int d = 0; ok && d < nlo; d++)
+            ok = r->max[d] < 0 || r->min[d] <= r->max[d];
+        if (!ok)
+            return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'input_shapes': input '%s': %s",
+                                name, in->string, form);
+        for (int k = 0; k < mc->n_input_shapes; k++)
+            if (strcmp(mc->input_shapes[k].name, in->string) == 0)
+                return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'input_shapes': input '%s' twice",
+                                    name, in->string);
+        snprintf(r->name, sizeof r->name, "%s", in->string);
+        r->rank = nlo;
+        mc->n_input_shapes++;
+    }
+    return 0;
 }
 
 static int int_key(const cJSON *item, const char *name, int min, int max, int *out, bd_error *err)
@@ -82,10 +148,17 @@ int bd_model_config_parse(bd_model_config *mc, const char *name, const char *tex
             else
                 snprintf(dst, size, "%s", it->valuestring);
             mc->has_fallback_ops |= ops;
-        } else
+        } else if (strcmp(k, "plan_cache_max_plans") == 0)
+            rc = size_key(it, name, 1 << 20, &mc->plan_cache_max_plans, err);
+        else if (strcmp(k, "plan_cache_max_bytes") == 0)
+            rc = size_key(it, name, 1LL << 50, &mc->plan_cache_max_bytes, err);
+        else if (strcmp(k, "input_shapes") == 0)
+            rc = input_shapes_key(mc, it, name, err);
+        else
             rc = bd_error_set(err, BD_EINVAL,
                               "model '%s' config: unknown key '%s' (known: name, platform, threads, queue_limit, "
-                              "max_batch_size, default_model_filename, fallback_ops, engine)", name, k);
+                              "max_batch_size, default_model_filename, fallback_ops, engine, plan_cache_max_plans, "
+                              "plan_cache_max_bytes, input_shapes)", name, k);
     }
     cJSON_Delete(root);
     return rc;

@@ -71,7 +71,8 @@ static void histogram(FILE *f, const bd_model_view *m, const char *phase, const 
 }
 
 /* Per-model counter/gauge families with only {model,version}. */
-typedef enum { G_INFERENCES, G_EXECUTIONS, G_INFLIGHT, G_QUEUED } model_gauge;
+typedef enum { G_INFERENCES, G_EXECUTIONS, G_INFLIGHT, G_QUEUED,
+               G_PLANS, G_PLAN_BYTES, G_PLAN_COMPILES, G_PLAN_EVICTIONS } model_gauge;
 
 static void model_family(FILE *f, const bd_status_view *v, const char *name, const char *type,
                          const char *help, model_gauge which)
@@ -88,6 +89,10 @@ static void model_family(FILE *f, const bd_status_view *v, const char *name, con
         case G_EXECUTIONS: val = (int64_t)load(&m->stats->execution_count); break;
         case G_INFLIGHT:   val = atomic_load_explicit(&m->stats->in_flight, memory_order_relaxed); break;
         case G_QUEUED:     val = atomic_load_explicit(&m->stats->queued, memory_order_relaxed); break;
+        case G_PLANS:      val = (int64_t)m->plan_cache.plans; break;
+        case G_PLAN_BYTES: val = (int64_t)m->plan_cache.bytes; break;
+        case G_PLAN_COMPILES:  val = (int64_t)m->plan_cache.compiles; break;
+        case G_PLAN_EVICTIONS: val = (int64_t)m->plan_cache.evictions; break;
         }
         if (val < 0)       /* a gauge racing its own decrement never shows below zero */
             val = 0;
@@ -180,6 +185,14 @@ static void render(FILE *f, const bd_status_view *v)
                  "Requests running on a worker now.", G_INFLIGHT);
     model_family(f, v, "braid_queued_requests", "gauge",
                  "Requests waiting in the model's queue now.", G_QUEUED);
+    model_family(f, v, "braid_plan_cache_plans", "gauge",
+                 "Plans (one per distinct input shape set) in the model's cache now.", G_PLANS);
+    model_family(f, v, "braid_plan_cache_bytes", "gauge",
+                 "Estimated memory of the cached plans, in bytes.", G_PLAN_BYTES);
+    model_family(f, v, "braid_plan_compiles_total", "counter",
+                 "Plans compiled (each distinct input shape set not in the cache).", G_PLAN_COMPILES);
+    model_family(f, v, "braid_plan_evictions_total", "counter",
+                 "Plans evicted from the cache to stay within its bounds.", G_PLAN_EVICTIONS);
 
     size_t nb = 0;
     const bd_backend *const *backends = bd_backends(&nb);

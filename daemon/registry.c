@@ -410,6 +410,8 @@ int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
     snprintf(t->engine, sizeof t->engine, "%s", r->cfg.engine);
     snprintf(t->ort_library, sizeof t->ort_library, "%s", r->cfg.ort_library);
     t->ort_threads = r->cfg.ort_threads;
+    t->plan_cache_max_plans = r->cfg.plan_cache_max_plans;
+    t->plan_cache_max_bytes = r->cfg.plan_cache_max_bytes;
     t->write_config = config_json && r->cfg.allow_uploads;
     bool oom = false;
     if (config_json)

@@ -60,9 +60,11 @@ const char       *bd_served_platform(const bd_served *s);  /* "onnx" */
 bd_model         *bd_served_model(const bd_served *s);     /* bd_model_plan is thread-safe */
 bd_model_stats   *bd_served_stats(bd_served *s);
 const bd_partition_summary *bd_served_summary(const bd_served *s);
-/* Borrow an execution context for PLAN (a plan of S's model): reused across requests,
- * created on first need, freed with the version — so a context never outlives its plan.
- * Return it with bd_served_exec_release. Any thread. */
+/* Borrow an execution context for PLAN (a plan of S's model, on which the caller holds a
+ * reference until this returns): reused across requests, created on first need. A context
+ * holds its own reference to its plan; contexts of plans the model's cache evicted are freed
+ * when idle (at the next acquire or release), the others with the version. Return it with
+ * bd_served_exec_release. Any thread. */
 int               bd_served_exec_acquire(bd_served *s, const bd_plan *plan, bd_exec **out,
                                          bd_error *err);
 void              bd_served_exec_release(bd_served *s, bd_exec *e);

@@ -10,6 +10,15 @@
 
 struct bd_job;
 
+/* An allowed shape range of one input (config.json "input_shapes"). */
+#define BD_MODEL_CONFIG_MAX_RANGES 16
+typedef struct bd_input_range {
+    char    name[128];
+    int     rank;
+    int64_t min[BD_MAX_RANK];
+    int64_t max[BD_MAX_RANK];     /* -1 = no upper bound */
+} bd_input_range;
+
 /* What <repo>/<model>/config.json may say (docs/config.md, "Per-model config.json"). */
 typedef struct bd_model_config {
     int  threads;             /* oneDNN threads per execution; 0 = the daemon's threads_per_worker */
@@ -20,6 +29,10 @@ typedef struct bd_model_config {
     char engine[32];          /* "" = the daemon's engine */
     char platform[32];        /* "onnx", "tensorflow_graphdef", "tensorflow_tfjs"; "" = the model's */
     char model_filename[256]; /* file inside the version directory; "" = the first default found */
+    long long plan_cache_max_plans;  /* -1 = the daemon's; 0 = unbounded */
+    long long plan_cache_max_bytes;  /* -1 = the daemon's; 0 = unbounded */
+    bd_input_range input_shapes[BD_MODEL_CONFIG_MAX_RANGES];
+    int       n_input_shapes;
 } bd_model_config;
 
 /* The model file names tried in a version directory when config.json names none, in order. */
@@ -96,6 +109,8 @@ typedef struct bd_load_task {
     char        engine[32];
     char        ort_library[4096];
     int         ort_threads;
+    size_t      plan_cache_max_plans; /* daemon defaults (config.json may override) */
+    size_t      plan_cache_max_bytes;
     /* outputs */
     bd_served  *served;           /* one reference on success */
     int         status;

@@ -87,7 +87,20 @@ static void warm_free(warm_inputs *w)
         free(w->t[i].data);
 }
 
-static int warm_make(const bd_graph *g, warm_inputs *w, bd_error *err)
+/* A dynamic dim of the warm-up input: 1, moved into the declared range if there is one. */
+static int64_t warm_dim(const bd_model_config *mc, const char *input, int d)
+{
+    for (int k = 0; k < mc->n_input_shapes; k++) {
+        const bd_input_range *r = &mc->input_shapes[k];
+        if (strcmp(r->name, input) || d >= r->rank)
+            continue;
+        int64_t x = r->min[d] > 1 ? r->min[d] : 1;
+        return r->max[d] >= 0 && x > r->max[d] ? r->max[d] : x;
+    }
+    return 1;
+}
+
+static int warm_make(const bd_graph *g, const bd_model_config *mc, warm_inputs *w, bd_error *err)
 {
     size_t n = bd_graph_num_inputs(g);
     if (n > 64)
@@ -102,7 +115,7 @@ static int warm_make(const bd_graph *g, warm_inputs *w, bd_error *err)
                                 bd_dtype_name(v->dtype));
         size_t count = 1;
         for (int d = 0; d < v->shape.rank; d++) {
-            w->dims[i][d] = v->shape.dims[d] < 0 ? 1 : v->shape.dims[d];
+            w->dims[i][d] = v->shape.dims[d] < 0 ? warm_dim(mc, v->name, d) : v->shape.dims[d];
             count *= (size_t)w->dims[i][d];
         }
         size_t bytes = count * bd_dtype_size(v->dtype);
@@ -127,6 +140,7 @@ static void summarise(bd_served *s, const bd_plan *plan)
     sum->nodes_imported = bd_graph_num_nodes(bd_model_graph(s->model));
     sum->nodes_planned = bd_graph_num_nodes(g);
     sum->steps = bd_plan_num_steps(plan);
+    bd_plan_retain(plan);     /* the summary's own reference (the cache may evict it) */
     sum->plan = plan;
     for (size_t i = 0; i < sum->nodes_planned; i++) {
         const bd_node *nd = bd_graph_node(g, i);
@@ -195,10 +209,21 @@ static int load(bd_load_task *t)
         .engine       = mc.engine[0] ? mc.engine : t->engine,
         .ort_library  = t->ort_library[0] ? t->ort_library : NULL,
         .ort_threads  = t->ort_threads,
+        .plan_cache_max_plans = mc.plan_cache_max_plans >= 0 ? (size_t)mc.plan_cache_max_plans
+                                                             : t->plan_cache_max_plans,
+        .plan_cache_max_bytes = mc.plan_cache_max_bytes >= 0 ? (size_t)mc.plan_cache_max_bytes
+                                                             : t->plan_cache_max_bytes,
     };
     bd_model *model = NULL;
     if ((rc = bd_model_open(path, &opts, &model, err)) != 0)
         return bd_error_prefix(err, "model '%s' version %s: ", t->name, version);
+    for (int k = 0; k < mc.n_input_shapes; k++) {
+        const bd_input_range *r = &mc.input_shapes[k];
+        if ((rc = bd_model_set_input_range(model, r->name, r->rank, r->min, r->max, err)) != 0) {
+            bd_model_close(model);
+            return bd_error_prefix(err, "model '%s' version %s: config.json input_shapes: ", t->name, version);
+        }
+    }
     /* The served platform is what the file turned out to be; a declared one must agree. */
     const char *platform = bd_import_platform(bd_model_graph(model));
     if (mc.platform[0] && strcmp(mc.platform, platform)) {
@@ -216,9 +241,9 @@ static int load(bd_load_task *t)
     warm_inputs w = { 0 };
     const bd_plan *plan = NULL;
     bd_exec *exec = NULL;
-    rc = warm_make(bd_model_graph(model), &w, err);
+    rc = warm_make(bd_model_graph(model), &mc, &w, err);
     if (rc == 0)
-        rc = bd_model_plan(model, w.t, w.n, &plan, err);
+        rc = bd_model_plan_acquire(model, w.t, w.n, &plan, err);
     if (rc == 0)
         rc = bd_served_exec_acquire(s, plan, &exec, err);
     if (rc == 0) {
@@ -227,10 +252,12 @@ static int load(bd_load_task *t)
     }
     warm_free(&w);
     if (rc) {
+        bd_plan_release(plan);
         bd_served_release(s);
         return bd_error_prefix(err, "model '%s' version %s: warm-up: ", t->name, version);
     }
     summarise(s, plan);
+    bd_plan_release(plan);
     s->summary.load_ms = (double)(bd_now_ns() - t0) / 1e6;
     t->served = s;
     return 0;

@@ -38,6 +38,7 @@ static void served_free(bd_served *s)
         free(e);
     }
     pthread_mutex_destroy(&s->pool_lock);
+    bd_plan_release(s->summary.plan);   /* summarise()'s reference */
     bd_model_close(s->model);
     free(s);
     atomic_fetch_sub(&live_count, 1);
@@ -59,17 +60,46 @@ bd_model_stats *bd_served_stats(bd_served *s)      { return &s->stats; }
 const bd_partition_summary *bd_served_summary(const bd_served *s) { return &s->summary; }
 int         bd_served_queue_limit(const bd_served *s) { return s->queue_limit; }
 
+/* Lock held: unlink the idle contexts of plans the model's cache evicted (onto *DROP), so an
+ * evicted plan's memory goes with its last context. */
+static void drop_evicted_locked(bd_served *s, bd_exec_slot **drop)
+{
+    for (bd_exec_slot **at = &s->pool; *at;) {
+        bd_exec_slot *e = *at;
+        if (!e->busy && bd_plan_evicted(e->plan)) {
+            *at = e->next;
+            e->next = *drop;
+            *drop = e;
+        } else
+            at = &e->next;
+    }
+}
+
+static void destroy_slots(bd_exec_slot *drop)
+{
+    for (bd_exec_slot *e = drop, *next; e; e = next) {
+        next = e->next;
+        bd_exec_destroy(e->exec);    /* releases its plan: the last one frees it */
+        free(e);
+    }
+}
+
 int bd_served_exec_acquire(bd_served *s, const bd_plan *plan, bd_exec **out, bd_error *err)
 {
+    bd_exec_slot *drop = NULL, *hit = NULL;
     pthread_mutex_lock(&s->pool_lock);
-    for (bd_exec_slot *e = s->pool; e; e = e->next)
+    drop_evicted_locked(s, &drop);
+    for (bd_exec_slot *e = s->pool; e && !hit; e = e->next)
         if (!e->busy && e->plan == plan) {
             e->busy = true;
-            *out = e->exec;
-            pthread_mutex_unlock(&s->pool_lock);
-            return 0;
+            hit = e;
         }
     pthread_mutex_unlock(&s->pool_lock);
+    destroy_slots(drop);
+    if (hit) {
+        *out = hit->exec;
+        return 0;
+    }
 
     /* None free: create one outside the lock (it allocates the arena and kernel contexts). */
     bd_exec_slot *slot = calloc(1, sizeof *slot);
@@ -94,11 +124,14 @@ void bd_served_exec_release(bd_served *s, bd_exec *exec)
 {
     if (!exec)
         return;
+    bd_exec_slot *drop = NULL;
     pthread_mutex_lock(&s->pool_lock);
     for (bd_exec_slot *e = s->pool; e; e = e->next)
         if (e->exec == exec) {
             e->busy = false;
             break;
         }
+    drop_evicted_locked(s, &drop);
     pthread_mutex_unlock(&s->pool_lock);
+    destroy_slots(drop);
 }

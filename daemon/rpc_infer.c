@@ -387,9 +387,10 @@ static void job_run(bd_job *base)
     bd_exec *exec = NULL;
     uint64_t t0 = bd_now_ns();
 
-    int rc = bd_model_plan(bd_served_model(s), j->inputs, j->n_inputs, &plan, &err);
+    int rc = bd_model_plan_acquire(bd_served_model(s), j->inputs, j->n_inputs, &plan, &err);
     if (!rc)
         rc = bd_served_exec_acquire(s, plan, &exec, &err);
+    bd_plan_release(plan);      /* EXEC holds its own reference */
     uint64_t t1 = bd_now_ns();
     if (!rc)
         rc = bd_exec_run(exec, j->inputs, j->n_inputs, &err);

@@ -86,6 +86,19 @@ static cJSON *queue(const bd_model_view *m)
     return o;
 }
 
+static cJSON *plan_cache(const bd_plan_cache_stats *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "plans", (double)c->plans);
+    cJSON_AddNumberToObject(o, "bytes", (double)c->bytes);
+    cJSON_AddNumberToObject(o, "max_plans", (double)c->max_plans);
+    cJSON_AddNumberToObject(o, "max_bytes", (double)c->max_bytes);
+    cJSON_AddNumberToObject(o, "hits", (double)c->hits);
+    cJSON_AddNumberToObject(o, "compiles", (double)c->compiles);
+    cJSON_AddNumberToObject(o, "evictions", (double)c->evictions);
+    return o;
+}
+
 static cJSON *stats(const bd_model_stats *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -123,6 +136,7 @@ static cJSON *model(const bd_model_view *m)
         cJSON_AddNullToObject(o, "partition");
         cJSON_AddNullToObject(o, "queue");
         cJSON_AddNullToObject(o, "stats");
+        cJSON_AddNullToObject(o, "plan_cache");
         return o;
     }
     if (m->platform)
@@ -135,6 +149,7 @@ static cJSON *model(const bd_model_view *m)
         cJSON_AddNullToObject(o, "partition");
     cJSON_AddItemToObject(o, "queue", queue(m));
     cJSON_AddItemToObject(o, "stats", stats(m->stats));
+    cJSON_AddItemToObject(o, "plan_cache", plan_cache(&m->plan_cache));
     return o;
 }
 

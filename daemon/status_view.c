@@ -40,6 +40,7 @@ int bd_status_view_collect(bd_registry *reg, bd_status_view *out)
             v[i].stats       = bd_served_stats(e[i].served);
             v[i].summary     = bd_served_summary(e[i].served);
             v[i].queue_limit = bd_served_queue_limit(e[i].served);
+            bd_model_plan_cache_stats(bd_served_model(e[i].served), &v[i].plan_cache);
         }
     }
     out->views_  = v;

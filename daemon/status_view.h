@@ -23,6 +23,7 @@ typedef struct bd_model_view {
     const bd_model_stats       *stats;
     const bd_partition_summary *summary;
     int                         queue_limit;
+    bd_plan_cache_stats         plan_cache;   /* the served model's, when collected */
 } bd_model_view;
 
 typedef struct bd_status_view {

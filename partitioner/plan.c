@@ -3,11 +3,13 @@
 #include "plan_build.h"
 
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../backends/arena.h"
 #include "../backends/registry.h"
@@ -27,6 +29,9 @@ typedef struct plan_step {
 #define NO_OFFSET SIZE_MAX
 
 struct bd_plan {
+    atomic_int  refs;          /* the cache's, callers', execution contexts' */
+    atomic_bool evicted;       /* the cache dropped it */
+    size_t      bytes;         /* bd_plan_bytes' estimate */
     bd_graph  *graph;          /* specialised clone: shapes inferred, folded nodes removed */
     plan_step *steps;
     size_t     n_steps;
@@ -230,6 +235,87 @@ static int compile_steps(bd_plan *p, bd_error *err)
     return 0;
 }
 
+/* "'x' [0,4]": the first empty input, or "" when none is. */
+static void empty_input(const bd_plan *p, char *buf, size_t size)
+{
+    buf[0] = 0;
+    for (size_t k = 0; k < p->n_inputs && !buf[0]; k++)
+        if (bd_shape_numel(&p->input_shapes[k]) == 0) {
+            char sh[80];
+            snprintf(buf, size, "'%s' %s", bd_graph_input(p->graph, k)->name,
+                     bd_shape_str(&p->input_shapes[k], sh, sizeof sh));
+        }
+}
+
+/* The first output a zero-size input does not make trivially known (not empty, constant or
+ * an input passed through), or NULL. */
+static const bd_value *non_empty_output(const bd_graph *g)
+{
+    for (size_t i = 0; i < bd_graph_num_outputs(g); i++) {
+        const bd_value *v = bd_graph_output(g, i);
+        if (!v->data && !v->is_input && !(bd_shape_is_static(&v->shape) && bd_shape_numel(&v->shape) == 0))
+            return v;
+    }
+    return NULL;
+}
+
+/* A zero-size input (legal in ONNX) whose outputs are all empty: no step runs, so no backend
+ * sees an empty tensor, and the outputs are the empty tensors shape inference gave. */
+static int plan_empty(bd_plan *p, bd_error *err)
+{
+    bd_graph *g = p->graph;
+    for (size_t i = bd_graph_num_nodes(g); i-- > 0;)
+        bd_graph_remove_node(g, bd_graph_node(g, i));
+    p->places = calloc(1, sizeof *p->places);
+    p->steps = calloc(1, sizeof *p->steps);
+    return p->places && p->steps ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
+}
+
+/* bd_plan_bytes' estimate (model.h): the arena, constants the plan's passes made (not shared
+ * with MODEL_GRAPH), constants a oneDNN step reads (reordered into its own copy), and fixed
+ * overheads for graph records and compiled primitives. */
+#define PLAN_BYTES_PER_VALUE 256
+#define PLAN_BYTES_PER_NODE  512
+#define PLAN_BYTES_PER_STEP  (16 * 1024)
+static size_t estimate_bytes(const bd_plan *p, const bd_graph *model_graph)
+{
+    const bd_graph *g = p->graph;
+    size_t total = sizeof *p + p->arena_size;
+    size_t nv = bd_graph_num_values(g), nmv = bd_graph_num_values(model_graph);
+    for (size_t i = 0; i < nv; i++) {
+        const bd_value *v = bd_graph_value(g, i);
+        bool shared = i < nmv && v->data && bd_graph_value(model_graph, i)->data == v->data;
+        total += PLAN_BYTES_PER_VALUE + (v->data && !shared ? v->nbytes : 0);
+    }
+    total += bd_graph_num_nodes(g) * PLAN_BYTES_PER_NODE + p->n_steps * PLAN_BYTES_PER_STEP;
+    for (size_t si = 0; si < p->n_steps; si++)
+        for (size_t k = 0; p->steps[si].backend_index == 0 && k < p->steps[si].n_inputs; k++)
+            if (is_const(p->steps[si].inputs[k]))
+                total += p->steps[si].inputs[k]->nbytes;
+    return total;
+}
+
+#ifdef BD_TEST_HOOKS
+/* Debug builds only (meson: buildtype=debug): with BRAID_TEST_COMPILE_GATE=PATH set and the
+ * file PATH present, a compile creates PATH.waiting and waits (at most 120 s) until PATH is
+ * removed, so a test can hold a compile in progress and prove what does not wait for it. */
+void bd_test_compile_gate(void)
+{
+    const char *gate = getenv("BRAID_TEST_COMPILE_GATE");
+    if (!gate || access(gate, F_OK) != 0)
+        return;
+    char marker[4096];
+    snprintf(marker, sizeof marker, "%s.waiting", gate);
+    FILE *f = fopen(marker, "w");
+    if (f)
+        fclose(f);
+    for (int i = 0; i < 12000 && access(gate, F_OK) == 0; i++)
+        usleep(10 * 1000);
+}
+#else
+void bd_test_compile_gate(void) {}
+#endif
+
 /* Composites for the fast path, unless a fallback engine runs everything. */
 static int rewrite(bd_graph *g, const bd_placement_opts *popts, bd_error *err)
 {
@@ -256,6 +342,8 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
         free(p);
         return bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
     }
+    atomic_init(&p->refs, 1);
+    atomic_init(&p->evicted, false);
     p->threads  = opts->threads;
     p->n_inputs = bd_graph_num_inputs(p->graph);
     p->input_shapes = malloc((p->n_inputs ? p->n_inputs : 1) * sizeof *p->input_shapes);
@@ -266,27 +354,66 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
     }
     /* not strict: a shape that depends on data (or an op without a rule) stays dynamic, and
      * annotation keeps the nodes touching it off oneDNN */
+    if (rc == 0 && (rc = bd_shape_infer(p->graph, false, err)) == BD_EMODEL) {
+        /* the model passed inference with its symbolic dims at open: it is these concrete
+         * shapes, the caller's, that do not fit */
+        rc = BD_EINVAL;
+        if (err)
+            err->code = rc;
+        bd_error_prefix(err, "the input shapes do not fit the model: ");
+    }
+    /* An empty input: when every output is empty too, nothing runs (plan_empty); otherwise
+     * the plan is built as usual (oneDNN refuses empty tensors, a fallback engine may take
+     * them) and a failure is the request's: INVALID_ARGUMENT naming the empty input. */
+    char empty_in[128] = "";
     if (rc == 0)
-        rc = bd_shape_infer(p->graph, false, err);
-    if (rc == 0) {
+        empty_input(p, empty_in, sizeof empty_in);
+    bool empty = empty_in[0] && !non_empty_output(p->graph);
+    if (rc == 0 && !empty) {
         drop_folded_nodes(p->graph);
         rc = rewrite(p->graph, &popts, err);
     }
     if (rc == 0)
-        rc = place_and_partition(p, &popts, err);
+        rc = empty ? plan_empty(p, err) : place_and_partition(p, &popts, err);
     if (rc == 0)
         rc = layout_arena(p, err);
     if (rc == 0)
         rc = build_report(p, err);
     if (rc == 0)
         rc = compile_steps(p, err);
+    if (rc && rc != BD_ENOMEM && empty_in[0]) {
+        const bd_value *o = non_empty_output(p->graph);
+        char sh[96];
+        rc = BD_EINVAL;
+        if (err)
+            err->code = rc;
+        bd_error_prefix(err, "input %s is empty and output '%s' would be %s, which needs the model to run "
+                        "on it, and it cannot: ", empty_in, o ? o->name : "?",
+                        o ? bd_shape_str(&o->shape, sh, sizeof sh) : "?");
+    }
     if (rc) {
         bd_plan_destroy(p);
         return rc;
     }
+    p->bytes = estimate_bytes(p, model_graph);
     *out = p;
     return 0;
 }
+
+void bd_plan_retain(const bd_plan *p)
+{
+    atomic_fetch_add_explicit(&((bd_plan *)p)->refs, 1, memory_order_relaxed);
+}
+
+void bd_plan_release(const bd_plan *p)
+{
+    if (p && atomic_fetch_sub_explicit(&((bd_plan *)p)->refs, 1, memory_order_acq_rel) == 1)
+        bd_plan_destroy((bd_plan *)p);
+}
+
+void bd_plan_mark_evicted(const bd_plan *p) { atomic_store(&((bd_plan *)p)->evicted, true); }
+bool bd_plan_evicted(const bd_plan *p)      { return atomic_load(&((bd_plan *)p)->evicted); }
+size_t bd_plan_bytes(const bd_plan *p)      { return p->bytes; }
 
 void bd_plan_destroy(bd_plan *p)
 {
@@ -388,6 +515,7 @@ int bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err)
     if (!e)
         return bd_error_set(err, BD_ENOMEM, "out of memory creating an execution context");
     e->plan = p;
+    bd_plan_retain(p);
     size_t n_io = 0;
     for (size_t si = 0; si < p->n_steps; si++)
         n_io += p->steps[si].n_inputs + p->steps[si].n_outputs;
@@ -436,6 +564,7 @@ void bd_exec_destroy(bd_exec *e)
     free(e->io_base);
     free(e->outputs);
     free(e->dyn);
+    bd_plan_release(e->plan);
     free(e);
 }
 

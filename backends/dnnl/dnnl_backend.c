@@ -184,6 +184,19 @@ dn_build_fn_t dn_builder_for(const bd_node *n)
  * semantics its opset does not have (e.g. opset 6's legacy broadcast attribute). */
 enum { DN_ONNX_OPSET_MIN = 7, DN_ONNX_OPSET_MAX = 17 };
 
+/* The first tensor of N with a zero-size dim, or NULL: oneDNN's primitive descriptors divide
+ * by dims (SIGFPE on an empty batch), so no empty tensor ever reaches one. */
+const bd_value *dn_empty_tensor(const bd_node *n)
+{
+    for (size_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
+        const bd_value *v = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+        for (int d = 0; v && d < v->shape.rank && d < BD_MAX_RANK; d++)
+            if (v->shape.dims[d] == 0)
+                return v;
+    }
+    return NULL;
+}
+
 static bool dn_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     int64_t opset = bd_graph_opset(g);
@@ -197,6 +210,10 @@ static bool dn_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
                       n->domain && n->domain[0] ? "::" : "", n->op_type);
     if (n->n_post < 0 || n->n_post > BD_MAX_POSTOPS)
         return dn_why(why, len, "bad post-op count %d", n->n_post);
+    const bd_value *empty = dn_empty_tensor(n);
+    if (empty)
+        return dn_why(why, len, "tensor '%s' is empty (a zero-size dim): oneDNN primitives need at least "
+                      "one element", empty->name);
     return op->supports(g, n, why, len);
 }
 

@@ -744,6 +744,13 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     memset(&c, 0, sizeof c);
     c.sg = sg;
     c.err = err;
+    for (size_t i = 0; i < sg->n_nodes; i++) {    /* never a primitive on an empty tensor */
+        const bd_value *empty = dn_empty_tensor(sg->nodes[i]);
+        if (empty)
+            return bd_error_set(err, BD_EUNSUPPORTED, "dnnl: node '%s' (%s): tensor '%s' is empty (a zero-size "
+                                "dim): oneDNN primitives need at least one element", sg->nodes[i]->name,
+                                sg->nodes[i]->op_type, empty->name);
+    }
     c.eng = dn_engine();
     if (!c.eng)
         return bd_error_set(err, BD_EBACKEND, "dnnl: cannot create the CPU engine");

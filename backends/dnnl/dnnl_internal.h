@@ -141,6 +141,8 @@ int  dn_run(bd_kernel_ctx *ctx, const DLTensor *in, size_t n_in, DLTensor *out, 
 void dn_ctx_destroy(bd_kernel_ctx *ctx);
 /* The builder for N's op, or NULL (dnnl_backend.c). */
 dn_build_fn_t dn_builder_for(const bd_node *n);
+/* The first input or output of N with a zero-size dim, or NULL (none may reach oneDNN). */
+const bd_value *dn_empty_tensor(const bd_node *n);
 
 /* Fail the current node with BD_EBACKEND/BD_EUNSUPPORTED and a message naming it. */
 int  dn_fail(dn_compiler *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

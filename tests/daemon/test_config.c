@@ -53,6 +53,8 @@ static void test_defaults(void **state)
     assert_int_equal(c.log_level, BD_LOG_INFO);
     assert_true(c.load_all_at_start);
     assert_string_equal(c.config_path, "");
+    assert_int_equal(c.plan_cache_max_plans, 64);
+    assert_int_equal(c.plan_cache_max_bytes, (size_t)1 << 30);
 }
 
 static void test_file_sets_every_key(void **state)
@@ -217,6 +219,22 @@ static void test_resolve_auto(void **state)
     assert_int_equal(c.threads_per_worker, 5);
 }
 
+static void test_plan_cache_keys(void **state)
+{
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    const char *p = write_json("pc.json", "{\"plan_cache_max_plans\":0,\"plan_cache_max_bytes\":4294967296}");
+    assert_int_equal(bd_config_load_file(&c, p, &err), 0);
+    assert_int_equal(c.plan_cache_max_plans, 0);
+    assert_int_equal(c.plan_cache_max_bytes, (size_t)4 << 30);
+    assert_int_equal(parse(&c, &err, 5, "--plan-cache-max-plans", "16", "--plan-cache-max-bytes", "1048576"), 0);
+    assert_int_equal(c.plan_cache_max_plans, 16);
+    assert_int_equal(c.plan_cache_max_bytes, 1048576);
+    assert_int_equal(parse(&c, &err, 3, "--plan-cache-max-plans", "-1"), BD_EINVAL);
+    assert_non_null(strstr(err.msg, "plan-cache-max-plans"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -227,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_help_and_version_exit_zero),
         cmocka_unit_test(test_resolve_auto),
+        cmocka_unit_test(test_plan_cache_keys),
     };
     return cmocka_run_group_tests_name("daemon config", tests, setup, teardown);
 }

@@ -629,6 +629,59 @@ static void test_config_file_in_repository(void **state)
     assert_non_null(strstr(d.msg, "threads"));
 }
 
+/* config.json's plan cache bounds and input ranges reach the model; malformed ones are
+ * BD_EINVAL naming the key before anything loads. */
+static void test_config_plan_cache_and_input_shapes(void **state)
+{
+    fixture *f = *state;
+    open_registry(f);
+    bd_error err = { 0 };
+    static const char *const bad[] = {
+        "{\"plan_cache_max_plans\": -1}",
+        "{\"plan_cache_max_bytes\": 1.5}",
+        "{\"input_shapes\": []}",
+        "{\"input_shapes\": {\"image\": {\"min\": [1, 3], \"max\": [4]}}}",
+        "{\"input_shapes\": {\"image\": {\"min\": [4], \"max\": [1]}}}",
+        "{\"input_shapes\": {\"image\": {\"min\": [-1], \"max\": [1]}}}",
+        "{\"input_shapes\": {\"image\": {\"min\": [1], \"max\": [1], \"extra\": 1}}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(bd_registry_load(f->reg, "tinycnn", bad[i], NULL, 0, NULL, NULL, &err), BD_EINVAL);
+        assert_true(strstr(err.msg, "plan_cache") || strstr(err.msg, "input_shapes"));
+    }
+    done_flag d;
+    if (load_sync(f, "tinycnn", "{\"plan_cache_max_plans\": 2, \"plan_cache_max_bytes\": 0, \"input_shapes\": "
+                  "{\"image\": {\"min\": [2, 3, 32, 32], \"max\": [4, 3, 32, 32]}}}", NULL, 0, &d))
+        fail_msg("%s", d.msg);   /* the warm-up ran inside the range (batch 2) */
+    bd_served *s = NULL;
+    assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &s, NULL), 0);
+    bd_model *m = bd_served_model(s);
+    bd_plan_cache_stats st;
+    bd_model_plan_cache_stats(m, &st);
+    assert_int_equal(st.max_plans, 2);
+    assert_int_equal(st.max_bytes, 0);
+    assert_int_equal(st.compiles, 1);
+    static float img[5 * 3 * 32 * 32];
+    int64_t shape[4] = { 5, 3, 32, 32 };
+    DLTensor in = { .data = img, .device = { kDLCPU, 0 }, .ndim = 4, .shape = shape, .dtype = { kDLFloat, 32, 1 } };
+    const bd_plan *p = NULL;
+    assert_int_equal(bd_model_plan_acquire(m, &in, 1, &p, &err), BD_EINVAL);
+    assert_non_null(strstr(err.msg, "input 'image': dim 0 is 5, outside the allowed range [2, 4]"));
+    for (int64_t b = 2; b <= 4; b++) {      /* three shapes through a cache of two */
+        shape[0] = b;
+        bd_exec *e = NULL;
+        assert_int_equal(bd_model_plan_acquire(m, &in, 1, &p, &err), 0);
+        assert_int_equal(bd_served_exec_acquire(s, p, &e, &err), 0);
+        bd_plan_release(p);
+        assert_int_equal(bd_exec_run(e, &in, 1, &err), 0);
+        bd_served_exec_release(s, e);
+    }
+    bd_model_plan_cache_stats(m, &st);
+    assert_int_equal(st.plans, 2);
+    assert_int_equal(st.evictions, 1);
+    bd_served_release(s);
+}
+
 static void test_destroy_with_load_in_flight(void **state)
 {
     fixture *f = *state;
@@ -662,6 +715,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_private_upload_dir_without_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_applied_in_memory_without_uploads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_file_in_repository, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_plan_cache_and_input_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_with_load_in_flight, setup, teardown),
     };
     return cmocka_run_group_tests_name("daemon registry", tests, NULL, NULL);

@@ -778,6 +778,33 @@ static void test_run_rejects_wrong_shape(void **state)
     tg_free(t);
 }
 
+/* An empty tensor anywhere (an empty batch): supports() says no and compile() refuses
+ * cleanly, so no oneDNN primitive descriptor is ever created with a zero dim (SIGFPE). */
+static void test_empty_tensor_never_reaches_a_primitive(void **state)
+{
+    static const char *const ops[] = { "MatMul", "Gemm", "Conv", "Relu" };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        tg *t = tg_new();
+        bool conv = strcmp(ops[o], "Conv") == 0, relu = strcmp(ops[o], "Relu") == 0;
+        bd_value *x = conv ? t_input(t, SHAPE(0, 3, 8, 8)) : t_input(t, SHAPE(0, 4));
+        bd_value *w = conv ? t_const(t, SHAPE(2, 3, 3, 3)) : t_const(t, SHAPE(4, 3));
+        bd_value *y = conv ? t_val(t, SHAPE(0, 2, 6, 6)) : relu ? t_val(t, SHAPE(0, 4)) : t_val(t, SHAPE(0, 3));
+        t_output(t, y);
+        bd_node *n = relu ? NODE(t, "Relu", y, x) : t_node(t, ops[o], "", 2, (bd_value *[]){ x, w }, y);
+        char why[256] = "";
+        assert_false(bd_dnnl_backend.supports(t->g, n, why, sizeof why));
+        assert_non_null(strstr(why, "empty"));
+        bd_subgraph sg = { .graph = t->g, .nodes = &n, .n_nodes = 1, .inputs = &x, .n_inputs = 1,
+                           .outputs = &y, .n_outputs = 1 };
+        bd_kernel *k = NULL;
+        bd_error err = { 0 };
+        assert_int_equal(bd_dnnl_backend.compile(&sg, &k, &err), BD_EUNSUPPORTED);
+        assert_null(k);
+        assert_non_null(strstr(err.msg, "empty"));
+        tg_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -801,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_two_contexts_concurrently),
         cmocka_unit_test(test_supports_rejects_with_reason),
         cmocka_unit_test(test_run_rejects_wrong_shape),
+        cmocka_unit_test(test_empty_tensor_never_reaches_a_primitive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

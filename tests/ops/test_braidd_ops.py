@@ -39,6 +39,8 @@ FAMILIES = {
     "braid_inference_count": "counter", "braid_execution_count": "counter",
     "braid_inflight_requests": "gauge", "braid_queued_requests": "gauge",
     "braid_backend_seconds": "counter",
+    "braid_plan_cache_plans": "gauge", "braid_plan_cache_bytes": "gauge",
+    "braid_plan_compiles": "counter", "braid_plan_evictions": "counter",
 }
 
 
@@ -230,7 +232,10 @@ class BraiddOps(unittest.TestCase):
         self.assertEqual(set(srv["loads"]), {"ok", "failed"})
         (m,) = doc["models"]
         self.assertEqual(set(m), {"name", "version", "state", "reason", "platform", "partition",
-                                  "queue", "stats"})
+                                  "queue", "stats", "plan_cache"})
+        self.assertEqual(set(m["plan_cache"]), {"plans", "bytes", "max_plans", "max_bytes", "hits",
+                                                "compiles", "evictions"})
+        self.assertGreaterEqual(m["plan_cache"]["plans"], 1)      # the warm-up's plan
         self.assertEqual((m["name"], m["version"], m["state"], m["platform"]),
                          ("tinycnn", "1", "READY", "onnx"))
         self.assertEqual(set(m["partition"]), {"nodes_imported", "nodes_planned", "steps",

@@ -60,7 +60,9 @@ static world *make_world(void)
 
     w->models[0] = (bd_model_view){ .name = "tinycnn", .version = "1", .state = BD_STATE_READY,
                                     .reason = "", .platform = "onnx", .stats = &w->stats,
-                                    .summary = &w->summary, .queue_limit = 64 };
+                                    .summary = &w->summary, .queue_limit = 64,
+                                    .plan_cache = { .plans = 3, .bytes = 4096, .compiles = 5, .evictions = 2,
+                                                    .max_plans = 64 } };
     w->models[1] = (bd_model_view){ .name = AWKWARD, .version = "", .state = BD_STATE_UNAVAILABLE,
                                     .reason = "model 'x': no model.onnx in 1/" };
     w->view = (bd_status_view){ .version = "9.9.9", .ready = false,
@@ -273,7 +275,8 @@ static void test_metrics_text_is_valid_exposition_format(void **state)
         "braid_unloads_total", "braid_models_loaded", "braid_model_state",
         "braid_requests_total", "braid_request_duration_seconds", "braid_inference_count_total",
         "braid_execution_count_total", "braid_inflight_requests", "braid_queued_requests",
-        "braid_backend_seconds_total",
+        "braid_backend_seconds_total", "braid_plan_cache_plans", "braid_plan_cache_bytes",
+        "braid_plan_compiles_total", "braid_plan_evictions_total",
     };
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         int found = 0;
@@ -322,6 +325,10 @@ static void test_metrics_values(void **state)
     assert_true(value_of(&p, "braid_execution_count_total", "model", "tinycnn", NULL, NULL) == 6);
     assert_true(value_of(&p, "braid_inflight_requests", "model", "tinycnn", NULL, NULL) == 1);
     assert_true(value_of(&p, "braid_queued_requests", "model", "tinycnn", NULL, NULL) == 4);
+    assert_true(value_of(&p, "braid_plan_cache_plans", "model", "tinycnn", NULL, NULL) == 3);
+    assert_true(value_of(&p, "braid_plan_cache_bytes", "model", "tinycnn", NULL, NULL) == 4096);
+    assert_true(value_of(&p, "braid_plan_compiles_total", "model", "tinycnn", NULL, NULL) == 5);
+    assert_true(value_of(&p, "braid_plan_evictions_total", "model", "tinycnn", NULL, NULL) == 2);
 
     size_t nb = 0;
     const bd_backend *const *b = bd_backends(&nb);
@@ -468,6 +475,11 @@ static void test_status_json_has_the_schema(void **state)
         assert_true(num(m, "stats.failures.invalid") == 3);
         assert_true(num(m, "stats.failures.queue_full") == 2);
         assert_true(num(m, "stats.failures.internal") == 0);
+        assert_true(num(m, "plan_cache.plans") == 3);
+        assert_true(num(m, "plan_cache.bytes") == 4096);
+        assert_true(num(m, "plan_cache.max_plans") == 64);
+        assert_true(num(m, "plan_cache.compiles") == 5);
+        assert_true(num(m, "plan_cache.evictions") == 2);
 
         cJSON *u = cJSON_GetArrayItem(models, 1);
         assert_string_equal(item(u, "name")->valuestring, AWKWARD);   /* JSON-escaped */
@@ -476,6 +488,7 @@ static void test_status_json_has_the_schema(void **state)
         assert_true(cJSON_IsNull(item(u, "stats")));
         assert_true(cJSON_IsNull(item(u, "partition")));
         assert_true(cJSON_IsNull(item(u, "queue")));
+        assert_true(cJSON_IsNull(item(u, "plan_cache")));
         cJSON_Delete(root);
         free(text);
     }
