@@ -31,6 +31,19 @@ void bd_config_defaults(bd_daemon_config *cfg)
     cfg->log_level          = BD_LOG_INFO;
     cfg->load_all_at_start  = true;
     snprintf(cfg->engine, sizeof cfg->engine, "auto");
+    snprintf(cfg->model_control_mode, sizeof cfg->model_control_mode, "explicit");
+    cfg->repository_poll_secs = 15;
+}
+
+int bd_config_model_control(const bd_daemon_config *cfg)
+{
+    if (!strcmp(cfg->model_control_mode, "explicit"))
+        return BD_MODEL_CONTROL_EXPLICIT;
+    if (!strcmp(cfg->model_control_mode, "poll"))
+        return BD_MODEL_CONTROL_POLL;
+    if (!strcmp(cfg->model_control_mode, "none"))
+        return BD_MODEL_CONTROL_NONE;
+    return -1;
 }
 
 /* ---- one table drives the JSON keys, the flags and the help text ---------------------- */
@@ -80,6 +93,28 @@ static const key_def keys[] = {
       "PATH", "libonnxruntime.so.1 for the ONNX Runtime fallback [default search]" },
     { "ort_threads", "ort-threads", K_INT, OFF(ort_threads), 0, 0, 1024,
       "N", "ONNX Runtime intra-op threads per session; 0 = 1  [0]" },
+#define S(f) OFF(f), sizeof ((bd_daemon_config *)0)->f
+    { "model_control_mode", "model-control-mode", K_STRING, S(model_control_mode), 0, 0,
+      "MODE", "explicit (load/unload RPCs), poll (rescans), none [explicit]" },
+    { "repository_poll_secs", "repository-poll-secs", K_INT, OFF(repository_poll_secs), 0, 1, 86400,
+      "S", "poll mode: seconds between repository rescans    [15]" },
+    { "tls_cert_file", "tls-cert-file", K_STRING, S(tls_cert_file), 0, 0,
+      "PEM", "TLS certificate chain for both ports (docs/security.md) [none]" },
+    { "tls_key_file", "tls-key-file", K_STRING, S(tls_key_file), 0, 0,
+      "PEM", "private key of --tls-cert-file                   [none]" },
+    { "tls_client_ca_file", "tls-client-ca-file", K_STRING, S(tls_client_ca_file), 0, 0,
+      "PEM", "require client certificates signed by these CAs (mTLS) [none]" },
+    { "http_tls_cert_file", "http-tls-cert-file", K_STRING, S(http_tls_cert_file), 0, 0,
+      "PEM", "HTTP port only: certificate (default: --tls-cert-file)" },
+    { "http_tls_key_file", "http-tls-key-file", K_STRING, S(http_tls_key_file), 0, 0,
+      "PEM", "HTTP port only: key (default: --tls-key-file)" },
+    { "http_tls_client_ca_file", "http-tls-client-ca-file", K_STRING, S(http_tls_client_ca_file), 0, 0,
+      "PEM", "HTTP port only: client CAs, or none (default: --tls-client-ca-file)" },
+    { "auth_token_file", "auth-token-file", K_STRING, S(auth_token_file), 0, 0,
+      "FILE", "bearer tokens, lines 'inference|admin TOKEN', mode 0600 [none]" },
+    { "allow_insecure_bind", "allow-insecure-bind", K_FLAG_TRUE, OFF(allow_insecure_bind), 0, 0, 0,
+      NULL, "allow a non-loopback address without TLS and tokens [off]" },
+#undef S
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -237,7 +272,8 @@ static void print_help(FILE *f, const char *prog)
         "\n"
         "Automatic sizing (workers / threads-per-worker = 0) fits the machine's cores without\n"
         "oversubscription. OMP_WAIT_POLICY defaults to passive unless set in the environment.\n"
-        "Signals: SIGTERM drains and exits 0; SIGHUP rescans the repository.\n");
+        "Signals: SIGTERM drains and exits 0; SIGHUP re-reads the token file and rescans the\n"
+        "repository (explicit and poll modes).\n");
 }
 
 static int parse_int(const char *flag, const char *s, long long *out, bd_error *err)
