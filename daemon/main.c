@@ -187,6 +187,13 @@ static int check_security(bd_daemon_config *cfg, bd_error *err)
                             "got '%s'", cfg->model_control_mode);
     if (mode != BD_MODEL_CONTROL_EXPLICIT)
         cfg->load_all_at_start = true;      /* Triton's none and poll load everything at start */
+    if (cfg->auth_token_file[0]) {          /* the server loads it again; fail early here */
+        bd_auth *probe = NULL;
+        int rc = bd_auth_load(cfg->auth_token_file, &probe, err);
+        bd_auth_destroy(probe);
+        if (rc)
+            return rc;
+    }
     int rc = bd_tls_config_check(cfg, err);
     if (!rc)
         rc = bd_bind_policy_check(cfg, err);
