@@ -271,6 +271,59 @@ class HttpClientCertificatesOff(unittest.TestCase):
             self.assertIn(words, d.log_text())
 
 
+class CliOverTlsWithTokens(unittest.TestCase):
+    """The braid CLI's remote commands with --tls-ca, --tls-cert/--tls-key and --token-file."""
+
+    def cli(self):
+        path = os.environ.get("BRAID_CLI") or os.path.join(
+            os.path.dirname(os.path.dirname(os.path.abspath(os.environ.get("BRAIDD", "")))),
+            "client", "braid")
+        if not os.access(path, os.X_OK):
+            self.skipTest("no braid CLI (set BRAID_CLI)")
+        return path
+
+    def test_cli_models_and_unload(self):
+        p = pki()
+        cli = self.cli()
+        tmp = tempfile.mkdtemp(prefix="braid-cli-tokens-")
+        try:
+            tokens = os.path.join(tmp, "tokens")
+            write_tokens(tokens, [("inference", INFERENCE_TOKEN), ("admin", ADMIN_TOKEN)])
+            inf, adm = os.path.join(tmp, "inference"), os.path.join(tmp, "admin")
+            for path, tok in ((inf, INFERENCE_TOKEN), (adm, ADMIN_TOKEN)):
+                with open(path, "w") as f:
+                    f.write(tok + "\n")
+                os.chmod(path, 0o600)
+            d = TlsBraidd(args=["--tls-cert-file", p.path("server.pem"), "--tls-key-file",
+                                p.path("server.key"), "--tls-client-ca-file", p.path("ca.pem"),
+                                "--auth-token-file", tokens], client_cert="client")
+            with d:
+                d.wait_ready()
+                server = ["--server", "127.0.0.1:%d" % d.grpc_port, "--timeout", "20000"]
+                tls = ["--tls-ca", p.path("ca.pem"), "--tls-cert", p.path("client.pem"),
+                       "--tls-key", p.path("client.key")]
+
+                def run(*args):
+                    return subprocess.run([cli, *args], capture_output=True, text=True, timeout=120)
+
+                r = run("models", *server, *tls, "--token-file", inf)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn(DEMO, r.stdout)
+                r = run("models", *server, *tls)                          # no token
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("--token-file", r.stderr)
+                r = run("unload", DEMO, *server, *tls, "--token-file", inf)  # weak role
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("admin", r.stderr)
+                r = run("models", *server, "--token-file", inf)           # plaintext to TLS
+                self.assertNotEqual(r.returncode, 0)
+                r = run("unload", DEMO, *server, *tls, "--token-file", adm)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                d.stop_clean()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 # ---- tokens ---------------------------------------------------------------------------------
 
 
