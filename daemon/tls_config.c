@@ -145,11 +145,19 @@ int bd_tls_config_check(const bd_daemon_config *cfg, bd_error *err)
         return bd_error_set(err, BD_EINVAL, "--http-tls-client-ca-file needs a certificate and a key "
                             "for the HTTP port");
     if (g.cert[0]) {
-        grpc_server_credentials *c = NULL;
-        int rc = bd_tls_grpc_credentials(cfg, &c, err);
+        /* OpenSSL reads what gRPC will (gRPC itself is not initialised yet) */
+        SSL_CTX *ctx = NULL;
+        char *pem = NULL;
+        int rc = read_pem(g.cert, "tls-cert-file", &pem, err);
+        free_pem(pem);
+        if (!rc)
+            rc = read_pem(g.key, "tls-key-file", &pem, err);
+        free_pem(pem);
+        if (!rc)
+            rc = bd_tls_http_context(&g, &ctx, err);
         if (rc)
-            return rc;
-        grpc_server_credentials_release(c);
+            return bd_error_prefix(err, "gRPC port: ");
+        SSL_CTX_free(ctx);
         warn_key_mode(g.key);
     }
     if (h.cert[0] && cfg->http_address[0]) {
