@@ -114,7 +114,7 @@ static void read_start(conn *c)
 static void read_stop(conn *c)
 {
     if (!c->detached)
-        read_stop(c);
+        uv_read_stop((uv_stream_t *)&c->tcp);
 }
 
 static void timer_start(conn *c, uint64_t ms)
