@@ -71,6 +71,8 @@ struct conn {
     char            field[16];       /* the current header's name (its first bytes) */
     char            authz[MAX_AUTHZ];
     bd_tls_conn    *tls;             /* NULL = plaintext */
+    unsigned char   peer[16];        /* the client's address (IPv4: 4 bytes), for the per-IP cap */
+    size_t          peer_len;
     void          (*sink)(void *, const char *, size_t);   /* detached output */
     void           *sink_arg;
     int             reject;          /* the status a parser callback chose for a bad request */
@@ -95,6 +97,7 @@ void bd_http_limits_default(bd_http_limits *l)
     l->max_head_bytes   = 16 * 1024;
     l->max_body_bytes   = 64 * 1024;
     l->max_connections  = 256;
+    l->max_connections_per_ip = 64;
     l->max_unsent_bytes = 1024 * 1024;
     l->timeout_ms       = 30 * 1000;
 }
@@ -667,13 +670,17 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 
 /* ---- listening ------------------------------------------------------------------------- */
 
-/* At the limit: the connection to close for a new one (http_server.h), or NULL. The list is
- * newest first, so the last match is the oldest. */
-static conn *reusable(bd_http_server *s)
+/* At a limit: the connection to close for a new one (http_server.h), or NULL; among those
+ * of the new connection's address only when SAME_PEER is given. The list is newest first,
+ * so the last match is the oldest. */
+static conn *reusable(bd_http_server *s, const conn *same_peer)
 {
     conn *idle = NULL, *slow = NULL;
     for (conn *c = s->conns; c; c = c->next) {
         if (c->state != C_OPEN || !c->counted || c->writes > 0 || c->finish || c->paused)
+            continue;
+        if (same_peer && (c->peer_len != same_peer->peer_len ||
+                          memcmp(c->peer, same_peer->peer, c->peer_len) != 0))
             continue;
         if (!c->in_request)
             idle = c;
@@ -683,16 +690,51 @@ static conn *reusable(bd_http_server *s)
     return idle ? idle : slow;
 }
 
+/* Remember C's peer address; how many other open connections come from it. */
+static size_t same_peer_count(bd_http_server *s, conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET) {
+        memcpy(c->peer, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+        c->peer_len = 4;
+    } else if (ss.ss_family == AF_INET6) {
+        memcpy(c->peer, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+        c->peer_len = 16;
+    }
+    size_t n = 0;
+    for (conn *o = s->conns; o; o = o->next)
+        n += o != c && o->counted && o->peer_len == c->peer_len &&
+             memcmp(o->peer, c->peer, c->peer_len) == 0;
+    return n;
+}
+
+/* Make room for C under the per-address cap, then the global one: false when C must go. */
+static bool admit(bd_http_server *s, conn *c)
+{
+    if (s->lim.max_connections_per_ip &&
+        same_peer_count(s, c) >= s->lim.max_connections_per_ip) {
+        conn *victim = reusable(s, c);
+        if (!victim)
+            return false;
+        close_conn(victim);
+    }
+    if (s->n_active >= s->lim.max_connections) {
+        conn *victim = reusable(s, NULL);
+        if (!victim)
+            return false;
+        close_conn(victim);
+    }
+    return true;
+}
+
 static void on_connection(uv_stream_t *listener, int status)
 {
     bd_http_server *s = listener->data;
     if (status < 0 || s->closing)
         return;
-    if (s->n_active >= s->lim.max_connections) {
-        conn *victim = reusable(s);
-        if (victim)
-            close_conn(victim);
-    }
     conn *c = calloc(1, sizeof *c);
     if (!c)
         return;                      /* the connection waits in the backlog */
@@ -705,8 +747,7 @@ static void on_connection(uv_stream_t *listener, int status)
     if (s->conns)
         s->conns->prev = c;
     s->conns = c;
-    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 ||
-        s->n_active >= s->lim.max_connections) {
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 || !admit(s, c)) {
         close_conn(c);
         return;
     }

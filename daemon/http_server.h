@@ -8,8 +8,10 @@
  * At the connection limit a new connection does not wait or get refused while others idle:
  * like nginx's reusable connections, the oldest connection that is between requests (no
  * request byte received, nothing being sent) is closed to make room; failing that, the
- * oldest one still sending its request head (a slow or stalled client). So a flood of idle
- * sockets cannot keep a health probe out.
+ * oldest one still sending its request head (a slow or stalled client); failing that too,
+ * the new connection is closed. The same happens among one client address's connections
+ * at the per-address cap (like nginx's limit_conn), so one address cannot push out the
+ * others' connections either. A flood of idle sockets cannot keep a health probe out.
  *
  * Optional security (bd_http_server_set_security): TLS through OpenSSL memory BIOs
  * (http_tls.h) and bearer tokens (auth.h) checked before the handler runs: 401 with
@@ -34,7 +36,9 @@ typedef struct bd_http_server bd_http_server;
 typedef struct bd_http_limits {
     size_t   max_head_bytes;     /* request line + headers; 16 KiB */
     size_t   max_body_bytes;     /* request body (read and discarded); 64 KiB */
-    size_t   max_connections;    /* connections beyond this are closed at once; 256 */
+    size_t   max_connections;    /* open connections; 256 */
+    size_t   max_connections_per_ip; /* open connections from one client address; 64
+                                  * (0 = no cap) */
     size_t   max_unsent_bytes;   /* stop reading while more output than this waits; 1 MiB */
     uint64_t timeout_ms;         /* a whole request must arrive within this, counted from
                                   * the connection's start or the previous request; 30 s */
