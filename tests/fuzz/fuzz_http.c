@@ -1,7 +1,9 @@
 /* The HTTP status endpoint's request path without a socket (bd_http_serve_bytes): the
  * parser, the limits, the Authorization header and the token check, routing by role, the
  * response writer. The first input byte picks how the bytes are split into reads (1..63
- * bytes, or whole) and whether tokens are required; the rest is what a client sends.
+ * bytes, or whole) and whether tokens are required; the rest is what a client sends. The
+ * same bytes then go to the token check as a header value and to bd_auth_parse as a token
+ * file.
  *
  * Checked beyond the sanitizers: nothing is written before a status line. */
 #include <stdint.h>
@@ -88,5 +90,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* the token check on its own, with the input as a header value */
     (void)bd_auth_check(tokens, (const char *)data + 1, size - 1, BD_ROLE_INFERENCE);
+
+    /* the input as a token file: a table that parses must hold what a check can use */
+    bd_auth *a = NULL;
+    bd_error err = { 0 };
+    if (bd_auth_parse((const char *)data + 1, size - 1, "fuzz file", &a, &err) == 0) {
+        size_t ni = 0, na = 0;
+        bd_auth_count(a, &ni, &na);
+        if (ni + na == 0)
+            abort();                 /* an empty table must be an error */
+        (void)bd_auth_check(a, "Bearer inference-token-0123456789", 33, BD_ROLE_ADMIN);
+        bd_auth_destroy(a);
+    } else if (a || err.code == 0 || !err.msg[0]) {
+        abort();                     /* a failure leaves *OUT alone and says why */
+    }
     return 0;
 }
