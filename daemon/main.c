@@ -229,6 +229,9 @@ static void on_signal(uv_signal_t *h, int signum)
             bd_error err = {0};
             if (bd_registry_scan(d->reg, true, &err) != 0)
                 bd_log(BD_LOG_ERROR, NULL, NULL, "rescan failed: %s", err.msg);
+        } else {
+            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: model control mode none: the repository is "
+                   "not rescanned");
         }
         uv_timer_start(&d->ready_poll, on_ready_poll, 0, 50);
         return;

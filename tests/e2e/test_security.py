@@ -501,6 +501,15 @@ class ModelControl(unittest.TestCase):
                 self.assertEqual(code, grpc.StatusCode.FAILED_PRECONDITION, details)
                 self.assertIn("--model-control-mode explicit", details)
             self.assertTrue(stub.ModelReady(pb.ModelReadyRequest(name=DEMO), timeout=10).ready)
+            # SIGHUP does not rescan: a model added since start stays unknown
+            shutil.copytree(os.path.join(d.repo, DEMO), os.path.join(d.repo, "late"))
+            d.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 30
+            while "repository is not rescanned" not in d.log_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertIn("repository is not rescanned", d.log_text())
+            names = [m.name for m in stub.RepositoryIndex(pb.RepositoryIndexRequest(), timeout=10).models]
+            self.assertNotIn("late", names)
             d.stop_clean()
 
     def test_poll_mode_loads_new_models(self):
