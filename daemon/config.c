@@ -272,8 +272,8 @@ static void print_help(FILE *f, const char *prog)
         "\n"
         "Automatic sizing (workers / threads-per-worker = 0) fits the machine's cores without\n"
         "oversubscription. OMP_WAIT_POLICY defaults to passive unless set in the environment.\n"
-        "Signals: SIGTERM drains and exits 0; SIGHUP re-reads the token file and rescans the\n"
-        "repository (explicit and poll modes).\n");
+        "Signals: SIGTERM drains and exits 0; SIGHUP re-reads the token and certificate files\n"
+        "and rescans the repository (explicit and poll modes).\n");
 }
 
 static int parse_int(const char *flag, const char *s, long long *out, bd_error *err)

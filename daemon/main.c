@@ -5,7 +5,7 @@
  *             initial loads have finished.
  *   SIGTERM   (or SIGINT) stop accepting calls, let queued and running requests finish
  *             (bounded by drain_timeout_ms, off the loop), close everything, exit 0.
- *   SIGHUP    re-read the token file; rescan the repository and load what is new (sd_notify
+ *   SIGHUP    re-read the token and certificate files; rescan the repository and load what is new (sd_notify
  *             RELOADING, then READY) unless the model control mode is none.
  *   poll      --model-control-mode poll: the same rescan every repository_poll_secs.
  *   watchdog  WATCHDOG=1 at half the interval systemd asked for. */
@@ -151,6 +151,31 @@ static void begin_shutdown(braidd *d, const char *why)
 
 /* ---- security and model control (docs/security.md) ---------------------------------------- */
 
+static int protect_http(braidd *d, bd_error *err);
+
+/* SIGHUP: new connections get the certificate files as they are now; on failure the ones
+ * in use stay. */
+static void reload_tls(braidd *d)
+{
+    bd_error err = {0};
+    if (d->cfg.tls_cert_file[0]) {
+        if (bd_server_reload_tls(d->srv, &err) != 0)
+            bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: TLS files not reloaded, the previous "
+                   "certificate stays: %s", err.msg);
+        else
+            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: gRPC TLS certificate reloaded");
+    }
+    bd_tls_files files;
+    bd_tls_files_http(&d->cfg, &files);
+    if (d->http && bd_tls_files_enabled(&files)) {
+        if (protect_http(d, &err) != 0)
+            bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: TLS files not reloaded, the previous "
+                   "certificate stays: %s", err.msg);
+        else
+            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: HTTP TLS certificate reloaded");
+    }
+}
+
 static void reload_tokens(braidd *d)
 {
     bd_auth *auth = bd_server_auth(d->srv);
@@ -224,6 +249,7 @@ static void on_signal(uv_signal_t *h, int signum)
             return;
         bd_notify_reloading();
         reload_tokens(d);
+        reload_tls(d);
         if (bd_config_model_control(&d->cfg) != BD_MODEL_CONTROL_NONE) {
             bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: rescanning the repository");
             bd_error err = {0};

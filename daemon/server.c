@@ -125,6 +125,7 @@ struct bd_server {
     bd_served_cache        *served;       /* name -> serving version, for the cq thread */
     bd_server_stats        *stats;        /* the registry's counters (atomic: any thread) */
     bd_auth                *auth;         /* bearer tokens; NULL = authentication off */
+    bd_tls_reloader        *tls;          /* gRPC TLS files; NULL = plaintext */
     grpc_server            *server;
     grpc_completion_queue  *cq;
     void                   *registered[N_METHODS];
@@ -393,6 +394,11 @@ static bool call_authorized(bd_server *s, bd_call *c)
 }
 
 bd_auth *bd_server_auth(const bd_server *s) { return s->auth; }
+
+int bd_server_reload_tls(bd_server *s, bd_error *err)
+{
+    return s->tls ? bd_tls_reloader_reload(s->tls, err) : 0;
+}
 
 /* Start a new call: answer what needs no handler, then run the handler — FAST on the cq
  * thread (ON_CQ) when the method has one, else FN (on the loop). A fast handler that answers
@@ -714,6 +720,7 @@ static void on_handle_closed(uv_handle_t *h)
     free(s->spare);
     bd_served_cache_destroy(s->served);
     bd_auth_destroy(s->auth);
+    bd_tls_reloader_destroy(s->tls);
     pthread_mutex_destroy(&s->lock);
     free(s);
     grpc_shutdown();
@@ -838,7 +845,7 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
                                                        GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 
     grpc_server_credentials *creds = NULL;
-    if ((rc = bd_tls_grpc_credentials(cfg, &creds, err)) != 0)
+    if ((rc = bd_tls_grpc_credentials(cfg, &creds, &s->tls, err)) != 0)
         goto fail_server;
     s->port = grpc_server_add_http2_port(s->server, cfg->grpc_address, creds);
     grpc_server_credentials_release(creds);
@@ -885,6 +892,7 @@ fail_server:
     grpc_completion_queue_destroy(s->cq);
     bd_served_cache_destroy(s->served);
     bd_auth_destroy(s->auth);
+    bd_tls_reloader_destroy(s->tls);
     pthread_mutex_destroy(&s->lock);
     free(s);
     grpc_shutdown();

@@ -51,6 +51,9 @@ int  bd_server_port(const bd_server *s);
 /* The bearer tokens loaded from CFG->auth_token_file at start (NULL when authentication
  * is off), shared with the HTTP port; bd_auth_reload re-reads them (SIGHUP). */
 struct bd_auth *bd_server_auth(const bd_server *s);
+/* Re-read the TLS certificate, key and client CAs (SIGHUP): connections opened afterwards
+ * get them. On failure the ones in use stay and ERR says why. 0 when TLS is off. */
+int  bd_server_reload_tls(bd_server *s, bd_error *err);
 /* Stop taking new work (SIGTERM): from now on new ModelInfer and load/unload calls are
  * answered UNAVAILABLE "braidd is shutting down", readiness reports not ready, and calls
  * already received go on to finish. The port stays open meanwhile, so clients get that

@@ -2,6 +2,7 @@
 #include "tls_config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,43 +173,119 @@ int bd_tls_config_check(const bd_daemon_config *cfg, bd_error *err)
     return 0;
 }
 
+/* ---- reloadable gRPC credentials ------------------------------------------------------------ */
+
+/* gRPC asks the fetcher for a certificate config at start and at every handshake; it answers
+ * NEW once after each (re)load, UNCHANGED otherwise. gRPC's threads call it, SIGHUP's loads
+ * run on the loop: the pending material is under LOCK. */
+struct bd_tls_reloader {
+    pthread_mutex_t lock;
+    bd_tls_files    files;
+    char            cert[4096], key[4096], ca[4096];   /* the paths FILES points at */
+    char           *pem_cert, *pem_key, *pem_ca;     /* loaded, not yet taken by gRPC */
+};
+
+static void drop_pending(bd_tls_reloader *r)
+{
+    free_pem(r->pem_cert);
+    free_pem(r->pem_key);
+    free_pem(r->pem_ca);
+    r->pem_cert = r->pem_key = r->pem_ca = NULL;
+}
+
+static grpc_ssl_certificate_config_reload_status fetch_config(void *arg,
+                                                              grpc_ssl_server_certificate_config **config)
+{
+    bd_tls_reloader *r = arg;
+    grpc_ssl_certificate_config_reload_status st = GRPC_SSL_CERTIFICATE_CONFIG_RELOAD_UNCHANGED;
+    pthread_mutex_lock(&r->lock);
+    if (r->pem_cert) {
+        grpc_ssl_pem_key_cert_pair pair = { .private_key = r->pem_key, .cert_chain = r->pem_cert };
+        /* gRPC 1.51 asserts that a fetched config has root certificates even when no client
+         * certificate is asked for: then pass the server's own chain, which is never used
+         * (no CertificateRequest is sent) */
+        *config = grpc_ssl_server_certificate_config_create(r->pem_ca ? r->pem_ca : r->pem_cert,
+                                                            &pair, 1);     /* copies */
+        st = *config ? GRPC_SSL_CERTIFICATE_CONFIG_RELOAD_NEW : GRPC_SSL_CERTIFICATE_CONFIG_RELOAD_FAIL;
+        drop_pending(r);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return st;
+}
+
+int bd_tls_reloader_reload(bd_tls_reloader *r, bd_error *err)
+{
+    char *cert = NULL, *key = NULL, *ca = NULL;
+    int rc = read_pem(r->files.cert, "tls-cert-file", &cert, err);
+    if (!rc)
+        rc = read_pem(r->files.key, "tls-key-file", &key, err);
+    if (!rc && r->files.client_ca[0])
+        rc = read_pem(r->files.client_ca, "tls-client-ca-file", &ca, err);
+    if (!rc) {
+        /* gRPC checks the PEM only when a handshake needs it: check here with OpenSSL, so a
+         * wrong file is refused now instead of failing every connection */
+        SSL_CTX *ctx = NULL;
+        rc = bd_tls_http_context(&r->files, &ctx, err);
+        SSL_CTX_free(ctx);
+    }
+    if (rc) {
+        free_pem(cert);
+        free_pem(key);
+        free_pem(ca);
+        return bd_error_prefix(err, "gRPC port: ");
+    }
+    pthread_mutex_lock(&r->lock);
+    drop_pending(r);
+    r->pem_cert = cert;
+    r->pem_key = key;
+    r->pem_ca = ca;
+    pthread_mutex_unlock(&r->lock);
+    return 0;
+}
+
+void bd_tls_reloader_destroy(bd_tls_reloader *r)
+{
+    if (!r)
+        return;
+    drop_pending(r);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
 int bd_tls_grpc_credentials(const bd_daemon_config *cfg, grpc_server_credentials **out,
-                            bd_error *err)
+                            bd_tls_reloader **reloader, bd_error *err)
 {
     bd_tls_files g;
     bd_tls_files_grpc(cfg, &g);
+    *reloader = NULL;
     if (!g.cert[0]) {
         *out = grpc_insecure_server_credentials_create();
         return 0;
     }
-    char *cert = NULL, *key = NULL, *ca = NULL;
-    int rc = read_pem(g.cert, "tls-cert-file", &cert, err);
-    if (!rc)
-        rc = read_pem(g.key, "tls-key-file", &key, err);
-    if (!rc && g.client_ca[0])
-        rc = read_pem(g.client_ca, "tls-client-ca-file", &ca, err);
-    if (!rc) {
-        /* gRPC checks the PEM only when a handshake needs it: check here with OpenSSL, so a
-         * wrong file stops the start instead of every connection */
-        bd_tls_files only = { g.cert, g.key, g.client_ca };
-        SSL_CTX *ctx = NULL;
-        rc = bd_tls_http_context(&only, &ctx, err);
-        if (rc)
-            bd_error_prefix(err, "gRPC port: ");
-        SSL_CTX_free(ctx);
+    bd_tls_reloader *r = calloc(1, sizeof *r);
+    if (!r)
+        return bd_error_set(err, BD_ENOMEM, "gRPC TLS: out of memory");
+    pthread_mutex_init(&r->lock, NULL);
+    snprintf(r->cert, sizeof r->cert, "%s", g.cert);
+    snprintf(r->key, sizeof r->key, "%s", g.key);
+    snprintf(r->ca, sizeof r->ca, "%s", g.client_ca);
+    r->files = (bd_tls_files){ r->cert, r->key, r->ca };
+    int rc = bd_tls_reloader_reload(r, err);
+    if (rc) {
+        bd_tls_reloader_destroy(r);
+        return rc;
     }
-    if (!rc) {
-        grpc_ssl_pem_key_cert_pair pair = { .private_key = key, .cert_chain = cert };
-        *out = grpc_ssl_server_credentials_create_ex(
-            ca, &pair, 1,
-            ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-               : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
-        if (!*out)
-            rc = bd_error_set(err, BD_EINVAL, "gRPC TLS: cannot create credentials from %s and %s",
-                              g.cert, g.key);
+    grpc_ssl_server_credentials_options *opts =
+        grpc_ssl_server_credentials_create_options_using_config_fetcher(
+            r->ca[0] ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                     : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+            fetch_config, r);
+    *out = opts ? grpc_ssl_server_credentials_create_with_options(opts) : NULL;
+    if (!*out) {
+        bd_tls_reloader_destroy(r);
+        return bd_error_set(err, BD_EINVAL, "gRPC TLS: cannot create credentials from %s and %s",
+                            g.cert, g.key);
     }
-    free_pem(cert);
-    free_pem(key);
-    free_pem(ca);
-    return rc;
+    *reloader = r;
+    return 0;
 }

@@ -52,6 +52,7 @@ class Pki:
         with open(cext, "w") as f:
             f.write("extendedKeyUsage=clientAuth\n")
         self._issue("server", "ca", "/CN=localhost", ext)
+        self._issue("server2", "rogue-ca", "/CN=localhost", ext)    # for the reload test
         self._issue("client", "ca", "/CN=braid test client", cext)
         self._issue("rogue-client", "rogue-ca", "/CN=rogue client", cext)
         for name in os.listdir(self.dir):
@@ -237,6 +238,52 @@ class MutualTls(unittest.TestCase):
                              "--key", p.path("rogue-client.key"), timeout=5)
         self.assertNotEqual(status, 200)
         self.d.assert_running()
+
+
+class TlsReload(unittest.TestCase):
+    """SIGHUP re-reads the certificate files: new connections get the new certificate (here
+    from another CA, so a client trusting only that CA tells); a broken file is not taken."""
+
+    def wait_log(self, d, text, count):
+        deadline = time.monotonic() + 30
+        while d.log_text().count(text) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(d.log_text().count(text), count, d.log_tail())
+
+    def works(self, d, ca):
+        creds = grpc.ssl_channel_credentials(pki().read(ca))
+        ch = grpc.secure_channel("127.0.0.1:%d" % d.grpc_port, creds)
+        code, _ = status_of(d.stub(ch).ServerLive, pb.ServerLiveRequest(), timeout=5)
+        ch.close()
+        rc, status, _ = curl("https://127.0.0.1:%d/v2/health/live" % d.http_port, "--cacert",
+                             pki().path(ca), timeout=5)
+        return code == grpc.StatusCode.OK, status == 200
+
+    def test_sighup_reloads_certificates(self):
+        p = pki()
+        tmp = tempfile.mkdtemp(prefix="braid-reload-")
+        try:
+            cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+            shutil.copy(p.path("server.pem"), cert)
+            shutil.copy(p.path("server.key"), key)
+            d = TlsBraidd(args=["--tls-cert-file", cert, "--tls-key-file", key])
+            with d:
+                self.assertEqual(self.works(d, "ca.pem"), (True, True))
+                self.assertEqual(self.works(d, "rogue-ca.pem"), (False, False))
+                shutil.copy(p.path("server2.pem"), cert)
+                shutil.copy(p.path("server2.key"), key)
+                d.send_signal(signal.SIGHUP)
+                self.wait_log(d, "HTTP TLS certificate reloaded", 1)
+                self.assertEqual(self.works(d, "rogue-ca.pem"), (True, True))
+                self.assertEqual(self.works(d, "ca.pem"), (False, False))
+                with open(cert, "w") as f:
+                    f.write("not a certificate\n")
+                d.send_signal(signal.SIGHUP)
+                self.wait_log(d, "TLS files not reloaded", 2)      # gRPC and HTTP
+                self.assertEqual(self.works(d, "rogue-ca.pem"), (True, True))
+                d.stop_clean()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class HttpClientCertificatesOff(unittest.TestCase):
