@@ -5,8 +5,9 @@
  *             initial loads have finished.
  *   SIGTERM   (or SIGINT) stop accepting calls, let queued and running requests finish
  *             (bounded by drain_timeout_ms, off the loop), close everything, exit 0.
- *   SIGHUP    re-read the token and certificate files; rescan the repository and load what is new (sd_notify
- *             RELOADING, then READY) unless the model control mode is none.
+ *   SIGHUP    re-read the token and certificate files (security.h); rescan the repository
+ *             and load what is new unless the model control mode is none (sd_notify
+ *             RELOADING, then READY).
  *   poll      --model-control-mode poll: the same rescan every repository_poll_secs.
  *   watchdog  WATCHDOG=1 at half the interval systemd asked for. */
 #include <stdio.h>
@@ -16,17 +17,15 @@
 
 #include <uv.h>
 
-#include "auth.h"
 #include "backends/omp_env.h"
-#include "bind_policy.h"
 #include "config.h"
 #include "http_status.h"
 #include "log.h"
 #include "notify.h"
 #include "registry.h"
 #include "scheduler.h"
+#include "security.h"
 #include "server.h"
-#include "tls_config.h"
 
 typedef struct braidd {
     uv_loop_t        loop;
@@ -149,49 +148,7 @@ static void begin_shutdown(braidd *d, const char *why)
     }
 }
 
-/* ---- security and model control (docs/security.md) ---------------------------------------- */
-
-static int protect_http(braidd *d, bd_error *err);
-
-/* SIGHUP: new connections get the certificate files as they are now; on failure the ones
- * in use stay. */
-static void reload_tls(braidd *d)
-{
-    bd_error err = {0};
-    if (d->cfg.tls_cert_file[0]) {
-        if (bd_server_reload_tls(d->srv, &err) != 0)
-            bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: TLS files not reloaded, the previous "
-                   "certificate stays: %s", err.msg);
-        else
-            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: gRPC TLS certificate reloaded");
-    }
-    bd_tls_files files;
-    bd_tls_files_http(&d->cfg, &files);
-    if (d->http && bd_tls_files_enabled(&files)) {
-        if (protect_http(d, &err) != 0)
-            bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: TLS files not reloaded, the previous "
-                   "certificate stays: %s", err.msg);
-        else
-            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: HTTP TLS certificate reloaded");
-    }
-}
-
-static void reload_tokens(braidd *d)
-{
-    bd_auth *auth = bd_server_auth(d->srv);
-    if (!auth)
-        return;
-    bd_error err = {0};
-    size_t ni = 0, na = 0;
-    if (bd_auth_reload(auth, &err) != 0) {
-        bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: token file not reloaded, the previous tokens stay: %s",
-               err.msg);
-        return;
-    }
-    bd_auth_count(auth, &ni, &na);
-    bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: token file reloaded (%zu inference, %zu admin token(s))",
-           ni, na);
-}
+/* ---- model control: poll (docs/config.md) ------------------------------------------------ */
 
 static void on_repo_poll(uv_timer_t *t)
 {
@@ -203,44 +160,6 @@ static void on_repo_poll(uv_timer_t *t)
         bd_log(BD_LOG_ERROR, NULL, NULL, "repository poll failed: %s", err.msg);
 }
 
-/* Before anything binds: the mode is known, TLS files load, exposed ports are protected. */
-static int check_security(bd_daemon_config *cfg, bd_error *err)
-{
-    int mode = bd_config_model_control(cfg);
-    if (mode < 0)
-        return bd_error_set(err, BD_EINVAL, "--model-control-mode: expected explicit, poll or none, "
-                            "got '%s'", cfg->model_control_mode);
-    if (mode != BD_MODEL_CONTROL_EXPLICIT)
-        cfg->load_all_at_start = true;      /* Triton's none and poll load everything at start */
-    if (cfg->auth_token_file[0]) {          /* the server loads it again; fail early here */
-        bd_auth *probe = NULL;
-        int rc = bd_auth_load(cfg->auth_token_file, &probe, err);
-        bd_auth_destroy(probe);
-        if (rc)
-            return rc;
-    }
-    int rc = bd_tls_config_check(cfg, err);
-    if (!rc)
-        rc = bd_bind_policy_check(cfg, err);
-    return rc;
-}
-
-/* TLS and tokens on the HTTP port, as on the gRPC one unless the http_tls_* keys say. */
-static int protect_http(braidd *d, bd_error *err)
-{
-    bd_tls_files files;
-    bd_tls_files_http(&d->cfg, &files);
-    SSL_CTX *ctx = NULL;
-    if (bd_tls_files_enabled(&files)) {
-        int rc = bd_tls_http_context(&files, &ctx, err);
-        if (rc)
-            return bd_error_prefix(err, "HTTP port: ");
-    }
-    bd_http_set_security(d->http, ctx, bd_server_auth(d->srv));
-    SSL_CTX_free(ctx);                      /* the server keeps its reference */
-    return 0;
-}
-
 static void on_signal(uv_signal_t *h, int signum)
 {
     braidd *d = h->data;
@@ -248,8 +167,7 @@ static void on_signal(uv_signal_t *h, int signum)
         if (d->stopping)
             return;
         bd_notify_reloading();
-        reload_tokens(d);
-        reload_tls(d);
+        bd_security_reload(&d->cfg, d->srv, d->http);
         if (bd_config_model_control(&d->cfg) != BD_MODEL_CONTROL_NONE) {
             bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: rescanning the repository");
             bd_error err = {0};
@@ -331,7 +249,7 @@ int main(int argc, char **argv)
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     bd_config_resolve(&d->cfg, ncores > 0 ? (int)ncores : 1);
     bd_log_set_level((bd_log_level)d->cfg.log_level);
-    if ((rc = check_security(&d->cfg, &err)) != 0) {
+    if ((rc = bd_security_check(&d->cfg, &err)) != 0) {
         fprintf(stderr, "braidd: %s\n", err.msg);
         return 2;
     }
@@ -352,7 +270,7 @@ int main(int argc, char **argv)
         (rc = bd_server_start(&d->loop, &d->cfg, d->reg, d->sched, &d->srv, &err)) != 0 ||
         (d->cfg.http_address[0] &&
          ((rc = bd_http_start(&d->loop, d->cfg.http_address, d->reg, &d->http, &err)) != 0 ||
-          (rc = protect_http(d, &err)) != 0))) {
+          (rc = bd_security_protect_http(&d->cfg, d->srv, d->http, &err)) != 0))) {
         fprintf(stderr, "braidd: %s\n", err.msg);
         bd_log(BD_LOG_ERROR, NULL, NULL, "start-up failed: %s", err.msg);
         exit_code = 1;
@@ -397,16 +315,7 @@ int main(int argc, char **argv)
         uint64_t every = (uint64_t)d->cfg.repository_poll_secs * 1000;
         uv_timer_start(&d->repo_poll, on_repo_poll, every, every);
     }
-    bd_auth *auth = bd_server_auth(d->srv);
-    if (auth) {
-        size_t ni = 0, na = 0;
-        bd_auth_count(auth, &ni, &na);
-        bd_log(BD_LOG_INFO, NULL, NULL, "bearer tokens required (%zu inference, %zu admin) except for "
-               "the health probes", ni, na);
-    }
-    bd_log(BD_LOG_INFO, NULL, NULL, "model control mode %s; gRPC %s, HTTP %s",
-           d->cfg.model_control_mode, d->cfg.tls_cert_file[0] ? "TLS" : "plaintext",
-           d->cfg.http_tls_cert_file[0] || d->cfg.tls_cert_file[0] ? "TLS" : "plaintext");
+    bd_security_log(&d->cfg, d->srv);
 
     uv_run(&d->loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&d->loop) != 0)
