@@ -78,6 +78,11 @@ typedef struct braid_client_options {
     int    load_timeout_ms;     /* deadline of load/unload calls (they compile); 0 = 120000 */
     size_t max_message_bytes;   /* largest message sent or received; 0 = 256 MiB */
     bool   lazy;                /* true: do not wait for the connection in braid_client_connect */
+    /* security (docs/security.md); NULL or "" = off */
+    const char *tls_ca_file;    /* PEM CAs that sign braidd's certificate: speak TLS */
+    const char *tls_cert_file;  /* PEM client certificate for mutual TLS (with tls_key_file) */
+    const char *tls_key_file;
+    const char *token;          /* bearer token sent as "authorization: Bearer TOKEN" */
 } braid_client_options;
 
 /* Open a channel to braidd at TARGET ("host:port"); OPTS may be NULL (defaults). Unless

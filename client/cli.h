@@ -77,11 +77,24 @@ typedef struct cli_remote {
     const char *cmd;     /* subcommand name, for messages */
     const char *server;  /* --server (initialise with cli_default_server()) */
     int         timeout; /* --timeout MS; 0 = the library's default */
+    const char *tls_ca, *tls_cert, *tls_key;   /* --tls-ca/--tls-cert/--tls-key, $BRAID_TLS_CA */
+    const char *token_file;                    /* --token-file, $BRAID_TOKEN_FILE */
 } cli_remote;
 /* The options every remote subcommand takes, and their short letters (add a command's own). */
+enum { CLI_OPT_TLS_CA = 0x200, CLI_OPT_TLS_CERT, CLI_OPT_TLS_KEY, CLI_OPT_TOKEN_FILE };
 #define CLI_REMOTE_OPTIONS                                                                     \
     { "server", required_argument, 0, 's' }, { "timeout", required_argument, 0, 'T' },        \
+    { "tls-ca", required_argument, 0, CLI_OPT_TLS_CA },                                       \
+    { "tls-cert", required_argument, 0, CLI_OPT_TLS_CERT },                                   \
+    { "tls-key", required_argument, 0, CLI_OPT_TLS_KEY },                                     \
+    { "token-file", required_argument, 0, CLI_OPT_TOKEN_FILE },                               \
     { "help", no_argument, 0, 'h' }
+/* The help lines of the security options, for every remote subcommand's usage. */
+#define CLI_REMOTE_SECURITY_HELP                                                               \
+    "      --tls-ca PEM        speak TLS, trusting these CAs (default $BRAID_TLS_CA)\n"          \
+    "      --tls-cert PEM      client certificate for mutual TLS (with --tls-key)\n"            \
+    "      --tls-key PEM       its private key\n"                                               \
+    "      --token-file FILE   send the bearer token in FILE (default $BRAID_TOKEN_FILE)\n"
 #define CLI_REMOTE_SHORT "s:h"
 /* Apply getopt result C with ARG to R: -1 when it was --server or --timeout (keep parsing),
  * else the exit code to return at once (--help: USAGE(stdout), CLI_OK; an unknown option:

@@ -99,6 +99,57 @@ static grpc_connectivity_state wait_connected(grpc_channel *ch, gpr_timespec dea
     return st;
 }
 
+/* PATH's whole content, NUL-terminated (PEM is text); NULL when it cannot be read. */
+static char *read_pem(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc((1 << 20) + 1);
+    size_t n = buf ? fread(buf, 1, 1 << 20, f) : 0;
+    fclose(f);
+    if (!buf || n == 0) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static bool set(const char *s) { return s && *s; }
+
+/* Channel credentials for O: TLS (with a client certificate) when a CA file is given. */
+static braid_status credentials(const braid_client_options *o, grpc_channel_credentials **out,
+                                char *err, size_t errlen)
+{
+    if (!set(o->tls_ca_file)) {
+        if (set(o->tls_cert_file) || set(o->tls_key_file))
+            return bc_fail(err, errlen, BRAID_E_ARG, "a client certificate needs TLS: give the "
+                           "server's CA file too (--tls-ca)");
+        *out = grpc_insecure_credentials_create();
+        return BRAID_OK;
+    }
+    if (set(o->tls_cert_file) != set(o->tls_key_file))
+        return bc_fail(err, errlen, BRAID_E_ARG, "a client certificate and its key go together "
+                       "(--tls-cert and --tls-key)");
+    const char *paths[3] = { o->tls_ca_file, o->tls_cert_file, o->tls_key_file };
+    char *pem[3] = { NULL, NULL, NULL };
+    braid_status rc = BRAID_OK;
+    for (int i = 0; i < 3 && rc == BRAID_OK; i++)
+        if (set(paths[i]) && !(pem[i] = read_pem(paths[i])))
+            rc = bc_fail(err, errlen, BRAID_E_ARG, "cannot read %s", paths[i]);
+    if (rc == BRAID_OK) {
+        grpc_ssl_pem_key_cert_pair pair = { .private_key = pem[2], .cert_chain = pem[1] };
+        *out = grpc_ssl_credentials_create(pem[0], pem[1] ? &pair : NULL, NULL, NULL);
+        if (!*out)
+            rc = bc_fail(err, errlen, BRAID_E_ARG, "cannot create TLS credentials from %s",
+                         o->tls_ca_file);
+    }
+    for (int i = 0; i < 3; i++)
+        free(pem[i]);
+    return rc;
+}
+
 braid_status braid_client_connect(const char *target, const braid_client_options *opts,
                                   braid_client **out, char *err, size_t errlen)
 {
@@ -123,7 +174,19 @@ braid_status braid_client_connect(const char *target, const braid_client_options
           .value.integer = max_msg > INT_MAX ? INT_MAX : (int)max_msg },
     };
     grpc_channel_args cargs = { .num_args = 2, .args = args };
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    if (set(o.token)) {
+        if (strpbrk(o.token, "\r\n") || asprintf(&c->authz, "Bearer %s", o.token) < 0) {
+            c->authz = NULL;
+            braid_client_close(c);
+            return bc_fail(err, errlen, BRAID_E_ARG, "the token must be one line of text");
+        }
+    }
+    grpc_channel_credentials *creds = NULL;
+    braid_status cst = credentials(&o, &creds, err, errlen);
+    if (cst != BRAID_OK) {
+        braid_client_close(c);
+        return cst;
+    }
     c->channel = grpc_channel_create(target, creds, &cargs);
     grpc_channel_credentials_release(creds);
     if (!c->channel) {
@@ -153,6 +216,7 @@ void braid_client_close(braid_client *c)
         grpc_channel_destroy(c->channel);
     }
     free(c->target);
+    free(c->authz);
     free(c);
     /* Blocking: a process that exits right after close leaves no gRPC threads behind. */
     grpc_shutdown_blocking();
@@ -245,7 +309,15 @@ braid_status bc_unary(braid_client *c, bc_method method, const bc_request *req,
     grpc_slice details = grpc_empty_slice();
     grpc_op ops[6];
     memset(ops, 0, sizeof ops);
+    grpc_metadata authz;
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (c->authz) {
+        memset(&authz, 0, sizeof authz);
+        authz.key = grpc_slice_from_static_string("authorization");
+        authz.value = grpc_slice_from_static_string(c->authz);
+        ops[0].data.send_initial_metadata.count = 1;
+        ops[0].data.send_initial_metadata.metadata = &authz;
+    }
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

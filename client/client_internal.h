@@ -33,6 +33,7 @@ struct braid_client {
     char         *target;
     int           timeout_ms;
     int           load_timeout_ms;
+    char         *authz;                   /* "Bearer TOKEN", or NULL */
 };
 
 /* Write a printf-style message into ERR (may be NULL) and return STATUS. */

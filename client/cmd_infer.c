@@ -24,6 +24,7 @@ static void usage(FILE *f)
         "  -r, --request-output NAME   return only this output (repeatable; default: all)\n"
         "  -s, --server HOST:PORT      braidd's gRPC address (default $BRAID_SERVER or %s)\n"
         "      --timeout MS            deadline of each call (default 10000)\n"
+        CLI_REMOTE_SECURITY_HELP
         "  -h, --help                  this text\n", CLI_DEFAULT_SERVER);
 }
 

@@ -22,6 +22,7 @@ static void usage(FILE *f)
         "  -c, --config JSON|@FILE model configuration (JSON text, or @ and a file name)\n"
         "  -s, --server HOST:PORT  braidd's gRPC address (default $BRAID_SERVER or %s)\n"
         "      --timeout MS        deadline of the call (default 120000)\n"
+        CLI_REMOTE_SECURITY_HELP
         "  -h, --help              this text\n", CLI_DEFAULT_SERVER);
 }
 

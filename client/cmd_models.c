@@ -15,6 +15,7 @@ static void usage(FILE *f)
         "  -s, --server HOST:PORT  braidd's gRPC address (default $BRAID_SERVER or %s)\n"
         "  -r, --ready             only models ready for inference\n"
         "      --timeout MS        deadline of each call (default 10000)\n"
+        CLI_REMOTE_SECURITY_HELP
         "  -h, --help              this text\n", CLI_DEFAULT_SERVER);
 }
 

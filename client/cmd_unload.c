@@ -14,6 +14,7 @@ static void usage(FILE *f)
         "\n"
         "  -s, --server HOST:PORT  braidd's gRPC address (default $BRAID_SERVER or %s)\n"
         "      --timeout MS        deadline of the call (default 120000)\n"
+        CLI_REMOTE_SECURITY_HELP
         "  -h, --help              this text\n", CLI_DEFAULT_SERVER);
 }
 

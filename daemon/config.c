@@ -33,6 +33,19 @@ void bd_config_defaults(bd_daemon_config *cfg)
     snprintf(cfg->engine, sizeof cfg->engine, "auto");
     cfg->plan_cache_max_plans = 64;
     cfg->plan_cache_max_bytes = (size_t)1 << 30;
+    snprintf(cfg->model_control_mode, sizeof cfg->model_control_mode, "explicit");
+    cfg->repository_poll_secs = 15;
+}
+
+int bd_config_model_control(const bd_daemon_config *cfg)
+{
+    if (!strcmp(cfg->model_control_mode, "explicit"))
+        return BD_MODEL_CONTROL_EXPLICIT;
+    if (!strcmp(cfg->model_control_mode, "poll"))
+        return BD_MODEL_CONTROL_POLL;
+    if (!strcmp(cfg->model_control_mode, "none"))
+        return BD_MODEL_CONTROL_NONE;
+    return -1;
 }
 
 /* ---- one table drives the JSON keys, the flags and the help text ---------------------- */
@@ -86,6 +99,28 @@ static const key_def keys[] = {
       "N", "plans (input shape sets) cached per model; 0 = unbounded [64]" },
     { "plan_cache_max_bytes", "plan-cache-max-bytes", K_SIZE, OFF(plan_cache_max_bytes), 0, 0, 1LL << 50,
       "BYTES", "estimated plan memory cached per model; 0 = unbounded [1073741824]" },
+#define S(f) OFF(f), sizeof ((bd_daemon_config *)0)->f
+    { "model_control_mode", "model-control-mode", K_STRING, S(model_control_mode), 0, 0,
+      "MODE", "explicit (load/unload RPCs), poll (rescans), none [explicit]" },
+    { "repository_poll_secs", "repository-poll-secs", K_INT, OFF(repository_poll_secs), 0, 1, 86400,
+      "S", "poll mode: seconds between repository rescans    [15]" },
+    { "tls_cert_file", "tls-cert-file", K_STRING, S(tls_cert_file), 0, 0,
+      "PEM", "TLS certificate chain for both ports (docs/security.md) [none]" },
+    { "tls_key_file", "tls-key-file", K_STRING, S(tls_key_file), 0, 0,
+      "PEM", "private key of --tls-cert-file                   [none]" },
+    { "tls_client_ca_file", "tls-client-ca-file", K_STRING, S(tls_client_ca_file), 0, 0,
+      "PEM", "require client certificates signed by these CAs (mTLS) [none]" },
+    { "http_tls_cert_file", "http-tls-cert-file", K_STRING, S(http_tls_cert_file), 0, 0,
+      "PEM", "HTTP port only: certificate (default: --tls-cert-file)" },
+    { "http_tls_key_file", "http-tls-key-file", K_STRING, S(http_tls_key_file), 0, 0,
+      "PEM", "HTTP port only: key (default: --tls-key-file)" },
+    { "http_tls_client_ca_file", "http-tls-client-ca-file", K_STRING, S(http_tls_client_ca_file), 0, 0,
+      "PEM", "HTTP port only: client CAs, or none (default: --tls-client-ca-file)" },
+    { "auth_token_file", "auth-token-file", K_STRING, S(auth_token_file), 0, 0,
+      "FILE", "bearer tokens, lines 'inference|admin TOKEN', mode 0600 [none]" },
+    { "allow_insecure_bind", "allow-insecure-bind", K_FLAG_TRUE, OFF(allow_insecure_bind), 0, 0, 0,
+      NULL, "allow a non-loopback address without TLS and tokens [off]" },
+#undef S
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -243,7 +278,8 @@ static void print_help(FILE *f, const char *prog)
         "\n"
         "Automatic sizing (workers / threads-per-worker = 0) fits the machine's cores without\n"
         "oversubscription. OMP_WAIT_POLICY defaults to passive unless set in the environment.\n"
-        "Signals: SIGTERM drains and exits 0; SIGHUP rescans the repository.\n");
+        "Signals: SIGTERM drains and exits 0; SIGHUP re-reads the token and certificate files\n"
+        "and rescans the repository (explicit and poll modes).\n");
 }
 
 static int parse_int(const char *flag, const char *s, long long *out, bd_error *err)

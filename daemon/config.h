@@ -31,7 +31,28 @@ typedef struct bd_daemon_config {
     size_t plan_cache_max_plans;  /* LRU bound by count; 0 = unbounded */
     size_t plan_cache_max_bytes;  /* LRU bound by estimated bytes; 0 = unbounded */
     char   config_path[4096];     /* the file these came from, "" if none (for SIGHUP) */
+    /* security (docs/security.md): TLS for both ports unless the http_ ones are set */
+    char   tls_cert_file[4096];        /* PEM certificate chain; "" = plaintext */
+    char   tls_key_file[4096];         /* PEM private key of tls_cert_file */
+    char   tls_client_ca_file[4096];   /* PEM CAs: clients must present a certificate (mTLS) */
+    char   http_tls_cert_file[4096];   /* "" = tls_cert_file */
+    char   http_tls_key_file[4096];    /* "" = tls_key_file */
+    char   http_tls_client_ca_file[4096]; /* "" = tls_client_ca_file; "none" = no client certs */
+    char   auth_token_file[4096];      /* bearer tokens by role (auth.h); "" = no authentication */
+    bool   allow_insecure_bind;        /* bind beyond loopback without TLS and tokens */
+    char   model_control_mode[16];     /* "explicit" (load/unload RPCs), "poll", "none" */
+    int    repository_poll_secs;       /* poll mode: seconds between repository rescans */
 } bd_daemon_config;
+
+/* Model control (Triton's --model-control-mode): who may change what is loaded. */
+typedef enum bd_model_control {
+    BD_MODEL_CONTROL_EXPLICIT = 0,   /* RepositoryModelLoad/Unload and SIGHUP rescans */
+    BD_MODEL_CONTROL_POLL,           /* rescans every repository_poll_secs; no load/unload RPCs */
+    BD_MODEL_CONTROL_NONE,           /* what was found at start stays; no load/unload RPCs */
+} bd_model_control;
+
+/* CFG's model control mode; -1 when the string is not one of the three. */
+int  bd_config_model_control(const bd_daemon_config *cfg);
 
 /* Fill CFG with the defaults. */
 void bd_config_defaults(bd_daemon_config *cfg);

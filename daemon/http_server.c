@@ -1,7 +1,12 @@
 /* Connection life: OPEN (reading, parsing, answering) -> LINGER (the last response is
  * written: half-close, discard what the client still sends until EOF or a short timer, so
  * an early error answer is not lost to a TCP reset) -> CLOSING (both handles closing; the
- * connection is freed when the second close callback runs). */
+ * connection is freed when the second close callback runs).
+ *
+ * With TLS, socket bytes go through the connection's bd_tls_conn first and the parser sees
+ * the plaintext; every response is encrypted and its ciphertext written (tls_flush).
+ * A detached connection (bd_http_serve_bytes) has no handles: reads, timers and writes are
+ * skipped or go to a sink, and it is freed by its caller. */
 #include "http_server.h"
 
 #include <netdb.h>
@@ -9,11 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <http_parser.h>
 
+#include "http_tls.h"
+#include "log.h"
+
 #define READ_CHUNK 4096
 #define MAX_URL    8192              /* longer request targets get 414 */
+#define MAX_AUTHZ  2048              /* a longer Authorization header is an invalid token */
 #define LINGER_MS  2000
 
 typedef struct conn conn;
@@ -25,7 +35,11 @@ struct bd_http_server {
     bd_http_handler handler;
     void           *arg;
     int             port;
-    conn           *conns;           /* every connection until its handles are closed */
+    conn           *conns;           /* every connection until its handles are closed, newest
+                                      * first */
+    SSL_CTX        *tls;             /* NULL = plaintext */
+    bd_auth        *auth;            /* NULL = no tokens */
+    bd_role       (*role_for)(const char *path);
     size_t          n_active;        /* connections not closing */
     bool            closing, listener_closed;
     void          (*done)(void *);
@@ -47,6 +61,20 @@ struct conn {
     bool            paused;          /* parsing paused until the client reads our output */
     bool            finish;          /* answer what is queued, then close */
     bool            eof;             /* the client closed its side */
+    bool            in_request;      /* a request's first byte came, its answer not yet */
+    bool            head_done;       /* ... and its head is complete */
+    bool            detached;        /* no socket (bd_http_serve_bytes) */
+    bool            in_value;        /* the parser is inside a header value */
+    bool            is_authz;        /* ... of the Authorization header */
+    bool            authz_seen, authz_bad;
+    size_t          field_len, authz_len;
+    char            field[16];       /* the current header's name (its first bytes) */
+    char            authz[MAX_AUTHZ];
+    bd_tls_conn    *tls;             /* NULL = plaintext */
+    unsigned char   peer[16];        /* the client's address (IPv4: 4 bytes), for the per-IP cap */
+    size_t          peer_len;
+    void          (*sink)(void *, const char *, size_t);   /* detached output */
+    void           *sink_arg;
     int             reject;          /* the status a parser callback chose for a bad request */
     int             writes;          /* uv_write requests in flight */
     size_t          head_bytes, body_bytes, url_len;
@@ -54,6 +82,7 @@ struct conn {
     char            url[MAX_URL + 1];
     char            pending[READ_CHUNK];
     char            rbuf[READ_CHUNK];
+    char            plain[READ_CHUNK];   /* TLS: decrypted input */
 };
 
 typedef struct wreq {
@@ -68,8 +97,38 @@ void bd_http_limits_default(bd_http_limits *l)
     l->max_head_bytes   = 16 * 1024;
     l->max_body_bytes   = 64 * 1024;
     l->max_connections  = 256;
+    l->max_connections_per_ip = 64;
     l->max_unsent_bytes = 1024 * 1024;
     l->timeout_ms       = 30 * 1000;
+}
+
+/* ---- the socket, or none --------------------------------------------------------------- */
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void on_timeout(uv_timer_t *t);
+
+static void read_start(conn *c)
+{
+    if (!c->detached)
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void read_stop(conn *c)
+{
+    if (!c->detached)
+        uv_read_stop((uv_stream_t *)&c->tcp);
+}
+
+static void timer_start(conn *c, uint64_t ms)
+{
+    if (!c->detached)
+        uv_timer_start(&c->timer, on_timeout, ms, 0);
+}
+
+static size_t write_queue(conn *c)
+{
+    return c->detached ? 0 : uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
 }
 
 /* ---- closing --------------------------------------------------------------------------- */
@@ -80,6 +139,7 @@ static void maybe_done(bd_http_server *s)
         return;
     void (*done)(void *) = s->done;
     void *arg = s->done_arg;
+    SSL_CTX_free(s->tls);
     free(s);
     if (done)
         done(arg);
@@ -97,6 +157,7 @@ static void on_conn_closed(uv_handle_t *h)
         s->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    bd_tls_conn_free(c->tls);
     free(c);
     maybe_done(s);
 }
@@ -110,6 +171,8 @@ static void close_conn(conn *c)
         c->counted = false;
         c->srv->n_active--;
     }
+    if (c->detached)
+        return;                      /* freed by bd_http_serve_bytes */
     /* pending writes and the shutdown request complete with UV_ECANCELED before the close
      * callbacks run, so their memory is released before the connection's */
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
@@ -134,16 +197,22 @@ static void on_shutdown(uv_shutdown_t *req, int status)
         close_conn(c);
 }
 
-static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void tls_flush(conn *c);
 
 /* Every response is out: half-close and drain what the client still sends. */
 static void linger(conn *c)
 {
     if (c->state != C_OPEN)
         return;
-    if (c->eof) {                    /* nothing left to drain */
+    if (c->eof || c->detached) {     /* nothing left to drain */
         close_conn(c);
         return;
+    }
+    if (c->tls) {                    /* close_notify goes out before the FIN */
+        bd_tls_conn_shutdown(c->tls);
+        tls_flush(c);
+        if (c->state != C_OPEN)
+            return;
     }
     c->state = C_LINGER;
     c->shutdown.data = c;
@@ -151,13 +220,14 @@ static void linger(conn *c)
         close_conn(c);
         return;
     }
-    uv_timer_start(&c->timer, on_timeout, LINGER_MS, 0);
-    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    timer_start(c, LINGER_MS);
+    read_start(c);
 }
 
 /* ---- responses ------------------------------------------------------------------------- */
 
 static void feed(conn *c, const char *data, size_t len);
+static void tls_pump(conn *c);
 
 static void on_write(uv_write_t *req, int status)
 {
@@ -177,17 +247,61 @@ static void on_write(uv_write_t *req, int status)
             linger(c);
         return;
     }
-    if (c->paused &&
-        uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) <= c->srv->lim.max_unsent_bytes / 2) {
+    if (c->paused && write_queue(c) <= c->srv->lim.max_unsent_bytes / 2) {
         /* the client caught up: parse what was held back, then read again */
         c->paused = false;
         http_parser_pause(&c->parser, 0);
         size_t n = c->pending_len;
         c->pending_len = 0;
         feed(c, c->pending, n);
+        if (c->tls)
+            tls_pump(c);             /* plaintext OpenSSL still holds */
         if (c->state == C_OPEN && !c->paused && !c->finish)
-            uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+            read_start(c);
     }
+}
+
+/* Write BUFS (N of them) for W: to the socket, or for a detached connection to the sink,
+ * completing at once. On failure W and its body are freed and the connection closed. */
+static void conn_write(conn *c, wreq *w, uv_buf_t *bufs, unsigned n)
+{
+    c->writes++;
+    if (c->detached) {
+        for (unsigned i = 0; i < n; i++)
+            if (bufs[i].len)
+                c->sink(c->sink_arg, bufs[i].base, bufs[i].len);
+        on_write(&w->req, 0);
+        return;
+    }
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, n, on_write) != 0) {
+        c->writes--;
+        free(w->body);
+        free(w);
+        close_conn(c);
+    }
+}
+
+/* Send the ciphertext OpenSSL has produced (handshake, responses, alerts). */
+static void tls_flush(conn *c)
+{
+    char *out = NULL;
+    size_t len = 0;
+    if (bd_tls_conn_take(c->tls, &out, &len) != 0) {
+        close_conn(c);
+        return;
+    }
+    if (!out)
+        return;
+    wreq *w = malloc(sizeof *w);
+    if (!w) {
+        free(out);
+        close_conn(c);
+        return;
+    }
+    w->c = c;
+    w->body = out;
+    uv_buf_t buf = uv_buf_init(out, (unsigned)len);
+    conn_write(c, w, &buf, 1);
 }
 
 static void send_response(conn *c, bool head_only, bool keep_alive, bd_http_response *res)
@@ -212,6 +326,7 @@ static void send_response(conn *c, bool head_only, bool keep_alive, bd_http_resp
                      "Content-Length: %zu\r\n"
                      "Cache-Control: no-store\r\n"
                      "%s%s%s"
+                     "%s%s%s"
                      "Connection: %s\r\n"
                      "\r\n",
                      res->status, reason,
@@ -219,22 +334,36 @@ static void send_response(conn *c, bool head_only, bool keep_alive, bd_http_resp
                      content_length,
                      res->allow ? "Allow: " : "", res->allow ? res->allow : "",
                      res->allow ? "\r\n" : "",
+                     res->www_authenticate ? "WWW-Authenticate: " : "",
+                     res->www_authenticate ? res->www_authenticate : "",
+                     res->www_authenticate ? "\r\n" : "",
                      keep_alive ? "keep-alive" : "close");
-    if (n < 0 || (size_t)n >= sizeof w->head)
-        n = 0;      /* cannot happen with the static strings the handlers pass */
-    uv_buf_t bufs[2] = { uv_buf_init(w->head, (unsigned)n), uv_buf_init(w->body, 0) };
-    unsigned nbufs = 1;
-    if (w->body && content_length) {
-        bufs[1] = uv_buf_init(w->body, (unsigned)content_length);
-        nbufs = 2;
-    }
-    if (n == 0 || uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, nbufs, on_write) != 0) {
-        free(w->body);
+    if (n <= 0 || (size_t)n >= sizeof w->head) {
+        free(w->body);      /* cannot happen with the static strings the handlers pass */
         free(w);
         close_conn(c);
         return;
     }
-    c->writes++;
+    size_t body_len = w->body ? content_length : 0;
+    if (c->tls) {
+        /* encrypt head and body; the ciphertext goes out as one write */
+        int bad = bd_tls_conn_write(c->tls, w->head, (size_t)n) ||
+                  (body_len && bd_tls_conn_write(c->tls, w->body, body_len));
+        free(w->body);
+        free(w);
+        if (bad)
+            close_conn(c);
+        else
+            tls_flush(c);
+        return;
+    }
+    uv_buf_t bufs[2] = { uv_buf_init(w->head, (unsigned)n), uv_buf_init(w->body, 0) };
+    unsigned nbufs = 1;
+    if (body_len) {
+        bufs[1] = uv_buf_init(w->body, (unsigned)body_len);
+        nbufs = 2;
+    }
+    conn_write(c, w, bufs, nbufs);
 }
 
 static void send_error(conn *c, int status)
@@ -261,6 +390,10 @@ static int on_message_begin(http_parser *p)
     conn *c = p->data;
     c->head_bytes = c->body_bytes = c->url_len = 0;
     c->reject = 0;
+    c->in_request = true;
+    c->head_done = false;
+    c->in_value = c->is_authz = c->authz_seen = c->authz_bad = false;
+    c->field_len = c->authz_len = 0;
     return 0;
 }
 
@@ -278,13 +411,90 @@ static int on_url(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
-static int on_header_data(http_parser *p, const char *at, size_t len)
+/* Header names and values come in pieces: the name's first bytes are kept to recognise
+ * Authorization, whose value is kept (bounded) for the token check. */
+static int on_header_field(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
     c->head_bytes += len;
     if (c->head_bytes > c->srv->lim.max_head_bytes)
         return reject(c, HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE);
+    if (c->in_value) {               /* a new header begins */
+        c->in_value = false;
+        c->field_len = 0;
+    }
+    if (c->field_len + len <= sizeof c->field)
+        memcpy(c->field + c->field_len, at, len);
+    c->field_len += len;             /* bounded by max_head_bytes */
     return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+    conn *c = p->data;
+    c->head_bytes += len;
+    if (c->head_bytes > c->srv->lim.max_head_bytes)
+        return reject(c, HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE);
+    if (!c->in_value) {
+        c->in_value = true;
+        c->is_authz = c->field_len == 13 && strncasecmp(c->field, "authorization", 13) == 0;
+        if (c->is_authz) {
+            c->authz_bad |= c->authz_seen;     /* two Authorization headers: refuse both */
+            c->authz_seen = true;
+            c->authz_len = 0;
+        }
+    }
+    if (c->is_authz) {
+        if (c->authz_len + len > sizeof c->authz) {
+            c->authz_bad = true;
+        } else {
+            memcpy(c->authz + c->authz_len, at, len);
+            c->authz_len += len;
+        }
+    }
+    return 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    conn *c = p->data;
+    c->head_done = true;
+    return 0;
+}
+
+/* The token check for PATH: true when the handler may run, else RES holds 401/403. */
+static bool authorized(conn *c, const char *path, bd_http_response *res)
+{
+    bd_http_server *s = c->srv;
+    if (!s->auth)
+        return true;
+    bd_role need = s->role_for ? s->role_for(path) : BD_ROLE_INFERENCE;
+    bd_auth_result r = c->authz_bad ? BD_AUTH_INVALID
+                     : bd_auth_check(s->auth, c->authz_seen ? c->authz : NULL, c->authz_len, need);
+    const char *msg = NULL;
+    switch (r) {
+    case BD_AUTH_OK:
+        return true;
+    case BD_AUTH_MISSING:
+        res->status = 401;
+        res->www_authenticate = "Bearer realm=\"braidd\"";
+        msg = "401 Unauthorized: send 'Authorization: Bearer <token>'\n";
+        break;
+    case BD_AUTH_INVALID:
+        res->status = 401;
+        res->www_authenticate = "Bearer realm=\"braidd\", error=\"invalid_token\"";
+        msg = "401 Unauthorized: invalid token\n";
+        break;
+    case BD_AUTH_FORBIDDEN:
+        res->status = 403;
+        res->www_authenticate = "Bearer realm=\"braidd\", error=\"insufficient_scope\"";
+        msg = "403 Forbidden: this path needs a token of another role\n";
+        break;
+    }
+    res->content_type = NULL;
+    res->body = strdup(msg);
+    res->len = res->body ? strlen(res->body) : 0;
+    return false;
 }
 
 static int on_body(http_parser *p, const char *at, size_t len)
@@ -323,17 +533,19 @@ static int on_message_complete(http_parser *p)
 
     bd_http_request req = { .method = (int)p->method, .path = path, .query = query };
     bd_http_response res = { .status = 500 };
-    s->handler(s->arg, &req, &res);
+    c->in_request = false;
+    if (authorized(c, path, &res))
+        s->handler(s->arg, &req, &res);
     send_response(c, p->method == HTTP_HEAD, keep_alive, &res);
     if (c->state != C_OPEN)
         return 0;
 
     /* a completed request restarts the clock for the next one */
-    uv_timer_start(&c->timer, on_timeout, s->lim.timeout_ms, 0);
+    timer_start(c, s->lim.timeout_ms);
     if (!keep_alive) {
         c->finish = true;
         http_parser_pause(p, 1);     /* ignore anything pipelined after it */
-    } else if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > s->lim.max_unsent_bytes) {
+    } else if (write_queue(c) > s->lim.max_unsent_bytes) {
         c->paused = true;            /* the client does not read: hold further requests */
         http_parser_pause(p, 1);
     }
@@ -343,8 +555,9 @@ static int on_message_complete(http_parser *p)
 static const http_parser_settings settings = {
     .on_message_begin    = on_message_begin,
     .on_url              = on_url,
-    .on_header_field     = on_header_data,
-    .on_header_value     = on_header_data,
+    .on_header_field     = on_header_field,
+    .on_header_value     = on_header_value,
+    .on_headers_complete = on_headers_complete,
     .on_body             = on_body,
     .on_message_complete = on_message_complete,
 };
@@ -357,7 +570,7 @@ static void feed(conn *c, const char *data, size_t len)
         return;
     enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
     if (c->finish) {                                   /* answered the last request */
-        uv_read_stop((uv_stream_t *)&c->tcp);
+        read_stop(c);
         if (c->writes == 0)
             linger(c);
         return;
@@ -365,7 +578,7 @@ static void feed(conn *c, const char *data, size_t len)
     if (e == HPE_PAUSED) {                             /* backlog: keep the rest for later */
         memmove(c->pending, data + n, len - n);
         c->pending_len = len - n;
-        uv_read_stop((uv_stream_t *)&c->tcp);
+        read_stop(c);
         return;
     }
     if (e != HPE_OK || c->parser.upgrade) {
@@ -373,11 +586,68 @@ static void feed(conn *c, const char *data, size_t len)
                    : e == HPE_HEADER_OVERFLOW ? HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE
                    : HTTP_STATUS_BAD_REQUEST;
         c->finish = true;
-        uv_read_stop((uv_stream_t *)&c->tcp);
+        read_stop(c);
         if (e != HPE_OK)
             send_error(c, status);
         else if (c->writes == 0)
             linger(c);
+    }
+}
+
+/* TLS: decrypt and parse while the parser takes more, then send what OpenSSL produced
+ * (handshake messages, alerts). */
+static void tls_pump(conn *c)
+{
+    for (int guard = 0; guard < 1024 && c->state == C_OPEN && !c->paused && !c->finish; guard++) {
+        ssize_t n = bd_tls_conn_read(c->tls, c->plain, sizeof c->plain);
+        if (n > 0) {
+            feed(c, c->plain, (size_t)n);
+            continue;
+        }
+        if (n == BD_TLS_FAILED) {
+            bd_log(BD_LOG_DEBUG, NULL, NULL, "status endpoint: TLS failed: %s",
+                   bd_tls_conn_error(c->tls));
+            tls_flush(c);            /* the alert, if any */
+            c->finish = true;
+            read_stop(c);
+            if (c->state == C_OPEN && c->writes == 0)
+                close_conn(c);
+            return;
+        }
+        if (n == BD_TLS_CLOSED) {
+            c->finish = c->eof = true;
+            read_stop(c);
+            if (c->writes == 0)
+                close_conn(c);
+            return;
+        }
+        break;                       /* needs more input */
+    }
+    if (c->state != C_CLOSING)
+        tls_flush(c);
+}
+
+static void on_bytes(conn *c, const char *data, size_t len)
+{
+    if (!c->tls) {
+        feed(c, data, len);
+        return;
+    }
+    if (bd_tls_conn_put(c->tls, data, len) != 0) {
+        close_conn(c);
+        return;
+    }
+    tls_pump(c);
+}
+
+static void on_eof(conn *c, bool clean)
+{
+    /* EOF after pipelined requests: finish sending their answers, then close */
+    if (clean && c->writes > 0) {
+        c->finish = c->eof = true;
+        read_stop(c);
+    } else {
+        close_conn(c);
     }
 }
 
@@ -392,19 +662,73 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     if (nread < 0) {
-        /* EOF after pipelined requests: finish sending their answers, then close */
-        if (nread == UV_EOF && c->writes > 0) {
-            c->finish = c->eof = true;
-            uv_read_stop(stream);
-        } else {
-            close_conn(c);
-        }
+        on_eof(c, nread == UV_EOF);
         return;
     }
-    feed(c, buf->base, (size_t)nread);
+    on_bytes(c, buf->base, (size_t)nread);
 }
 
 /* ---- listening ------------------------------------------------------------------------- */
+
+/* At a limit: the connection to close for a new one (http_server.h), or NULL; among those
+ * of the new connection's address only when SAME_PEER is given. The list is newest first,
+ * so the last match is the oldest. */
+static conn *reusable(bd_http_server *s, const conn *same_peer)
+{
+    conn *idle = NULL, *slow = NULL;
+    for (conn *c = s->conns; c; c = c->next) {
+        if (c->state != C_OPEN || !c->counted || c->writes > 0 || c->finish || c->paused)
+            continue;
+        if (same_peer && (c->peer_len != same_peer->peer_len ||
+                          memcmp(c->peer, same_peer->peer, c->peer_len) != 0))
+            continue;
+        if (!c->in_request)
+            idle = c;
+        else if (!c->head_done)
+            slow = c;
+    }
+    return idle ? idle : slow;
+}
+
+/* Remember C's peer address; how many other open connections come from it. */
+static size_t same_peer_count(bd_http_server *s, conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET) {
+        memcpy(c->peer, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+        c->peer_len = 4;
+    } else if (ss.ss_family == AF_INET6) {
+        memcpy(c->peer, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+        c->peer_len = 16;
+    }
+    size_t n = 0;
+    for (conn *o = s->conns; o; o = o->next)
+        n += o != c && o->counted && o->peer_len == c->peer_len &&
+             memcmp(o->peer, c->peer, c->peer_len) == 0;
+    return n;
+}
+
+/* Make room for C under the per-address cap, then the global one: false when C must go. */
+static bool admit(bd_http_server *s, conn *c)
+{
+    if (s->lim.max_connections_per_ip &&
+        same_peer_count(s, c) >= s->lim.max_connections_per_ip) {
+        conn *victim = reusable(s, c);
+        if (!victim)
+            return false;
+        close_conn(victim);
+    }
+    if (s->n_active >= s->lim.max_connections) {
+        conn *victim = reusable(s, NULL);
+        if (!victim)
+            return false;
+        close_conn(victim);
+    }
+    return true;
+}
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -423,8 +747,11 @@ static void on_connection(uv_stream_t *listener, int status)
     if (s->conns)
         s->conns->prev = c;
     s->conns = c;
-    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 ||
-        s->n_active >= s->lim.max_connections) {
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 || !admit(s, c)) {
+        close_conn(c);
+        return;
+    }
+    if (s->tls && !(c->tls = bd_tls_conn_new(s->tls))) {
         close_conn(c);
         return;
     }
@@ -546,4 +873,62 @@ void bd_http_server_close(bd_http_server *s, void (*done)(void *arg), void *arg)
     for (conn *c = s->conns; c; c = c->next)
         close_conn(c);               /* unlinks only in its close callback */
     uv_close((uv_handle_t *)&s->listener, on_listener_closed);
+}
+
+void bd_http_server_set_security(bd_http_server *s, const bd_http_security *sec)
+{
+    if (sec->tls)
+        SSL_CTX_up_ref(sec->tls);
+    SSL_CTX_free(s->tls);
+    s->tls = sec->tls;
+    s->auth = sec->auth;
+    s->role_for = sec->role_for;
+}
+
+/* ---- without a socket -------------------------------------------------------------------- */
+
+void bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *sec,
+                         bd_http_handler handler, void *arg, const char *data, size_t len,
+                         size_t chunk, void (*sink)(void *sink_arg, const char *bytes, size_t n),
+                         void *sink_arg)
+{
+    bd_http_server *s = calloc(1, sizeof *s);
+    conn *c = calloc(1, sizeof *c);
+    if (!s || !c) {
+        free(s);
+        free(c);
+        return;
+    }
+    if (limits)
+        s->lim = *limits;
+    else
+        bd_http_limits_default(&s->lim);
+    s->handler = handler;
+    s->arg = arg;
+    if (sec) {
+        s->auth = sec->auth;
+        s->role_for = sec->role_for;
+    }
+    c->srv = s;
+    c->detached = true;
+    c->sink = sink;
+    c->sink_arg = sink_arg;
+    c->counted = true;
+    s->n_active = 1;
+    http_parser_init(&c->parser, HTTP_REQUEST);
+    c->parser.data = c;
+    if (chunk == 0 || chunk > READ_CHUNK)
+        chunk = READ_CHUNK;          /* what a socket read would deliver at most */
+    for (size_t off = 0; off < len && c->state == C_OPEN;) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        if (c->finish || c->paused)
+            break;                   /* a real connection stops reading here too */
+        memcpy(c->rbuf, data + off, n);
+        on_bytes(c, c->rbuf, n);
+        off += n;
+    }
+    if (c->state == C_OPEN)
+        on_eof(c, true);
+    free(c);
+    free(s);
 }

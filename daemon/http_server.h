@@ -5,6 +5,18 @@
  * connections, unsent output (reading pauses while the client does not read), and time (a
  * connection that does not complete a request within the timeout is closed).
  *
+ * At the connection limit a new connection does not wait or get refused while others idle:
+ * like nginx's reusable connections, the oldest connection that is between requests (no
+ * request byte received, nothing being sent) is closed to make room; failing that, the
+ * oldest one still sending its request head (a slow or stalled client); failing that too,
+ * the new connection is closed. The same happens among one client address's connections
+ * at the per-address cap (like nginx's limit_conn), so one address cannot push out the
+ * others' connections either. A flood of idle sockets cannot keep a health probe out.
+ *
+ * Optional security (bd_http_server_set_security): TLS through OpenSSL memory BIOs
+ * (http_tls.h) and bearer tokens (auth.h) checked before the handler runs: 401 with
+ * WWW-Authenticate for a missing or unknown token, 403 for a role too weak.
+ *
  * Loop thread only. http_status.c puts braidd's routes on it. */
 #ifndef BD_HTTP_SERVER_H
 #define BD_HTTP_SERVER_H
@@ -14,6 +26,9 @@
 
 #include <uv.h>
 
+#include <openssl/ssl.h>
+
+#include "auth.h"
 #include "partitioner/error.h"
 
 typedef struct bd_http_server bd_http_server;
@@ -21,7 +36,9 @@ typedef struct bd_http_server bd_http_server;
 typedef struct bd_http_limits {
     size_t   max_head_bytes;     /* request line + headers; 16 KiB */
     size_t   max_body_bytes;     /* request body (read and discarded); 64 KiB */
-    size_t   max_connections;    /* connections beyond this are closed at once; 256 */
+    size_t   max_connections;    /* open connections; 256 */
+    size_t   max_connections_per_ip; /* open connections from one client address; 64
+                                  * (0 = no cap) */
     size_t   max_unsent_bytes;   /* stop reading while more output than this waits; 1 MiB */
     uint64_t timeout_ms;         /* a whole request must arrive within this, counted from
                                   * the connection's start or the previous request; 30 s */
@@ -39,6 +56,7 @@ typedef struct bd_http_response {
     int         status;          /* 200, 404, ... */
     const char *content_type;    /* static string; NULL = "text/plain; charset=utf-8" */
     const char *allow;           /* static string for an Allow header (405), or NULL */
+    const char *www_authenticate; /* static string for a WWW-Authenticate header, or NULL */
     char       *body;            /* malloc'ed; the server frees it; NULL = empty */
     size_t      len;
 } bd_http_response;
@@ -61,6 +79,28 @@ size_t bd_http_server_connections(const bd_http_server *s);
 /* Stop listening and close every connection (responses in flight are dropped). DONE(ARG)
  * runs once every handle is closed; the server is freed before DONE runs. */
 void   bd_http_server_close(bd_http_server *s, void (*done)(void *arg), void *arg);
+
+/* What protects the port. TLS: NULL = plaintext, else the server takes a reference (the
+ * caller may free its own). AUTH: NULL = no tokens; it must outlive the server. ROLE_FOR:
+ * the role a path needs (NULL = BD_ROLE_INFERENCE for every path). */
+typedef struct bd_http_security {
+    SSL_CTX  *tls;
+    bd_auth  *auth;
+    bd_role (*role_for)(const char *path);
+} bd_http_security;
+
+/* Set S's security. Call right after bd_http_server_start, before the loop runs again (no
+ * connection has been accepted yet). */
+void   bd_http_server_set_security(bd_http_server *s, const bd_http_security *sec);
+
+/* Serve one connection that has no socket (tests, fuzzing): DATA is fed to the request path
+ * in pieces of CHUNK bytes (0 = all at once) — parsing, limits, tokens, the handler — then
+ * the client's end of file; every byte the server would send goes to SINK. Plaintext only
+ * (SEC->tls is ignored); LIMITS and SEC may be NULL. No loop, no handles: deterministic. */
+void   bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *sec,
+                           bd_http_handler handler, void *arg, const char *data, size_t len,
+                           size_t chunk, void (*sink)(void *sink_arg, const char *bytes, size_t n),
+                           void *sink_arg);
 
 /* Parse "HOST:PORT" ("[v6]:PORT" for IPv6 literals) into ADDR. 0 or BD_EINVAL. */
 int    bd_http_parse_address(const char *address, struct sockaddr_storage *addr, bd_error *err);

@@ -42,6 +42,15 @@ static route find_route(const char *path)
     return R_NONE;
 }
 
+/* Who may read what (docs/security.md): the health probes stay open so Kubernetes and load
+ * balancers can probe without a token; everything else (metrics, status, unknown paths)
+ * needs the inference role. */
+static bd_role route_role(const char *path)
+{
+    route r = find_route(path);
+    return r == R_LIVE || r == R_READY ? BD_ROLE_NONE : BD_ROLE_INFERENCE;
+}
+
 /* "pretty" anywhere among the query's parameters ("?pretty", "?pretty=1") */
 static int wants_pretty(const char *query)
 {
@@ -122,6 +131,12 @@ int bd_http_start(uv_loop_t *loop, const char *address, bd_registry *reg, bd_htt
            "/v2/health/live /v2/health/ready", host_len, address, bd_http_server_port(h->srv));
     *out = h;
     return 0;
+}
+
+void bd_http_set_security(bd_http *h, SSL_CTX *tls, bd_auth *auth)
+{
+    bd_http_security sec = { .tls = tls, .auth = auth, .role_for = route_role };
+    bd_http_server_set_security(h->srv, &sec);
 }
 
 int bd_http_port(const bd_http *h)

@@ -12,6 +12,9 @@
 
 #include <uv.h>
 
+#include <openssl/ssl.h>
+
+#include "auth.h"
 #include "partitioner/error.h"
 #include "registry.h"
 
@@ -20,6 +23,10 @@ typedef struct bd_http bd_http;
 /* Listen on ADDRESS ("127.0.0.1:8002"; port 0 picks a free one) serving REG's state. */
 int  bd_http_start(uv_loop_t *loop, const char *address, bd_registry *reg, bd_http **out,
                    bd_error *err);
+/* Protect the port: TLS with TLS (NULL = plaintext; a reference is taken) and bearer tokens
+ * from AUTH (NULL = none; must outlive H): the health paths stay open, every other path needs
+ * the inference role. Call right after bd_http_start. */
+void bd_http_set_security(bd_http *h, SSL_CTX *tls, bd_auth *auth);
 /* The port actually bound. */
 int  bd_http_port(const bd_http *h);
 /* Stop listening, close open connections; DONE(ARG) runs once every handle is closed. */

@@ -5,7 +5,10 @@
  *             initial loads have finished.
  *   SIGTERM   (or SIGINT) stop accepting calls, let queued and running requests finish
  *             (bounded by drain_timeout_ms, off the loop), close everything, exit 0.
- *   SIGHUP    rescan the repository and load what is new (sd_notify RELOADING, then READY).
+ *   SIGHUP    re-read the token and certificate files (security.h); rescan the repository
+ *             and load what is new unless the model control mode is none (sd_notify
+ *             RELOADING, then READY).
+ *   poll      --model-control-mode poll: the same rescan every repository_poll_secs.
  *   watchdog  WATCHDOG=1 at half the interval systemd asked for. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #include "notify.h"
 #include "registry.h"
 #include "scheduler.h"
+#include "security.h"
 #include "server.h"
 
 typedef struct braidd {
@@ -34,6 +38,7 @@ typedef struct braidd {
     uv_signal_t      sig_term, sig_int, sig_hup;
     uv_timer_t       watchdog;
     uv_timer_t       ready_poll;        /* until the loads in progress have finished */
+    uv_timer_t       repo_poll;         /* --model-control-mode poll */
     bool             ready_sent;
     bool             stopping;
     uv_work_t        drain;
@@ -94,6 +99,7 @@ static void on_http_closed(void *arg)
     close_handle((uv_handle_t *)&d->sig_hup);
     close_handle((uv_handle_t *)&d->watchdog);
     close_handle((uv_handle_t *)&d->ready_poll);
+    close_handle((uv_handle_t *)&d->repo_poll);
 }
 
 static void on_server_closed(void *arg)
@@ -133,6 +139,7 @@ static void begin_shutdown(braidd *d, const char *why)
            "up to %d ms)", why, d->cfg.drain_timeout_ms);
     bd_notify_stopping();
     uv_timer_stop(&d->ready_poll);
+    uv_timer_stop(&d->repo_poll);
     bd_server_stop(d->srv);
     d->drain.data = d;
     if (uv_queue_work(&d->loop, &d->drain, drain_work, after_drain) != 0) {
@@ -141,17 +148,35 @@ static void begin_shutdown(braidd *d, const char *why)
     }
 }
 
+/* ---- model control: poll (docs/config.md) ------------------------------------------------ */
+
+static void on_repo_poll(uv_timer_t *t)
+{
+    braidd *d = t->data;
+    if (d->stopping)
+        return;
+    bd_error err = {0};
+    if (bd_registry_scan(d->reg, true, &err) != 0)
+        bd_log(BD_LOG_ERROR, NULL, NULL, "repository poll failed: %s", err.msg);
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     braidd *d = h->data;
     if (signum == SIGHUP) {
         if (d->stopping)
             return;
-        bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: rescanning the repository");
         bd_notify_reloading();
-        bd_error err = {0};
-        if (bd_registry_scan(d->reg, true, &err) != 0)
-            bd_log(BD_LOG_ERROR, NULL, NULL, "rescan failed: %s", err.msg);
+        bd_security_reload(&d->cfg, d->srv, d->http);
+        if (bd_config_model_control(&d->cfg) != BD_MODEL_CONTROL_NONE) {
+            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: rescanning the repository");
+            bd_error err = {0};
+            if (bd_registry_scan(d->reg, true, &err) != 0)
+                bd_log(BD_LOG_ERROR, NULL, NULL, "rescan failed: %s", err.msg);
+        } else {
+            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: model control mode none: the repository is "
+                   "not rescanned");
+        }
         uv_timer_start(&d->ready_poll, on_ready_poll, 0, 50);
         return;
     }
@@ -224,6 +249,10 @@ int main(int argc, char **argv)
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     bd_config_resolve(&d->cfg, ncores > 0 ? (int)ncores : 1);
     bd_log_set_level((bd_log_level)d->cfg.log_level);
+    if ((rc = bd_security_check(&d->cfg, &err)) != 0) {
+        fprintf(stderr, "braidd: %s\n", err.msg);
+        return 2;
+    }
 
     uv_loop_init(&d->loop);
     uv_signal_init(&d->loop, &d->sig_term);
@@ -231,15 +260,17 @@ int main(int argc, char **argv)
     uv_signal_init(&d->loop, &d->sig_hup);
     uv_timer_init(&d->loop, &d->watchdog);
     uv_timer_init(&d->loop, &d->ready_poll);
+    uv_timer_init(&d->loop, &d->repo_poll);
     d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
-    d->watchdog.data = d->ready_poll.data = d;
+    d->watchdog.data = d->ready_poll.data = d->repo_poll.data = d;
 
     int exit_code = 0;
     if ((rc = bd_registry_create(&d->loop, &d->cfg, &d->reg, &err)) != 0 ||
         (rc = bd_scheduler_create(d->cfg.workers, d->cfg.threads_per_worker, &d->sched, &err)) != 0 ||
         (rc = bd_server_start(&d->loop, &d->cfg, d->reg, d->sched, &d->srv, &err)) != 0 ||
         (d->cfg.http_address[0] &&
-         (rc = bd_http_start(&d->loop, d->cfg.http_address, d->reg, &d->http, &err)) != 0)) {
+         ((rc = bd_http_start(&d->loop, d->cfg.http_address, d->reg, &d->http, &err)) != 0 ||
+          (rc = bd_security_protect_http(&d->cfg, d->srv, d->http, &err)) != 0))) {
         fprintf(stderr, "braidd: %s\n", err.msg);
         bd_log(BD_LOG_ERROR, NULL, NULL, "start-up failed: %s", err.msg);
         exit_code = 1;
@@ -280,6 +311,11 @@ int main(int argc, char **argv)
     if (wd > 0)
         uv_timer_start(&d->watchdog, on_watchdog, wd, wd);
     uv_timer_start(&d->ready_poll, on_ready_poll, 0, 50);
+    if (bd_config_model_control(&d->cfg) == BD_MODEL_CONTROL_POLL) {
+        uint64_t every = (uint64_t)d->cfg.repository_poll_secs * 1000;
+        uv_timer_start(&d->repo_poll, on_repo_poll, every, every);
+    }
+    bd_security_log(&d->cfg, d->srv);
 
     uv_run(&d->loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&d->loop) != 0)

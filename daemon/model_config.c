@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "registry_internal.h"
 
@@ -97,6 +98,18 @@ static bool plain_filename(const char *s)
     return s[0] && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && strlen(s) < 256;
 }
 
+/* Safe ranges for what a config.json — possibly uploaded by a client — may ask for
+ * (docs/security.md): threads at most 4 per core (more only thrashes and lets one model
+ * starve the others), and a queue short enough that it cannot pin gigabytes of requests. */
+#define MAX_MODEL_QUEUE 65536
+
+static int max_model_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long max = 4 * (n > 0 ? n : 1);
+    return (int)(max > 1024 ? 1024 : max);
+}
+
 int bd_model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err)
 {
     bd_model_config_defaults(mc);
@@ -111,9 +124,9 @@ int bd_model_config_parse(bd_model_config *mc, const char *name, const char *tex
     for (const cJSON *it = root->child; rc == 0 && it; it = it->next) {
         const char *k = it->string;
         if (strcmp(k, "threads") == 0)
-            rc = int_key(it, name, 0, 1024, &mc->threads, err);
+            rc = int_key(it, name, 0, max_model_threads(), &mc->threads, err);
         else if (strcmp(k, "queue_limit") == 0)
-            rc = int_key(it, name, 1, 1000000, &mc->queue_limit, err);
+            rc = int_key(it, name, 1, MAX_MODEL_QUEUE, &mc->queue_limit, err);
         else if (strcmp(k, "max_batch_size") == 0)
             rc = int_key(it, name, 0, 1 << 30, &mc->max_batch_size, err);
         else if (strcmp(k, "platform") == 0) {

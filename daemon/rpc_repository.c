@@ -6,7 +6,11 @@
  * Status codes: the registry's BD_E* code through status_map.h, so bad input (a bad file
  * name, bad config JSON, uploads disabled) is INVALID_ARGUMENT, an unknown model NOT_FOUND,
  * a load already running RESOURCE_EXHAUSTED, and a model that fails to import, plan or warm
- * up INTERNAL (its reason also shows in RepositoryIndex). */
+ * up INTERNAL (its reason also shows in RepositoryIndex).
+ *
+ * Model control (config.h, Triton's --model-control-mode): load and unload are served in
+ * the explicit mode only; in none and poll they answer FAILED_PRECONDITION saying how to
+ * enable them. (Who may call them at all — the admin role — is server.c's check.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +62,27 @@ static void on_registry_done(void *arg, int status, const char *message)
 
 #define FILE_PREFIX "file:"
 
+/* False when the model control mode forbids load/unload (the call is then answered). */
+static bool model_control_allows(bd_call *c, const char *what)
+{
+    const bd_daemon_config *cfg = bd_call_config(c);
+    int mode = bd_config_model_control(cfg);
+    if (mode == BD_MODEL_CONTROL_EXPLICIT)
+        return true;
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s is disabled: braidd runs with --model-control-mode %s (%s); "
+             "start it with --model-control-mode explicit to load and unload models over the API",
+             what, cfg->model_control_mode,
+             mode == BD_MODEL_CONTROL_POLL ? "the repository is rescanned periodically"
+                                           : "the models found at start stay as they are");
+    bd_call_fail_status(c, GRPC_STATUS_FAILED_PRECONDITION, msg);
+    return false;
+}
+
 void bd_rpc_repository_load(bd_call *c)
 {
+    if (!model_control_allows(c, "RepositoryModelLoad"))
+        return;
     inference_RepositoryModelLoadRequest *req =
         BD_CALL_DECODE(c, inference_RepositoryModelLoadRequest, "RepositoryModelLoadRequest");
     if (!req)
@@ -109,6 +132,8 @@ void bd_rpc_repository_load(bd_call *c)
 
 void bd_rpc_repository_unload(bd_call *c)
 {
+    if (!model_control_allows(c, "RepositoryModelUnload"))
+        return;
     inference_RepositoryModelUnloadRequest *req =
         BD_CALL_DECODE(c, inference_RepositoryModelUnloadRequest, "RepositoryModelUnloadRequest");
     if (!req)

@@ -20,11 +20,13 @@
 #include <pb_decode.h>
 #include <pb_encode.h>
 
+#include "auth.h"
 #include "log.h"
 #include "metrics.h"
 #include "rpc.h"
 #include "served_cache.h"
 #include "status_map.h"
+#include "tls_config.h"
 #include "wire_span.h"
 
 /* ---- the method table ------------------------------------------------------------------- */
@@ -122,6 +124,8 @@ struct bd_server {
     bd_scheduler           *sched;
     bd_served_cache        *served;       /* name -> serving version, for the cq thread */
     bd_server_stats        *stats;        /* the registry's counters (atomic: any thread) */
+    bd_auth                *auth;         /* bearer tokens; NULL = authentication off */
+    bd_tls_reloader        *tls;          /* gRPC TLS files; NULL = plaintext */
     grpc_server            *server;
     grpc_completion_queue  *cq;
     void                   *registered[N_METHODS];
@@ -349,6 +353,53 @@ static void start_close(bd_call *c)
         call_release(c);                        /* never the last: the caller holds one */
 }
 
+/* ---- authentication (auth.h, docs/security.md) ------------------------------------------------ */
+
+/* Check the call's "authorization: Bearer ..." metadata against the role its method needs.
+ * False when the call was answered: UNAUTHENTICATED (no or unknown token) or
+ * PERMISSION_DENIED (a token whose role is too weak). Any thread. */
+static bool call_authorized(bd_server *s, bd_call *c)
+{
+    if (!s->auth)
+        return true;
+    char name[256];
+    const char *path = call_method_name(c, name, sizeof name);
+    bd_role need = bd_auth_grpc_role(path, strlen(path));
+    const char *value = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < c->md.count; i++)
+        if (grpc_slice_str_cmp(c->md.metadata[i].key, "authorization") == 0) {
+            value = (const char *)GRPC_SLICE_START_PTR(c->md.metadata[i].value);
+            len = GRPC_SLICE_LENGTH(c->md.metadata[i].value);
+            break;
+        }
+    char msg[256];
+    switch (bd_auth_check(s->auth, value, len, need)) {
+    case BD_AUTH_OK:
+        return true;
+    case BD_AUTH_MISSING:
+        bd_call_fail_status(c, GRPC_STATUS_UNAUTHENTICATED, "this braidd needs a token: send "
+                            "metadata 'authorization: Bearer <token>'");
+        return false;
+    case BD_AUTH_INVALID:
+        bd_call_fail_status(c, GRPC_STATUS_UNAUTHENTICATED, "invalid token (expected "
+                            "'authorization: Bearer <token>' with a token of the token file)");
+        return false;
+    case BD_AUTH_FORBIDDEN:
+        snprintf(msg, sizeof msg, "%s needs a token of role '%s'", path, bd_role_name(need));
+        bd_call_fail_status(c, GRPC_STATUS_PERMISSION_DENIED, msg);
+        return false;
+    }
+    return false;
+}
+
+bd_auth *bd_server_auth(const bd_server *s) { return s->auth; }
+
+int bd_server_reload_tls(bd_server *s, bd_error *err)
+{
+    return s->tls ? bd_tls_reloader_reload(s->tls, err) : 0;
+}
+
 /* Start a new call: answer what needs no handler, then run the handler — FAST on the cq
  * thread (ON_CQ) when the method has one, else FN (on the loop). A fast handler that answers
  * at once (inline run, bad request) sends the close op with its reply; otherwise the close op
@@ -363,7 +414,9 @@ static void start_call(bd_server *s, bd_call *c, bool on_cq)
     if (!fast)
         start_close(c);
 
-    if (c->method == UNREGISTERED) {
+    if (!call_authorized(s, c)) {
+        /* answered UNAUTHENTICATED / PERMISSION_DENIED */
+    } else if (c->method == UNREGISTERED) {
         char name[256], msg[512];
         const char *path = call_method_name(c, name, sizeof name);
         if (atomic_load(&s->stopping)) {
@@ -666,6 +719,8 @@ static void on_handle_closed(uv_handle_t *h)
     free(s->queue);
     free(s->spare);
     bd_served_cache_destroy(s->served);
+    bd_auth_destroy(s->auth);
+    bd_tls_reloader_destroy(s->tls);
     pthread_mutex_destroy(&s->lock);
     free(s);
     grpc_shutdown();
@@ -766,6 +821,11 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
         free(s);
         return rc;
     }
+    if (cfg->auth_token_file[0] && (rc = bd_auth_load(cfg->auth_token_file, &s->auth, err)) != 0) {
+        bd_served_cache_destroy(s->served);
+        free(s);
+        return rc;
+    }
     pthread_mutex_init(&s->lock, NULL);
 
     grpc_init();
@@ -784,7 +844,9 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
         s->registered[m] = grpc_server_register_method(s->server, methods[m].path, NULL,
                                                        GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    grpc_server_credentials *creds = NULL;
+    if ((rc = bd_tls_grpc_credentials(cfg, &creds, &s->tls, err)) != 0)
+        goto fail_server;
     s->port = grpc_server_add_http2_port(s->server, cfg->grpc_address, creds);
     grpc_server_credentials_release(creds);
     if (s->port <= 0) {
@@ -829,6 +891,8 @@ fail_server:
     grpc_completion_queue_shutdown(s->cq);
     grpc_completion_queue_destroy(s->cq);
     bd_served_cache_destroy(s->served);
+    bd_auth_destroy(s->auth);
+    bd_tls_reloader_destroy(s->tls);
     pthread_mutex_destroy(&s->lock);
     free(s);
     grpc_shutdown();

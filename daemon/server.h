@@ -42,12 +42,18 @@ typedef struct bd_call   bd_call;
 /* ---- the server (loop thread) ---------------------------------------------------------- */
 
 /* Listen on CFG->grpc_address (port 0 picks a free one) and start serving REG's models
- * through SCHED. BD_EIO "cannot listen on ADDR: port in use?" when the address cannot be
- * bound. REG, SCHED and CFG must outlive the server. */
+ * through SCHED, with TLS and bearer tokens when CFG asks (tls_config.h, auth.h).
+ * BD_EIO "cannot listen on ADDR: port in use?" when the address cannot be bound. REG, SCHED and CFG must outlive the server. */
 int  bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *reg,
                      bd_scheduler *sched, bd_server **out, bd_error *err);
 /* The gRPC port actually bound. */
 int  bd_server_port(const bd_server *s);
+/* The bearer tokens loaded from CFG->auth_token_file at start (NULL when authentication
+ * is off), shared with the HTTP port; bd_auth_reload re-reads them (SIGHUP). */
+struct bd_auth *bd_server_auth(const bd_server *s);
+/* Re-read the TLS certificate, key and client CAs (SIGHUP): connections opened afterwards
+ * get them. On failure the ones in use stay and ERR says why. 0 when TLS is off. */
+int  bd_server_reload_tls(bd_server *s, bd_error *err);
 /* Stop taking new work (SIGTERM): from now on new ModelInfer and load/unload calls are
  * answered UNAVAILABLE "braidd is shutting down", readiness reports not ready, and calls
  * already received go on to finish. The port stays open meanwhile, so clients get that

@@ -12,7 +12,8 @@ PKGS=(
   libcmocka-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-grpcio
   libhttp-parser-dev libsystemd-dev systemd python3-prometheus-client   # braidd status endpoint, sd_notify, systemd-analyze, /metrics parser in tests
-  libssl-dev                                  # libcrypto: base64 in TF.js model attributes
+  libssl-dev                                  # libcrypto: base64 in TF.js model attributes; braidd TLS and tokens
+  curl openssl                                # tests/e2e/test_security.py: HTTPS with curl, test certificates
   clang libclang-rt-14-dev ccache             # libFuzzer harnesses (scripts/fuzz.sh); ccache speeds rebuilds
 )
 

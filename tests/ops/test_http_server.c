@@ -351,7 +351,7 @@ static void test_connection_limit(void **state)
     bd_http_limits l = limits();
     l.max_connections = 2;
     fixture *f = start(&l);
-    tc_conn a, b, c;
+    tc_conn a, b, c, d;
     tc_response r;
     assert_int_equal(tc_connect(&a, f->port, 5000), 0);
     assert_int_equal(tc_connect(&b, f->port, 5000), 0);
@@ -362,25 +362,86 @@ static void test_connection_limit(void **state)
     assert_int_equal(tc_read(&b, false, &r), 0);
     tc_response_free(&r);
 
-    assert_int_equal(tc_connect(&c, f->port, 5000), 0);      /* accepted, then closed */
-    assert_int_equal(tc_wait_closed(&c, 5000), 1);
-    tc_close(&c);
-
-    /* a slot frees up when a client leaves */
+    /* at the limit, the oldest idle connection (A) makes room for a new one */
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    tc_response_free(&r);
+    assert_int_equal(tc_wait_closed(&a, 5000), 1);
     tc_close(&a);
-    int ok = 0;
-    for (int i = 0; i < 50 && !ok; i++) {
-        assert_int_equal(tc_connect(&c, f->port, 5000), 0);
-        tc_send(&c, REQ("/hello"), strlen(REQ("/hello")));
-        ok = tc_read(&c, false, &r) == 0;
-        if (ok)
-            tc_response_free(&r);
-        tc_close(&c);
-        if (!ok)
-            usleep(20 * 1000);
+
+    /* connections in the middle of a request (head sent, body still due) are not taken:
+     * a new connection beyond the limit is accepted, then closed */
+    static const char partial[] = "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+    tc_send(&b, partial, strlen(partial));
+    tc_send(&c, partial, strlen(partial));
+    int refused = 0;
+    for (int i = 0; i < 50 && !refused; i++) {      /* the heads may still be in flight */
+        assert_int_equal(tc_connect(&d, f->port, 5000), 0);
+        refused = tc_wait_closed(&d, 200);
+        tc_close(&d);
     }
-    assert_true(ok);
+    assert_true(refused);
+    assert_int_equal(atomic_load(&f->requests), 3);
     tc_close(&b);
+    tc_close(&c);
+    stop(f);
+}
+
+/* The per-address cap works like the global limit, among one client address's connections
+ * (all of this test's come from 127.0.0.1). */
+static void test_per_address_cap(void **state)
+{
+    bd_http_limits l = limits();
+    l.max_connections = 100;
+    l.max_connections_per_ip = 2;
+    fixture *f = start(&l);
+    tc_conn a, b, c, d;
+    tc_response r;
+    assert_int_equal(tc_connect(&a, f->port, 5000), 0);
+    assert_int_equal(tc_connect(&b, f->port, 5000), 0);
+    static const char partial[] = "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+    tc_send(&b, partial, strlen(partial));          /* B is busy, A idle */
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 200);
+    tc_response_free(&r);
+    assert_int_equal(tc_wait_closed(&a, 5000), 1);  /* the idle one made room */
+    tc_close(&a);
+    tc_send(&c, partial, strlen(partial));
+    int refused = 0;
+    for (int i = 0; i < 50 && !refused; i++) {
+        assert_int_equal(tc_connect(&d, f->port, 5000), 0);
+        refused = tc_wait_closed(&d, 200);
+        tc_close(&d);
+    }
+    assert_true(refused);
+    assert_int_equal(tc_wait_closed(&b, 50), 0);    /* busy connections were kept */
+    tc_close(&b);
+    tc_close(&c);
+    stop(f);
+}
+
+/* 3 x the limit of idle connections (a flood of sockets that send nothing): a client that
+ * comes afterwards is still served, because idle connections are reused oldest first. */
+static void test_idle_flood_does_not_starve_new_clients(void **state)
+{
+    bd_http_limits l = limits();
+    l.max_connections = 8;
+    fixture *f = start(&l);
+    tc_conn idle[24], c;
+    tc_response r;
+    for (int i = 0; i < 24; i++)
+        assert_int_equal(tc_connect(&idle[i], f->port, 5000), 0);
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 200);
+    tc_response_free(&r);
+    tc_close(&c);
+    for (int i = 0; i < 24; i++)
+        tc_close(&idle[i]);
     stop(f);
 }
 
@@ -482,6 +543,8 @@ int main(void)
         cmocka_unit_test(test_idle_connection_times_out),
         cmocka_unit_test(test_trickling_client_times_out),
         cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_idle_flood_does_not_starve_new_clients),
+        cmocka_unit_test(test_per_address_cap),
         cmocka_unit_test(test_client_that_does_not_read_is_paused_then_served),
         cmocka_unit_test(test_close_with_open_connections_leaves_no_handle),
         cmocka_unit_test(test_parse_address),

@@ -30,6 +30,8 @@ REQUIRED = {
     "LockPersonality": "yes", "MemoryDenyWriteExecute": "no",
     "SystemCallArchitectures": "native", "CapabilityBoundingSet": "",
     "ReadOnlyPaths": "/var/lib/braid/models",
+    # resource limits (docs/security.md, "systemd")
+    "TasksMax": "512", "LimitNOFILE": "16384", "MemoryMax": "8G",
 }
 
 failures = []
