@@ -531,6 +531,7 @@ int bd_call_decode(bd_call *c, const pb_msgdesc_t *fields, size_t size, void **m
     if (!c->msg)
         return bd_error_set(err, BD_ENOMEM, "out of memory decoding %s", what);
     c->msg_fields = fields;
+    c->rd.limits = &bd_wire_request_limits;     /* counts bounded, NULs refused: wire_span.h */
     if (!bd_wire_decode(&c->rd, c->data, c->len, fields, c->msg))
         return bd_error_set(err, BD_EINVAL, "malformed %s: %s", what,
                             c->rd.error ? c->rd.error : "cannot decode the protobuf message");
@@ -638,6 +639,13 @@ void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
     size_t size = 0;
     if (!pb_get_encoded_size(&size, fields, msg)) {
         bd_call_fail_status(c, GRPC_STATUS_INTERNAL, "cannot encode the response");
+        return;
+    }
+    if (size > c->srv->cfg->max_message_bytes) {  /* never allocate what gRPC would refuse */
+        char text[160];
+        snprintf(text, sizeof text, "the response is %zu bytes, over the send limit of %zu bytes "
+                 "(max_message_bytes)", size, c->srv->cfg->max_message_bytes);
+        bd_call_fail_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, text);
         return;
     }
     grpc_slice sl = grpc_slice_malloc(size);
