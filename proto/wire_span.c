@@ -150,15 +150,15 @@ static size_t path_push(check *c, size_t len, uint32_t tag, bool repeated, size_
 /* N more elements in the field counted by *COUNT and in the message; false past a limit. */
 static bool check_count(check *c, size_t path_len, uint32_t *count, size_t n)
 {
-    if (!c->limits)
-        return true;
-    if (n > c->limits->max_repeated - *count)
+    size_t max_field = c->limits ? c->limits->max_repeated : UINT32_MAX;
+    size_t max_total = c->limits ? c->limits->max_elements : SIZE_MAX;
+    if (n > max_field - *count || n > UINT32_MAX - *count)
         return check_fail(c, path_len, "more than %zu elements in one repeated field (the limit)",
-                          c->limits->max_repeated);
+                          max_field);
     *count += (uint32_t)n;
-    if (n > c->limits->max_elements - c->elements)
+    if (n > max_total - c->elements)
         return check_fail(c, path_len, "more than %zu repeated elements in the message (the limit)",
-                          c->limits->max_elements);
+                          max_total);
     c->elements += n;
     return true;
 }
