@@ -100,7 +100,10 @@ typedef struct check {
     size_t elements;                    /* counted so far in the whole message */
     char  *why;
     size_t why_size;
-    char   path[96];                    /* "5[0].3": where the walk is */
+    struct {                            /* where the walk is; printed only on failure */
+        uint32_t tag;
+        size_t   index;                 /* SIZE_MAX: not a repeated element */
+    } path[BD_WIRE_MAX_DEPTH + 2];
 } check;
 
 static bool is_packable(pb_type_t type) { return PB_LTYPE(type) <= PB_LTYPE_LAST_PACKABLE; }
@@ -110,21 +113,29 @@ static size_t fixed_width(pb_type_t type)
     return PB_LTYPE(type) == PB_LTYPE_FIXED32 ? 4 : PB_LTYPE(type) == PB_LTYPE_FIXED64 ? 8 : 0;
 }
 
-/* Record why the walk stopped, at the field whose path is the first PATH_LEN bytes of
+/* Record why the walk stopped, at the field whose path is the first PATH_LEN entries of
  * C->path (none when 0). Returns false. */
 __attribute__((format(printf, 3, 4)))
 static bool check_fail(check *c, size_t path_len, const char *fmt, ...)
 {
-    char what[128];
+    char what[128], path[128];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (!c->why_size)
         return false;
-    c->path[path_len < sizeof c->path ? path_len : sizeof c->path - 1] = '\0';
+    size_t at = 0;
+    path[0] = '\0';
+    for (size_t i = 0; i < path_len && at < sizeof path; i++) {
+        int w = c->path[i].index == SIZE_MAX
+                    ? snprintf(path + at, sizeof path - at, "%s%u", i ? "." : "", c->path[i].tag)
+                    : snprintf(path + at, sizeof path - at, "%s%u[%zu]", i ? "." : "", c->path[i].tag,
+                               c->path[i].index);
+        at += w > 0 ? (size_t)w : 0;
+    }
     if (path_len)
-        snprintf(c->why, c->why_size, "field %s: %s", c->path, what);
+        snprintf(c->why, c->why_size, "field %s: %s", path, what);
     else
         snprintf(c->why, c->why_size, "%s", what);
     return false;
@@ -135,16 +146,15 @@ static bool check_malformed(check *c, size_t path_len, pb_istream_t *s)
     return check_fail(c, path_len, "%s", PB_GET_ERROR(s));
 }
 
-/* Append ".TAG" or ".TAG[INDEX]" to the path at LEN; returns the new length (a long path is
- * cut, never overrun). */
+/* The path at LEN entries, one deeper: field TAG (element INDEX when REPEATED). Returns the
+ * new length (nesting is bounded by BD_WIRE_MAX_DEPTH, checked before this overflows). */
 static size_t path_push(check *c, size_t len, uint32_t tag, bool repeated, size_t index)
 {
-    if (len >= sizeof c->path - 1)
+    if (len >= sizeof c->path / sizeof *c->path)
         return len;
-    int w = repeated ? snprintf(c->path + len, sizeof c->path - len, "%s%u[%zu]", len ? "." : "", tag, index)
-                     : snprintf(c->path + len, sizeof c->path - len, "%s%u", len ? "." : "", tag);
-    size_t n = len + (w > 0 ? (size_t)w : 0);
-    return n < sizeof c->path ? n : sizeof c->path - 1;
+    c->path[len].tag = tag;
+    c->path[len].index = repeated ? index : SIZE_MAX;
+    return len + 1;
 }
 
 /* N more elements in the field counted by *COUNT and in the message; false past a limit. */
