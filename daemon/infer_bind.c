@@ -45,23 +45,18 @@ void bd_infer_binding_release(bd_infer_binding *b)
     memset(b, 0, sizeof *b);
 }
 
-/* BYTES of 64-byte aligned memory owned by B (freed with it); NULL when out of memory or
- * when BYTES cannot be rounded up without overflowing. */
+/* BYTES of 64-byte aligned memory owned by B (freed with it); NULL when out of memory.
+ * Exactly BYTES (at least 1), so a sanitizer sees any access past the end. */
 static void *own(bd_infer_binding *b, size_t bytes)
 {
-    size_t rounded;
-    if (__builtin_add_overflow(bytes, (size_t)63, &rounded))
-        return NULL;
-    rounded = rounded / 64 * 64;
-    if (rounded == 0)
-        rounded = 64;                           /* aligned_alloc(64, 0) may return NULL */
     void **o = realloc(b->owned, (b->n_owned + 1) * sizeof *o);
     if (!o)
         return NULL;
     b->owned = o;
-    void *p = aligned_alloc(64, rounded);
-    if (p)
-        b->owned[b->n_owned++] = p;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
+        return NULL;
+    b->owned[b->n_owned++] = p;
     return p;
 }
 

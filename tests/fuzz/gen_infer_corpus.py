@@ -58,6 +58,9 @@ def main():
     r.inputs.add(name="x", datatype="FP32", shape=[1, 4]).contents.fp32_contents.extend([1, 2, 3, 4])
     seeds["narrow_typed"] = r
     r = req()
+    r.inputs.add(name="x", datatype="FP32", shape=[8, 4]).contents.fp32_contents.extend(range(32))
+    seeds["narrow_typed_8"] = r
+    r = req()
     r.inputs.add(name="x", datatype="FP32", shape=[0, 4])
     r.raw_input_contents.append(b"")
     seeds["narrow_empty"] = r
@@ -66,7 +69,8 @@ def main():
     r = req()
     r.parameters["p"].int64_param = 3
     r.inputs.add(name="x", datatype="FP32", shape=[1, 4]).contents.fp32_contents.extend([0.5] * 4)
-    r.inputs.add(name="ids", datatype="INT64", shape=[3]).contents.int64_contents.extend([-1, 0, 2 ** 40])
+    r.inputs.add(name="ids", datatype="INT64", shape=[12]).contents.int64_contents.extend(
+        [-1, 0, 2 ** 40, 2 ** 63 - 1, -2 ** 63] + list(range(7)))
     r.inputs.add(name="mask", datatype="BOOL", shape=[2, 3]).contents.bool_contents.extend([True, False] * 3)
     r.inputs.add(name="small", datatype="INT8", shape=[2, 2]).contents.int_contents.extend([-128, 127, 0, 5])
     r.inputs.add(name="u16", datatype="UINT16", shape=[4]).contents.uint_contents.extend([0, 1, 65535, 7])
