@@ -12,6 +12,9 @@ Models (built here with onnx.helper):
     ints   x INT32 [n]   -> y = Cast(x, FLOAT)
 """
 
+import os
+import re
+
 import grpc
 import numpy as np
 from onnx import TensorProto, helper
@@ -305,6 +308,39 @@ class ResponseLimit(Common):
         super().assert_serving()
         st = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name="vec"), timeout=10)
         self.assertTrue(st.model_stats)
+
+
+class ReplyGuard(Common):
+    """Every RPC's reply is sized before it is allocated: over the send limit it is refused
+    (RESOURCE_EXHAUSTED, as gRPC itself would) instead of built. RepositoryIndex lists one
+    entry per model directory, so empty directories make its reply as large as wanted."""
+
+    braidd_args = ("--max-message-bytes", "4096")
+    wait_for_ready = False
+    n_dirs = 300                    # ~80 KB: the path that sizes the reply first
+    reply_range = (16384, 1 << 20)
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        super().prepare_repository(repo)
+        for i in range(cls.n_dirs):
+            os.makedirs(os.path.join(repo, "empty_model_directory_%04d" % i, "1"))
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.d.wait_model("vec")
+
+    def test_oversized_reply_refused(self):
+        details = self.assert_status(pb.RepositoryIndexRequest(), grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                     "max_message_bytes", "4096", rpc=self.stub.RepositoryIndex)
+        size = int(re.search(r"the response is (\d+) bytes", details).group(1))
+        self.assertTrue(self.reply_range[0] < size < self.reply_range[1], size)
+
+
+class ReplyGuardSmall(ReplyGuard):
+    n_dirs = 20                     # ~5 KB: over the limit, under the 16 KiB first try
+    reply_range = (4096, 16384)
 
 
 if __name__ == "__main__":
