@@ -1,51 +1,41 @@
 /* ModelInfer: validate on the cq thread (or the loop), run and answer on a worker.
  *
- *   cq      decode (tensor bytes stay in the received message), take the model version from
- *           the server's served-version table (on a miss, the loop acquires it from the
- *           registry and fills the table), check every input against the model's signature
- *           (name, datatype, shape, byte count; typed `contents` converted), build DLTensors
- *           pointing INTO the message, and queue a job with the call's deadline.
- *   worker  plan for these shapes, borrow an execution context, run, encode the response
- *           straight from the context's output tensors, send it, record statistics.
+ *   cq      decode (tensor bytes stay in the received message; counts bounded and strings
+ *           checked first, wire_span.h), take the model version from the server's
+ *           served-version table (on a miss, the loop acquires it from the registry and fills
+ *           the table), bind the request to the model's signature (infer_bind.h: DLTensors
+ *           pointing INTO the message), and queue a job with the call's deadline.
+ *   worker  plan for these shapes, refuse a response the plan already shows too large for
+ *           the send limit, borrow an execution context, run, size the response (refused
+ *           over the limit, before anything is allocated for it), encode it straight from the
+ *           context's output tensors, send it, record statistics.
  *
  * A model whose runs take microseconds runs on the cq thread itself while none of its
- * requests is queued or running (runs_inline: waking a worker would cost more than the run).
- *
- * A raw tensor is used in place when its bytes are aligned for its element type; otherwise
- * (protobuf gives no alignment guarantee) it is copied once into an aligned buffer, so no
- * kernel ever reads a misaligned element. */
+ * requests is queued or running (runs_inline: waking a worker would cost more than the run). */
 #include <inttypes.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <pb_encode.h>
+
 #include "inference.pb.h"
+#include "infer_bind.h"
 #include "log.h"
 #include "rpc.h"
 #include "status_map.h"
 
-#define JOB_SMALL 4
+#define JOB_SMALL BD_INFER_SMALL
 
 typedef struct infer_job {
     bd_job       base;                       /* first: the scheduler hands us &base */
     bd_call     *call;
     inference_ModelInferRequest *req;        /* owned by the call */
     const bd_graph *graph;                   /* the model's signature (lives with served) */
-    size_t       n_inputs;
-    DLTensor    *inputs;                     /* signature order */
-    int64_t    (*shapes)[BD_MAX_RANK];
-    void       **owned;                      /* converted / realigned copies */
-    size_t       n_owned;
-    size_t      *out_idx;                    /* requested graph outputs, in request order */
-    size_t       n_out;
-    uint64_t     batch;                      /* inferences this request counts for */
+    bd_infer_binding b;                      /* inputs (signature order), requested outputs */
     uint64_t     start_ns;
     uint64_t     input_ns;                   /* decoding and checking, before the run */
-    /* Storage for the common case (few inputs/outputs): no allocation per request. */
-    DLTensor     inputs_small[JOB_SMALL];
-    int64_t      shapes_small[JOB_SMALL][BD_MAX_RANK];
-    size_t       out_idx_small[JOB_SMALL];
 } infer_job;
 
 /* N elements of SIZE bytes: SMALL when N <= JOB_SMALL, else zeroed heap memory (NULL when out
@@ -68,12 +58,7 @@ static void free_unless(void *p, void *small)
 static void job_free(void *p)
 {
     infer_job *j = p;
-    for (size_t i = 0; i < j->n_owned; i++)
-        free(j->owned[i]);
-    free(j->owned);
-    free_unless(j->inputs, j->inputs_small);
-    free_unless(j->shapes, j->shapes_small);
-    free_unless(j->out_idx, j->out_idx_small);
+    bd_infer_binding_release(&j->b);
     bd_served_release(j->base.served);
     free(j);
 }
@@ -93,268 +78,6 @@ static void fail(infer_job *j, int code, const char *msg)
 {
     record_failure(j, code);
     bd_call_fail(j->call, code, msg);
-}
-
-/* ---- validation (cq or loop thread) ------------------------------------------------------------ */
-
-static void *own(infer_job *j, size_t bytes)
-{
-    void **o = realloc(j->owned, (j->n_owned + 1) * sizeof *o);
-    if (!o)
-        return NULL;
-    j->owned = o;
-    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (p)
-        j->owned[j->n_owned++] = p;
-    return p;
-}
-
-static const char *contents_field(int dtype)
-{
-    switch (dtype) {
-    case BD_DT_BOOL:   return "bool_contents";
-    case BD_DT_INT8: case BD_DT_INT16: case BD_DT_INT32: return "int_contents";
-    case BD_DT_INT64:  return "int64_contents";
-    case BD_DT_UINT8: case BD_DT_UINT16: case BD_DT_UINT32: return "uint_contents";
-    case BD_DT_UINT64: return "uint64_contents";
-    case BD_DT_FLOAT:  return "fp32_contents";
-    case BD_DT_DOUBLE: return "fp64_contents";
-    default:           return NULL;
-    }
-}
-
-/* Convert typed `contents` of input NAME (DTYPE, NUMEL elements) into DST. */
-static int convert_contents(const inference_InferTensorContents *tc, const char *name, int dtype,
-                            size_t numel, void *dst, bd_error *err)
-{
-    const char *field = contents_field(dtype);
-    if (!field)
-        return bd_error_set(err, BD_EINVAL, "input '%s': %s data must be sent in raw_input_contents "
-                            "(typed contents cannot carry it)", name, bd_dtype_name(dtype));
-    long got;
-    if (dtype == BD_DT_FLOAT || dtype == BD_DT_DOUBLE) {
-        const bd_wire_spans *s = dtype == BD_DT_FLOAT ? &tc->fp32_contents : &tc->fp64_contents;
-        got = bd_wire_spans_read_fixed(s, dtype == BD_DT_FLOAT ? 4 : 8, dst, numel);
-        if (got < 0)
-            got = (long)(bd_wire_spans_bytes(s) / (dtype == BD_DT_FLOAT ? 4 : 8));
-    } else {
-        const bd_wire_spans *s =
-            dtype == BD_DT_BOOL ? &tc->bool_contents :
-            dtype == BD_DT_INT64 ? &tc->int64_contents :
-            dtype == BD_DT_UINT64 ? &tc->uint64_contents :
-            (dtype == BD_DT_INT8 || dtype == BD_DT_INT16 || dtype == BD_DT_INT32) ? &tc->int_contents
-                                                                                 : &tc->uint_contents;
-        uint64_t *v = malloc((numel ? numel : 1) * sizeof *v);
-        if (!v)
-            return bd_error_set(err, BD_ENOMEM, "input '%s': out of memory", name);
-        got = bd_wire_spans_read_varints(s, v, numel);
-        if (got < 0) {
-            free(v);
-            return bd_error_set(err, BD_EINVAL, "input '%s': expected %zu %s values in contents.%s, "
-                                "got more (or a malformed value)", name, numel, bd_dtype_name(dtype), field);
-        }
-        for (long i = 0; i < got && (size_t)got == numel; i++) {
-            int64_t sv = (int64_t)v[i];
-            bool ok = true;
-            switch (dtype) {
-            case BD_DT_BOOL:   ((uint8_t *)dst)[i] = v[i] != 0; break;
-            case BD_DT_INT8:   ok = sv >= INT8_MIN && sv <= INT8_MAX;   ((int8_t *)dst)[i] = (int8_t)sv; break;
-            case BD_DT_INT16:  ok = sv >= INT16_MIN && sv <= INT16_MAX; ((int16_t *)dst)[i] = (int16_t)sv; break;
-            case BD_DT_INT32:  ok = sv >= INT32_MIN && sv <= INT32_MAX; ((int32_t *)dst)[i] = (int32_t)sv; break;
-            case BD_DT_INT64:  ((int64_t *)dst)[i] = sv; break;
-            case BD_DT_UINT8:  ok = v[i] <= UINT8_MAX;  ((uint8_t *)dst)[i] = (uint8_t)v[i]; break;
-            case BD_DT_UINT16: ok = v[i] <= UINT16_MAX; ((uint16_t *)dst)[i] = (uint16_t)v[i]; break;
-            case BD_DT_UINT32: ok = v[i] <= UINT32_MAX; ((uint32_t *)dst)[i] = (uint32_t)v[i]; break;
-            default:           ((uint64_t *)dst)[i] = v[i]; break;
-            }
-            if (!ok) {
-                free(v);
-                return bd_error_set(err, BD_EINVAL, "input '%s': element %ld (%" PRId64 ") is out of "
-                                    "range for %s", name, i, sv, bd_dtype_name(dtype));
-            }
-        }
-        free(v);
-    }
-    if ((size_t)got != numel)
-        return bd_error_set(err, BD_EINVAL, "input '%s': expected %zu %s values in contents.%s, got %ld",
-                            name, numel, bd_dtype_name(dtype), field, got);
-    return 0;
-}
-
-/* Check request input T (position K in the request) against signature input V and point
- * DL at its data. */
-static int bind_input(infer_job *j, const inference_ModelInferRequest_InferInputTensor *t, size_t k,
-                      const bd_value *v, DLTensor *dl, int64_t *shape, bd_error *err)
-{
-    const inference_ModelInferRequest *req = j->req;
-    char want[128], got[128];
-    int dt = bd_dtype_from_name(t->datatype);
-    if (dt == BD_DT_UNDEFINED)
-        return bd_error_set(err, BD_EINVAL, "input '%s': unknown datatype '%s' (expected %s)", v->name,
-                            t->datatype ? t->datatype : "", bd_dtype_name(v->dtype));
-    if (dt != v->dtype)
-        return bd_error_set(err, BD_EINVAL, "input '%s': expected datatype %s, got %s", v->name,
-                            bd_dtype_name(v->dtype), bd_dtype_name(dt));
-    if (!bd_dtype_to_dl(dt, &dl->dtype))
-        return bd_error_set(err, BD_EINVAL, "input '%s': %s tensors are not supported", v->name,
-                            bd_dtype_name(dt));
-
-    /* shape: the model's rank, every dim >= 0 and equal to the model's where it is fixed */
-    bd_shape gs = { .rank = t->shape_count <= BD_MAX_RANK ? (int)t->shape_count : 0 };
-    for (int d = 0; d < gs.rank; d++)
-        gs.dims[d] = t->shape[d];
-    bool ok = t->shape_count <= BD_MAX_RANK && (v->shape.rank < 0 || gs.rank == v->shape.rank);
-    for (int d = 0; ok && d < gs.rank; d++)
-        ok = t->shape[d] >= 0 && (v->shape.rank < 0 || v->shape.dims[d] < 0 || v->shape.dims[d] == t->shape[d]);
-    if (!ok) {
-        if (t->shape_count > BD_MAX_RANK)
-            snprintf(got, sizeof got, "rank %u", (unsigned)t->shape_count);
-        else
-            bd_shape_str(&gs, got, sizeof got);
-        return bd_error_set(err, BD_EINVAL, "input '%s': expected shape %s, got %s", v->name,
-                            bd_shape_str(&v->shape, want, sizeof want), got);
-    }
-    int64_t numel = bd_shape_numel(&gs);
-    size_t esize = bd_dtype_size(dt);
-    if (numel < 0 || (uint64_t)numel > SIZE_MAX / esize)
-        return bd_error_set(err, BD_EINVAL, "input '%s': shape %s is too large", v->name,
-                            bd_shape_str(&gs, got, sizeof got));
-    size_t bytes = (size_t)numel * esize;
-
-    const void *data = NULL;
-    if (req->raw_input_contents.list.count > 0) {
-        if (t->has_contents)
-            return bd_error_set(err, BD_EINVAL, "input '%s': has both contents and raw_input_contents "
-                                "(send one or the other)", v->name);
-        const bd_wire_span *sp = &req->raw_input_contents.list.items[k];
-        if (sp->size != bytes)
-            return bd_error_set(err, BD_EINVAL, "input '%s': expected %zu bytes of raw_input_contents "
-                                "for %s %s, got %zu", v->name, bytes, bd_dtype_name(dt),
-                                bd_shape_str(&gs, got, sizeof got), sp->size);
-        data = sp->data;
-        if (bytes && ((uintptr_t)data % esize) != 0) {     /* misaligned: copy once */
-            void *copy = own(j, bytes);
-            if (!copy)
-                return bd_error_set(err, BD_ENOMEM, "input '%s': out of memory", v->name);
-            memcpy(copy, data, bytes);
-            data = copy;
-        }
-    } else {
-        if (!t->has_contents && numel > 0)
-            return bd_error_set(err, BD_EINVAL, "input '%s': no data: expected raw_input_contents or "
-                                "contents.%s", v->name, contents_field(dt) ? contents_field(dt) : "(raw only)");
-        void *dst = own(j, bytes);
-        if (!dst)
-            return bd_error_set(err, BD_ENOMEM, "input '%s': out of memory", v->name);
-        if (t->has_contents) {
-            int rc = convert_contents(&t->contents, v->name, dt, (size_t)numel, dst, err);
-            if (rc)
-                return rc;
-        }
-        data = dst;
-    }
-    for (int d = 0; d < gs.rank; d++)
-        shape[d] = gs.dims[d];
-    dl->data = (void *)data;
-    dl->device = (DLDevice){ kDLCPU, 0 };
-    dl->ndim = gs.rank;
-    dl->shape = shape;
-    dl->strides = NULL;
-    dl->byte_offset = 0;
-    return 0;
-}
-
-/* "a, b, c": the model's input or output names, for error messages. */
-static const char *names(const bd_graph *g, bool inputs, char *buf, size_t size)
-{
-    size_t n = inputs ? bd_graph_num_inputs(g) : bd_graph_num_outputs(g), at = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && at < size; i++) {
-        const bd_value *v = inputs ? bd_graph_input(g, i) : bd_graph_output(g, i);
-        int w = snprintf(buf + at, size - at, "%s%s", i ? ", " : "", v->name);
-        at += w > 0 ? (size_t)w : 0;
-    }
-    return buf;
-}
-
-static int bind_request(infer_job *j, bd_error *err)
-{
-    char list[256];
-    const inference_ModelInferRequest *req = j->req;
-    const bd_graph *g = j->graph;
-    size_t n = bd_graph_num_inputs(g);
-    if (req->raw_input_contents.list.count > 0 && req->raw_input_contents.list.count != req->inputs_count)
-        return bd_error_set(err, BD_EINVAL, "raw_input_contents has %zu entries for %u inputs (expected "
-                            "one per input, in the order of 'inputs')", req->raw_input_contents.list.count,
-                            (unsigned)req->inputs_count);
-    j->n_inputs = n;
-    bool seen_small[JOB_SMALL];
-    j->inputs = small_or_calloc(j->inputs_small, n, sizeof *j->inputs);
-    j->shapes = small_or_calloc(j->shapes_small, n, sizeof *j->shapes);
-    bool *seen = small_or_calloc(seen_small, n, sizeof *seen);
-    int rc = 0;
-    if (!j->inputs || !j->shapes || !seen) {
-        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t k = 0; k < req->inputs_count && !rc; k++) {
-        const inference_ModelInferRequest_InferInputTensor *t = &req->inputs[k];
-        const char *name = t->name ? t->name : "";
-        size_t i = 0;
-        while (i < n && strcmp(bd_graph_input(g, i)->name, name) != 0)
-            i++;
-        if (i == n)
-            rc = bd_error_set(err, BD_EINVAL, "unknown input '%s' (the model's inputs: %s)", name,
-                              names(g, true, list, sizeof list));
-        else if (seen[i])
-            rc = bd_error_set(err, BD_EINVAL, "input '%s' is given twice", name);
-        else {
-            seen[i] = true;
-            rc = bind_input(j, t, k, bd_graph_input(g, i), &j->inputs[i], j->shapes[i], err);
-        }
-    }
-    for (size_t i = 0; i < n && !rc; i++)
-        if (!seen[i])
-            rc = bd_error_set(err, BD_EINVAL, "missing input '%s' (the model's inputs: %s)",
-                              bd_graph_input(g, i)->name, names(g, true, list, sizeof list));
-    if (rc)
-        goto out;
-
-    /* requested outputs: empty = all, in the model's order */
-    size_t n_out = bd_graph_num_outputs(g);
-    j->n_out = req->outputs_count ? req->outputs_count : n_out;
-    j->out_idx = small_or_calloc(j->out_idx_small, j->n_out, sizeof *j->out_idx);
-    if (!j->out_idx) {
-        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t k = 0; k < j->n_out; k++) {
-        if (!req->outputs_count) {
-            j->out_idx[k] = k;
-            continue;
-        }
-        const char *name = req->outputs[k].name ? req->outputs[k].name : "";
-        size_t o = 0;
-        while (o < n_out && strcmp(bd_graph_output(g, o)->name, name) != 0)
-            o++;
-        if (o == n_out) {
-            rc = bd_error_set(err, BD_EINVAL, "unknown output '%s' (the model's outputs: %s)", name,
-                              names(g, false, list, sizeof list));
-            goto out;
-        }
-        j->out_idx[k] = o;
-    }
-
-    /* Batch: dim 0 when the model's first input has a dynamic leading dim, else 1. */
-    j->batch = 1;
-    if (n > 0) {
-        const bd_value *v0 = bd_graph_input(g, 0);
-        if (v0->shape.rank > 0 && v0->shape.dims[0] < 0 && j->inputs[0].ndim > 0)
-            j->batch = (uint64_t)j->inputs[0].shape[0];
-    }
-out:
-    free_unless(seen, seen_small);
-    return rc;
 }
 
 /* ---- the worker -------------------------------------------------------------------------- */
@@ -377,6 +100,19 @@ static void job_drop(bd_job *base, int status)
     bd_call_unhold(j->call);
 }
 
+/* BD_EINVAL when a response of BYTES (or more) exceeds the send limit: the same request can
+ * never succeed, so this is the request's fault, not a full queue (RESOURCE_EXHAUSTED means
+ * "retry later" in braid; docs/protocol.md). */
+static int check_response_size(const infer_job *j, uint64_t bytes, bool at_least, bd_error *err)
+{
+    size_t limit = bd_call_config(j->call)->max_message_bytes;
+    if (bytes <= limit)
+        return 0;
+    return bd_error_set(err, BD_EINVAL, "the response would be %s%" PRIu64 " bytes, over the send limit "
+                        "of %zu bytes (max_message_bytes): request fewer outputs or send a smaller "
+                        "input", at_least ? "at least " : "", bytes, limit);
+}
+
 static void job_run(bd_job *base)
 {
     infer_job *j = (infer_job *)base;
@@ -386,64 +122,79 @@ static void job_run(bd_job *base)
     const bd_plan *plan = NULL;
     bd_exec *exec = NULL;
     uint64_t t0 = bd_now_ns();
+    uint64_t planned;
 
-    int rc = bd_model_plan_acquire(bd_served_model(s), j->inputs, j->n_inputs, &plan, &err);
+    int rc = bd_model_plan_acquire(bd_served_model(s), j->b.inputs, j->b.n_inputs, &plan, &err);
+    if (!rc && bd_infer_output_bytes(bd_plan_graph(plan), j->b.out_idx, j->b.n_out, &planned))
+        rc = check_response_size(j, planned, true, &err);   /* before running it for nothing */
     if (!rc)
         rc = bd_served_exec_acquire(s, plan, &exec, &err);
     bd_plan_release(plan);      /* EXEC holds its own reference */
     uint64_t t1 = bd_now_ns();
     if (!rc)
-        rc = bd_exec_run(exec, j->inputs, j->n_inputs, &err);
+        rc = bd_exec_run(exec, j->b.inputs, j->b.n_inputs, &err);
     uint64_t t2 = bd_now_ns();
-    if (rc) {
-        bd_log(rc == BD_EINVAL ? BD_LOG_DEBUG : BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
-               "inference failed: %s", err.msg);
-        if (exec)
-            bd_served_exec_release(s, exec);
-        fail(j, rc, err.msg);
-        bd_call_unhold(j->call);
-        return;
-    }
 
     /* The response: outputs (requested, or all) with raw bytes streamed from EXEC. */
     const bd_graph *g = j->graph;
+    size_t n_out = j->b.n_out;
     inference_ModelInferResponse_InferOutputTensor outs_small[JOB_SMALL];
     bd_wire_span spans_small[JOB_SMALL];
     int64_t shapes_small[JOB_SMALL][BD_MAX_RANK];
-    inference_ModelInferResponse_InferOutputTensor *outs = small_or_calloc(outs_small, j->n_out, sizeof *outs);
-    bd_wire_span *spans = small_or_calloc(spans_small, j->n_out, sizeof *spans);
-    int64_t (*shapes)[BD_MAX_RANK] = small_or_calloc(shapes_small, j->n_out, sizeof *shapes);
-    if (!outs || !spans || !shapes) {
-        free_unless(outs, outs_small);
-        free_unless(spans, spans_small);
-        free_unless(shapes, shapes_small);
-        bd_served_exec_release(s, exec);
-        fail(j, BD_ENOMEM, "out of memory building the response");
-        bd_call_unhold(j->call);
-        return;
+    inference_ModelInferResponse_InferOutputTensor *outs = NULL;
+    bd_wire_span *spans = NULL;
+    int64_t (*shapes)[BD_MAX_RANK] = NULL;
+    if (!rc) {
+        outs = small_or_calloc(outs_small, n_out, sizeof *outs);
+        spans = small_or_calloc(spans_small, n_out, sizeof *spans);
+        shapes = small_or_calloc(shapes_small, n_out, sizeof *shapes);
+        if (!outs || !spans || !shapes)
+            rc = bd_error_set(&err, BD_ENOMEM, "out of memory building the response");
     }
-    for (size_t k = 0; k < j->n_out; k++) {
-        const DLTensor *t = bd_exec_output(exec, j->out_idx[k]);
-        const bd_value *v = bd_graph_output(g, j->out_idx[k]);
-        size_t numel = 1;
-        for (int d = 0; d < t->ndim && d < BD_MAX_RANK; d++) {
+    for (size_t k = 0; !rc && k < n_out; k++) {
+        const DLTensor *t = bd_exec_output(exec, j->b.out_idx[k]);
+        const bd_value *v = bd_graph_output(g, j->b.out_idx[k]);
+        size_t numel = 1, bytes = 0;
+        bool ok = t && t->ndim >= 0 && t->ndim <= BD_MAX_RANK;
+        for (int d = 0; ok && d < t->ndim; d++) {
             shapes[k][d] = t->shape[d];
-            numel *= (size_t)t->shape[d];
+            ok = t->shape[d] >= 0 && !__builtin_mul_overflow(numel, (size_t)t->shape[d], &numel);
+        }
+        if (!ok || __builtin_mul_overflow(numel, (size_t)((t->dtype.bits + 7u) / 8u), &bytes)) {
+            rc = bd_error_set(&err, BD_EBACKEND, "output '%s': the run produced an invalid tensor", v->name);
+            break;
         }
         outs[k].name = (char *)v->name;
         outs[k].datatype = (char *)bd_dtype_name(v->dtype);
-        outs[k].shape_count = (pb_size_t)(t->ndim < BD_MAX_RANK ? t->ndim : BD_MAX_RANK);
+        outs[k].shape_count = (pb_size_t)t->ndim;
         outs[k].shape = shapes[k];
-        spans[k] = (bd_wire_span){ (const uint8_t *)t->data + t->byte_offset, numel * ((t->dtype.bits + 7u) / 8u) };
+        spans[k] = (bd_wire_span){ (const uint8_t *)t->data + t->byte_offset, bytes };
     }
     inference_ModelInferResponse rsp = {
         .model_name = (char *)bd_served_name(s),
         .model_version = (char *)bd_served_version(s),
         .id = j->req->id,
-        .outputs_count = (pb_size_t)j->n_out,
+        .outputs_count = (pb_size_t)n_out,
         .outputs = outs,
     };
-    bd_wire_spans_borrow(&rsp.raw_output_contents, spans, j->n_out);
+    bd_wire_spans_borrow(&rsp.raw_output_contents, spans, n_out);
+    size_t rsp_size = 0;                        /* sizing streams nothing: no tensor is copied */
+    if (!rc && !pb_get_encoded_size(&rsp_size, inference_ModelInferResponse_fields, &rsp))
+        rc = bd_error_set(&err, BD_EIO, "cannot encode the response");
+    if (!rc)
+        rc = check_response_size(j, rsp_size, false, &err);
+    if (rc) {
+        bd_log(rc == BD_EINVAL ? BD_LOG_DEBUG : BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
+               "inference failed: %s", err.msg);
+        if (exec)
+            bd_served_exec_release(s, exec);
+        free_unless(outs, outs_small);
+        free_unless(spans, spans_small);
+        free_unless(shapes, shapes_small);
+        fail(j, rc, err.msg);
+        bd_call_unhold(j->call);
+        return;
+    }
 
     /* Statistics before the reply: a client that reads them after its response must see
      * its own request counted. */
@@ -459,7 +210,7 @@ static void job_run(bd_job *base)
     bd_duration_add(&st->compute_output, t3 - t2);
     bd_histogram_observe(&st->compute_hist, t2 - t1);
     bd_histogram_observe(&st->total_hist, total);
-    atomic_fetch_add(&st->inference_count, j->batch);
+    atomic_fetch_add(&st->inference_count, j->b.batch);
     atomic_fetch_add(&st->execution_count, 1);
     atomic_store(&st->last_inference_ms, bd_wall_ms());
 
@@ -568,7 +319,7 @@ static void job_start(infer_job *j, bool may_inline)
     bd_error err = {0};
     int rc;
     j->graph = bd_model_graph(bd_served_model(j->base.served));
-    if ((rc = bind_request(j, &err)) != 0) {
+    if ((rc = bd_infer_bind(&j->b, j->req, j->graph, &err)) != 0) {
         bd_error_prefix(&err, "model '%s': ", bd_served_name(j->base.served));
         fail(j, rc, err.msg);
         return;

@@ -584,6 +584,7 @@ int bd_call_decode(bd_call *c, const pb_msgdesc_t *fields, size_t size, void **m
     if (!c->msg)
         return bd_error_set(err, BD_ENOMEM, "out of memory decoding %s", what);
     c->msg_fields = fields;
+    c->rd.limits = &bd_wire_request_limits;     /* counts bounded, NULs refused: wire_span.h */
     if (!bd_wire_decode(&c->rd, c->data, c->len, fields, c->msg))
         return bd_error_set(err, BD_EINVAL, "malformed %s: %s", what,
                             c->rd.error ? c->rd.error : "cannot decode the protobuf message");
@@ -675,11 +676,28 @@ void bd_call_fail(bd_call *c, int code, const char *message)
  * no copy: the reply is a sub-slice of it); larger ones are sized first. */
 #define REPLY_FIRST_TRY 16384
 
+/* A reply of SIZE bytes over the send limit: answer RESOURCE_EXHAUSTED (as gRPC would, but
+ * before the reply is allocated) and return true. */
+static bool reply_too_big(bd_call *c, size_t size)
+{
+    if (size <= c->srv->cfg->max_message_bytes)
+        return false;
+    char text[160];
+    snprintf(text, sizeof text, "the response is %zu bytes, over the send limit of %zu bytes "
+             "(max_message_bytes)", size, c->srv->cfg->max_message_bytes);
+    bd_call_fail_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, text);
+    return true;
+}
+
 void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
 {
     grpc_slice first = grpc_slice_malloc(REPLY_FIRST_TRY);
     pb_ostream_t fs = pb_ostream_from_buffer(GRPC_SLICE_START_PTR(first), REPLY_FIRST_TRY);
     if (pb_encode(&fs, fields, msg)) {
+        if (reply_too_big(c, fs.bytes_written)) {
+            grpc_slice_unref(first);
+            return;
+        }
         grpc_slice used = grpc_slice_sub(first, 0, fs.bytes_written);
         grpc_slice_unref(first);
         grpc_byte_buffer *buf = grpc_raw_byte_buffer_create(&used, 1);
@@ -693,6 +711,8 @@ void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
         bd_call_fail_status(c, GRPC_STATUS_INTERNAL, "cannot encode the response");
         return;
     }
+    if (reply_too_big(c, size))                 /* never allocate what gRPC would refuse */
+        return;
     grpc_slice sl = grpc_slice_malloc(size);
     pb_ostream_t os = pb_ostream_from_buffer(GRPC_SLICE_START_PTR(sl), size);
     if (!pb_encode(&os, fields, msg)) {

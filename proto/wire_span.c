@@ -12,9 +12,12 @@
 #include "wire_span.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <pb_common.h>
 #include <pb_decode.h>
 #include <pb_encode.h>
 
@@ -78,6 +81,182 @@ void bd_wire_reader_free(bd_wire_reader *rd)
     *rd = (bd_wire_reader)BD_WIRE_READER_INIT;
 }
 
+/* ---- checking before decoding ------------------------------------------------------------- */
+
+const bd_wire_limits bd_wire_request_limits = {
+    .max_repeated = BD_WIRE_REQUEST_MAX_REPEATED,
+    .max_elements = BD_WIRE_REQUEST_MAX_ELEMENTS,
+};
+
+/* A zeroed stand-in for a heap-allocated submessage: nanopb's field iterator reads the message
+ * it walks (a pointer field's value), so it needs memory of the submessage's size, which is at
+ * most PB_SIZE_MAX (an element's data_size is a pb_size_t). */
+static const max_align_t zero_msg[(PB_SIZE_MAX + sizeof(max_align_t)) / sizeof(max_align_t)];
+
+enum { CHECK_COUNTED_FIELDS = 64 };     /* fields past this index share the last counter */
+
+typedef struct check {
+    const bd_wire_limits *limits;
+    size_t elements;                    /* counted so far in the whole message */
+    char  *why;
+    size_t why_size;
+    struct {                            /* where the walk is; printed only on failure */
+        uint32_t tag;
+        size_t   index;                 /* SIZE_MAX: not a repeated element */
+    } path[BD_WIRE_MAX_DEPTH + 2];
+} check;
+
+static bool is_packable(pb_type_t type) { return PB_LTYPE(type) <= PB_LTYPE_LAST_PACKABLE; }
+
+static size_t fixed_width(pb_type_t type)
+{
+    return PB_LTYPE(type) == PB_LTYPE_FIXED32 ? 4 : PB_LTYPE(type) == PB_LTYPE_FIXED64 ? 8 : 0;
+}
+
+/* Record why the walk stopped, at the field whose path is the first PATH_LEN entries of
+ * C->path (none when 0). Returns false. */
+__attribute__((format(printf, 3, 4)))
+static bool check_fail(check *c, size_t path_len, const char *fmt, ...)
+{
+    char what[128], path[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (!c->why_size)
+        return false;
+    size_t at = 0;
+    path[0] = '\0';
+    for (size_t i = 0; i < path_len && at < sizeof path; i++) {
+        int w = c->path[i].index == SIZE_MAX
+                    ? snprintf(path + at, sizeof path - at, "%s%u", i ? "." : "", c->path[i].tag)
+                    : snprintf(path + at, sizeof path - at, "%s%u[%zu]", i ? "." : "", c->path[i].tag,
+                               c->path[i].index);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    if (path_len)
+        snprintf(c->why, c->why_size, "field %s: %s", path, what);
+    else
+        snprintf(c->why, c->why_size, "%s", what);
+    return false;
+}
+
+static bool check_malformed(check *c, size_t path_len, pb_istream_t *s)
+{
+    return check_fail(c, path_len, "%s", PB_GET_ERROR(s));
+}
+
+/* The path at LEN entries, one deeper: field TAG (element INDEX when REPEATED). Returns the
+ * new length (nesting is bounded by BD_WIRE_MAX_DEPTH, checked before this overflows). */
+static size_t path_push(check *c, size_t len, uint32_t tag, bool repeated, size_t index)
+{
+    if (len >= sizeof c->path / sizeof *c->path)
+        return len;
+    c->path[len].tag = tag;
+    c->path[len].index = repeated ? index : SIZE_MAX;
+    return len + 1;
+}
+
+/* N more elements in the field counted by *COUNT and in the message; false past a limit. */
+static bool check_count(check *c, size_t path_len, uint32_t *count, size_t n)
+{
+    size_t max_field = c->limits ? c->limits->max_repeated : UINT32_MAX;
+    size_t max_total = c->limits ? c->limits->max_elements : SIZE_MAX;
+    if (n > max_field - *count || n > UINT32_MAX - *count)
+        return check_fail(c, path_len, "more than %zu elements in one repeated field (the limit)",
+                          max_field);
+    *count += (uint32_t)n;
+    if (n > max_total - c->elements)
+        return check_fail(c, path_len, "more than %zu repeated elements in the message (the limit)",
+                          max_total);
+    c->elements += n;
+    return true;
+}
+
+/* Elements in a packed payload of LEN bytes at P: varints end on a byte < 0x80. */
+static size_t packed_count(pb_type_t type, const uint8_t *p, size_t len)
+{
+    if (fixed_width(type))
+        return len / fixed_width(type);
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += p[i] < 0x80;
+    return n;
+}
+
+/* Walk one message of type DESC in S (ZEROED: a zeroed struct of that type, for the field
+ * iterator), at nesting DEPTH, its path the first PATH_LEN bytes of C->path. */
+static bool check_message(check *c, pb_istream_t *s, const pb_msgdesc_t *desc, const void *zeroed,
+                          int depth, size_t path_len)
+{
+    uint32_t counts[CHECK_COUNTED_FIELDS] = {0};
+    pb_field_iter_t it;
+    bool has_fields = pb_field_iter_begin_const(&it, desc, zeroed);
+
+    if (depth > BD_WIRE_MAX_DEPTH)
+        return check_fail(c, path_len, "submessages nested deeper than %d", BD_WIRE_MAX_DEPTH);
+    while (s->bytes_left) {
+        pb_wire_type_t wt;
+        uint32_t tag;
+        bool eof;
+        if (!pb_decode_tag(s, &wt, &tag, &eof))
+            return check_malformed(c, path_len, s);
+        if (tag == 0)
+            return check_fail(c, path_len, "zero tag");
+        if (!has_fields || !pb_field_iter_find(&it, tag)) {
+            if (!pb_skip_field(s, wt))                 /* unknown: skipped, as nanopb does */
+                return check_malformed(c, path_len, s);
+            continue;
+        }
+        pb_type_t type = it.type;
+        bool repeated = PB_HTYPE(type) == PB_HTYPE_REPEATED;
+        bool payload = PB_ATYPE(type) == PB_ATYPE_CALLBACK && is_packable(type);
+        uint32_t *count = &counts[it.index < CHECK_COUNTED_FIELDS ? it.index : CHECK_COUNTED_FIELDS - 1];
+        size_t index = *count;
+        if (wt != PB_WT_STRING || payload) {
+            /* one scalar element, or a tensor payload (in place: not counted) */
+            if (repeated && !payload && !check_count(c, path_push(c, path_len, tag, false, 0), count, 1))
+                return false;
+            if (!pb_skip_field(s, wt))
+                return check_malformed(c, path_len, s);
+            continue;
+        }
+
+        pb_istream_t sub;
+        if (!pb_make_string_substream(s, &sub))
+            return check_malformed(c, path_len, s);
+        const uint8_t *at = sub.state;          /* a buffer stream's read position */
+        size_t len = sub.bytes_left;
+        size_t here = path_push(c, path_len, tag, repeated && !is_packable(type), index);
+        bool ok = !repeated || check_count(c, here, count, is_packable(type) ? packed_count(type, at, len) : 1);
+        const uint8_t *nul = ok && len && PB_LTYPE(type) == PB_LTYPE_STRING ? memchr(at, 0, len) : NULL;
+        if (nul)
+            ok = check_fail(c, here, "a NUL byte in a string (at offset %zu); strings must not contain NUL",
+                            (size_t)(nul - at));
+        else if (ok && PB_LTYPE_IS_SUBMSG(type) && it.submsg_desc)
+            ok = check_message(c, &sub, it.submsg_desc,
+                               PB_ATYPE(type) == PB_ATYPE_POINTER ? (const void *)zero_msg : it.pData,
+                               depth + 1, here);
+        else if (ok && !pb_read(&sub, NULL, sub.bytes_left))
+            ok = check_malformed(c, here, &sub);
+        if (!ok)
+            return false;
+        if (!pb_close_string_substream(s, &sub))
+            return check_malformed(c, path_len, s);
+    }
+    return true;
+}
+
+bool bd_wire_check(const uint8_t *buf, size_t len, const pb_msgdesc_t *fields, const void *zeroed,
+                   const bd_wire_limits *limits, char *why, size_t why_size)
+{
+    check c = { .limits = limits, .why = why, .why_size = why_size };
+    pb_istream_t in = pb_istream_from_buffer(buf, len);
+    if (why_size)
+        why[0] = '\0';
+    return check_message(&c, &in, fields, zeroed, 0, 0);
+}
+
 /* ---- decoding ----------------------------------------------------------------------------- */
 
 bool bd_wire_decode(bd_wire_reader *rd, const uint8_t *buf, size_t len,
@@ -89,6 +268,10 @@ bool bd_wire_decode(bd_wire_reader *rd, const uint8_t *buf, size_t len,
     rd->base = buf;
     rd->end = buf ? buf + len : buf;
     rd->error = NULL;
+    if (!bd_wire_check(buf, len, fields, msg, rd->limits, rd->error_text, sizeof rd->error_text)) {
+        rd->error = rd->error_text;
+        return false;
+    }
     bound_reader = rd;
     bool ok = pb_decode(&in, fields, msg);
     bound_reader = outer;
@@ -102,13 +285,6 @@ static bool within(const bd_wire_reader *rd, const uint8_t *p, size_t n)
 {
     uintptr_t b = (uintptr_t)rd->base, e = (uintptr_t)rd->end, a = (uintptr_t)p;
     return rd->base && a >= b && a <= e && n <= e - a;
-}
-
-static bool is_packable(pb_type_t type) { return PB_LTYPE(type) <= PB_LTYPE_LAST_PACKABLE; }
-
-static size_t fixed_width(pb_type_t type)
-{
-    return PB_LTYPE(type) == PB_LTYPE_FIXED32 ? 4 : PB_LTYPE(type) == PB_LTYPE_FIXED64 ? 8 : 0;
 }
 
 /* A stream over memory keeps its read position in 'state'; only such streams can be
@@ -207,6 +383,14 @@ long bd_wire_spans_read_fixed(const bd_wire_spans *s, unsigned width, void *dst,
         out += s->list.items[i].size;
     }
     return (long)(bytes / width);
+}
+
+size_t bd_wire_spans_count_varints(const bd_wire_spans *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->list.count; i++)
+        n += packed_count(PB_LTYPE_VARINT, s->list.items[i].data, s->list.items[i].size);
+    return n;
 }
 
 long bd_wire_spans_read_varints(const bd_wire_spans *s, uint64_t *dst, size_t dst_count)

@@ -22,6 +22,11 @@
  * Spans are byte-aligned only: copy (memcpy) before treating them as float arrays if the
  * consumer needs alignment.
  *
+ * Hostile input: before nanopb allocates anything, bd_wire_decode walks the message once
+ * with its descriptors (bd_wire_check) and refuses a string holding a NUL byte (nanopb's
+ * char * would silently cut it there), nesting deeper than BD_WIRE_MAX_DEPTH, and, when the
+ * reader carries limits, repeated fields with more elements than they allow.
+ *
  * Thread safety: a reader is used by one thread at a time; different readers are
  * independent. The one callback, bd_wire_spans_callback, is what nanopb calls for these
  * fields (bound by name in the generated code), so nothing needs to be set per message. */
@@ -42,6 +47,24 @@ typedef struct bd_wire_span {
 
 struct bd_wire_chunk;
 
+/* What one message may make nanopb allocate: its repeated fields and maps (each element is a
+ * struct of its own). Tensor payloads (bd_wire_spans fields of a numeric type) are not
+ * counted: they are referenced in place, no bigger than their bytes on the wire. A repeated
+ * bytes payload field (raw_input_contents, bytes_contents) counts one element per entry. */
+typedef struct bd_wire_limits {
+    size_t max_repeated;            /* elements of one repeated field or map of one message */
+    size_t max_elements;            /* elements of every repeated field and map, nested ones
+                                     * included, in the whole message */
+} bd_wire_limits;
+
+/* What braidd accepts in a request (docs/protocol.md, "Limits"). */
+#define BD_WIRE_REQUEST_MAX_REPEATED 1024
+#define BD_WIRE_REQUEST_MAX_ELEMENTS 65536
+extern const bd_wire_limits bd_wire_request_limits;
+
+/* Deepest nesting of submessages bd_wire_check follows (braid's schemas need 4). */
+#define BD_WIRE_MAX_DEPTH 16
+
 /* Decode context: remembers the buffer being parsed and owns every span list (and the
  * rare copied bytes) created while decoding it. Zero-initialize (BD_WIRE_READER_INIT),
  * pass to bd_wire_decode, free with bd_wire_reader_free once the message is done. */
@@ -49,10 +72,13 @@ typedef struct bd_wire_reader {
     const uint8_t        *base;     /* the buffer given to bd_wire_decode */
     const uint8_t        *end;
     struct bd_wire_chunk *chunks;   /* arena blocks, newest first */
-    const char           *error;    /* static text from nanopb or this module on failure */
+    const char           *error;    /* text from nanopb or this module on failure (static or
+                                     * in error_text; valid while RD is) */
+    const bd_wire_limits *limits;   /* set before bd_wire_decode; NULL = no count limits */
+    char                  error_text[160];
 } bd_wire_reader;
 
-#define BD_WIRE_READER_INIT {NULL, NULL, NULL, NULL}
+#define BD_WIRE_READER_INIT {NULL, NULL, NULL, NULL, NULL, {0}}
 
 /* The storage of one callback field. Its two-member shape matches the {{NULL}, NULL}
  * initializer nanopb emits for custom callback types (all-zero means empty). */
@@ -72,12 +98,23 @@ typedef struct bd_wire_spans {
 
 /* Decode the protobuf message in BUF[0..LEN) into MSG (described by FIELDS, e.g.
  * inference_ModelInferRequest_fields). MSG must be zero-initialized (its *_init_zero).
- * Tensor payload spans point into BUF; their lists live in RD. Returns false on malformed
- * input with RD->error set; nanopb has then already released MSG's heap fields. Either way
- * the caller later calls pb_release(FIELDS, MSG) (harmless after failure) and
- * bd_wire_reader_free(RD). RD must not be in use by another decode. */
+ * Tensor payload spans point into BUF; their lists live in RD. bd_wire_check runs first
+ * (with RD->limits). Returns false on malformed or refused input with RD->error set;
+ * nanopb has then already released MSG's heap fields. Either way the caller later calls
+ * pb_release(FIELDS, MSG) (harmless after failure) and bd_wire_reader_free(RD). RD must
+ * not be in use by another decode. */
 bool bd_wire_decode(bd_wire_reader *rd, const uint8_t *buf, size_t len,
                     const pb_msgdesc_t *fields, void *msg);
+
+/* Walk the message in BUF[0..LEN) (FIELDS) without decoding it: false, with a reason in
+ * WHY, when a string field holds a NUL byte, submessages nest deeper than
+ * BD_WIRE_MAX_DEPTH, a repeated field or the message exceeds LIMITS (NULL = no count
+ * limits), or the wire is malformed where the walk reads it. The reason names the field by
+ * its path of .proto field numbers, element indexes in brackets: "5[0].1" is the name of
+ * ModelInferRequest.inputs[0]. ZEROED is a zero-initialized message of FIELDS' type (only
+ * read). Allocates nothing, whatever the input. */
+bool bd_wire_check(const uint8_t *buf, size_t len, const pb_msgdesc_t *fields, const void *zeroed,
+                   const bd_wire_limits *limits, char *why, size_t why_size);
 
 /* Free every span list and copy RD owns; RD returns to its initial state. NULL is allowed.
  * Spans decoded through RD must not be used afterwards. */
@@ -93,6 +130,10 @@ size_t bd_wire_spans_bytes(const bd_wire_spans *s);
  * fp64_contents: WIDTH 8) into DST, which holds DST_COUNT elements. Returns the number of
  * elements, or -1 if the byte count is not a multiple of WIDTH or exceeds DST_COUNT. */
 long bd_wire_spans_read_fixed(const bd_wire_spans *s, unsigned width, void *dst, size_t dst_count);
+
+/* Number of values in the packed varint payload of S (bytes that end a varint); a
+ * malformed payload is caught by the reader below. */
+size_t bd_wire_spans_count_varints(const bd_wire_spans *s);
 
 /* Decode the packed varint payload of S (bool/int32/int64/uint32/uint64 contents) into
  * DST as uint64 (int32/int64 values are two's complement: cast to int64_t). Returns the

@@ -276,6 +276,78 @@ static void test_decode_rejects_packed_fp32_of_odd_length(void **state)
     bd_wire_reader_free(&rd);
 }
 
+/* A string with a NUL byte anywhere in a request is refused before decoding (nanopb's char *
+ * would end there), named by its path of field numbers. */
+static void test_check_refuses_nul_in_nested_strings(void **state)
+{
+    (void)state;
+    /* ModelInferRequest { model_name "m", inputs [{ name "ok" }, { name "a\0b" }] } */
+    const uint8_t buf[] = {0x0a, 1, 'm', 0x2a, 4, 0x0a, 2, 'o', 'k', 0x2a, 5, 0x0a, 3, 'a', 0, 'b'};
+    bd_wire_reader rd = BD_WIRE_READER_INIT;
+    inference_ModelInferRequest req = inference_ModelInferRequest_init_zero;
+    assert_false(bd_wire_decode(&rd, buf, sizeof buf, inference_ModelInferRequest_fields, &req));
+    assert_non_null(strstr(rd.error, "field 5[1].1:"));
+    assert_non_null(strstr(rd.error, "NUL"));
+    assert_null(req.inputs);                      /* nothing was allocated */
+    pb_release(inference_ModelInferRequest_fields, &req);
+    bd_wire_reader_free(&rd);
+
+    /* a map key: parameters { key "k\0" } */
+    const uint8_t map[] = {0x22, 4, 0x0a, 2, 'k', 0};
+    assert_false(bd_wire_check(map, sizeof map, inference_ModelInferRequest_fields, &req, NULL,
+                               rd.error_text, sizeof rd.error_text));
+    assert_non_null(strstr(rd.error_text, "field 4[0].1:"));
+    /* bytes may hold NUL: raw_input_contents */
+    const uint8_t raw[] = {0x3a, 2, 0, 0};
+    assert_true(bd_wire_check(raw, sizeof raw, inference_ModelInferRequest_fields, &req, NULL,
+                              rd.error_text, sizeof rd.error_text));
+}
+
+/* Repeated fields are counted on the wire against the limits, packed elements one by one,
+ * tensor payloads not at all. */
+static void test_check_counts_repeated_fields(void **state)
+{
+    (void)state;
+    const bd_wire_limits lim = { .max_repeated = 3, .max_elements = 5 };
+    inference_ModelInferRequest req = inference_ModelInferRequest_init_zero;
+    char why[160];
+    /* outputs: 3 fine, 4 too many */
+    uint8_t outs[4 * 2];
+    for (int i = 0; i < 4; i++)
+        outs[2 * i] = 0x32, outs[2 * i + 1] = 0;
+    assert_true(bd_wire_check(outs, 6, inference_ModelInferRequest_fields, &req, &lim, why, sizeof why));
+    assert_false(bd_wire_check(outs, 8, inference_ModelInferRequest_fields, &req, &lim, why, sizeof why));
+    assert_non_null(strstr(why, "field 6[3]: more than 3 elements"));
+    /* a packed shape of 4 varints in one input */
+    const uint8_t shape[] = {0x2a, 7, 0x1a, 5, 1, 0x80, 1, 2, 3};
+    assert_false(bd_wire_check(shape, sizeof shape, inference_ModelInferRequest_fields, &req, &lim,
+                               why, sizeof why));
+    assert_non_null(strstr(why, "field 5[0].3: more than 3"));
+    const uint8_t shape3[] = {0x2a, 5, 0x1a, 3, 1, 0x80, 1};
+    assert_true(bd_wire_check(shape3, sizeof shape3, inference_ModelInferRequest_fields, &req, &lim,
+                              why, sizeof why));
+    /* the message budget: 3 outputs + 3 dims > 5 */
+    uint8_t both[6 + sizeof shape3 + 2];
+    memcpy(both, outs, 6);
+    memcpy(both + 6, shape3, sizeof shape3);
+    both[6 + sizeof shape3] = 0x1a;               /* and a stray top-level field 3 (id) */
+    both[6 + sizeof shape3 + 1] = 0;
+    assert_false(bd_wire_check(both, sizeof both, inference_ModelInferRequest_fields, &req, &lim,
+                               why, sizeof why));
+    assert_non_null(strstr(why, "in the message"));
+    /* fp32 contents: 8 packed floats are a payload, not elements */
+    const uint8_t fp32[] = {0x32, 32, [33] = 0};
+    inference_InferTensorContents c = inference_InferTensorContents_init_zero;
+    assert_true(bd_wire_check(fp32, sizeof fp32, inference_InferTensorContents_fields, &c, &lim,
+                              why, sizeof why));
+    /* a bytes payload list counts one element per entry */
+    const uint8_t raws[] = {0x3a, 0, 0x3a, 0, 0x3a, 0, 0x3a, 0};
+    assert_false(bd_wire_check(raws, sizeof raws, inference_ModelInferRequest_fields, &req, &lim,
+                               why, sizeof why));
+    /* no limits: only strings are checked */
+    assert_true(bd_wire_check(outs, 8, inference_ModelInferRequest_fields, &req, NULL, why, sizeof why));
+}
+
 static void test_decode_outside_reader_is_refused(void **state)
 {
     (void)state;
@@ -552,6 +624,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_decode_unpacked_scalars_are_copied_into_one_span),
         cmocka_unit_test(test_decode_rejects_truncated_request_and_frees_everything),
         cmocka_unit_test(test_decode_rejects_packed_fp32_of_odd_length),
+        cmocka_unit_test(test_check_refuses_nul_in_nested_strings),
+        cmocka_unit_test(test_check_counts_repeated_fields),
         cmocka_unit_test(test_decode_outside_reader_is_refused),
         cmocka_unit_test(test_decode_model_load_with_uploaded_file_in_place),
         cmocka_unit_test(test_health_request_decodes),

@@ -1,0 +1,66 @@
+/* Binding a decoded ModelInferRequest to a model's signature: every check of what a client
+ * sent that needs no server (no registry, no gRPC, no plan), so tests/fuzz/fuzz_infer.c runs
+ * exactly the code braidd runs.
+ *
+ *   bd_infer_bind           match inputs by name; check datatype, shape, byte or value count;
+ *                           point a DLTensor at each input's data (in the request, or in an
+ *                           aligned / converted copy the binding owns); resolve the requested
+ *                           outputs to graph output indexes (none twice)
+ *   bd_infer_output_bytes   the tensor bytes a response will carry for shapes known before
+ *                           the run (a plan's graph), to refuse an oversized response early
+ *
+ * Hostile input: every count and size below is checked before anything is allocated, and
+ * every product is overflow-checked. A shape may describe at most BD_INFER_MAX_ELEMENTS
+ * elements even when it holds none (a 0 dim): no later stage sees a dim product that
+ * overflows. Typed `contents` are counted before their buffer is allocated, so a buffer is
+ * never larger than the values the message carries. All errors are BD_EINVAL naming the
+ * tensor and what was expected (BD_ENOMEM when out of memory). */
+#ifndef BD_INFER_BIND_H
+#define BD_INFER_BIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#include "inference.pb.h"
+#include "partitioner/error.h"
+#include "partitioner/ir/graph.h"
+
+/* Elements one input shape may describe, 0 dims counted as 1: 2^31 - 1, more than a
+ * message of gRPC's largest size (max_message_bytes <= 2^31 - 1) can carry. */
+#define BD_INFER_MAX_ELEMENTS INT64_C(2147483647)
+
+#define BD_INFER_SMALL 4            /* inputs/outputs kept without allocating */
+
+/* The request bound to the graph. Zero-initialize; release with bd_infer_binding_release. */
+typedef struct bd_infer_binding {
+    size_t     n_inputs;
+    DLTensor  *inputs;                      /* one per graph input, in signature order */
+    int64_t  (*shapes)[BD_MAX_RANK];        /* inputs[i].shape points here */
+    void     **owned;                       /* realigned / converted copies */
+    size_t     n_owned;
+    size_t    *out_idx;                     /* graph output of each response output */
+    size_t     n_out;
+    uint64_t   batch;                       /* inferences the request counts for */
+    /* Storage for the common case: no allocation per request. */
+    DLTensor   inputs_small[BD_INFER_SMALL];
+    int64_t    shapes_small[BD_INFER_SMALL][BD_MAX_RANK];
+    size_t     out_idx_small[BD_INFER_SMALL];
+} bd_infer_binding;
+
+/* Bind REQ to G's signature (inputs and outputs only are read). REQ and its decoded buffer
+ * must outlive B (raw inputs are used in place). On failure returns BD_EINVAL / BD_ENOMEM
+ * with ERR naming the tensor; B must be released either way. */
+int  bd_infer_bind(bd_infer_binding *b, const inference_ModelInferRequest *req, const bd_graph *g,
+                   bd_error *err);
+/* Free what bd_infer_bind allocated; B is zeroed again. NULL is allowed. */
+void bd_infer_binding_release(bd_infer_binding *b);
+
+/* Tensor bytes of G's outputs OUT_IDX[0..N_OUT) (G: a plan's graph, whose shapes are static
+ * unless they depend on the data) into *BYTES. false when a shape is not known yet (then
+ * only the response itself can tell). Saturates at UINT64_MAX. */
+bool bd_infer_output_bytes(const bd_graph *g, const size_t *out_idx, size_t n_out, uint64_t *bytes);
+
+#endif
