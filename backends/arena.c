@@ -1,6 +1,7 @@
 #include "arena.h"
 
 #include <stdlib.h>
+#include <stdint.h>
 
 typedef struct sized { size_t size, index; } sized;
 
@@ -28,6 +29,15 @@ size_t bd_arena_plan(const bd_arena_req *reqs, size_t n, size_t *offsets)
         free(placed);
         return (size_t)-1;
     }
+    /* Every offset is at most the sum of the aligned sizes: when that sum fits, nothing below
+     * can overflow. */
+    size_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].size > SIZE_MAX / 2 || __builtin_add_overflow(sum, align_up(reqs[i].size ? reqs[i].size : 1), &sum)) {
+            free(order);
+            free(placed);
+            return (size_t)-1;
+        }
     for (size_t i = 0; i < n; i++)
         order[i] = (sized){ reqs[i].size, i };
     qsort(order, n, sizeof *order, by_size_desc);

@@ -16,7 +16,8 @@ typedef struct bd_arena_req {
 
 /* Assign OFFSETS[i] (BD_ARENA_ALIGN-aligned) to each of N requests so that two requests
  * whose [first,last] ranges intersect never overlap in memory. Greedy: largest first, each
- * at the lowest offset that fits. Returns the total size, or (size_t)-1 when out of memory. */
+ * at the lowest offset that fits. Returns the total size, or (size_t)-1 when out of memory or
+ * when the sizes add up past SIZE_MAX / 2. */
 size_t bd_arena_plan(const bd_arena_req *reqs, size_t n, size_t *offsets);
 
 #endif

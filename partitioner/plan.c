@@ -50,9 +50,13 @@ struct bd_plan {
 
 /* ---- building --------------------------------------------------------------------------- */
 
-static size_t value_bytes(const bd_value *v)
+static size_t value_bytes(const bd_value *v)       /* saturating */
 {
-    return (size_t)bd_shape_numel(&v->shape) * bd_dtype_size(v->dtype);
+    size_t bytes;
+    int64_t n = bd_shape_numel(&v->shape);
+    if (n < 0 || __builtin_mul_overflow((size_t)n, bd_dtype_size(v->dtype), &bytes))
+        return SIZE_MAX;
+    return bytes;
 }
 
 static bool is_const(const bd_value *v)
@@ -329,6 +333,23 @@ static int rewrite(bd_graph *g, const bd_placement_opts *popts, bd_error *err)
     return engine > 0 ? bd_graph_validate(g, err) : bd_passes_run(g, &target, err);
 }
 
+/* Refuse shapes whose run would hold more than LIMIT bytes of tensors at once: legal shapes
+ * can still ask for terabytes (an outer product, a Tile), and the first touch of such an
+ * arena is the OOM killer's, not an error. */
+static int check_run_bytes(const bd_graph *g, size_t limit, bd_error *err)
+{
+    size_t peak;
+    if (bd_plan_peak_tensor_bytes(g, &peak))
+        return bd_error_set(err, BD_ENOMEM, "out of memory estimating a plan's memory");
+    if (peak <= limit)
+        return 0;
+    if (peak == SIZE_MAX)
+        return bd_error_set(err, BD_EINVAL, "these input shapes make the model's tensors too large "
+                            "to count (over the limit of %zu MiB of tensors per run)", limit >> 20);
+    return bd_error_set(err, BD_EINVAL, "these input shapes need %zu MiB of tensors at the peak of a "
+                        "run, over the limit of %zu MiB (max_run_memory_bytes)", peak >> 20, limit >> 20);
+}
+
 int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
                   const bd_model_options *opts, bd_plan **out, bd_error *err)
 {
@@ -362,6 +383,8 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
             err->code = rc;
         bd_error_prefix(err, "the input shapes do not fit the model: ");
     }
+    if (rc == 0 && opts->max_run_memory_bytes)
+        rc = check_run_bytes(p->graph, opts->max_run_memory_bytes, err);
     /* An empty input: when every output is empty too, nothing runs (plan_empty); otherwise
      * the plan is built as usual (oneDNN refuses empty tensors, a fallback engine may take
      * them) and a failure is the request's: INVALID_ARGUMENT naming the empty input. */
