@@ -97,6 +97,8 @@ static const key_def keys[] = {
       "N", "ONNX Runtime intra-op threads per session; 0 = 1  [0]" },
     { "plan_cache_max_plans", "plan-cache-max-plans", K_SIZE, OFF(plan_cache_max_plans), 0, 0, 1 << 20,
       "N", "plans (input shape sets) cached per model; 0 = unbounded [64]" },
+    { "max_run_memory_bytes", "max-run-memory-bytes", K_SIZE, OFF(max_run_memory_bytes), 0, 0, 1LL << 50,
+      "BYTES", "tensor memory one run may hold; 0 = half of RAM/cgroup [0]" },
     { "plan_cache_max_bytes", "plan-cache-max-bytes", K_SIZE, OFF(plan_cache_max_bytes), 0, 0, 1LL << 50,
       "BYTES", "estimated plan memory cached per model; 0 = unbounded [1073741824]" },
 #define S(f) OFF(f), sizeof ((bd_daemon_config *)0)->f
@@ -387,4 +389,10 @@ void bd_config_resolve(bd_daemon_config *cfg, int ncores)
     } else if (cfg->threads_per_worker <= 0) {
         cfg->threads_per_worker = ncores / cfg->workers > 0 ? ncores / cfg->workers : 1;
     }
+}
+
+void bd_config_resolve_memory(bd_daemon_config *cfg, size_t budget)
+{
+    if (cfg->max_run_memory_bytes == 0)
+        cfg->max_run_memory_bytes = budget / 2 ? budget / 2 : 1;
 }

@@ -30,6 +30,9 @@ typedef struct bd_daemon_config {
     /* each model's plan cache (one plan per input shape set); config.json may override */
     size_t plan_cache_max_plans;  /* LRU bound by count; 0 = unbounded */
     size_t plan_cache_max_bytes;  /* LRU bound by estimated bytes; 0 = unbounded */
+    /* input shapes whose run would hold more tensor memory refused; 0 = auto: half of
+     * bd_memory_budget() (bd_config_resolve_memory) */
+    size_t max_run_memory_bytes;
     char   config_path[4096];     /* the file these came from, "" if none (for SIGHUP) */
     /* security (docs/security.md): TLS for both ports unless the http_ ones are set */
     char   tls_cert_file[4096];        /* PEM certificate chain; "" = plaintext */
@@ -64,5 +67,8 @@ int  bd_config_load_file(bd_daemon_config *cfg, const char *path, bd_error *err)
 int  bd_config_parse_args(bd_daemon_config *cfg, int argc, char **argv, bd_error *err);
 /* Resolve the automatic values (workers, threads_per_worker) for NCORES cores. */
 void bd_config_resolve(bd_daemon_config *cfg, int ncores);
+/* Resolve max_run_memory_bytes = 0 (auto) to half of BUDGET (bytes braidd may use: a request
+ * must not be able to take the whole machine or cgroup); an explicit value is kept. */
+void bd_config_resolve_memory(bd_daemon_config *cfg, size_t budget);
 
 #endif

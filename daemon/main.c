@@ -21,6 +21,7 @@
 #include "config.h"
 #include "http_status.h"
 #include "log.h"
+#include "memory_budget.h"
 #include "notify.h"
 #include "registry.h"
 #include "scheduler.h"
@@ -248,6 +249,7 @@ int main(int argc, char **argv)
     }
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     bd_config_resolve(&d->cfg, ncores > 0 ? (int)ncores : 1);
+    bd_config_resolve_memory(&d->cfg, bd_memory_budget());
     bd_log_set_level((bd_log_level)d->cfg.log_level);
     if ((rc = bd_security_check(&d->cfg, &err)) != 0) {
         fprintf(stderr, "braidd: %s\n", err.msg);

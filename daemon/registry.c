@@ -412,6 +412,7 @@ int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
     t->ort_threads = r->cfg.ort_threads;
     t->plan_cache_max_plans = r->cfg.plan_cache_max_plans;
     t->plan_cache_max_bytes = r->cfg.plan_cache_max_bytes;
+    t->max_run_memory_bytes = r->cfg.max_run_memory_bytes;
     t->write_config = config_json && r->cfg.allow_uploads;
     bool oom = false;
     if (config_json)

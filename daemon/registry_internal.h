@@ -111,6 +111,7 @@ typedef struct bd_load_task {
     int         ort_threads;
     size_t      plan_cache_max_plans; /* daemon defaults (config.json may override) */
     size_t      plan_cache_max_bytes;
+    size_t      max_run_memory_bytes; /* daemon-wide: refuse shapes needing more per run */
     /* outputs */
     bd_served  *served;           /* one reference on success */
     int         status;

@@ -213,6 +213,7 @@ static int load(bd_load_task *t)
                                                              : t->plan_cache_max_plans,
         .plan_cache_max_bytes = mc.plan_cache_max_bytes >= 0 ? (size_t)mc.plan_cache_max_bytes
                                                              : t->plan_cache_max_bytes,
+        .max_run_memory_bytes = t->max_run_memory_bytes,
     };
     bd_model *model = NULL;
     if ((rc = bd_model_open(path, &opts, &model, err)) != 0)

@@ -11,6 +11,7 @@
 
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "daemon/memory_budget.h"
 #include "daemon_testlib.h"
 
 static char dir[4096];
@@ -235,6 +236,27 @@ static void test_plan_cache_keys(void **state)
     assert_non_null(strstr(err.msg, "plan-cache-max-plans"));
 }
 
+static void test_run_memory_auto_and_cgroup(void **state)
+{
+    bd_daemon_config cfg;
+    bd_config_defaults(&cfg);
+    assert_int_equal(cfg.max_run_memory_bytes, 0);              /* auto */
+    bd_config_resolve_memory(&cfg, (size_t)8 << 30);
+    assert_int_equal(cfg.max_run_memory_bytes, (size_t)4 << 30); /* half the budget */
+    bd_config_defaults(&cfg);
+    const char *argv[] = { "braidd", "--max-run-memory-bytes", "1048576" };
+    bd_error err = { 0 };
+    assert_int_equal(bd_config_parse_args(&cfg, 3, (char **)argv, &err), 0);
+    bd_config_resolve_memory(&cfg, (size_t)8 << 30);
+    assert_int_equal(cfg.max_run_memory_bytes, 1048576);         /* explicit kept */
+
+    assert_int_equal(bd_memory_parse_cgroup_max("max\n"), 0);
+    assert_int_equal(bd_memory_parse_cgroup_max("8589934592\n"), (size_t)8 << 30);
+    assert_int_equal(bd_memory_parse_cgroup_max("12abc\n"), 0);
+    assert_int_equal(bd_memory_parse_cgroup_max(""), 0);
+    assert_true(bd_memory_budget() > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_help_and_version_exit_zero),
         cmocka_unit_test(test_resolve_auto),
         cmocka_unit_test(test_plan_cache_keys),
+        cmocka_unit_test(test_run_memory_auto_and_cgroup),
     };
     return cmocka_run_group_tests_name("daemon config", tests, setup, teardown);
 }

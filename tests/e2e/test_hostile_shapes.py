@@ -206,6 +206,64 @@ class ZeroSize(BraiddTestCase):
                 self.assertEqual(np.load(os.path.join(outdir, out + ".npy")).shape, shape)
 
 
+def outer_product():
+    """x[n,1] -> y[n,n] = x @ x^T: n floats in, n^2 floats out."""
+    return _model([helper.make_node("Transpose", ["x"], ["xt"]), helper.make_node("MatMul", ["x", "xt"], ["y"])],
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", "n"])])
+
+
+class RunMemory(BraiddTestCase):
+    """Legal shapes that would need more memory than braidd may use are refused before
+    anything is compiled or allocated (the OOM killer would answer otherwise)."""
+
+    braidd_args = ("--max-run-memory-bytes", str(64 << 20))
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "outer", outer_product())
+
+    def test_outer_product_over_the_limit_is_refused(self):
+        x = np.arange(1000, dtype=np.float32).reshape(1000, 1)      # 4 MB out: fine
+        y = response_outputs(self.stub.ModelInfer(infer_request("outer", {"x": x}), timeout=60))["y"]
+        np.testing.assert_allclose(y, x @ x.T, rtol=1e-6)
+        for n in (100000, 1 << 22):                                  # 40 GB, 64 TB
+            code, details = self.raw_request(n)
+            self.assertEqual(code, INVALID, details)
+            self.assertIn("max_run_memory_bytes", details)
+        np.testing.assert_allclose(                                   # and it keeps serving
+            response_outputs(self.stub.ModelInfer(infer_request("outer", {"x": x}), timeout=60))["y"],
+            x @ x.T, rtol=1e-6)
+
+    def test_default_limit_is_half_the_memory(self):
+        # no flag: half of RAM (or of the cgroup's memory.max); 40 GB is over it on any
+        # machine these tests run on, 4 MB is under
+        d = Braidd()
+        try:
+            e2e_models.write_repository_model(d.repo, "outer", outer_product())
+            d.start()
+            d.wait_state("outer", "READY")
+            stub = d.stub()
+            code, details = status_of(stub.ModelInfer, self.request(100000), timeout=60)
+            self.assertEqual(code, INVALID, details)
+            self.assertIn("max_run_memory_bytes", details)
+            code, _ = status_of(stub.ModelInfer, self.request(1000), timeout=60)
+            self.assertEqual(code, grpc.StatusCode.OK)
+            self.assertEqual(d.stop(), 0)
+        finally:
+            d.cleanup()
+
+    @staticmethod
+    def request(n):
+        req = pb.ModelInferRequest(model_name="outer")
+        req.inputs.add(name="x", datatype="FP32", shape=[n, 1])
+        req.raw_input_contents.append(b"\0" * (4 * n))
+        return req
+
+    def raw_request(self, n):
+        return status_of(self.stub.ModelInfer, self.request(n), timeout=60)
+
+
 class PlanCache(BraiddTestCase):
 
     braidd_args = ("--plan-cache-max-plans", "8", "--workers", "2")
