@@ -96,6 +96,7 @@ typedef struct bd_load_task {
     char        engine[32];
     char        ort_library[4096];
     int         ort_threads;
+    const atomic_bool *cancel;    /* set at shutdown: stop at the next checkpoint (may be NULL) */
     /* outputs */
     bd_served  *served;           /* one reference on success */
     int         status;
