@@ -91,6 +91,16 @@ static void close_handle(uv_handle_t *h)
         uv_close(h, NULL);      /* all of these live inside the daemon struct */
 }
 
+/* After uv_run: the handles that stayed open unref'd until the very end. */
+static void close_last_handles(braidd *d)
+{
+    close_handle((uv_handle_t *)&d->sig_term);
+    close_handle((uv_handle_t *)&d->sig_int);
+    close_handle((uv_handle_t *)&d->sig_hup);
+    close_handle((uv_handle_t *)&d->hard_stop);
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+}
+
 static void on_http_closed(void *arg)
 {
     braidd *d = arg;
@@ -99,9 +109,11 @@ static void on_http_closed(void *arg)
     d->sched = NULL;
     bd_registry_destroy(d->reg);    /* closes its handles; uv_run returns once they are */
     d->reg = NULL;
-    close_handle((uv_handle_t *)&d->sig_term);
-    close_handle((uv_handle_t *)&d->sig_int);
-    close_handle((uv_handle_t *)&d->sig_hup);
+    /* The signal handlers stay (unref'd, closed after uv_run): a second SIGTERM while the
+     * last loads come back is still "already shutting down", never a kill by signal. */
+    uv_unref((uv_handle_t *)&d->sig_term);
+    uv_unref((uv_handle_t *)&d->sig_int);
+    uv_unref((uv_handle_t *)&d->sig_hup);
     close_handle((uv_handle_t *)&d->watchdog);
     close_handle((uv_handle_t *)&d->ready_poll);
     close_handle((uv_handle_t *)&d->drain_poll);
@@ -285,8 +297,7 @@ int main(int argc, char **argv)
             on_http_closed(d);
         }
         uv_run(&d->loop, UV_RUN_DEFAULT);
-        close_handle((uv_handle_t *)&d->hard_stop);
-        uv_run(&d->loop, UV_RUN_DEFAULT);
+        close_last_handles(d);
         uv_loop_close(&d->loop);
         return exit_code;
     }
@@ -316,8 +327,7 @@ int main(int argc, char **argv)
     uv_timer_start(&d->ready_poll, on_ready_poll, 0, 50);
 
     uv_run(&d->loop, UV_RUN_DEFAULT);
-    close_handle((uv_handle_t *)&d->hard_stop);     /* unref'd: it did not keep the loop */
-    uv_run(&d->loop, UV_RUN_DEFAULT);
+    close_last_handles(d);
     if (uv_loop_close(&d->loop) != 0)
         bd_log(BD_LOG_WARN, NULL, NULL, "event loop closed with handles still open");
     bd_log(BD_LOG_INFO, NULL, NULL, "stopped");

@@ -203,6 +203,65 @@ class Lifecycle(unittest.TestCase):
         print("sigterm with %d loads: exit after %.2f s, %d answered UNAVAILABLE, %d OK before the signal"
               % (len(results), took, len(unavailable), len(results) - len(unavailable)))
 
+    def test_exit_timeout_abandons_loads_and_drops_queued_requests(self):
+        """At the exit timeout (0 s here) nothing is waited for: queued requests and running
+        loads are answered UNAVAILABLE at once, the loads' results are discarded when their
+        step ends, and braidd still exits 0 with nothing leaked."""
+        d = self.start(["--exit-timeout-secs", "0"],
+                       models={"slow": e2e_models.slow_matmul(depth=48),
+                               "big": e2e_models.slow_matmul(depth=96)})
+        d.stub().RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="big"), timeout=30)
+        req = infer_request("slow", {"x": np.ones((256, 1024), np.float32)})
+        n = 24
+        results = []
+        lock = threading.Lock()
+
+        def call(fn):
+            channel = d.new_channel()
+            try:
+                r = fn(d.stub(channel))
+                with lock:
+                    results.append(r)
+            finally:
+                channel.close()
+
+        infer = lambda s: ("infer",) + status_of(s.ModelInfer, req, timeout=TIME_LIMIT_S)
+        load = lambda s: ("load",) + status_of(s.RepositoryModelLoad, load_request("big"),
+                                               timeout=TIME_LIMIT_S)
+        threads = [threading.Thread(target=call, args=(infer,)) for _ in range(n)]
+        threads.append(threading.Thread(target=call, args=(load,)))
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            idx = {m.name: m.state for m in
+                   d.stub().RepositoryIndex(pb.RepositoryIndexRequest(), timeout=10).models}
+            _, body, _ = d.http_get("/metrics")
+            held = sum(int(v) for v in re.findall(
+                r'braid_(?:queued|inflight)_requests\{[^}]*model="slow"[^}]*\} (\d+)', body.decode()))
+            if idx.get("big") == "LOADING" and held >= n // 2:
+                break
+            time.sleep(0.01)
+        d.send_signal(signal.SIGTERM)
+        code = d.stop(timeout=CLOSE_MARGIN_S + 30)
+        for t in threads:
+            t.join(TIME_LIMIT_S)
+        self.assertFalse(any(t.is_alive() for t in threads))
+        self.assertEqual(code, 0, d.log_tail())
+        d.assert_gone()
+        d.check_log()
+        log = d.log_text()
+        self.assertNotIn("exiting now", log)
+        self.assertIn("exit timeout (0 ms)", log)
+        after = log_lines_after(log, "SIGTERM: shutting down")
+        self.assertEqual([line for line in after if "loaded in" in line], [])
+        self.assertEqual(len(results), n + 1)
+        bad = [r for r in results if r[1] not in (grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE)]
+        self.assertEqual(bad, [], "every request gets OK or a clear UNAVAILABLE")
+        load_result = [r for r in results if r[0] == "load"][0]
+        self.assertEqual(load_result[1], grpc.StatusCode.UNAVAILABLE, load_result)
+        self.assertIn("shutting down", load_result[2])
+
     def test_exit_timeout_flags_and_deprecated_alias(self):
         d = self.start(["--drain-timeout-ms", "1500"], models={})
         self.assertEqual(d.stop(timeout=30), 0)
