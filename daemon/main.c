@@ -154,9 +154,9 @@ static void on_drain_poll(uv_timer_t *t)
  * than be killed by systemd's stop timeout. The kernel reclaims everything. */
 static void on_hard_stop(uv_timer_t *t)
 {
-    braidd *d = t->data;
-    bd_log(BD_LOG_ERROR, NULL, NULL, "still not stopped %d ms after the exit timeout (%d load(s) running): "
-           "exiting now", CLOSE_MARGIN_MS, d->reg ? bd_registry_loads_running(d->reg) : 0);
+    (void)t;
+    bd_log(BD_LOG_ERROR, NULL, NULL, "still not stopped %d ms after the exit timeout (a model load or an "
+           "inference is inside a step that cannot be interrupted): exiting now", CLOSE_MARGIN_MS);
     fflush(stdout);
     fflush(stderr);
     _exit(0);

@@ -262,6 +262,39 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(load_result[1], grpc.StatusCode.UNAVAILABLE, load_result)
         self.assertIn("shutting down", load_result[2])
 
+    def test_hard_stop_ends_a_load_stuck_in_one_step(self):
+        """A load inside one long step (here a warm-up of ~1.6 TFLOP) outlives the exit
+        timeout: its caller is answered UNAVAILABLE, and braidd exits 0 by itself at the
+        latest exit timeout + 10 s, before systemd's TimeoutStopSec would SIGKILL it."""
+        exit_timeout = 1
+        d = self.start(["--no-load-at-start", "--exit-timeout-secs", str(exit_timeout)],
+                       models={"huge": e2e_models.slow_matmul(depth=3000)})
+        result = []
+
+        def loader():
+            channel = d.new_channel()
+            try:
+                result.append(status_of(d.stub(channel).RepositoryModelLoad, load_request("huge"),
+                                        timeout=TIME_LIMIT_S))
+            finally:
+                channel.close()
+
+        t = threading.Thread(target=loader)
+        t.start()
+        d.wait_state("huge", "LOADING")
+        d.send_signal(signal.SIGTERM)
+        code = d.stop(timeout=exit_timeout + CLOSE_MARGIN_S + 5)
+        t.join(TIME_LIMIT_S)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(code, 0, d.log_tail())
+        d.assert_gone()
+        d.check_log()
+        self.assertEqual(result[0][0], grpc.StatusCode.UNAVAILABLE, result)
+        self.assertIn("shutting down", result[0][1])
+        log = d.log_text()
+        self.assertNotIn("huge version=1 loaded in", log)
+        print("hard stop: %s" % ("fired" if "exiting now" in log else "not needed (the step ended first)"))
+
     def test_exit_timeout_flags_and_deprecated_alias(self):
         d = self.start(["--drain-timeout-ms", "1500"], models={})
         self.assertEqual(d.stop(timeout=30), 0)
