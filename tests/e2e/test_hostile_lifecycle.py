@@ -103,16 +103,19 @@ class Lifecycle(unittest.TestCase):
         for t in threads:
             t.start()
         started.wait()
-        # Until braidd holds every request (queued + running, its gauges), bounded.
+        # Until every request reached braidd: finished (counted first, so no request is
+        # counted twice) plus held by braidd now (queued + running, its gauges). Bounded.
         deadline = time.monotonic() + 60
-        held = 0
-        while time.monotonic() < deadline and held < n:
+        seen = 0
+        while time.monotonic() < deadline and seen < n:
+            with lock:
+                finished = len(done)
             _, body, _ = d.http_get("/metrics")
-            text = body.decode()
             held = sum(int(v) for v in re.findall(
-                r'braid_(?:queued|inflight)_requests\{[^}]*model="slow"[^}]*\} (\d+)', text))
-            time.sleep(0.01)
-        self.assertEqual(held, n, "not every request reached braidd before the signal")
+                r'braid_(?:queued|inflight)_requests\{[^}]*model="slow"[^}]*\} (\d+)', body.decode()))
+            seen = finished + held
+            time.sleep(0.005)
+        self.assertEqual(seen, n, "not every request reached braidd before the signal")
         d.send_signal(signal.SIGTERM)
         # gRPC first (until the signal is handled), then HTTP at once, then gRPC again.
         grpc_ready = True
