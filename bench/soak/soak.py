@@ -215,7 +215,8 @@ class Soak:
         self.stop_churn.set()
         for t in churn:
             t.join(180)
-        probe_stub = d.stub(d.new_channel())
+        probe_channel = d.new_channel()
+        probe_stub = d.stub(probe_channel)
         self.sigterm_at = time.monotonic()
         d.send_signal(signal.SIGTERM)
         grpc_ready = http_status = None
@@ -228,6 +229,7 @@ class Soak:
                 http_status = d.http_get("/v2/health/ready", timeout=5)[0] if d.proc.poll() is None else None
                 break
             time.sleep(0.002)
+        probe_channel.close()
         try:
             d.proc.wait(a.exit_timeout + CLOSE_MARGIN_S)
             exit_code = d.proc.returncode
@@ -363,7 +365,7 @@ def sanitized(path):
     """A braidd built with ASan: its quarantine holds freed memory on purpose, so RSS growth
     says nothing about leaks there (LeakSanitizer's report at exit does)."""
     with open(path, "rb") as f:
-        return b"AddressSanitizer" in f.read()
+        return b"__asan_init" in f.read()        # the runtime's entry, linked in or imported
 
 
 if __name__ == "__main__":
