@@ -468,6 +468,7 @@ static int load_impl(bd_registry *r, const char *name, const char *config_json,
     q->r = r;
     q->startup = startup;
     t->cancel = &r->cancel;
+    atomic_store(&t->uploads_done, n_uploads == 0);
     snprintf(t->repo, sizeof t->repo, "%s", r->repo);
     snprintf(t->name, sizeof t->name, "%s", name);
     t->threads = r->cfg.threads_per_worker;
@@ -757,7 +758,8 @@ void bd_registry_abandon_loads(bd_registry *r)
 {
     for (reg_entry *e = r->entries; e; e = e->next) {
         load_req *q = e->running;
-        if (!q || !q->cb)
+        /* Still copying the caller's upload (which lives in the caller's request): not yet. */
+        if (!q || !q->cb || !atomic_load(&q->task->uploads_done))
             continue;
         char msg[512];
         snprintf(msg, sizeof msg, "model '%s': load abandoned: braidd is shutting down and the exit timeout "

@@ -153,7 +153,8 @@ void bd_registry_shutdown(bd_registry *r);
 int  bd_registry_loads_running(const bd_registry *r);
 /* Answer every running load's callback now with BD_EUNAVAIL (the exit timeout passed while
  * it was inside a step that cannot be interrupted): the load finishes in the pool, unseen,
- * and its result is discarded. After bd_registry_shutdown. */
+ * and its result is discarded. A load still writing its uploads (whose bytes belong to the
+ * caller until the callback) is left to answer itself. After bd_registry_shutdown. */
 void bd_registry_abandon_loads(bd_registry *r);
 /* A counter that changes whenever the version serving some name changes (a load swapped in,
  * an unload). Any thread may read it: a cache of acquired versions kept off the loop is

@@ -97,6 +97,8 @@ typedef struct bd_load_task {
     char        ort_library[4096];
     int         ort_threads;
     const atomic_bool *cancel;    /* set at shutdown: stop at the next checkpoint (may be NULL) */
+    atomic_bool uploads_done;     /* set by the load once it no longer reads UPLOADS' data: only
+                                   * then may its caller be answered early (abandoned) */
     /* outputs */
     bd_served  *served;           /* one reference on success */
     int         status;

@@ -180,6 +180,7 @@ static int load(bd_load_task *t)
         return rc;
     for (size_t i = 0; i < t->n_uploads && rc == 0; i++)
         rc = bd_upload_write(t->repo, t->name, t->uploads[i].path, t->uploads[i].data, t->uploads[i].len, err);
+    atomic_store(&t->uploads_done, true);     /* the caller's bytes are not read after this */
     if (rc == 0 && t->write_config && t->config_json)
         rc = bd_upload_write(t->repo, t->name, "config.json", t->config_json, strlen(t->config_json), err);
     if (rc)
@@ -260,6 +261,7 @@ static int load(bd_load_task *t)
 void bd_load_task_run(bd_load_task *t)
 {
     t->status = load(t);
+    atomic_store(&t->uploads_done, true);
     if (t->status == 0)
         bd_error_clear(&t->err);
 }

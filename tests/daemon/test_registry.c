@@ -790,6 +790,31 @@ static void test_abandoned_load_is_answered_once(void **state)
     assert_int_equal(d.calls, 1);
 }
 
+/* A load still writing its upload is not answered early: the bytes belong to the caller's
+ * request until the callback runs. Its own end answers it, once. */
+static void test_abandon_waits_for_the_upload_to_be_written(void **state)
+{
+    fixture *f = *state;
+    f->cfg.allow_uploads = true;
+    open_registry(f);
+    char *bytes;
+    size_t len = model_bytes(f, &bytes);
+    bd_upload up = { "1/model.onnx", bytes, len };
+    bd_error err = { 0 };
+    done_flag d = { 0 };
+    assert_int_equal(bd_registry_load(f->reg, "up", NULL, &up, 1, on_done, &d, &err), 0);
+    bd_registry_shutdown(f->reg);
+    for (int i = 0; i < 60000 && d.calls == 0; i++) {     /* abandon over and over meanwhile */
+        bd_registry_abandon_loads(f->reg);
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        struct timespec ms = { 0, 100000 };
+        nanosleep(&ms, NULL);
+    }
+    run_until_no_load(f);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.status, BD_EUNAVAIL);
+}
+
 static void test_destroy_with_load_in_flight(void **state)
 {
     fixture *f = *state;
@@ -828,6 +853,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pending_upload_bytes_are_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_answers_and_cancels_every_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abandoned_load_is_answered_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abandon_waits_for_the_upload_to_be_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_with_load_in_flight, setup, teardown),
     };
     return cmocka_run_group_tests_name("daemon registry", tests, NULL, NULL);
