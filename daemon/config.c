@@ -27,7 +27,11 @@ void bd_config_defaults(bd_daemon_config *cfg)
     cfg->queue_limit        = 64;
     cfg->max_message_bytes  = (size_t)256 << 20;
     cfg->allow_uploads      = false;
-    cfg->drain_timeout_ms   = 30000;
+    cfg->exit_timeout_secs  = -1;
+    cfg->drain_timeout_ms   = -1;
+    cfg->exit_timeout_ms    = 30000;
+    cfg->load_queue_limit   = 4;
+    cfg->max_pending_upload_bytes = (size_t)1 << 30;
     cfg->log_level          = BD_LOG_INFO;
     cfg->load_all_at_start  = true;
     snprintf(cfg->engine, sizeof cfg->engine, "auto");
@@ -81,8 +85,14 @@ static const key_def keys[] = {
       "BYTES", "largest gRPC message received or sent          [268435456]" },
     { "allow_uploads", "allow-uploads", K_FLAG_TRUE, OFF(allow_uploads), 0, 0, 0,
       NULL, "let RepositoryModelLoad write uploaded model files and config.json into the repository [off]" },
-    { "drain_timeout_ms", "drain-timeout-ms", K_INT, OFF(drain_timeout_ms), 0, 0, INT_MAX,
-      "MS", "on SIGTERM, how long queued and running requests may finish [30000]" },
+    { "exit_timeout_secs", "exit-timeout-secs", K_INT, OFF(exit_timeout_secs), 0, 0, 3600,
+      "S", "SIGTERM: how long in-flight requests may finish [30]" },
+    { "drain_timeout_ms", "drain-timeout-ms", K_INT, OFF(drain_timeout_ms), 0, 0, 3600000,
+      "MS", "deprecated alias of --exit-timeout-secs, in ms" },
+    { "load_queue_limit", "load-queue-limit", K_INT, OFF(load_queue_limit), 0, 0, 1024,
+      "N", "loads waiting per model behind its running one  [4]" },
+    { "max_pending_upload_bytes", "max-pending-upload-bytes", K_SIZE, OFF(max_pending_upload_bytes), 0, 0, INT_MAX,
+      "BYTES", "uploads unfinished loads may hold [1073741824]" },
     { "log_level", "log-level", K_LEVEL, OFF(log_level), 0, 0, 0,
       "LEVEL", "debug, info, warn or error                      [info]" },
     { "load_all_at_start", "no-load-at-start", K_FLAG_FALSE, OFF(load_all_at_start), 0, 0, 0,
@@ -171,7 +181,7 @@ static int apply_json_key(bd_daemon_config *cfg, const cJSON *item, const char *
         if (strcmp(keys[i].json, item->string) == 0)
             k = &keys[i];
     if (!k) {
-        char known[512] = "";
+        char known[1024] = "";
         for (size_t i = 0, used = 0; i < N_KEYS && used < sizeof known; i++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", keys[i].json);
         return bd_error_set(err, BD_EINVAL, "%s: unknown key '%s' (known keys: %s)", path,
@@ -375,6 +385,11 @@ int bd_config_parse_args(bd_daemon_config *cfg, int argc, char **argv, bd_error 
 
 void bd_config_resolve(bd_daemon_config *cfg, int ncores)
 {
+    /* exit_timeout_secs wins over its deprecated millisecond alias when both are given. */
+    if (cfg->exit_timeout_secs >= 0)
+        cfg->exit_timeout_ms = cfg->exit_timeout_secs * 1000;
+    else if (cfg->drain_timeout_ms >= 0)
+        cfg->exit_timeout_ms = cfg->drain_timeout_ms;
     if (ncores < 1)
         ncores = 1;
     /* docs/config.md, "Automatic sizing": measured on 2 cores, one single-threaded worker per

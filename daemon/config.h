@@ -18,7 +18,12 @@ typedef struct bd_daemon_config {
     int    queue_limit;           /* queued requests per model before RESOURCE_EXHAUSTED */
     size_t max_message_bytes;     /* gRPC receive/send limit; default 256 MiB */
     bool   allow_uploads;         /* RepositoryModelLoad may write files into the repository */
-    int    drain_timeout_ms;      /* SIGTERM: how long in-flight requests may finish */
+    int    exit_timeout_secs;     /* SIGTERM: how long in-flight requests may finish (Triton's
+                                   * --exit-timeout-secs); -1 = unset (drain_timeout_ms, else 30) */
+    int    drain_timeout_ms;      /* deprecated alias of exit_timeout_secs in ms; -1 = unset */
+    int    exit_timeout_ms;       /* resolved from the two above by bd_config_resolve */
+    int    load_queue_limit;      /* loads/unloads of one model waiting behind its running load */
+    size_t max_pending_upload_bytes; /* uploaded bytes held by accepted, unfinished loads */
     int    log_level;             /* bd_log_level */
     bool   load_all_at_start;     /* load every model found in the repository at start-up */
     /* placement defaults for every model (docs/partitioning.md); config.json may override
@@ -65,7 +70,8 @@ int  bd_config_load_file(bd_daemon_config *cfg, const char *path, bd_error *err)
 /* Apply ARGV's flags on top of CFG (a --config FILE among them is applied first, so flags
  * win). Returns 0, 1 when --help/--version was handled (caller exits 0), or BD_EINVAL. */
 int  bd_config_parse_args(bd_daemon_config *cfg, int argc, char **argv, bd_error *err);
-/* Resolve the automatic values (workers, threads_per_worker) for NCORES cores. */
+/* Resolve the automatic values (workers, threads_per_worker) for NCORES cores, and
+ * exit_timeout_ms from exit_timeout_secs or the deprecated drain_timeout_ms. */
 void bd_config_resolve(bd_daemon_config *cfg, int ncores);
 /* Resolve max_run_memory_bytes = 0 (auto) to half of BUDGET (bytes braidd may use: a request
  * must not be able to take the whole machine or cgroup); an explicit value is kept. */

@@ -80,13 +80,15 @@ static void handle(void *arg, const bd_http_request *req, bd_http_response *res)
     case R_LIVE:
         text(res, 200, "%s", "live\n");
         return;
-    case R_READY:
-        if (bd_registry_ready(h->reg))
+    case R_READY: {
+        /* The registry's answer, the same ServerReady gives (one source of truth). */
+        const char *why = bd_registry_not_ready_reason(h->reg);
+        if (!why)
             text(res, 200, "%s", "ready\n");
         else
-            text(res, 503, "%s", "not ready: a model load is running or a model failed to load "
-                                 "(see /v2/status)\n");
+            text(res, 503, "not ready: %s (see /v2/status)\n", why);
         return;
+    }
     default:
         break;
     }

@@ -3,8 +3,10 @@
  *   start     config -> registry (scan, load at start) -> scheduler -> gRPC server -> HTTP
  *             status port; "braidd listening on ..." once bound; sd_notify READY once the
  *             initial loads have finished.
- *   SIGTERM   (or SIGINT) stop accepting calls, let queued and running requests finish
- *             (bounded by drain_timeout_ms, off the loop), close everything, exit 0.
+ *   SIGTERM   (or SIGINT) readiness false at once, stop accepting calls and loads, cancel
+ *             the loads, let queued and running requests finish (bounded by exit_timeout_secs;
+ *             the loop polls, nothing blocks it), close everything, exit 0. A hard stop at
+ *             exit_timeout + CLOSE_MARGIN_MS ends a process something still holds.
  *   SIGHUP    re-read the token and certificate files (security.h); rescan the repository
  *             and load what is new unless the model control mode is none (sd_notify
  *             RELOADING, then READY).
@@ -40,11 +42,18 @@ typedef struct braidd {
     uv_timer_t       watchdog;
     uv_timer_t       ready_poll;        /* until the loads in progress have finished */
     uv_timer_t       repo_poll;         /* --model-control-mode poll */
+    uv_timer_t       drain_poll;        /* SIGTERM: until idle or the exit timeout */
+    uv_timer_t       hard_stop;         /* SIGTERM: the last resort (unref'd) */
+    uint64_t         drain_deadline_ns;
     bool             ready_sent;
     bool             stopping;
-    uv_work_t        drain;
-    int              dropped;
 } braidd;
+
+/* After the drain, closing the ports takes at most the server's linger (2 s) and grace (5 s)
+ * periods and the status port's close: the hard stop comes this long after the exit timeout.
+ * systemd's TimeoutStopSec must exceed exit_timeout_secs + 10 s (tests/ops checks the unit). */
+#define CLOSE_MARGIN_MS 10000
+#define DRAIN_POLL_MS   10
 
 /* ---- readiness --------------------------------------------------------------------------- */
 
@@ -59,12 +68,13 @@ static bool loads_running(bd_registry *reg)
     return loading;
 }
 
-/* READY=1 once nothing is loading (a failed load counts as finished: the daemon serves
- * what it could load, and the reason shows in RepositoryIndex and /v2/status). */
+/* READY=1 at start-up once the server is ready (the start-up loads have finished; a failed
+ * load counts as finished: the daemon serves what it could load, and the reason shows in
+ * RepositoryIndex and /v2/status); after SIGHUP, once nothing is loading. */
 static void on_ready_poll(uv_timer_t *t)
 {
     braidd *d = t->data;
-    if (d->stopping || loads_running(d->reg))
+    if (d->stopping || (d->ready_sent ? loads_running(d->reg) : !bd_registry_ready(d->reg)))
         return;
     uv_timer_stop(t);
     bd_notify_ready();
@@ -87,6 +97,16 @@ static void close_handle(uv_handle_t *h)
         uv_close(h, NULL);      /* all of these live inside the daemon struct */
 }
 
+/* After uv_run: the handles that stayed open unref'd until the very end. */
+static void close_last_handles(braidd *d)
+{
+    close_handle((uv_handle_t *)&d->sig_term);
+    close_handle((uv_handle_t *)&d->sig_int);
+    close_handle((uv_handle_t *)&d->sig_hup);
+    close_handle((uv_handle_t *)&d->hard_stop);
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+}
+
 static void on_http_closed(void *arg)
 {
     braidd *d = arg;
@@ -95,12 +115,15 @@ static void on_http_closed(void *arg)
     d->sched = NULL;
     bd_registry_destroy(d->reg);    /* closes its handles; uv_run returns once they are */
     d->reg = NULL;
-    close_handle((uv_handle_t *)&d->sig_term);
-    close_handle((uv_handle_t *)&d->sig_int);
-    close_handle((uv_handle_t *)&d->sig_hup);
+    /* The signal handlers stay (unref'd, closed after uv_run): a second SIGTERM while the
+     * last loads come back is still "already shutting down", never a kill by signal. */
+    uv_unref((uv_handle_t *)&d->sig_term);
+    uv_unref((uv_handle_t *)&d->sig_int);
+    uv_unref((uv_handle_t *)&d->sig_hup);
     close_handle((uv_handle_t *)&d->watchdog);
     close_handle((uv_handle_t *)&d->ready_poll);
     close_handle((uv_handle_t *)&d->repo_poll);
+    close_handle((uv_handle_t *)&d->drain_poll);
 }
 
 static void on_server_closed(void *arg)
@@ -113,20 +136,37 @@ static void on_server_closed(void *arg)
         on_http_closed(d);
 }
 
-static void drain_work(uv_work_t *w)
+/* The drain ends when no request is queued or running and no load is running, or at the
+ * exit timeout: what is still queued is answered UNAVAILABLE, loads still inside a step are
+ * abandoned (answered UNAVAILABLE, their result discarded), and the ports close. */
+static void on_drain_poll(uv_timer_t *t)
 {
-    braidd *d = w->data;
-    d->dropped = bd_scheduler_drain(d->sched, d->cfg.drain_timeout_ms);
+    braidd *d = t->data;
+    bool idle = bd_scheduler_idle(d->sched) && bd_registry_loads_running(d->reg) == 0;
+    if (!idle && bd_now_ns() < d->drain_deadline_ns)
+        return;
+    uv_timer_stop(t);
+    if (!idle) {
+        int loads = bd_registry_loads_running(d->reg);
+        int dropped = bd_scheduler_drain(d->sched, 0);
+        bd_registry_abandon_loads(d->reg);
+        bd_log(BD_LOG_WARN, NULL, NULL, "exit timeout (%d ms): %d queued request(s) answered UNAVAILABLE, "
+               "%d model load(s) abandoned; closing", d->cfg.exit_timeout_ms, dropped, loads);
+    }
+    bd_server_close(d->srv, on_server_closed, d);
 }
 
-static void after_drain(uv_work_t *w, int status)
+/* Something cannot be interrupted (a load inside one compilation, a request inside one
+ * kernel) and holds the process past the exit timeout and the close margin: exit now rather
+ * than be killed by systemd's stop timeout. The kernel reclaims everything. */
+static void on_hard_stop(uv_timer_t *t)
 {
-    braidd *d = w->data;
-    (void)status;
-    if (d->dropped > 0)
-        bd_log(BD_LOG_WARN, NULL, NULL, "drain timeout (%d ms): %d queued request(s) answered UNAVAILABLE",
-               d->cfg.drain_timeout_ms, d->dropped);
-    bd_server_close(d->srv, on_server_closed, d);
+    (void)t;
+    bd_log(BD_LOG_ERROR, NULL, NULL, "still not stopped %d ms after the exit timeout (a model load or an "
+           "inference is inside a step that cannot be interrupted): exiting now", CLOSE_MARGIN_MS);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
 }
 
 static void begin_shutdown(braidd *d, const char *why)
@@ -136,17 +176,18 @@ static void begin_shutdown(braidd *d, const char *why)
         return;
     }
     d->stopping = true;
-    bd_log(BD_LOG_INFO, NULL, NULL, "%s: shutting down (no new calls; in-flight requests finish, "
-           "up to %d ms)", why, d->cfg.drain_timeout_ms);
+    bd_log(BD_LOG_INFO, NULL, NULL, "%s: shutting down (not ready; no new calls or loads; loads cancelled; "
+           "in-flight requests finish, up to %d ms)", why, d->cfg.exit_timeout_ms);
     bd_notify_stopping();
     uv_timer_stop(&d->ready_poll);
     uv_timer_stop(&d->repo_poll);
+    bd_registry_shutdown(d->reg);       /* readiness turns false here, for gRPC and HTTP alike */
     bd_server_stop(d->srv);
-    d->drain.data = d;
-    if (uv_queue_work(&d->loop, &d->drain, drain_work, after_drain) != 0) {
-        d->dropped = bd_scheduler_drain(d->sched, 0);
-        after_drain(&d->drain, 0);
-    }
+    bd_scheduler_stop_taking(d->sched);
+    d->drain_deadline_ns = bd_now_ns() + (uint64_t)d->cfg.exit_timeout_ms * 1000000u;
+    uv_timer_start(&d->hard_stop, on_hard_stop, (uint64_t)d->cfg.exit_timeout_ms + CLOSE_MARGIN_MS, 0);
+    uv_unref((uv_handle_t *)&d->hard_stop);
+    uv_timer_start(&d->drain_poll, on_drain_poll, 0, DRAIN_POLL_MS);
 }
 
 /* ---- model control: poll (docs/config.md) ------------------------------------------------ */
@@ -263,8 +304,11 @@ int main(int argc, char **argv)
     uv_timer_init(&d->loop, &d->watchdog);
     uv_timer_init(&d->loop, &d->ready_poll);
     uv_timer_init(&d->loop, &d->repo_poll);
+    uv_timer_init(&d->loop, &d->drain_poll);
+    uv_timer_init(&d->loop, &d->hard_stop);
+    uv_unref((uv_handle_t *)&d->hard_stop);
     d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
-    d->watchdog.data = d->ready_poll.data = d->repo_poll.data = d;
+    d->watchdog.data = d->ready_poll.data = d->repo_poll.data = d->drain_poll.data = d->hard_stop.data = d;
 
     int exit_code = 0;
     if ((rc = bd_registry_create(&d->loop, &d->cfg, &d->reg, &err)) != 0 ||
@@ -286,6 +330,7 @@ int main(int argc, char **argv)
             on_http_closed(d);
         }
         uv_run(&d->loop, UV_RUN_DEFAULT);
+        close_last_handles(d);
         uv_loop_close(&d->loop);
         return exit_code;
     }
@@ -320,6 +365,7 @@ int main(int argc, char **argv)
     bd_security_log(&d->cfg, d->srv);
 
     uv_run(&d->loop, UV_RUN_DEFAULT);
+    close_last_handles(d);
     if (uv_loop_close(&d->loop) != 0)
         bd_log(BD_LOG_WARN, NULL, NULL, "event loop closed with handles still open");
     bd_log(BD_LOG_INFO, NULL, NULL, "stopped");

@@ -4,7 +4,13 @@
  * (registry_load.c) and come back to after_load(), which swaps the new version in. Loads and
  * unloads of one model run one at a time, in the order they were asked for: a load or unload
  * requested while a load of the same model runs waits for it (its callback runs once its own
- * turn is done), so back-to-back reloads from clients never fail for being concurrent. */
+ * turn is done), so back-to-back reloads from clients never fail for being concurrent.
+ *
+ * Everything a client can make the registry hold is bounded (docs/config.md, "Loading"):
+ * operations waiting per model (load_queue_limit), loads running or waiting in all
+ * (BD_REGISTRY_MAX_PENDING_OPS), and the uploaded bytes unfinished loads keep in memory
+ * (max_pending_upload_bytes); past a bound the request gets BD_EBUSY (RESOURCE_EXHAUSTED)
+ * naming it. At shutdown every operation still gets its answer (bd_registry_shutdown). */
 #include <errno.h>
 #include <ftw.h>
 #include <stdatomic.h>
@@ -24,7 +30,9 @@ typedef struct reg_entry {
     char              reason[512];
     bd_served        *served;      /* the registry's reference; NULL when nothing serves */
     bool              loading;     /* a load of this model is running in the pool */
+    struct load_req  *running;     /* the load running in the pool, NULL if none */
     struct load_req  *waiting;     /* loads/unloads queued behind it, FIFO */
+    int               n_waiting;
     bool              unloaded;    /* explicitly unloaded: NOT_FOUND until loaded again */
     char             *config_mem;  /* config applied in memory (uploads disabled) */
 } reg_entry;
@@ -44,6 +52,8 @@ typedef struct load_req {
     bd_registry   *r;
     reg_entry     *e;
     bd_load_task  *task;
+    size_t         upload_bytes;   /* counted in R->pending_upload_bytes until freed */
+    bool           startup;        /* started by the first scan (readiness waits for it) */
     char          *config_keep;    /* stored in E on success */
     bd_registry_cb cb;
     void          *arg;
@@ -57,6 +67,11 @@ struct bd_registry {
     reg_entry        *entries;
     int               loads_in_flight;   /* running in the pool */
     int               ops_waiting;       /* queued behind a running load */
+    size_t            pending_upload_bytes; /* uploads held by loads not finished yet */
+    bool              scanned;           /* the first scan (start-up) has run */
+    int               startup_loads;     /* loads it started that have not finished */
+    bool              draining;          /* bd_registry_shutdown was called */
+    atomic_bool       cancel;            /* the loads' checkpoints read it */
     bool              destroyed, async_closed;
     uv_async_t        async;       /* delivers queued callbacks (unload) outside the caller's stack */
     pending_cb       *pending, *pending_tail;
@@ -112,6 +127,8 @@ static reg_entry *get_or_add(bd_registry *r, const char *name, bd_error *err)
 
 static void req_free(load_req *q)
 {
+    if (q->r)
+        q->r->pending_upload_bytes -= q->upload_bytes;
     bd_load_task_free(q->task);
     free(q->config_keep);
     free(q);
@@ -263,10 +280,11 @@ static void run_waiting(bd_registry *r, reg_entry *e)
         load_req *q = e->waiting;
         e->waiting = q->next;
         q->next = NULL;
+        e->n_waiting--;
         r->ops_waiting--;
         if (q->unload) {
             do_unload(r, e, q->cb, q->arg);
-            free(q);
+            req_free(q);
             continue;
         }
         int rc = start_load(r, q);
@@ -287,8 +305,17 @@ static void after_load(uv_work_t *w, int status)
     bd_load_task *t = q->task;
     r->loads_in_flight--;
     e->loading = false;
-    if (status == UV_ECANCELED && t->status == 0 && !t->served)
+    e->running = NULL;
+    if (q->startup)
+        r->startup_loads--;
+    if (atomic_load(&r->cancel) && (status == UV_ECANCELED || t->status == 0)) {
+        bd_served_release(t->served);             /* shutting down: nobody wants it now */
+        t->served = NULL;
+        t->status = bd_error_set(&t->err, BD_EUNAVAIL, "model '%s': load cancelled: braidd is shutting down",
+                                 e->name);
+    } else if (status == UV_ECANCELED && t->status == 0 && !t->served) {
         t->status = bd_error_set(&t->err, BD_ECANCELLED, "model '%s': load cancelled", e->name);
+    }
 
     if (r->destroyed) {                       /* nobody left to tell */
         for (reg_entry **at = &r->entries; *at; at = &(*at)->next)
@@ -320,6 +347,11 @@ static void after_load(uv_work_t *w, int status)
                s->load_ms, s->nodes_imported, s->nodes_planned, s->steps,
                old ? "; the previous version finishes its requests and is freed" : "");
         bd_served_release(old);
+    } else if (atomic_load(&r->cancel)) {
+        if (!e->served)
+            snprintf(e->reason, sizeof e->reason, "load cancelled: braidd is shutting down");
+        e->state = e->served ? BD_STATE_READY : BD_STATE_UNAVAILABLE;
+        bd_log(BD_LOG_INFO, e->name, NULL, "load cancelled (shutting down)");
     } else {
         r->stats.loads_failed++;
         if (e->served) {
@@ -357,15 +389,33 @@ static int ensure_repo(bd_registry *r, bd_error *err)
     return 0;
 }
 
-int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
-                     const bd_upload *uploads, size_t n_uploads,
+/* BD_EBUSY when E (may be NULL: a new model) cannot take one more operation. */
+static int check_pending(bd_registry *r, const reg_entry *e, const char *name, const char *what, bd_error *err)
+{
+    if (!what)            /* a repository scan: one load per model directory, bounded by the operator */
+        return 0;
+    if (e && e->loading && e->n_waiting >= r->cfg.load_queue_limit)
+        return bd_error_set(err, BD_EBUSY,
+                            "model '%s': %d load/unload request(s) already wait behind its running load "
+                            "(load_queue_limit %d); %s refused, retry once they finish",
+                            name, e->n_waiting, r->cfg.load_queue_limit, what);
+    if (r->loads_in_flight + r->ops_waiting >= BD_REGISTRY_MAX_PENDING_OPS)
+        return bd_error_set(err, BD_EBUSY, "model '%s': %d model loads/unloads are already running or waiting "
+                            "(at most %d); %s refused, retry later", name,
+                            r->loads_in_flight + r->ops_waiting, BD_REGISTRY_MAX_PENDING_OPS, what);
+    return 0;
+}
+
+/* SCAN: asked for by a repository scan (STARTUP: the first one), not by a client. */
+static int load_impl(bd_registry *r, const char *name, const char *config_json,
+                     const bd_upload *uploads, size_t n_uploads, bool scan, bool startup,
                      bd_registry_cb cb, void *arg, bd_error *err)
 {
     int rc = bd_registry_check_name(name, err);
     if (rc)
         return rc;
-    if (r->destroyed)
-        return bd_error_set(err, BD_EUNAVAIL, "the server is shutting down");
+    if (r->destroyed || r->draining)
+        return bd_error_set(err, BD_EUNAVAIL, "model '%s': braidd is shutting down: load refused", name);
     if (n_uploads > 0 && !r->cfg.allow_uploads)
         return bd_error_set(err, BD_EINVAL,
                             "model '%s': uploading model files is disabled; start braidd with --allow-uploads "
@@ -379,6 +429,19 @@ int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
             return rc;
     }
     reg_entry *e = find(r, name);
+    if ((rc = check_pending(r, e, name, scan ? NULL : "load", err)) != 0)
+        return rc;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n_uploads; i++)
+        if (__builtin_add_overflow(bytes, uploads[i].len, &bytes))
+            bytes = SIZE_MAX;
+    size_t limit = r->cfg.max_pending_upload_bytes;
+    if (bytes > 0 && (bytes > limit || r->pending_upload_bytes > limit - bytes))
+        return bd_error_set(err, BD_EBUSY,
+                            "model '%s': uploaded files of loads not finished yet hold %zu MiB; this request's "
+                            "%zu MiB would pass max_pending_upload_bytes (%zu MiB): refused, retry %s",
+                            name, r->pending_upload_bytes >> 20, bytes >> 20, limit >> 20,
+                            bytes > limit ? "with smaller files or a larger limit" : "once they finish");
     if (r->cfg.allow_uploads && (rc = ensure_repo(r, err)) != 0)
         return rc;
     if (!r->repo[0])
@@ -402,6 +465,10 @@ int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
         return bd_error_set(err, BD_ENOMEM, "model '%s': out of memory", name);
     }
     q->task = t;
+    q->r = r;
+    q->startup = startup;
+    t->cancel = &r->cancel;
+    atomic_store(&t->uploads_done, n_uploads == 0);
     snprintf(t->repo, sizeof t->repo, "%s", r->repo);
     snprintf(t->name, sizeof t->name, "%s", name);
     t->threads = r->cfg.threads_per_worker;
@@ -431,15 +498,17 @@ int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
         req_free(q);
         return bd_error_set(err, BD_ENOMEM, "model '%s': out of memory", name);
     }
-    q->r = r;
     q->e = e;
     q->cb = cb;
     q->arg = arg;
+    q->upload_bytes = bytes;                  /* held until the request is freed */
+    r->pending_upload_bytes += bytes;
     if (e->loading) {                         /* its turn comes after the running load */
         load_req **at = &e->waiting;
         while (*at)
             at = &(*at)->next;
         *at = q;
+        e->n_waiting++;
         r->ops_waiting++;
         bd_log(BD_LOG_INFO, name, NULL, "load queued behind the running one");
         return 0;
@@ -449,7 +518,16 @@ int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
         req_free(q);
         return bd_error_set(err, BD_EIO, "model '%s': cannot start the load: %s", name, uv_strerror(rc));
     }
+    if (startup)
+        r->startup_loads++;
     return 0;
+}
+
+int bd_registry_load(bd_registry *r, const char *name, const char *config_json,
+                     const bd_upload *uploads, size_t n_uploads,
+                     bd_registry_cb cb, void *arg, bd_error *err)
+{
+    return load_impl(r, name, config_json, uploads, n_uploads, false, false, cb, arg, err);
 }
 
 /* Hand Q to the thread pool. The in-memory config (uploads off) applies unless Q brings one:
@@ -465,6 +543,7 @@ static int start_load(bd_registry *r, load_req *q)
     if (rc)
         return rc;
     e->loading = true;
+    e->running = q;
     e->state = BD_STATE_LOADING;
     r->loads_in_flight++;
     bd_log(BD_LOG_INFO, e->name, NULL, "%s%s", e->served ? "reloading" : "loading",
@@ -495,9 +574,12 @@ int bd_registry_unload(bd_registry *r, const char *name, bd_registry_cb cb, void
     reg_entry *e = name ? find(r, name) : NULL;
     if (!e)
         return bd_error_set(err, BD_ENOTFOUND, "unknown model '%s'", name ? name : "");
-    if (r->destroyed)
-        return bd_error_set(err, BD_EUNAVAIL, "the server is shutting down");
+    if (r->destroyed || r->draining)
+        return bd_error_set(err, BD_EUNAVAIL, "model '%s': braidd is shutting down: unload refused", name);
     if (e->loading) {                         /* after the running load, in order */
+        int rc = check_pending(r, e, name, "unload", err);
+        if (rc)
+            return rc;
         load_req *q = calloc(1, sizeof *q);
         if (!q)
             return bd_error_set(err, BD_ENOMEM, "model '%s': out of memory", name);
@@ -510,6 +592,7 @@ int bd_registry_unload(bd_registry *r, const char *name, bd_registry_cb cb, void
         while (*at)
             at = &(*at)->next;
         *at = q;
+        e->n_waiting++;
         r->ops_waiting++;
         return 0;
     }
@@ -535,6 +618,8 @@ static bool wants_load(bd_registry *r, reg_entry *e)
 
 int bd_registry_scan(bd_registry *r, bool load, bd_error *err)
 {
+    bool startup = !r->scanned;       /* readiness waits for the loads of the first scan */
+    r->scanned = true;
     if (!r->repo[0])
         return 0;
     DIR *d = opendir(r->repo);
@@ -560,7 +645,7 @@ int bd_registry_scan(bd_registry *r, bool load, bd_error *err)
             break;
         }
         bd_error lerr = { 0 };
-        if (load && wants_load(r, e) && bd_registry_load(r, e->name, NULL, NULL, 0, NULL, NULL, &lerr))
+        if (load && wants_load(r, e) && load_impl(r, e->name, NULL, NULL, 0, true, startup, NULL, NULL, &lerr))
             bd_log(BD_LOG_WARN, e->name, NULL, "not loaded: %s", lerr.msg);
     }
     closedir(d);
@@ -624,9 +709,68 @@ void bd_registry_snapshot_free(bd_registry_entry *entries, size_t n)
     free(entries);
 }
 
+/* ---- readiness and shutdown --------------------------------------------------------------- */
+
+const char *bd_registry_not_ready_reason(bd_registry *r)
+{
+    if (r->draining || r->destroyed)
+        return "shutting down";
+    if (!r->scanned || r->startup_loads > 0)
+        return "starting up: the repository's models are loading";
+    return NULL;
+}
+
 bool bd_registry_ready(bd_registry *r)
 {
-    return !r->destroyed && r->loads_in_flight == 0 && r->ops_waiting == 0;
+    return bd_registry_not_ready_reason(r) == NULL;
+}
+
+void bd_registry_shutdown(bd_registry *r)
+{
+    if (r->draining)
+        return;
+    r->draining = true;
+    atomic_store(&r->cancel, true);
+    int answered = 0, cancelled = 0;
+    for (reg_entry *e = r->entries; e; e = e->next) {
+        for (load_req *q = e->waiting, *next; q; q = next) {
+            next = q->next;
+            char msg[512];
+            snprintf(msg, sizeof msg, "model '%s': braidd is shutting down: the %s waiting behind the running "
+                     "load was not started", e->name, q->unload ? "unload" : "load");
+            post_cb(r, q->cb, q->arg, BD_EUNAVAIL, msg);
+            req_free(q);
+            r->ops_waiting--;
+            answered++;
+        }
+        e->waiting = NULL;
+        e->n_waiting = 0;
+        /* Not started yet: after_load runs with UV_ECANCELED. Running: its checkpoints see CANCEL. */
+        if (e->running && uv_cancel((uv_req_t *)&e->running->work) == 0)
+            cancelled++;
+    }
+    if (r->loads_in_flight > 0 || answered > 0)
+        bd_log(BD_LOG_INFO, NULL, NULL, "shutdown: %d load(s) cancelled before starting, %d stopping at their "
+               "next step, %d waiting operation(s) answered UNAVAILABLE", cancelled,
+               r->loads_in_flight - cancelled, answered);
+}
+
+int bd_registry_loads_running(const bd_registry *r) { return r->loads_in_flight; }
+
+void bd_registry_abandon_loads(bd_registry *r)
+{
+    for (reg_entry *e = r->entries; e; e = e->next) {
+        load_req *q = e->running;
+        /* Still copying the caller's upload (which lives in the caller's request): not yet. */
+        if (!q || !q->cb || !atomic_load(&q->task->uploads_done))
+            continue;
+        char msg[512];
+        snprintf(msg, sizeof msg, "model '%s': load abandoned: braidd is shutting down and the exit timeout "
+                 "passed while it was compiling", e->name);
+        bd_log(BD_LOG_WARN, e->name, NULL, "exit timeout: load abandoned (its result will be discarded)");
+        post_cb(r, q->cb, q->arg, BD_EUNAVAIL, msg);
+        q->cb = NULL;
+    }
 }
 
 bd_server_stats *bd_registry_server_stats(bd_registry *r) { return &r->stats; }

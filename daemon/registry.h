@@ -100,12 +100,18 @@ typedef struct bd_upload {
 /* Load (or reload) NAME off the loop thread: write UPLOADS into <repo>/<name>/ (paths
  * confined to that directory: absolute paths, "..", and symlinks rejected; needs
  * allow_uploads), apply CONFIG_JSON (may be NULL) as the model's config.json, import,
- * plan, warm up, then swap the new version in. CB runs when done (also on failure). */
+ * plan, warm up, then swap the new version in. CB runs when done (also on failure).
+ * Bounded: BD_EBUSY when load_queue_limit operations already wait behind NAME's running
+ * load, when BD_REGISTRY_MAX_PENDING_OPS loads are running or waiting in all, or when the
+ * uploads' bytes would take the bytes held by unfinished loads past
+ * max_pending_upload_bytes; BD_EUNAVAIL once shutting down. */
+#define BD_REGISTRY_MAX_PENDING_OPS 256
 int  bd_registry_load(bd_registry *r, const char *name, const char *config_json,
                       const bd_upload *uploads, size_t n_uploads,
                       bd_registry_cb cb, void *arg, bd_error *err);
 /* Unload NAME: it stops taking requests at once (NOT_FOUND after); requests already
- * running finish on their reference. CB runs once it is removed from the registry. */
+ * running finish on their reference. CB runs once it is removed from the registry. While a
+ * load of NAME runs, the unload waits its turn (bounded like a load: BD_EBUSY). */
 int  bd_registry_unload(bd_registry *r, const char *name, bd_registry_cb cb, void *arg,
                         bd_error *err);
 
@@ -130,8 +136,28 @@ typedef struct bd_registry_entry {
 /* Fill *OUT with a malloc'ed array (release it with bd_registry_snapshot_free). */
 size_t bd_registry_snapshot(bd_registry *r, bd_registry_entry **out);
 void   bd_registry_snapshot_free(bd_registry_entry *entries, size_t n);
-/* True when no load is running and every model asked to load is READY (ServerReady). */
-bool   bd_registry_ready(bd_registry *r);
+/* ---- readiness and shutdown (loop thread) ----------------------------------------------- */
+
+/* Why the server is not ready, or NULL when it is. Ready = the start-up loads (those the first
+ * bd_registry_scan started) have finished, failed ones included, and no shutdown has begun.
+ * A load, reload or unload after start-up never makes the server unready: per-model readiness
+ * is ModelReady's. The one source of truth for ServerReady, grpc.health.v1 and
+ * GET /v2/health/ready, so they always agree. */
+const char *bd_registry_not_ready_reason(bd_registry *r);
+bool        bd_registry_ready(bd_registry *r);     /* bd_registry_not_ready_reason() == NULL */
+/* Begin the shutdown (SIGTERM), idempotent: readiness turns false at once; new loads and
+ * unloads are refused (BD_EUNAVAIL "braidd is shutting down"); operations waiting behind a
+ * running load are answered BD_EUNAVAIL; loads not yet started are cancelled; running loads
+ * stop at their next checkpoint (after the upload, the import, the plan, the warm-up) and
+ * their result is discarded. Every load's callback still runs exactly once. */
+void bd_registry_shutdown(bd_registry *r);
+/* Loads running (or queued) in the thread pool. */
+int  bd_registry_loads_running(const bd_registry *r);
+/* Answer every running load's callback now with BD_EUNAVAIL (the exit timeout passed while
+ * it was inside a step that cannot be interrupted): the load finishes in the pool, unseen,
+ * and its result is discarded. A load still writing its uploads (whose bytes belong to the
+ * caller until the callback) is left to answer itself. After bd_registry_shutdown. */
+void bd_registry_abandon_loads(bd_registry *r);
 /* A counter that changes whenever the version serving some name changes (a load swapped in,
  * an unload). Any thread may read it: a cache of acquired versions kept off the loop is
  * valid exactly while the generation it was filled at is current. */

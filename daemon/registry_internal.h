@@ -112,6 +112,9 @@ typedef struct bd_load_task {
     size_t      plan_cache_max_plans; /* daemon defaults (config.json may override) */
     size_t      plan_cache_max_bytes;
     size_t      max_run_memory_bytes; /* daemon-wide: refuse shapes needing more per run */
+    const atomic_bool *cancel;    /* set at shutdown: stop at the next checkpoint (may be NULL) */
+    atomic_bool uploads_done;     /* set by the load once it no longer reads UPLOADS' data: only
+                                   * then may its caller be answered early (abandoned) */
     /* outputs */
     bd_served  *served;           /* one reference on success */
     int         status;

@@ -174,15 +174,27 @@ static int model_file(const char *model_dir, const char *name, const char *versi
                         name, version, model_dir, version);
 }
 
+/* Shutdown checkpoints: a load stops between its steps once braidd is shutting down (a step
+ * itself — one import, one plan compilation, the warm-up run — is not interrupted). */
+static int cancelled(const bd_load_task *t, bd_error *err)
+{
+    if (!t->cancel || !atomic_load(t->cancel))
+        return 0;
+    return bd_error_set(err, BD_EUNAVAIL, "model '%s': load cancelled: braidd is shutting down", t->name);
+}
+
 static int load(bd_load_task *t)
 {
     bd_error *err = &t->err;
     uint64_t t0 = bd_now_ns();
     char model_dir[8192];
     snprintf(model_dir, sizeof model_dir, "%s/%s", t->repo, t->name);
-    int rc = 0;
+    int rc = cancelled(t, err);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < t->n_uploads && rc == 0; i++)
         rc = bd_upload_write(t->repo, t->name, t->uploads[i].path, t->uploads[i].data, t->uploads[i].len, err);
+    atomic_store(&t->uploads_done, true);     /* the caller's bytes are not read after this */
     if (rc == 0 && t->write_config && t->config_json)
         rc = bd_upload_write(t->repo, t->name, "config.json", t->config_json, strlen(t->config_json), err);
     if (rc)
@@ -200,7 +212,8 @@ static int load(bd_load_task *t)
     char version[32];
     if ((rc = bd_repo_highest_version(model_dir, t->name, version, sizeof version, err)) != 0)
         return rc;
-    if ((rc = model_file(model_dir, t->name, version, &mc, path, sizeof path, err)) != 0)
+    if ((rc = model_file(model_dir, t->name, version, &mc, path, sizeof path, err)) != 0 ||
+        (rc = cancelled(t, err)) != 0)
         return rc;
 
     bd_model_options opts = {
@@ -242,9 +255,12 @@ static int load(bd_load_task *t)
     warm_inputs w = { 0 };
     const bd_plan *plan = NULL;
     bd_exec *exec = NULL;
-    rc = warm_make(bd_model_graph(model), &mc, &w, err);
+    if ((rc = cancelled(t, err)) == 0)        /* after the import */
+        rc = warm_make(bd_model_graph(model), &mc, &w, err);
     if (rc == 0)
         rc = bd_model_plan_acquire(model, w.t, w.n, &plan, err);
+    if (rc == 0)
+        rc = cancelled(t, err);               /* after compiling the plan */
     if (rc == 0)
         rc = bd_served_exec_acquire(s, plan, &exec, err);
     if (rc == 0) {
@@ -252,9 +268,16 @@ static int load(bd_load_task *t)
         bd_served_exec_release(s, exec);
     }
     warm_free(&w);
+    if (rc == 0 && (rc = cancelled(t, err)) != 0) {     /* finished, but nobody wants it now */
+        bd_plan_release(plan);
+        bd_served_release(s);
+        return rc;
+    }
     if (rc) {
         bd_plan_release(plan);
         bd_served_release(s);
+        if (rc == BD_EUNAVAIL && t->cancel && atomic_load(t->cancel))
+            return rc;
         return bd_error_prefix(err, "model '%s' version %s: warm-up: ", t->name, version);
     }
     summarise(s, plan);
@@ -267,6 +290,7 @@ static int load(bd_load_task *t)
 void bd_load_task_run(bd_load_task *t)
 {
     t->status = load(t);
+    atomic_store(&t->uploads_done, true);
     if (t->status == 0)
         bd_error_clear(&t->err);
 }

@@ -9,7 +9,7 @@
 
 static bool server_ready(bd_call *c)
 {
-    return !bd_call_server_stopping(c) && bd_registry_ready(bd_call_registry(c));
+    return bd_registry_ready(bd_call_registry(c));   /* also false from SIGTERM on */
 }
 
 void bd_rpc_server_live(bd_call *c)

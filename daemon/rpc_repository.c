@@ -5,8 +5,8 @@
  * and with it the received message the uploads point into — stays alive until then.
  * Status codes: the registry's BD_E* code through status_map.h, so bad input (a bad file
  * name, bad config JSON, uploads disabled) is INVALID_ARGUMENT, an unknown model NOT_FOUND,
- * a load already running RESOURCE_EXHAUSTED, and a model that fails to import, plan or warm
- * up INTERNAL (its reason also shows in RepositoryIndex).
+ * a full load queue or upload bound RESOURCE_EXHAUSTED, shutting down UNAVAILABLE, and a model
+ * that fails to import, plan or warm up INTERNAL (its reason also shows in RepositoryIndex).
  *
  * Model control (config.h, Triton's --model-control-mode): load and unload are served in
  * the explicit mode only; in none and poll they answer FAILED_PRECONDITION saying how to

@@ -187,6 +187,21 @@ static int drop_list(bd_job *list, int status)
     return n;
 }
 
+void bd_scheduler_stop_taking(bd_scheduler *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->draining = true;
+    pthread_mutex_unlock(&s->lock);
+}
+
+bool bd_scheduler_idle(bd_scheduler *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool idle = s->queued == 0 && s->running == 0;
+    pthread_mutex_unlock(&s->lock);
+    return idle;
+}
+
 int bd_scheduler_drain(bd_scheduler *s, int timeout_ms)
 {
     struct timespec until;
@@ -207,7 +222,7 @@ int bd_scheduler_drain(bd_scheduler *s, int timeout_ms)
     bd_job *rest = take_all(s);
     pthread_mutex_unlock(&s->lock);
     int dropped = drop_list(rest, BD_EUNAVAIL);
-    if (dropped)
+    if (dropped && timeout_ms > 0)
         bd_log(BD_LOG_WARN, NULL, NULL, "drain: %d queued request(s) dropped after %d ms", dropped, timeout_ms);
     return dropped;
 }

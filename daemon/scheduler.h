@@ -38,6 +38,12 @@ int  bd_scheduler_create(int workers, int threads_per_worker, bd_scheduler **out
  * bd_served_queue_limit() jobs, BD_EUNAVAIL once draining; on error the caller keeps JOB.
  * Any thread. Updates the model's queued/in_flight gauges and queue-time statistics. */
 int  bd_scheduler_submit(bd_scheduler *s, bd_job *job, bd_error *err);
+/* Refuse new jobs from now on (bd_scheduler_submit: BD_EUNAVAIL); queued and running jobs go
+ * on. The first half of a drain that the caller times itself (braidd's loop polls
+ * bd_scheduler_idle, then bd_scheduler_drain(s, 0) drops what is left). Any thread. */
+void bd_scheduler_stop_taking(bd_scheduler *s);
+/* True when no job is queued or running. Any thread. */
+bool bd_scheduler_idle(bd_scheduler *s);
 /* Stop taking jobs; let queued and running jobs finish for up to TIMEOUT_MS, then drop what
  * is still queued (BD_EUNAVAIL). Returns the number of jobs dropped. */
 int  bd_scheduler_drain(bd_scheduler *s, int timeout_ms);

@@ -50,7 +50,9 @@ static void test_defaults(void **state)
     assert_int_equal(c.queue_limit, 64);
     assert_int_equal(c.max_message_bytes, 256u << 20);
     assert_false(c.allow_uploads);
-    assert_int_equal(c.drain_timeout_ms, 30000);
+    assert_int_equal(c.exit_timeout_ms, 30000);
+    assert_int_equal(c.load_queue_limit, 4);
+    assert_int_equal(c.max_pending_upload_bytes, 1u << 30);
     assert_int_equal(c.log_level, BD_LOG_INFO);
     assert_true(c.load_all_at_start);
     assert_string_equal(c.config_path, "");
@@ -66,7 +68,8 @@ static void test_file_sets_every_key(void **state)
     const char *p = write_json("all.json",
         "{\"grpc_address\":\"0.0.0.0:9001\",\"http_address\":\"\",\"repository\":\"/srv/models\","
         "\"workers\":3,\"threads_per_worker\":2,\"queue_limit\":5,\"max_message_bytes\":1048576,"
-        "\"allow_uploads\":true,\"drain_timeout_ms\":100,\"log_level\":\"debug\",\"load_all_at_start\":false}");
+        "\"allow_uploads\":true,\"exit_timeout_secs\":7,\"log_level\":\"debug\",\"load_all_at_start\":false,"
+        "\"load_queue_limit\":0,\"max_pending_upload_bytes\":4096}");
     assert_int_equal(bd_config_load_file(&c, p, &err), 0);
     assert_string_equal(c.grpc_address, "0.0.0.0:9001");
     assert_string_equal(c.http_address, "");
@@ -76,7 +79,11 @@ static void test_file_sets_every_key(void **state)
     assert_int_equal(c.queue_limit, 5);
     assert_int_equal(c.max_message_bytes, 1048576);
     assert_true(c.allow_uploads);
-    assert_int_equal(c.drain_timeout_ms, 100);
+    assert_int_equal(c.exit_timeout_secs, 7);
+    assert_int_equal(c.load_queue_limit, 0);
+    assert_int_equal(c.max_pending_upload_bytes, 4096);
+    bd_config_resolve(&c, 2);
+    assert_int_equal(c.exit_timeout_ms, 7000);
     assert_int_equal(c.log_level, BD_LOG_DEBUG);
     assert_false(c.load_all_at_start);
     assert_string_equal(c.config_path, p);
@@ -142,6 +149,30 @@ static void test_flags_override_file(void **state)
     assert_int_equal(c.queue_limit, 9);
     assert_int_equal(c.max_message_bytes, 65536);
     assert_int_equal(c.drain_timeout_ms, 5);
+    bd_config_resolve(&c, 2);
+    assert_int_equal(c.exit_timeout_ms, 5);       /* the deprecated alias still works */
+}
+
+/* exit_timeout_secs (Triton's name) wins over the deprecated drain_timeout_ms, whatever the
+ * order they come in. */
+static void test_exit_timeout_and_its_deprecated_alias(void **state)
+{
+    (void)state;
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 5, "--exit-timeout-secs", "3", "--drain-timeout-ms", "9000"), 0);
+    bd_config_resolve(&c, 2);
+    assert_int_equal(c.exit_timeout_ms, 3000);
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 3, "--exit-timeout-secs", "0"), 0);
+    bd_config_resolve(&c, 2);
+    assert_int_equal(c.exit_timeout_ms, 0);
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 3, "--exit-timeout-secs", "3601"), BD_EINVAL);
+    assert_non_null(strstr(err.msg, "--exit-timeout-secs: expected an integer in [0, 3600]"));
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 3, "--max-pending-upload-bytes", "-1"), BD_EINVAL);
 }
 
 static void test_flag_errors(void **state)
@@ -265,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_file_errors_name_the_key),
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_exit_timeout_and_its_deprecated_alias),
         cmocka_unit_test(test_help_and_version_exit_zero),
         cmocka_unit_test(test_resolve_auto),
         cmocka_unit_test(test_plan_cache_keys),

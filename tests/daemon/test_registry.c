@@ -172,7 +172,7 @@ static void test_scan_then_load(void **state)
 
     done_flag d = { 0 };
     assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d, &err), 0);
-    assert_false(bd_registry_ready(f->reg));                    /* a load is running */
+    assert_true(bd_registry_ready(f->reg));       /* a load after start-up: the server stays ready */
     n = bd_registry_snapshot(f->reg, &snap);
     assert_int_equal(snap[0].state, BD_STATE_LOADING);
     bd_registry_snapshot_free(snap, n);
@@ -305,7 +305,8 @@ static void test_failed_first_load_is_unavailable(void **state)
     /* A rescan loads only what changed: nothing is in flight afterwards for tinycnn. */
     add_version(f, "tinycnn", "3");
     assert_int_equal(bd_registry_scan(f->reg, true, &err), 0);
-    for (int i = 0; i < 60000 && !bd_registry_ready(f->reg); i++) {
+    assert_true(bd_registry_ready(f->reg));       /* a rescan's loads do not unready the server */
+    for (int i = 0; i < 60000 && bd_registry_loads_running(f->reg) > 0; i++) {
         uv_run(&f->loop, UV_RUN_NOWAIT);
         struct timespec ms = { 0, 1000000 };
         nanosleep(&ms, NULL);
@@ -360,7 +361,7 @@ static void test_operations_on_one_model_queue_in_order(void **state)
     assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &second, &err), 0);
     assert_int_equal(bd_registry_unload(f->reg, "tinycnn", on_done, &unload, &err), 0);
     assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &third, &err), 0);
-    assert_false(bd_registry_ready(f->reg));
+    assert_int_equal(bd_registry_loads_running(f->reg), 1);      /* one at a time */
     run_until(f, &first.calls);
     assert_int_equal(second.calls + unload.calls + third.calls, 0);   /* nothing jumped ahead */
     run_until(f, &second.calls);
@@ -370,7 +371,7 @@ static void test_operations_on_one_model_queue_in_order(void **state)
     assert_int_equal(second.status, 0);
     assert_int_equal(unload.status, 0);
     assert_int_equal(third.status, 0);
-    assert_true(bd_registry_ready(f->reg));
+    assert_int_equal(bd_registry_loads_running(f->reg), 0);
     bd_served *s = NULL;
     assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &s, &err), 0);
     assert_string_equal(bd_served_version(s), "2");
@@ -682,6 +683,191 @@ static void test_config_plan_cache_and_input_shapes(void **state)
     bd_served_release(s);
 }
 
+/* ---- readiness, shutdown, bounds ------------------------------------------------------------ */
+
+/* After bd_registry_destroy: turn the loop until its handles are closed (bounded). */
+static void run_until_loop_idle(fixture *f)
+{
+    for (int i = 0; i < 60000 && uv_run(&f->loop, UV_RUN_NOWAIT); i++) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+}
+
+static void run_until_no_load(fixture *f)
+{
+    for (int i = 0; i < 60000 && bd_registry_loads_running(f->reg) > 0; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    uv_run(&f->loop, UV_RUN_NOWAIT);                   /* deliver posted callbacks */
+    assert_int_equal(bd_registry_loads_running(f->reg), 0);
+}
+
+/* Ready = the start-up loads finished and no shutdown began; nothing else moves it. */
+static void test_readiness_is_start_up_done_and_not_draining(void **state)
+{
+    fixture *f = *state;
+    open_registry(f);
+    bd_error err = { 0 };
+    assert_false(bd_registry_ready(f->reg));                      /* not scanned yet */
+    assert_non_null(strstr(bd_registry_not_ready_reason(f->reg), "starting up"));
+    assert_int_equal(bd_registry_scan(f->reg, true, &err), 0);
+    assert_false(bd_registry_ready(f->reg));                      /* its load has not come back */
+    run_until_no_load(f);
+    assert_true(bd_registry_ready(f->reg));
+    assert_null(bd_registry_not_ready_reason(f->reg));
+
+    done_flag d = { 0 };
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d, &err), 0);
+    assert_true(bd_registry_ready(f->reg));                       /* reload: still ready */
+    run_until(f, &d.calls);
+    assert_int_equal(d.status, 0);
+
+    bd_registry_shutdown(f->reg);
+    assert_false(bd_registry_ready(f->reg));
+    assert_string_equal(bd_registry_not_ready_reason(f->reg), "shutting down");
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d, &err), BD_EUNAVAIL);
+    assert_non_null(strstr(err.msg, "shutting down"));
+    assert_int_equal(bd_registry_unload(f->reg, "tinycnn", on_done, &d, &err), BD_EUNAVAIL);
+    bd_registry_shutdown(f->reg);                                 /* idempotent */
+    bd_served *s = NULL;
+    assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &s, &err), 0);   /* still serves */
+    bd_served_release(s);
+}
+
+/* The waiting line behind a running load is bounded (load_queue_limit); the whole registry
+ * too. Deterministic: a load only finishes (after_load) when the test turns the loop. */
+static void test_operations_waiting_per_model_are_bounded(void **state)
+{
+    fixture *f = *state;
+    f->cfg.load_queue_limit = 2;
+    open_registry(f);
+    bd_error err = { 0 };
+    done_flag d[4] = { { 0 } }, un = { 0 };
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d[0], &err), 0);
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d[1], &err), 0);
+    assert_int_equal(bd_registry_unload(f->reg, "tinycnn", on_done, &un, &err), 0);
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d[2], &err), BD_EBUSY);
+    assert_non_null(strstr(err.msg, "load_queue_limit 2"));
+    assert_int_equal(bd_registry_unload(f->reg, "tinycnn", on_done, &d[3], &err), BD_EBUSY);
+    assert_non_null(strstr(err.msg, "unload refused"));
+    run_until(f, &d[0].calls);
+    run_until(f, &d[1].calls);
+    run_until(f, &un.calls);
+    assert_int_equal(d[0].status + d[1].status + un.status, 0);
+    assert_int_equal(d[2].calls + d[3].calls, 0);                 /* refused: never called */
+    /* Room again once the line moved. */
+    assert_int_equal(load_sync(f, "tinycnn", NULL, NULL, 0, &d[2]), 0);
+
+    /* load_queue_limit 0: nothing may wait. */
+    bd_registry_destroy(f->reg);
+    f->reg = NULL;
+    run_until_loop_idle(f);
+    f->cfg.load_queue_limit = 0;
+    open_registry(f);
+    memset(d, 0, sizeof d);
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d[0], &err), 0);
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d[1], &err), BD_EBUSY);
+    run_until(f, &d[0].calls);
+}
+
+/* Uploaded bytes held by unfinished loads are bounded (max_pending_upload_bytes). */
+static void test_pending_upload_bytes_are_bounded(void **state)
+{
+    fixture *f = *state;
+    f->cfg.allow_uploads = true;
+    char *bytes;
+    size_t len = model_bytes(f, &bytes);
+    f->cfg.max_pending_upload_bytes = len + len / 2;              /* one upload fits, not two */
+    open_registry(f);
+    bd_error err = { 0 };
+    bd_upload up = { "1/model.onnx", bytes, len };
+    done_flag a = { 0 }, b = { 0 };
+    assert_int_equal(bd_registry_load(f->reg, "one", NULL, &up, 1, on_done, &a, &err), 0);
+    assert_int_equal(bd_registry_load(f->reg, "two", NULL, &up, 1, on_done, &b, &err), BD_EBUSY);
+    assert_non_null(strstr(err.msg, "max_pending_upload_bytes"));
+    run_until(f, &a.calls);
+    assert_int_equal(a.status, 0);
+    /* Freed with the finished load: the second fits now. */
+    assert_int_equal(load_sync(f, "two", NULL, &up, 1, &b), 0);
+    /* Larger than the bound on its own: refused, saying so. */
+    bd_upload two[2] = { up, { "1/extra.bin", bytes, len } };
+    assert_int_equal(bd_registry_load(f->reg, "three", NULL, two, 2, on_done, &b, &err), BD_EBUSY);
+    assert_non_null(strstr(err.msg, "smaller files or a larger limit"));
+}
+
+/* Shutdown: the waiting operations are answered UNAVAILABLE, the running load is cancelled
+ * (its result discarded even when it had finished), every callback runs exactly once. */
+static void test_shutdown_answers_and_cancels_every_load(void **state)
+{
+    fixture *f = *state;
+    open_registry(f);
+    bd_error err = { 0 };
+    done_flag run = { 0 }, wait1 = { 0 }, wait2 = { 0 };
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &run, &err), 0);
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &wait1, &err), 0);
+    assert_int_equal(bd_registry_unload(f->reg, "tinycnn", on_done, &wait2, &err), 0);
+    bd_registry_shutdown(f->reg);
+    run_until(f, &run.calls);
+    run_until(f, &wait1.calls);
+    run_until(f, &wait2.calls);
+    run_until_no_load(f);
+    assert_int_equal(run.calls + wait1.calls + wait2.calls, 3);
+    assert_int_equal(run.status, BD_EUNAVAIL);
+    assert_non_null(strstr(run.msg, "cancelled"));
+    assert_int_equal(wait1.status, BD_EUNAVAIL);
+    assert_non_null(strstr(wait1.msg, "not started"));
+    assert_int_equal(wait2.status, BD_EUNAVAIL);
+    bd_served *s = NULL;
+    assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &s, &err), BD_EUNAVAIL);
+    assert_int_equal(bd_served_live_count(), 0);                  /* the discarded version is freed */
+}
+
+/* Past the exit timeout: a running load's caller is answered now, once; the load's own end
+ * later is silent. */
+static void test_abandoned_load_is_answered_once(void **state)
+{
+    fixture *f = *state;
+    open_registry(f);
+    bd_error err = { 0 };
+    done_flag d = { 0 };
+    assert_int_equal(bd_registry_load(f->reg, "tinycnn", NULL, NULL, 0, on_done, &d, &err), 0);
+    bd_registry_shutdown(f->reg);
+    bd_registry_abandon_loads(f->reg);
+    run_until(f, &d.calls);
+    assert_int_equal(d.status, BD_EUNAVAIL);
+    assert_non_null(strstr(d.msg, "abandoned"));
+    run_until_no_load(f);
+    assert_int_equal(d.calls, 1);
+}
+
+/* A load still writing its upload is not answered early: the bytes belong to the caller's
+ * request until the callback runs. Its own end answers it, once. */
+static void test_abandon_waits_for_the_upload_to_be_written(void **state)
+{
+    fixture *f = *state;
+    f->cfg.allow_uploads = true;
+    open_registry(f);
+    char *bytes;
+    size_t len = model_bytes(f, &bytes);
+    bd_upload up = { "1/model.onnx", bytes, len };
+    bd_error err = { 0 };
+    done_flag d = { 0 };
+    assert_int_equal(bd_registry_load(f->reg, "up", NULL, &up, 1, on_done, &d, &err), 0);
+    bd_registry_shutdown(f->reg);
+    for (int i = 0; i < 60000 && d.calls == 0; i++) {     /* abandon over and over meanwhile */
+        bd_registry_abandon_loads(f->reg);
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        struct timespec ms = { 0, 100000 };
+        nanosleep(&ms, NULL);
+    }
+    run_until_no_load(f);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.status, BD_EUNAVAIL);
+}
+
 static void test_destroy_with_load_in_flight(void **state)
 {
     fixture *f = *state;
@@ -716,6 +902,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_applied_in_memory_without_uploads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_file_in_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_plan_cache_and_input_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readiness_is_start_up_done_and_not_draining, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_operations_waiting_per_model_are_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_upload_bytes_are_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_answers_and_cancels_every_load, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abandoned_load_is_answered_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abandon_waits_for_the_upload_to_be_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_with_load_in_flight, setup, teardown),
     };
     return cmocka_run_group_tests_name("daemon registry", tests, NULL, NULL);

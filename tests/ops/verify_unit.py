@@ -82,8 +82,12 @@ def main():
         fail(f"ExecStart is {exec_start!r}")
     stop = int(d.get("TimeoutStopSec", ["0"])[0])
     cfg = json.loads(read(os.path.join(root, "systemd", "braidd.json")))
-    if stop * 1000 <= cfg["drain_timeout_ms"]:
-        fail(f"TimeoutStopSec={stop} s must exceed drain_timeout_ms={cfg['drain_timeout_ms']}")
+    # braidd's own hard stop is exit_timeout_secs + 10 s (docs/operations.md, SIGTERM): the
+    # unit must leave it that long, or systemd SIGKILLs a shutdown braidd would have ended.
+    if "drain_timeout_ms" in cfg:
+        fail("braidd.json: drain_timeout_ms is deprecated, use exit_timeout_secs")
+    if stop <= cfg["exit_timeout_secs"] + 10:
+        fail(f"TimeoutStopSec={stop} s must exceed exit_timeout_secs={cfg['exit_timeout_secs']} + 10 s")
     if cfg.get("allow_uploads") is not False:
         fail("braidd.json: the example keeps uploads off (the unit mounts the repository read-only)")
 
