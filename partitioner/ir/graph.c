@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* ---- pool: chunks freed together with the graph ------------------------------------- */
 
@@ -15,11 +14,6 @@ typedef struct pool_chunk {
     _Alignas(64) unsigned char data[];
 } pool_chunk;
 
-typedef struct mapping {
-    void  *addr;
-    size_t len;
-} mapping;
-
 struct bd_graph {
     const char  *name;
     pool_chunk  *chunks;
@@ -28,7 +22,7 @@ struct bd_graph {
     bd_value   **inputs;      size_t n_inputs, cap_inputs;
     bd_value   **outputs;     size_t n_outputs, cap_outputs;
     bd_value   **index;       size_t index_cap;   /* open-addressing name index, power of 2 */
-    mapping     *maps;        size_t n_maps, cap_maps;
+    void       **bufs;        size_t n_bufs, cap_bufs;   /* model bytes the graph owns */
     int64_t      opset;
     const char  *framework;   /* "onnx" unless a frontend says otherwise */
     const char  *platform;    /* the file format within the framework; NULL = the framework */
@@ -108,8 +102,8 @@ void bd_graph_destroy(bd_graph *g)
 {
     if (!g)
         return;
-    for (size_t i = 0; i < g->n_maps; i++)
-        munmap(g->maps[i].addr, g->maps[i].len);
+    for (size_t i = 0; i < g->n_bufs; i++)
+        free(g->bufs[i]);
     for (pool_chunk *c = g->chunks, *next; c; c = next) {
         next = c->next;
         free(c);
@@ -119,16 +113,20 @@ void bd_graph_destroy(bd_graph *g)
     free(g->inputs);
     free(g->outputs);
     free(g->index);
-    free(g->maps);
+    free(g->bufs);
     free(g);
 }
 
-void bd_graph_adopt_mapping(bd_graph *g, void *addr, size_t len)
+int bd_graph_adopt_buffer(bd_graph *g, void *buf)
 {
-    if (grow((void **)&g->maps, &g->cap_maps, g->n_maps + 1, sizeof *g->maps) == 0)
-        g->maps[g->n_maps++] = (mapping){ addr, len };
-    else
-        munmap(addr, len);   /* cannot track it: better unmapped now than leaked... */
+    if (!buf)
+        return 0;
+    if (grow((void **)&g->bufs, &g->cap_bufs, g->n_bufs + 1, sizeof *g->bufs)) {
+        free(buf);
+        return BD_ENOMEM;
+    }
+    g->bufs[g->n_bufs++] = buf;
+    return 0;
 }
 
 /* ---- name index ------------------------------------------------------------------------ */
@@ -219,6 +217,7 @@ bd_graph *bd_graph_clone(const bd_graph *src)
         if (!n)
             goto fail;
         *n = *sn;
+        n->cap_attrs = 0;   /* the attribute array is the parent's: copy before appending */
         n->inputs  = pool_alloc(g, (sn->n_inputs + 1) * sizeof *n->inputs, 8);
         n->outputs = pool_alloc(g, (sn->n_outputs + 1) * sizeof *n->outputs, 8);
         if (!n->inputs || !n->outputs)
@@ -426,16 +425,23 @@ int bd_graph_add_node(bd_graph *g, const char *name, const char *op_type, const 
 
 int bd_node_add_attr(bd_graph *g, bd_node *n, const bd_attr *a, bd_error *err)
 {
-    bd_attr *attrs = pool_alloc(g, (n->n_attrs + 1) * sizeof *attrs, 8);
-    if (!attrs)
-        return bd_error_set(err, BD_ENOMEM, "out of memory adding attribute to '%s'", n->name);
-    if (n->n_attrs)
-        memcpy(attrs, n->attrs, n->n_attrs * sizeof *attrs);
-    attrs[n->n_attrs] = *a;
-    if (!attrs[n->n_attrs].name)
+    if (!a->name)
         return bd_error_set(err, BD_EMODEL, "node '%s': attribute without a name", n->name);
-    n->attrs = attrs;   /* the old array stays in the pool: attributes are few and small */
-    n->n_attrs++;
+    if (n->n_attrs >= n->cap_attrs || !n->attrs) {
+        /* Doubling: a node with many attributes costs linear time and pool space (the old
+         * arrays stay in the pool: at most as much again). */
+        size_t cap = n->n_attrs < 4 ? 8 : n->n_attrs * 2;
+        if (cap > SIZE_MAX / sizeof(bd_attr))
+            return bd_error_set(err, BD_ENOMEM, "node '%s': too many attributes", n->name);
+        bd_attr *attrs = pool_alloc(g, cap * sizeof *attrs, 8);
+        if (!attrs)
+            return bd_error_set(err, BD_ENOMEM, "out of memory adding attribute to '%s'", n->name);
+        if (n->n_attrs)
+            memcpy(attrs, n->attrs, n->n_attrs * sizeof *attrs);
+        n->attrs = attrs;
+        n->cap_attrs = cap;
+    }
+    n->attrs[n->n_attrs++] = *a;
     return 0;
 }
 

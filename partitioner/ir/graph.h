@@ -2,9 +2,9 @@
  *
  * One IR for every frontend (ONNX today, TensorFlow next). A graph owns everything it
  * points to: names, attribute payloads and node arrays live in its own allocation pool, and
- * initializer data points either into the memory-mapped model file (kept mapped for the
- * graph's lifetime: no copy of weights at import) or into the pool (small constants,
- * folded values). Free it all with bd_graph_destroy.
+ * initializer data points either into the model file's bytes (read once into private
+ * memory the graph owns: no further copy of weights at import, and nothing on disk can
+ * change them afterwards) or into the pool (small constants, folded values). Free it all with bd_graph_destroy.
  *
  * A graph is built single-threaded (import, passes); once compiled into a plan it is only
  * read, so any number of threads may read it. */
@@ -52,7 +52,7 @@ typedef struct bd_attr {
     size_t        n;          /* element count of FLOATS/INTS/STRINGS */
     bd_value     *tensor;     /* TENSOR: a constant value owned by the graph (not in its value table) */
     const void   *graph;      /* GRAPH: the subgraph's serialized bytes (an ONNX GraphProto in the
-                               * mapped model file), opaque to braid, written back verbatim */
+                               * model file's bytes), opaque to braid, written back verbatim */
     size_t        graph_len;
 } bd_attr;
 
@@ -96,6 +96,7 @@ struct bd_node {
     size_t      n_outputs;
     bd_attr    *attrs;
     size_t      n_attrs;
+    size_t      cap_attrs;    /* room in ATTRS (bd_node_add_attr doubles it); 0 = shared, copy first */
     bd_postop   post[BD_MAX_POSTOPS]; /* fused post-ops (composite), applied to outputs[0] */
     int         n_post;
     const char *composite;    /* e.g. "Conv+Relu+Add" after pattern merging, else NULL */
@@ -115,15 +116,16 @@ struct bd_node {
 
 /* An empty graph named NAME (copied). Returns NULL when out of memory. */
 bd_graph   *bd_graph_create(const char *name);
-/* Free the graph, its pool and any mapping it holds. NULL is allowed. */
+/* Free the graph, its pool and the model bytes it adopted. NULL is allowed. */
 void        bd_graph_destroy(bd_graph *g);
 /* A copy of G that shares G's payloads (names, attribute data, initializer bytes): G must
  * outlive the clone. Values, nodes and shapes are the clone's own, so passes and shape
  * specialisation on the clone leave G untouched. Returns NULL on allocation failure. */
 bd_graph   *bd_graph_clone(const bd_graph *g);
-/* Hand the graph a region to unmap (munmap) when it is destroyed: the model file that
- * initializers point into. */
-void        bd_graph_adopt_mapping(bd_graph *g, void *addr, size_t len);
+/* Hand the graph a heap buffer (malloc'ed) to free when it is destroyed: the model file's
+ * bytes that initializers point into. On BD_ENOMEM the buffer is freed at once. NULL is
+ * allowed (nothing to adopt). */
+int         bd_graph_adopt_buffer(bd_graph *g, void *buf);
 /* Allocate SIZE zeroed bytes that live as long as G (8-byte aligned, or 64 when SIZE>=64).
  * Returns NULL when out of memory. */
 void       *bd_graph_alloc(bd_graph *g, size_t size);

@@ -5,14 +5,13 @@
  * (Constant folded away), then outputs and value_info, which only add type information. */
 #include "onnx_import.h"
 #include "onnx_internal.h"
-#include "../mapped_file.h"
+#include "../model_file.h"
 
 #include <inttypes.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* What the importer reads: every IR version and default-domain opset ONNX Runtime 1.30
  * runs. oneDNN and shape inference implement opsets 7-17 only; a model of another opset is
@@ -381,9 +380,9 @@ static int add_nodes(ox_ctx *c, const ox_spans *nodes, bd_error *err)
 
 /* ---- the import ----------------------------------------------------------------------- */
 
-/* Import the model in DATA..DATA+LEN. MAP (may be NULL) is a mapping of MAP_LEN bytes the
- * graph takes over; it is unmapped on failure. */
-static int import(const void *data, size_t len, const char *base_dir, void *map, size_t map_len,
+/* Import the model in DATA..DATA+LEN. OWNED (may be NULL) is a heap buffer the graph takes
+ * over (the file's bytes); it is freed on failure. */
+static int import(const void *data, size_t len, const char *base_dir, void *owned,
                   bd_graph **out, bd_error *err)
 {
     ox_ctx c = { .base = data, .len = len, .base_dir = base_dir };
@@ -401,12 +400,10 @@ static int import(const void *data, size_t len, const char *base_dir, void *map,
         if (!c.g)
             rc = bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    if (map) {
-        if (c.g)
-            bd_graph_adopt_mapping(c.g, map, map_len);
-        else
-            munmap(map, map_len);
-    }
+    if (c.g && bd_graph_adopt_buffer(c.g, owned) && rc == 0)
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+    else if (!c.g)
+        free(owned);
     if (rc == 0)
         rc = add_initializers(&c, &gm.inits, err);
     if (rc == 0)
@@ -434,30 +431,22 @@ int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
 {
     if (!data && len)
         return bd_error_set(err, BD_EINVAL, "ONNX import: NULL data");
-    return import(data, len, base_dir, NULL, 0, out, err);
+    return import(data, len, base_dir, NULL, out, err);
 }
 
 int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    void *map;
+    void *data;
     size_t len;
-    int rc = bd_map_file(path, "model", &map, &len, err);
+    int rc = bd_model_file_read(path, "model", &data, &len, err);
     if (rc)
         return rc;
-
-    char *dir = strdup(path);
+    char *dir = bd_model_file_dir(path);
     if (!dir) {
-        munmap(map, len);
+        free(data);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    rc = import(map, len, dir, map, len, out, err);
+    rc = import(data, len, dir, data, out, err);
     free(dir);
     if (rc)
         bd_error_prefix(err, "'%s': ", path);

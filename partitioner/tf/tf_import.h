@@ -26,8 +26,8 @@
 #include "../error.h"
 #include "../ir/graph.h"
 
-/* Import the frozen GraphDef at PATH (platform "tensorflow_graphdef"). The file is mapped
- * read-only and the mapping handed to the graph. Graph inputs are the Placeholders (file
+/* Import the frozen GraphDef at PATH (platform "tensorflow_graphdef"). The file is read
+ * whole into private memory the graph owns (later changes on disk cannot reach it). Graph inputs are the Placeholders (file
  * order), outputs the nodes whose outputs no node consumes. On success *OUT owns everything;
  * on failure returns a negative BD_E* code, fills ERR (naming PATH), leaves *OUT untouched. */
 int bd_tf_import_file(const char *path, bd_graph **out, bd_error *err);
@@ -36,8 +36,8 @@ int bd_tf_import_file(const char *path, bd_graph **out, bd_error *err);
 int bd_tf_import_memory(const void *data, size_t len, bd_graph **out, bd_error *err);
 
 /* Import the TF.js graph model whose model.json is at PATH (platform "tensorflow_tfjs"); the
- * weight shards are read from PATH's directory (mapped; float32 weights referenced in
- * place). Outputs come from the model's signature when it has one. Same contract. */
+ * weight shards are read from PATH's directory (read into memory the graph owns, confined to
+ * that directory with symlinks resolved; float32 weights referenced in place). Outputs come from the model's signature when it has one. Same contract. */
 int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err);
 
 #endif
