@@ -113,6 +113,10 @@ put("graphdef", "relu_fallback.pb", ph + node("r", "Relu", ["x"], attr("T", type
 # one float fills 2^28 elements: 1 GiB once expanded (the 140-byte GraphDef)
 put("graphdef", "fill_1gib.pb", node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
     attr("value", tensor_attr(tensor(DT_FLOAT, [1 << 14, 1 << 14], field(5, 5, struct.pack("<f", 1)))))))
+# under the cap: one float fills 4 MiB, which braid expands as TensorFlow does
+put("graphdef", "fill_4mib.pb", ph + node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
+    attr("value", tensor_attr(tensor(DT_FLOAT, [1 << 14, 64], field(5, 5, struct.pack("<f", 1)))))) +
+    node("y", "AddV2", ["x", "c"], attr("T", type_attr(DT_FLOAT))))
 # one string fills 2^60 elements
 put("graphdef", "string_fill.pb", node("c", "Const", attrs=attr("dtype", type_attr(DT_STRING)) +
     attr("value", tensor_attr(tensor(DT_STRING, [1 << 60], field(8, 2, b"abc"))))))

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -374,6 +375,102 @@ static void test_import_external_data_stays_in_the_model_directory(void **state)
     import_fails("external_missing.onnx", BD_ENOTFOUND, "missing.bin");
 }
 
+/* Another name for a file already read shares its bytes: read once, not once per name. */
+static void test_import_external_data_read_once_per_file(void **state)
+{
+    (void)state;
+    bd_graph *g = import_ok("external_alias.onnx");
+    const bd_value *e1 = bd_graph_find_value(g, "e1"), *e2 = bd_graph_find_value(g, "e2");
+    assert_int_equal((const uint8_t *)e2->data - (const uint8_t *)e1->data, 24);
+    assert_int_equal(((const int64_t *)e2->data)[3], 30);
+    bd_graph_destroy(g);
+}
+
+/* A scratch directory holding a copy of model NAME (and nothing else). */
+static char scratch[64];
+
+static const char *scratch_copy(const char *name)
+{
+    snprintf(scratch, sizeof scratch, "/tmp/braid-onnx-XXXXXX");
+    assert_non_null(mkdtemp(scratch));
+    size_t len;
+    uint8_t *buf = read_model(name, &len);
+    static char path[128];
+    snprintf(path, sizeof path, "%s/model.onnx", scratch);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    fclose(f);
+    free(buf);
+    return path;
+}
+
+static void scratch_remove(const char *file)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", scratch, file);
+    unlink(p);
+}
+
+/* A symlink in the model's directory must not lead external data out of it. */
+static void test_import_external_data_symlink_stays_inside(void **state)
+{
+    (void)state;
+    const char *path = scratch_copy("external.onnx");
+    char link[128], target[4096];
+    snprintf(link, sizeof link, "%s/weights.bin", scratch);
+    assert_non_null(realpath(model_path("weights.bin"), target));
+    assert_int_equal(symlink(target, link), 0);          /* leads outside the scratch dir */
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(bd_onnx_import_file(path, &g, &err), BD_EMODEL);
+    assert_non_null(strstr(err.msg, "outside the model's directory"));
+    assert_null(g);
+    scratch_remove("weights.bin");
+    scratch_remove("model.onnx");
+    rmdir(scratch);
+}
+
+/* A loaded model keeps a private copy of its file: truncating it and writing another model
+ * in its place changes nothing (a mapping of it once raised SIGBUS in braidd). */
+static void test_import_survives_model_file_rewrite(void **state)
+{
+    (void)state;
+    const char *path = scratch_copy("basic.onnx");
+    bd_graph *g = NULL, *ref = import_ok("basic.onnx");
+    bd_error err = { 0 };
+    assert_int_equal(bd_onnx_import_file(path, &g, &err), 0);
+    FILE *f = fopen(path, "wb");                         /* truncate */
+    assert_non_null(f);
+    fclose(f);
+    size_t len;
+    uint8_t *other = read_model("typed.onnx", &len);     /* then different bytes */
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(other, 1, len, f), len);
+    fclose(f);
+    free(other);
+    const bd_value *w = bd_graph_find_value(g, "W"), *rw = bd_graph_find_value(ref, "W");
+    assert_int_equal(w->nbytes, rw->nbytes);
+    assert_memory_equal(w->data, rw->data, w->nbytes);
+    bd_graph_destroy(g);
+    bd_graph_destroy(ref);
+    scratch_remove("model.onnx");
+    rmdir(scratch);
+}
+
+/* Attributes are built in linear time and space; a name given twice is an error. */
+static void test_import_node_with_6000_attributes(void **state)
+{
+    (void)state;
+    bd_graph *g = import_ok("many_attrs.onnx");
+    const bd_node *n = bd_graph_node(g, 0);
+    assert_int_equal(n->n_attrs, 6000);
+    assert_int_equal(bd_node_attr_int(n, "attr_5999", -1), 5999);
+    bd_graph_destroy(g);
+    import_fails("dup_attrs.onnx", BD_EMODEL, "attribute 'alpha' is given twice");
+}
+
 static void test_import_rejects_bad_initializers(void **state)
 {
     (void)state;
@@ -686,6 +783,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_import_rejects_unsupported_versions),
         cmocka_unit_test(test_import_external_data),
         cmocka_unit_test(test_import_external_data_stays_in_the_model_directory),
+        cmocka_unit_test(test_import_external_data_read_once_per_file),
+        cmocka_unit_test(test_import_external_data_symlink_stays_inside),
+        cmocka_unit_test(test_import_survives_model_file_rewrite),
+        cmocka_unit_test(test_import_node_with_6000_attributes),
         cmocka_unit_test(test_import_rejects_bad_initializers),
         cmocka_unit_test(test_import_subgraph_attributes_as_opaque_bodies),
         cmocka_unit_test(test_import_rejects_unsupported_constructs),
