@@ -13,7 +13,7 @@ PKGS=(
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-grpcio
   libhttp-parser-dev libsystemd-dev systemd python3-prometheus-client   # braidd status endpoint, sd_notify, systemd-analyze, /metrics parser in tests
   libssl-dev                                  # libcrypto: base64 in TF.js model attributes
-  clang libclang-rt-14-dev ccache             # libFuzzer harnesses (scripts/fuzz.sh); ccache speeds rebuilds
+  clang libclang-rt-14-dev libomp-14-dev ccache   # libFuzzer harnesses (scripts/fuzz.sh; clang needs its own OpenMP); ccache speeds rebuilds
 )
 
 missing=()
