@@ -218,6 +218,7 @@ bd_graph *bd_graph_clone(const bd_graph *src)
             goto fail;
         *n = *sn;
         n->cap_attrs = 0;   /* the attribute array is the parent's: copy before appending */
+        n->cap_inputs = 0;
         n->inputs  = pool_alloc(g, (sn->n_inputs + 1) * sizeof *n->inputs, 8);
         n->outputs = pool_alloc(g, (sn->n_outputs + 1) * sizeof *n->outputs, 8);
         if (!n->inputs || !n->outputs)
@@ -447,13 +448,21 @@ int bd_node_add_attr(bd_graph *g, bd_node *n, const bd_attr *a, bd_error *err)
 
 int bd_node_append_input(bd_graph *g, bd_node *n, bd_value *input, bd_error *err)
 {
-    bd_value **in = pool_alloc(g, (n->n_inputs + 2) * sizeof *in, 8);
-    if (!in)
-        return bd_error_set(err, BD_ENOMEM, "out of memory extending node '%s'", n->name);
-    if (n->n_inputs)
-        memcpy(in, n->inputs, n->n_inputs * sizeof *in);
-    in[n->n_inputs] = input;
-    n->inputs = in;
+    if (n->n_inputs >= INT32_MAX)
+        return bd_error_set(err, BD_EMODEL, "node '%s': too many inputs", n->name);
+    if (n->n_inputs + 1 >= n->cap_inputs) {
+        /* Doubling, as for attributes: many appended inputs cost linear time and space. The
+         * array keeps one spare NULL entry past the end, as bd_graph_add_node makes it. */
+        size_t cap = n->n_inputs < 4 ? 8 : 2 * (n->n_inputs + 1);
+        bd_value **in = pool_alloc(g, cap * sizeof *in, 8);
+        if (!in)
+            return bd_error_set(err, BD_ENOMEM, "out of memory extending node '%s'", n->name);
+        if (n->n_inputs)
+            memcpy(in, n->inputs, n->n_inputs * sizeof *in);
+        n->inputs = in;
+        n->cap_inputs = cap;
+    }
+    n->inputs[n->n_inputs] = input;
     return (int)n->n_inputs++;
 }
 

@@ -92,6 +92,7 @@ struct bd_node {
     const char *domain;       /* "" for ai.onnx, "braid" for composites braid creates */
     bd_value  **inputs;       /* n_inputs entries; NULL marks an omitted optional input */
     size_t      n_inputs;
+    size_t      cap_inputs;   /* room in INPUTS (bd_node_append_input doubles it); 0 = copy first */
     bd_value  **outputs;      /* n_outputs entries, never NULL */
     size_t      n_outputs;
     bd_attr    *attrs;

@@ -228,7 +228,9 @@ static int add_outputs(ox_ctx *c, const ox_spans *outputs, const ox_spans *infos
 /* ---- nodes ---------------------------------------------------------------------------- */
 
 /* Node names must be unique in the IR: missing ones become "<op>_<index>", and a name
- * already taken gets a "_<k>" suffix. NAMES indexes the names given so far. */
+ * already taken gets a "_<k>" suffix. NAMES indexes the names given so far; the entry of a
+ * taken name remembers the next suffix to try, so many nodes of one name cost linear time
+ * (trying _1, _2, ... afresh for each was quadratic). */
 static void unique_node_name(struct hsearch_data *names, const char *given, const char *op,
                             size_t index, char *buf, size_t size)
 {
@@ -239,12 +241,18 @@ static void unique_node_name(struct hsearch_data *names, const char *given, cons
     else
         snprintf(buf, size, "%.*s_%zu", keep, op, index);
     size_t base = strlen(buf);
-    ENTRY *found;
-    /* At most one suffix per node seen so far can collide, so this loop is bounded. */
-    for (size_t k = 1; hsearch_r((ENTRY){ .key = buf }, FIND, &found, names); k++) {
+    ENTRY *taken, *found;
+    if (!hsearch_r((ENTRY){ .key = buf }, FIND, &taken, names))
+        return;
+    size_t k = taken->data ? (size_t)(uintptr_t)taken->data : 1;
+    /* Each suffix tried and found taken belongs to a node seen so far: bounded. */
+    for (;; k++) {
         buf[base] = '\0';
         snprintf(buf + base, size - base, "_%zu", k);
+        if (!hsearch_r((ENTRY){ .key = buf }, FIND, &found, names))
+            break;
     }
+    taken->data = (void *)(uintptr_t)(k + 1);
 }
 
 typedef struct node_msg {
@@ -267,8 +275,14 @@ static bd_value *node_output(ox_ctx *c, const char *node, const char *name, size
     return bd_graph_add_value(c->g, buf, BD_DT_UNDEFINED, NULL, &v, err) == 0 ? v : NULL;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Give N (with GRAPH attributes) the outer values its bodies read as trailing implicit
- * inputs, each once and none it already reads. */
+ * inputs, each once and none it already reads (looked up in a sorted copy of its input
+ * names: a node with many inputs and a body reading many names stays n log n). */
 static int add_implicit_inputs(ox_ctx *c, bd_node *n, bd_error *err)
 {
     ox_names outer = { 0 };
@@ -277,13 +291,24 @@ static int add_implicit_inputs(ox_ctx *c, bd_node *n, bd_error *err)
         if (n->attrs[i].type == BD_ATTR_GRAPH)
             rc = ox_subgraph_outer_names(c, &(ox_span){ n->attrs[i].graph, n->attrs[i].graph_len },
                                          &outer, err);
-    for (size_t i = 0; i < outer.n && rc == 0; i++) {
-        bool have = false;
-        for (size_t k = 0; k < n->n_inputs && !have; k++)
-            have = n->inputs[k] && strcmp(n->inputs[k]->name, outer.v[i]) == 0;
+    const char **have = NULL;
+    size_t n_have = 0;
+    if (rc == 0 && outer.n) {
+        have = malloc((n->n_inputs + 1) * sizeof *have);
+        if (!have)
+            rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+        for (size_t k = 0; have && k < n->n_inputs; k++)
+            if (n->inputs[k])
+                have[n_have++] = n->inputs[k]->name;
         if (have)
+            qsort(have, n_have, sizeof *have, cmp_str);
+    }
+    for (size_t i = 0; i < outer.n && rc == 0; i++) {
+        /* OUTER is sorted without repeats, so a name appended here never comes again. */
+        const char *name = outer.v[i];
+        if (n_have && bsearch(&name, have, n_have, sizeof *have, cmp_str))
             continue;
-        bd_value *v = bd_graph_get_or_add_value(c->g, outer.v[i], err);
+        bd_value *v = bd_graph_get_or_add_value(c->g, name, err);
         if (!v) {
             rc = err ? err->code : BD_ENOMEM;
         } else if ((rc = bd_node_append_input(c->g, n, v, err)) >= 0) {
@@ -291,6 +316,7 @@ static int add_implicit_inputs(ox_ctx *c, bd_node *n, bd_error *err)
             n->n_implicit++;
         }
     }
+    free(have);
     if (rc)
         bd_error_prefix(err, "node '%s' (%s): ", n->name, n->op_type);
     ox_names_free(&outer);
