@@ -13,10 +13,10 @@
 
 #include "partitioner/error.h"
 
-/* The most bytes one constant may expand to beyond what the file itself carries (a TensorFlow
- * Const whose few values fill a large shape, a string tensor's element table): 64 MiB. A
- * tensor whose bytes are all in the file (raw_data, tensor_content, a shard) is limited
- * only by the file's size. */
+/* The most bytes the constants of one model may expand to, all together, beyond what the
+ * file itself carries (TensorFlow Consts whose few values fill a large shape, the element
+ * tables of such string tensors): 64 MiB. A tensor whose bytes are all in the file
+ * (raw_data, tensor_content, a shard) is limited only by the file's size. */
 #define BD_MAX_EXPANDED_BYTES ((size_t)64 << 20)
 
 /* Read the regular file PATH whole into private memory: *DATA (64-byte aligned, free()) and

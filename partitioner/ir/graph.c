@@ -27,6 +27,7 @@ struct bd_graph {
     const char  *framework;   /* "onnx" unless a frontend says otherwise */
     const char  *platform;    /* the file format within the framework; NULL = the framework */
     const bd_graph *parent;   /* set on clones: payloads belong to it */
+    uint64_t     expanded;    /* bytes charged by bd_graph_charge_expanded */
 };
 
 static void *pool_alloc(bd_graph *g, size_t size, size_t align)
@@ -53,6 +54,14 @@ static void *pool_alloc(bd_graph *g, size_t size, size_t align)
 void *bd_graph_alloc(bd_graph *g, size_t size)
 {
     return pool_alloc(g, size ? size : 1, size >= 64 ? 64 : 8);
+}
+
+bool bd_graph_charge_expanded(bd_graph *g, uint64_t bytes, uint64_t limit)
+{
+    if (bytes > limit || g->expanded > limit - bytes)
+        return false;
+    g->expanded += bytes;
+    return true;
 }
 
 const char *bd_graph_strdup(bd_graph *g, const char *s, size_t len)

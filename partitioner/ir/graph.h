@@ -130,6 +130,10 @@ int         bd_graph_adopt_buffer(bd_graph *g, void *buf);
 /* Allocate SIZE zeroed bytes that live as long as G (8-byte aligned, or 64 when SIZE>=64).
  * Returns NULL when out of memory. */
 void       *bd_graph_alloc(bd_graph *g, size_t size);
+/* Charge BYTES of constant data an importer expanded beyond what the model file carries (a
+ * fill) against G's budget LIMIT for the whole model: false, charging nothing, when the total
+ * would exceed LIMIT. */
+bool        bd_graph_charge_expanded(bd_graph *g, uint64_t bytes, uint64_t limit);
 /* Copy a string (LEN bytes, or strlen when LEN == (size_t)-1) into G's pool. */
 const char *bd_graph_strdup(bd_graph *g, const char *s, size_t len);
 

@@ -142,7 +142,7 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
         if (k > (uint64_t)numel || (k && k < (uint64_t)numel && k != 1))
             rc = bd_error_set(err, BD_EMODEL, "%s: %zu strings for %lld elements", what, k,
                               (long long)numel);
-        else if ((rc = tf_check_expand(what, (uint64_t)numel, k, sizeof *out->strings,
+        else if ((rc = tf_check_expand(g, what, (uint64_t)numel, k, sizeof *out->strings,
                                        k ? m.strings.v[k - 1].n : 0, err))) {
             /* reported */
         } else {
@@ -162,7 +162,7 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
         if (k > (uint64_t)numel)
             rc = bd_error_set(err, BD_EMODEL, "%s: %zu values for %lld elements", what, k,
                               (long long)numel);
-        else if ((rc = tf_check_expand(what, (uint64_t)numel, k, esize, 0, err))) {
+        else if ((rc = tf_check_expand(g, what, (uint64_t)numel, k, esize, 0, err))) {
             /* reported */
         } else if (numel) {
             /* TensorFlow fills the rest with the last value given (zeros if none). */

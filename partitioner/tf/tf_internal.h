@@ -113,11 +113,12 @@ int         tf_shape_size(const char *what, const bd_shape *s, size_t esize, int
                           size_t *nbytes, bd_error *err);
 
 /* A tensor of NUMEL elements whose file gives only GIVEN values (TensorFlow repeats the
- * last, or fills zeros): BD_EMODEL naming WHAT when expanding it would take more than
- * BD_MAX_EXPANDED_BYTES (model_file.h): ESIZE bytes per element, plus LAST_LEN bytes per
- * repeated string (strings: ESIZE = sizeof(tf_bytes)). 0 when GIVEN >= NUMEL. */
-int         tf_check_expand(const char *what, uint64_t numel, uint64_t given, size_t esize,
-                            size_t last_len, bd_error *err);
+ * last, or fills zeros): charge its expansion (ESIZE bytes per element, plus LAST_LEN bytes
+ * per repeated string; strings: ESIZE = sizeof(tf_bytes)) to G's budget of
+ * BD_MAX_EXPANDED_BYTES for the whole model (model_file.h); BD_EMODEL naming WHAT when it
+ * does not fit. 0 when GIVEN >= NUMEL. */
+int         tf_check_expand(bd_graph *g, const char *what, uint64_t numel, uint64_t given,
+                            size_t esize, size_t last_len, bd_error *err);
 
 /* ---- tf_decode.c: nanopb glue for the GraphDef -------------------------------------- */
 

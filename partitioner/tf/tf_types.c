@@ -89,17 +89,18 @@ int tf_shape_size(const char *what, const bd_shape *s, size_t esize, int64_t *nu
     return 0;
 }
 
-int tf_check_expand(const char *what, uint64_t numel, uint64_t given, size_t esize,
-                    size_t last_len, bd_error *err)
+int tf_check_expand(bd_graph *g, const char *what, uint64_t numel, uint64_t given,
+                    size_t esize, size_t last_len, bd_error *err)
 {
     if (given >= numel)
         return 0;
     /* Each element costs ESIZE; each repeated string also its bytes once encoded again. */
     uint64_t per = (uint64_t)esize + (uint64_t)last_len, bytes;
-    if (!__builtin_mul_overflow(numel, per, &bytes) && bytes <= BD_MAX_EXPANDED_BYTES)
+    if (!__builtin_mul_overflow(numel, per, &bytes) &&
+        bd_graph_charge_expanded(g, bytes, BD_MAX_EXPANDED_BYTES))
         return 0;
-    return bd_error_set(err, BD_EMODEL, "%s: %llu value(s) fill %llu elements; the expanded "
-                        "constant would take more than %zu MiB (braid's limit for bytes the "
-                        "model file does not carry)", what, (unsigned long long)given,
+    return bd_error_set(err, BD_EMODEL, "%s: %llu value(s) fill %llu elements; the model's "
+                        "expanded constants would take more than %zu MiB (braid's limit for "
+                        "bytes the model file does not carry)", what, (unsigned long long)given,
                         (unsigned long long)numel, BD_MAX_EXPANDED_BYTES >> 20);
 }

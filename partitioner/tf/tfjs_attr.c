@@ -194,7 +194,7 @@ static int tensor(bd_graph *g, const cJSON *j, tf_tensor *t, const char *what, b
     if (t->dtype == BD_DT_STRING) {
         const cJSON *last = cJSON_GetArrayItem(vals, k - 1);
         size_t last_len = cJSON_IsString(last) ? strlen(last->valuestring) / 4 * 3 : 0;
-        if ((rc = tf_check_expand(what, (uint64_t)numel, (uint64_t)k, sizeof *t->strings,
+        if ((rc = tf_check_expand(g, what, (uint64_t)numel, (uint64_t)k, sizeof *t->strings,
                                   last_len, err)))
             return rc;
         t->n_strings = (size_t)numel;
@@ -210,7 +210,7 @@ static int tensor(bd_graph *g, const cJSON *j, tf_tensor *t, const char *what, b
             t->strings[e2] = t->strings[k - 1];
         return 0;
     }
-    if ((rc = tf_check_expand(what, (uint64_t)numel, (uint64_t)k, esize, 0, err)))
+    if ((rc = tf_check_expand(g, what, (uint64_t)numel, (uint64_t)k, esize, 0, err)))
         return rc;
     uint8_t *p = pool(g, (size_t)numel, esize);
     if (numel && !p)

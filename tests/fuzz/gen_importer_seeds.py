@@ -117,6 +117,11 @@ put("graphdef", "fill_1gib.pb", node("c", "Const", attrs=attr("dtype", type_attr
 put("graphdef", "fill_4mib.pb", ph + node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
     attr("value", tensor_attr(tensor(DT_FLOAT, [1 << 14, 64], field(5, 5, struct.pack("<f", 1)))))) +
     node("y", "AddV2", ["x", "c"], attr("T", type_attr(DT_FLOAT))))
+# two fills of 48 MiB each: each under the cap, together over it (the cap is per model)
+fill48 = lambda name: node(name, "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
+                           attr("value", tensor_attr(tensor(DT_FLOAT, [3, 1 << 22], field(5, 5, struct.pack("<f", 1))))))
+put("graphdef", "fill_2x48mib.pb", ph + fill48("c1") + fill48("c2") +
+    node("a", "AddV2", ["c1", "c2"], attr("T", type_attr(DT_FLOAT))))
 # one string fills 2^60 elements
 put("graphdef", "string_fill.pb", node("c", "Const", attrs=attr("dtype", type_attr(DT_STRING)) +
     attr("value", tensor_attr(tensor(DT_STRING, [1 << 60], field(8, 2, b"abc"))))))

@@ -701,6 +701,8 @@ static void test_graphdef_constant_expansion_is_capped(void **state)
     expect_graphdef_error("string_fill.pb", BD_EMODEL, "more than 64 MiB");
     expect_graphdef_error("overflow_dims.pb", BD_EMODEL, "overflows");
     expect_graphdef_error("high_port.pb", BD_EMODEL, "has no output 65535");
+    /* the cap is for the whole model: two fills of 48 MiB do not fit */
+    expect_graphdef_error("fill_2x48mib.pb", BD_EMODEL, "node 'c2' attr 'value': 1 value(s) fill");
     /* under the cap, a fill is expanded as TensorFlow does: 1 Mi floats from one value */
     size_t len;
     uint8_t *buf = read_corpus("graphdef", "fill_4mib.pb", &len);
