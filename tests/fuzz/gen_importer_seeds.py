@@ -13,10 +13,13 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+# Inputs that allocate tens of MiB on purpose go to tests/tf's fixtures instead: in a fuzz
+# corpus they would slow every mutation of them down to a crawl.
+TF_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tf", "fixtures")
 
 
 def put(sub, name, data):
-    d = os.path.join(out, sub)
+    d = os.path.join(out, sub) if sub != "tf-fixtures" else TF_FIXTURES
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, name), "wb") as f:
         f.write(data)
@@ -114,13 +117,13 @@ put("graphdef", "relu_fallback.pb", ph + node("r", "Relu", ["x"], attr("T", type
 put("graphdef", "fill_1gib.pb", node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
     attr("value", tensor_attr(tensor(DT_FLOAT, [1 << 14, 1 << 14], field(5, 5, struct.pack("<f", 1)))))))
 # under the cap: one float fills 4 MiB, which braid expands as TensorFlow does
-put("graphdef", "fill_4mib.pb", ph + node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
+put("tf-fixtures", "fill_4mib.pb", ph + node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
     attr("value", tensor_attr(tensor(DT_FLOAT, [1 << 14, 64], field(5, 5, struct.pack("<f", 1)))))) +
     node("y", "AddV2", ["x", "c"], attr("T", type_attr(DT_FLOAT))))
 # two fills of 48 MiB each: each under the cap, together over it (the cap is per model)
 fill48 = lambda name: node(name, "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
                            attr("value", tensor_attr(tensor(DT_FLOAT, [3, 1 << 22], field(5, 5, struct.pack("<f", 1))))))
-put("graphdef", "fill_2x48mib.pb", ph + fill48("c1") + fill48("c2") +
+put("tf-fixtures", "fill_2x48mib.pb", ph + fill48("c1") + fill48("c2") +
     node("a", "AddV2", ["c1", "c2"], attr("T", type_attr(DT_FLOAT))))
 # one string fills 2^60 elements
 put("graphdef", "string_fill.pb", node("c", "Const", attrs=attr("dtype", type_attr(DT_STRING)) +

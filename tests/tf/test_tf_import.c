@@ -663,12 +663,16 @@ static void test_tfjs_bad_inputs_fail_cleanly(void **state)
 
 /* ---- hostile files (issue "No request can crash braidd") ------------------------------- */
 
-/* A regression input of the importer fuzz corpora (tests/fuzz/corpus/SUB/NAME). */
+/* A regression input of the importer fuzz corpora (tests/fuzz/corpus/SUB/NAME), or with SUB
+ * "fixtures" one of tests/tf/fixtures (written by tests/fuzz/gen_importer_seeds.py too). */
 static uint8_t *read_corpus(const char *sub, const char *name, size_t *len)
 {
     const char *root = getenv("BRAID_SOURCE_ROOT");
     char path[1024];
-    snprintf(path, sizeof path, "%s/tests/fuzz/corpus/%s/%s", root ? root : ".", sub, name);
+    if (strcmp(sub, "fixtures") == 0)
+        snprintf(path, sizeof path, "%s/tests/tf/fixtures/%s", root ? root : ".", name);
+    else
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/%s/%s", root ? root : ".", sub, name);
     FILE *f = fopen(path, "rb");
     if (!f)
         fail_msg("cannot open %s", path);
@@ -682,7 +686,7 @@ static uint8_t *read_corpus(const char *sub, const char *name, size_t *len)
 static void expect_graphdef_error(const char *name, int code, const char *needle)
 {
     size_t len;
-    uint8_t *buf = read_corpus("graphdef", name, &len);
+    uint8_t *buf = read_corpus(strstr(name, "mib") ? "fixtures" : "graphdef", name, &len);
     bd_graph *g = NULL;
     bd_error err = { 0 };
     int rc = bd_tf_import_memory(buf, len, &g, &err);
@@ -705,7 +709,7 @@ static void test_graphdef_constant_expansion_is_capped(void **state)
     expect_graphdef_error("fill_2x48mib.pb", BD_EMODEL, "node 'c2' attr 'value': 1 value(s) fill");
     /* under the cap, a fill is expanded as TensorFlow does: 1 Mi floats from one value */
     size_t len;
-    uint8_t *buf = read_corpus("graphdef", "fill_4mib.pb", &len);
+    uint8_t *buf = read_corpus("fixtures", "fill_4mib.pb", &len);
     bd_graph *g = NULL;
     bd_error err = { 0 };
     int rc = bd_tf_import_memory(buf, len, &g, &err);
