@@ -5,48 +5,15 @@
  * encodes it, for those nodes only). */
 #include "tf_import.h"
 #include "tfjs_internal.h"
+#include "../model_file.h"
+
+/* The largest model.json read (its JSON tree costs a multiple of it). */
+#define TFJS_MAX_JSON_BYTES (16 << 20)
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Read the whole file at PATH (NUL-terminated; free()). */
-static int read_file(const char *path, char **out, size_t *len, bd_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO, "cannot open: %s",
-                            strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (cap - n < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            char *b = realloc(buf, cap + 1);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return bd_error_set(err, BD_ENOMEM, "out of memory reading the file");
-            }
-            buf = b;
-        }
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return bd_error_set(err, BD_EIO, "read error");
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
 
 static int node_view(bd_graph *g, const cJSON *j, size_t idx, tf_nodeview *v, bd_error *err)
 {
@@ -206,11 +173,19 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
 
 int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    char *text = NULL;
+    void *data = NULL;
     size_t len = 0;
-    int rc = read_file(path, &text, &len, err);
+    int rc = bd_model_file_read(path, "model.json", &data, &len, err);
     if (rc)
-        return bd_error_prefix(err, "'%s': ", path);
+        return rc;
+    /* cJSON's tree costs up to ~40 bytes per byte of JSON ("[0,0,...": one node per 2 bytes). */
+    if (len > TFJS_MAX_JSON_BYTES) {
+        free(data);
+        return bd_error_set(err, BD_EMODEL, "'%s': model.json is %zu bytes; braid reads at most "
+                            "%d MiB (weights belong in the shards)", path, len,
+                            TFJS_MAX_JSON_BYTES >> 20);
+    }
+    char *text = data;
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
@@ -219,7 +194,7 @@ int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err)
         return bd_error_set(err, BD_EMODEL, "'%s': invalid JSON near byte %zu", path, off);
     }
     free(text);
-    char *dir = strdup(path);
+    char *dir = bd_model_file_dir(path);
     bd_graph *g = bd_graph_create("main");
     if (!dir || !g) {
         free(dir);
@@ -227,13 +202,6 @@ int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err)
         cJSON_Delete(root);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
     rc = import(g, dir, root, err);
     free(dir);
     cJSON_Delete(root);

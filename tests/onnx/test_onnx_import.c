@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -459,6 +460,23 @@ static void test_import_survives_model_file_rewrite(void **state)
     rmdir(scratch);
 }
 
+/* A FIFO named model.onnx is refused at once, not waited on. */
+static void test_import_fifo_is_refused_without_blocking(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof scratch, "/tmp/braid-onnx-XXXXXX");
+    assert_non_null(mkdtemp(scratch));
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.onnx", scratch);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(bd_onnx_import_file(path, &g, &err), BD_EIO);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    scratch_remove("model.onnx");
+    rmdir(scratch);
+}
+
 /* Attributes are built in linear time and space; a name given twice is an error. */
 static void test_import_node_with_6000_attributes(void **state)
 {
@@ -787,6 +805,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_import_external_data_symlink_stays_inside),
         cmocka_unit_test(test_import_survives_model_file_rewrite),
         cmocka_unit_test(test_import_node_with_6000_attributes),
+        cmocka_unit_test(test_import_fifo_is_refused_without_blocking),
         cmocka_unit_test(test_import_rejects_bad_initializers),
         cmocka_unit_test(test_import_subgraph_attributes_as_opaque_bodies),
         cmocka_unit_test(test_import_rejects_unsupported_constructs),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -837,6 +838,23 @@ static void test_tfjs_weights_survive_shard_rewrite(void **state)
     bd_graph_destroy(g);
 }
 
+/* A FIFO under a model's name is refused at once: opening it for reading must not wait for
+ * a writer (the loader thread would hang). */
+static void test_tfjs_fifo_is_refused_without_blocking(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.json", tmpdir);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(bd_tfjs_import_file(path, &g, &err), BD_EIO);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_null(g);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -861,6 +879,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_tfjs_shards_stay_in_the_model_directory,
                                         tfjs_setup, tfjs_teardown),
         cmocka_unit_test_setup_teardown(test_tfjs_weights_survive_shard_rewrite,
+                                        tfjs_setup, tfjs_teardown),
+        cmocka_unit_test_setup_teardown(test_tfjs_fifo_is_refused_without_blocking,
                                         tfjs_setup, tfjs_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
