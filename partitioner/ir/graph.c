@@ -32,6 +32,9 @@ struct bd_graph {
 
 static void *pool_alloc(bd_graph *g, size_t size, size_t align)
 {
+    /* No size near SIZE_MAX is real; refusing it keeps the arithmetic below from wrapping. */
+    if (size > SIZE_MAX / 4)
+        return NULL;
     pool_chunk *c = g->chunks;
     if (c) {
         size_t off = (c->used + align - 1) & ~(align - 1);

@@ -129,9 +129,10 @@ static const cJSON *array_of(const cJSON *j, const char *key, const char *snake,
     return *n ? a : NULL;
 }
 
+/* Pool room for N elements of ESIZE (NULL for N == 0, or when the size overflows). */
 static void *pool(bd_graph *g, size_t n, size_t esize)
 {
-    return n ? bd_graph_alloc(g, n * esize) : NULL;
+    return n && n <= SIZE_MAX / esize ? bd_graph_alloc(g, n * esize) : NULL;
 }
 
 /* A TensorProto in JSON: dtype, shape and inline values (a Const's weights come from the
