@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The size is taken from fstat; a file that shrinks while being read yields the bytes present (the importer
- * then finds them malformed), one that grows is read up to the size seen. */
+/* The size is taken from fstat; a file that shrinks while being read yields the bytes present
+ * (the importer then finds them malformed), one that grows is read up to the size seen. */
 int bd_model_file_read_fd(int fd, const char *name, void **data, size_t *len, bd_error *err)
 {
     struct stat st;
@@ -96,11 +96,12 @@ int bd_model_file_open_in(const char *dir, const char *rel, const char *what, in
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, rel) >= sizeof path)
         return bd_error_set(err, BD_EMODEL, "%s: path '%s/%s' is too long", what, dir, rel);
     if (!realpath(dir, real_dir))
-        return bd_error_set(err, BD_EIO, "%s: model directory '%s': %s", what, dir, strerror(errno));
+        return bd_error_set(err, BD_EIO, "%s: model directory '%s': %s", what, dir,
+                            strerror(errno));
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO, "%s '%s': cannot open: %s",
-                            what, path, strerror(errno));
+        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO,
+                            "%s '%s': cannot open: %s", what, path, strerror(errno));
     /* Where the descriptor really leads (every symlink resolved at open time, so a link
      * swapped after a check cannot fool it); realpath of the name when /proc is absent. */
     char link[64];

@@ -1,7 +1,7 @@
 /* TF.js weights: the weightsManifest's groups of shard files, read as one concatenation per
- * group, each weight a run of bytes in it. Shards are read (confined to the model's directory, see
- * model_file.h) into memory handed to the graph, so a float32 weight is a pointer into its shard; only a weight that straddles two
- * shards is copied. Quantized (uint8/uint16 affine) and float16 weights are dequantized to
+ * group, each weight a run of bytes in it. Shards are read (confined to the model's
+ * directory: model_file.h) into memory handed to the graph, so a float32 weight is a pointer
+ * into its shard; only a weight that straddles two shards is copied. Quantized (uint8/uint16 affine) and float16 weights are dequantized to
  * float32 once, at load, into the graph's pool. */
 #include "tfjs_internal.h"
 #include "../model_file.h"
