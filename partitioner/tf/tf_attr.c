@@ -167,8 +167,10 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
         } else if (numel) {
             /* TensorFlow fills the rest with the last value given (zeros if none). */
             void *p = pool_array(g, (size_t)numel, esize, &oom);
-            for (size_t e = 0; p && k && e < (size_t)numel; e++)
-                put_elem(p, e, out->dtype, vals->v[e < k ? e : k - 1]);
+            for (size_t e = 0; p && e < k; e++)
+                put_elem(p, e, out->dtype, vals->v[e]);
+            if (p)
+                tf_fill_repeat(p, k, (size_t)numel, esize);
             out->data = p;
         }
     }

@@ -120,6 +120,10 @@ int         tf_shape_size(const char *what, const bd_shape *s, size_t esize, int
 int         tf_check_expand(bd_graph *g, const char *what, uint64_t numel, uint64_t given,
                             size_t esize, size_t last_len, bd_error *err);
 
+/* P holds GIVEN (>= 1) elements of ESIZE bytes and room for NUMEL: repeat the last one into
+ * the rest (TensorFlow's fill), by doubling copies. Nothing when GIVEN is 0 or >= NUMEL. */
+void        tf_fill_repeat(void *p, size_t given, size_t numel, size_t esize);
+
 /* ---- tf_decode.c: nanopb glue for the GraphDef -------------------------------------- */
 
 /* Spans recorded by a callback field (pb_span.h: bd_pb_spans_init/bd_pb_on_span/

@@ -104,3 +104,20 @@ int tf_check_expand(bd_graph *g, const char *what, uint64_t numel, uint64_t give
                         "bytes the model file does not carry)", what, (unsigned long long)given,
                         (unsigned long long)numel, BD_MAX_EXPANDED_BYTES >> 20);
 }
+
+void tf_fill_repeat(void *p, size_t given, size_t numel, size_t esize)
+{
+    if (given == 0 || given >= numel)
+        return;
+    uint8_t *b = p;
+    size_t done = given;
+    memcpy(b + done * esize, b + (given - 1) * esize, esize);   /* one copy of the last */
+    size_t run = 1;                                             /* copies of it so far */
+    done++;
+    while (done < numel) {
+        size_t k = run < numel - done ? run : numel - done;
+        memcpy(b + done * esize, b + (given - 1) * esize, k * esize);
+        done += k;
+        run += k;
+    }
+}

@@ -216,10 +216,9 @@ static int tensor(bd_graph *g, const cJSON *j, tf_tensor *t, const char *what, b
     uint8_t *p = pool(g, (size_t)numel, esize);
     if (numel && !p)
         return bd_error_set(err, BD_ENOMEM, "%s: out of memory", what);
-    const cJSON *x = vals->child;      /* walked once: the last value repeats */
-    for (int64_t e = 0; k && e < numel; e++) {
-        if (e > 0 && x->next)
-            x = x->next;
+    /* The K values given, each converted once; then the last one repeated by copying. */
+    const cJSON *x = vals->child;
+    for (int64_t e = 0; e < k; e++, x = x->next) {
         uint8_t *q = p + (size_t)e * esize;
         int64_t iv = 0;
         float fv = 0;
@@ -237,6 +236,7 @@ static int tensor(bd_graph *g, const cJSON *j, tf_tensor *t, const char *what, b
             return bd_error_set(err, BD_EMODEL, "%s: value %lld is not a %s", what, (long long)e,
                                 bd_dtype_name(t->dtype));
     }
+    tf_fill_repeat(p, (size_t)k, (size_t)numel, esize);
     t->data = p;
     return 0;
 }

@@ -768,6 +768,17 @@ static void test_tfjs_sizes_are_overflow_checked_and_capped(void **state)
     expect_tfjs_error(tiny_json(CONST_JSON("w", "DT_INT64", "{\"size\": \"4294967296\"}, {\"size\": \"4294967296\"}",
                                            ", \"int64Val\": [\"1\"]"), NULL),
                       BD_EMODEL, "overflows");
+    /* a fill under the cap repeats the last value given, as TensorFlow does */
+    bd_graph *gf = NULL;
+    bd_error ef = { 0 };
+    assert_int_equal(import_tfjs(tiny_json_y(CONST_JSON("w", "DT_FLOAT", "{\"size\": \"37\"}",
+                                                        ", \"floatVal\": [1.0, 2.0, 3.0]"), NULL, true),
+                                 &gf, &ef), 0);
+    const float *fw = bd_graph_find_value(gf, "w")->data;
+    assert_true(fw[0] == 1.0f && fw[1] == 2.0f && fw[2] == 3.0f);
+    for (int i = 3; i < 37; i++)
+        assert_true(fw[i] == 3.0f);
+    bd_graph_destroy(gf);
     /* a string weight that fits: one element "abc" */
     bd_graph *g = NULL;
     bd_error err = { 0 };
