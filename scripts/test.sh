@@ -32,7 +32,8 @@ if [ -z "${BRAID_SKIP_ASAN:-}" ]; then
     meson test -C "$asan" --print-errorlogs --num-processes 1 \
       --suite unit --suite onnx --suite shape --suite dnnl --suite cli \
       --suite proto --suite daemon --suite ops --suite client --suite e2e \
-      --suite ort --suite tf --suite tfengine --suite tf_ops --suite tfjs --suite mixed || status=1
+      --suite ort --suite tf --suite tfengine --suite tf_ops --suite tfjs --suite mixed \
+      --suite fuzz || status=1
 fi
 
 /usr/bin/python3 - "$build" "$asan" <<'PY'
