@@ -345,6 +345,9 @@ int bd_graph_add_value(bd_graph *g, const char *name, int dtype, const bd_shape 
         return bd_error_set(err, BD_EMODEL, "graph '%s': a value has an empty name", g->name);
     if (bd_graph_find_value(g, name))
         return bd_error_set(err, BD_EMODEL, "graph '%s': duplicate value name '%s'", g->name, name);
+    if (g->n_values >= BD_MAX_VALUES)
+        return bd_error_set(err, BD_EMODEL, "graph '%s' has more than %d values (braid's limit)",
+                            g->name, BD_MAX_VALUES);
     bd_value *v = pool_alloc(g, sizeof *v, 8);
     if (!v || grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values))
         return bd_error_set(err, BD_ENOMEM, "out of memory adding value '%s'", name);
@@ -410,6 +413,9 @@ int bd_graph_add_node(bd_graph *g, const char *name, const char *op_type, const 
                                 "node '%s' (%s) writes '%s', which is a graph input or initializer",
                                 name, op_type, outputs[k]->name);
     }
+    if (g->n_nodes >= BD_MAX_NODES)
+        return bd_error_set(err, BD_EMODEL, "graph '%s' has more than %d nodes (braid's limit)",
+                            g->name, BD_MAX_NODES);
     bd_node *n = pool_alloc(g, sizeof *n, 8);
     if (!n || grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
         return bd_error_set(err, BD_ENOMEM, "out of memory adding node '%s'", name);

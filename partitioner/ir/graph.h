@@ -113,6 +113,12 @@ struct bd_node {
     int         index;        /* position in the graph's node list */
 };
 
+/* The most nodes and values one graph may hold. A node costs ~300 bytes of IR and a value
+ * ~200 whatever few bytes of a file describe them, so these bound what any model file can
+ * make braid allocate for its graph (~1.1 GB at worst); real models are far below. */
+#define BD_MAX_NODES  (1 << 20)
+#define BD_MAX_VALUES (1 << 22)
+
 /* ---- graph lifetime ------------------------------------------------------------------ */
 
 /* An empty graph named NAME (copied). Returns NULL when out of memory. */
@@ -178,7 +184,7 @@ bd_value   *bd_node_input(const bd_node *n, size_t i);
 
 /* ---- building (single-threaded) ------------------------------------------------------ */
 
-/* Add a value NAME (copied). Fails with BD_EMODEL on a duplicate name. */
+/* Add a value NAME (copied). Fails with BD_EMODEL on a duplicate name or past BD_MAX_VALUES. */
 int bd_graph_add_value(bd_graph *g, const char *name, int dtype, const bd_shape *shape,
                        bd_value **out, bd_error *err);
 /* The value named NAME, created (dtype undefined, rank unknown) if it does not exist yet. */
@@ -187,7 +193,8 @@ bd_value *bd_graph_get_or_add_value(bd_graph *g, const char *name, bd_error *err
 int bd_graph_mark_input(bd_graph *g, bd_value *v, bd_error *err);
 int bd_graph_mark_output(bd_graph *g, bd_value *v, bd_error *err);
 /* Add a node; INPUTS/OUTPUTS arrays are copied; attrs are added with bd_node_add_attr.
- * Sets each output's producer; fails with BD_EMODEL if an output already has one. */
+ * Sets each output's producer; fails with BD_EMODEL if an output already has one, or past
+ * BD_MAX_NODES. */
 int bd_graph_add_node(bd_graph *g, const char *name, const char *op_type, const char *domain,
                       bd_value *const *inputs, size_t n_inputs,
                       bd_value *const *outputs, size_t n_outputs,

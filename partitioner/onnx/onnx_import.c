@@ -48,6 +48,10 @@ static int decode_graph(ox_ctx *c, const ox_span *sp, graph_msg *m, bd_error *er
     bd_pb_on_span(&m->gp.output, &m->outputs);
     bd_pb_on_span(&m->gp.value_info, &m->infos);
     int rc = bd_pb_decode(sp, onnx_GraphProto_fields, &m->gp, "graph", err);
+    if (rc == 0 && (m->nodes.n > BD_MAX_NODES || m->inits.n + m->inputs.n > BD_MAX_VALUES))
+        rc = bd_error_set(err, BD_EMODEL, "graph '%s' has %zu nodes and %zu initializers and "
+                          "inputs (braid's limits: %d and %d)", m->gp.name ? m->gp.name : "",
+                          m->nodes.n, m->inits.n + m->inputs.n, BD_MAX_NODES, BD_MAX_VALUES);
     if (rc == 0 && m->sparse.n)
         rc = bd_error_set(err, BD_EUNSUPPORTED, "graph '%s': sparse initializers are not supported",
                           m->gp.name ? m->gp.name : "");

@@ -108,6 +108,9 @@ static int import(const void *data, size_t len, void *owned, bd_graph **out, bd_
         rc = bd_pb_decode(&all, tensorflow_GraphDef_fields, &gd, "GraphDef", err);
     if (rc == 0 && nodes.n == 0)
         rc = bd_error_set(err, BD_EMODEL, "the GraphDef has no nodes (is this a frozen GraphDef?)");
+    if (rc == 0 && nodes.n > BD_MAX_NODES)
+        rc = bd_error_set(err, BD_EMODEL, "the GraphDef has %zu nodes (braid's limit: %d)",
+                          nodes.n, BD_MAX_NODES);
     tf_nodeview *views = NULL;
     if (rc == 0) {
         views = bd_graph_alloc(c.g, nodes.n * sizeof *views);

@@ -130,6 +130,9 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
     size_t n = (size_t)cJSON_GetArraySize(nodes);
     if (n == 0)
         return bd_error_set(err, BD_EMODEL, "modelTopology has no nodes");
+    if (n > BD_MAX_NODES)
+        return bd_error_set(err, BD_EMODEL, "modelTopology has %zu nodes (braid's limit: %d)", n,
+                            BD_MAX_NODES);
     tfjs_weight *w = NULL;
     size_t n_w = 0;
     int rc = tfjs_weights_load(g, dir, tfjs_member(root, "weightsManifest", NULL), &w, &n_w, err);

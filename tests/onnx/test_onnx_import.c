@@ -460,6 +460,36 @@ static void test_import_survives_model_file_rewrite(void **state)
     rmdir(scratch);
 }
 
+/* A graph of more than BD_MAX_NODES nodes is refused before any per-node table is sized:
+ * 2 MB of empty NodeProtos would otherwise cost ~300 MB of IR. */
+static void test_import_node_count_is_capped(void **state)
+{
+    (void)state;
+    size_t n = (size_t)BD_MAX_NODES + 1, glen = 2 * n;
+    size_t len = 2 + 4 + 1 + 4 + glen;
+    uint8_t *m = malloc(len), *p = m;
+    assert_non_null(m);
+    *p++ = 0x08; *p++ = 0x08;                             /* ir_version 8 */
+    *p++ = 0x42; *p++ = 0x02; *p++ = 0x10; *p++ = 0x0d;   /* opset_import { version 13 } */
+    *p++ = 0x3a;                                          /* graph, length as a 4-byte varint */
+    *p++ = (uint8_t)(0x80 | (glen & 0x7f));
+    *p++ = (uint8_t)(0x80 | ((glen >> 7) & 0x7f));
+    *p++ = (uint8_t)(0x80 | ((glen >> 14) & 0x7f));
+    *p++ = (uint8_t)(glen >> 21);
+    for (size_t i = 0; i < n; i++) {
+        *p++ = 0x0a;                                      /* node {} */
+        *p++ = 0x00;
+    }
+    assert_int_equal((size_t)(p - m), len);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    int rc = bd_onnx_import_memory(m, len, NULL, &g, &err);
+    if (rc != BD_EMODEL || !strstr(err.msg, "braid's limits"))
+        fail_msg("got %d: %s", rc, err.msg);
+    assert_null(g);
+    free(m);
+}
+
 /* A FIFO named model.onnx is refused at once, not waited on. */
 static void test_import_fifo_is_refused_without_blocking(void **state)
 {
@@ -806,6 +836,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_import_survives_model_file_rewrite),
         cmocka_unit_test(test_import_node_with_6000_attributes),
         cmocka_unit_test(test_import_fifo_is_refused_without_blocking),
+        cmocka_unit_test(test_import_node_count_is_capped),
         cmocka_unit_test(test_import_rejects_bad_initializers),
         cmocka_unit_test(test_import_subgraph_attributes_as_opaque_bodies),
         cmocka_unit_test(test_import_rejects_unsupported_constructs),
