@@ -61,22 +61,39 @@ static int node_view(bd_graph *g, const cJSON *j, size_t idx, tf_nodeview *v, bd
     return 0;
 }
 
-/* Give Const node V its weight (the manifest entry of the same name). */
-static int attach_weight(tf_nodeview *v, tfjs_weight *w, size_t n_w, bd_error *err)
+/* Weights ordered by (name, manifest position): a Const finds its weight by binary search
+ * (a linear scan per Const was quadratic in the model's size). */
+static int cmp_weight(const void *pa, const void *pb)
+{
+    const tfjs_weight *a = *(tfjs_weight *const *)pa, *b = *(tfjs_weight *const *)pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a > b) - (a < b);
+}
+
+static int cmp_weight_name(const void *key, const void *pb)
+{
+    return strcmp(key, (*(tfjs_weight *const *)pb)->name);
+}
+
+/* Give Const node V its weight: the first manifest entry of the same name (BY_NAME: the N_W
+ * weights sorted with cmp_weight). */
+static int attach_weight(tf_nodeview *v, tfjs_weight **by_name, size_t n_w, bd_error *err)
 {
     tf_attr *value = (tf_attr *)tf_view_attr(v, "value");
     if (!value || value->kind != TF_ATTR_TENSOR)
         return bd_error_set(err, BD_EMODEL, "node '%s' (Const) has no tensor 'value'", v->name);
-    for (size_t i = 0; i < n_w; i++) {
-        if (strcmp(w[i].name, v->name) != 0)
-            continue;
-        const tf_tensor *t = &w[i].t;
+    tfjs_weight **hit = n_w ? bsearch(v->name, by_name, n_w, sizeof *by_name, cmp_weight_name) : NULL;
+    while (hit && hit > by_name && strcmp(hit[-1]->name, v->name) == 0)
+        hit--;                                        /* the first of that name */
+    if (hit) {
+        tfjs_weight *w = *hit;
+        const tf_tensor *t = &w->t;
         int64_t a = bd_shape_numel(&t->shape), b = bd_shape_numel(&value->tensor.shape);
         if (value->tensor.shape.rank >= 0 && a != b)
             return bd_error_set(err, BD_EMODEL, "node '%s' (Const): its shape holds %lld elements, "
                                 "its weight %lld", v->name, (long long)b, (long long)a);
         value->tensor = *t;
-        w[i].used = true;
+        w->used = true;
         return 0;
     }
     /* No weight: a Const with inline values (or an empty tensor) stands on its own. */
@@ -139,6 +156,13 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
     tf_nodeview *views = rc == 0 ? bd_graph_alloc(g, n * sizeof *views) : NULL;
     if (rc == 0 && !views)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory for %zu nodes", n);
+    tfjs_weight **by_name = rc == 0 && n_w ? malloc(n_w * sizeof *by_name) : NULL;
+    if (rc == 0 && n_w && !by_name)
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory for %zu weights", n_w);
+    for (size_t k = 0; by_name && k < n_w; k++)
+        by_name[k] = &w[k];
+    if (by_name)
+        qsort(by_name, n_w, sizeof *by_name, cmp_weight);
     size_t i = 0;
     const cJSON *j;
     cJSON_ArrayForEach(j, nodes) {
@@ -147,7 +171,7 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
         tf_nodeview *v = &views[i];
         rc = node_view(g, j, i++, v, err);
         if (rc == 0 && strcmp(v->op, "Const") == 0)
-            rc = attach_weight(v, w, n_w, err);   /* origins are encoded when TensorFlow needs one */
+            rc = attach_weight(v, by_name, n_w, err);   /* origins are encoded when TensorFlow needs one */
     }
     /* A weight no Const takes means model.json and the shards disagree, unless functions
      * (control flow bodies, which braid leaves to TensorFlow) may hold it. */
@@ -156,6 +180,7 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
         if (!w[k].used)
             rc = bd_error_set(err, BD_EMODEL, "weight '%s' in weightsManifest matches no Const "
                               "node of modelTopology", w[k].name);
+    free(by_name);
     free(w);
 
     tf_signature sig = { 0 };
