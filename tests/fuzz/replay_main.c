@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
-#define MAX_INPUT (64u << 20)           /* a corpus file larger than this is a mistake */
+#define REPLAY_MAX_INPUT (64u << 20)           /* a corpus file larger than this is a mistake */
 
 static int replay_file(const char *path, size_t *count)
 {
@@ -23,8 +23,8 @@ static int replay_file(const char *path, size_t *count)
         fprintf(stderr, "replay: cannot open %s\n", path);
         return 1;
     }
-    uint8_t *buf = malloc(MAX_INPUT);
-    size_t n = buf ? fread(buf, 1, MAX_INPUT, f) : 0;
+    uint8_t *buf = malloc(REPLAY_MAX_INPUT);
+    size_t n = buf ? fread(buf, 1, REPLAY_MAX_INPUT, f) : 0;
     fclose(f);
     if (!buf) {
         fprintf(stderr, "replay: out of memory\n");
