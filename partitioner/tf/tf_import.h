@@ -17,6 +17,9 @@
  * Anything the files control is checked: truncated or malformed protobuf/JSON, a shape
  * larger than the data present, a weight missing from the shards give BD_EMODEL (or
  * BD_EIO/BD_ENOTFOUND for files) with a message naming the node or weight; nothing crashes.
+ * Sizes are overflow-checked, strings included; Consts whose few values fill a shape expand
+ * to at most BD_MAX_EXPANDED_BYTES for the whole model (model_file.h), and model.json to
+ * 16 MiB (docs/security.md, "Model files").
  * Imported graphs have passed bd_graph_validate. */
 #ifndef BD_TF_IMPORT_H
 #define BD_TF_IMPORT_H
