@@ -14,7 +14,7 @@ PKGS=(
   libhttp-parser-dev libsystemd-dev systemd python3-prometheus-client   # braidd status endpoint, sd_notify, systemd-analyze, /metrics parser in tests
   libssl-dev                                  # libcrypto: base64 in TF.js model attributes; braidd TLS and tokens
   curl openssl                                # tests/e2e/test_security.py: HTTPS with curl, test certificates
-  clang libclang-rt-14-dev ccache             # libFuzzer harnesses (scripts/fuzz.sh); ccache speeds rebuilds
+  clang libclang-rt-14-dev libomp-14-dev ccache   # libFuzzer harnesses (scripts/fuzz.sh; clang needs its own OpenMP); ccache speeds rebuilds
 )
 
 missing=()

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* ---- pool: chunks freed together with the graph ------------------------------------- */
 
@@ -15,11 +14,6 @@ typedef struct pool_chunk {
     _Alignas(64) unsigned char data[];
 } pool_chunk;
 
-typedef struct mapping {
-    void  *addr;
-    size_t len;
-} mapping;
-
 struct bd_graph {
     const char  *name;
     pool_chunk  *chunks;
@@ -28,15 +22,19 @@ struct bd_graph {
     bd_value   **inputs;      size_t n_inputs, cap_inputs;
     bd_value   **outputs;     size_t n_outputs, cap_outputs;
     bd_value   **index;       size_t index_cap;   /* open-addressing name index, power of 2 */
-    mapping     *maps;        size_t n_maps, cap_maps;
+    void       **bufs;        size_t n_bufs, cap_bufs;   /* model bytes the graph owns */
     int64_t      opset;
     const char  *framework;   /* "onnx" unless a frontend says otherwise */
     const char  *platform;    /* the file format within the framework; NULL = the framework */
     const bd_graph *parent;   /* set on clones: payloads belong to it */
+    uint64_t     expanded;    /* bytes charged by bd_graph_charge_expanded */
 };
 
 static void *pool_alloc(bd_graph *g, size_t size, size_t align)
 {
+    /* No size near SIZE_MAX is real; refusing it keeps the arithmetic below from wrapping. */
+    if (size > SIZE_MAX / 4)
+        return NULL;
     pool_chunk *c = g->chunks;
     if (c) {
         size_t off = (c->used + align - 1) & ~(align - 1);
@@ -59,6 +57,14 @@ static void *pool_alloc(bd_graph *g, size_t size, size_t align)
 void *bd_graph_alloc(bd_graph *g, size_t size)
 {
     return pool_alloc(g, size ? size : 1, size >= 64 ? 64 : 8);
+}
+
+bool bd_graph_charge_expanded(bd_graph *g, uint64_t bytes, uint64_t limit)
+{
+    if (bytes > limit || g->expanded > limit - bytes)
+        return false;
+    g->expanded += bytes;
+    return true;
 }
 
 const char *bd_graph_strdup(bd_graph *g, const char *s, size_t len)
@@ -108,8 +114,8 @@ void bd_graph_destroy(bd_graph *g)
 {
     if (!g)
         return;
-    for (size_t i = 0; i < g->n_maps; i++)
-        munmap(g->maps[i].addr, g->maps[i].len);
+    for (size_t i = 0; i < g->n_bufs; i++)
+        free(g->bufs[i]);
     for (pool_chunk *c = g->chunks, *next; c; c = next) {
         next = c->next;
         free(c);
@@ -119,16 +125,20 @@ void bd_graph_destroy(bd_graph *g)
     free(g->inputs);
     free(g->outputs);
     free(g->index);
-    free(g->maps);
+    free(g->bufs);
     free(g);
 }
 
-void bd_graph_adopt_mapping(bd_graph *g, void *addr, size_t len)
+int bd_graph_adopt_buffer(bd_graph *g, void *buf)
 {
-    if (grow((void **)&g->maps, &g->cap_maps, g->n_maps + 1, sizeof *g->maps) == 0)
-        g->maps[g->n_maps++] = (mapping){ addr, len };
-    else
-        munmap(addr, len);   /* cannot track it: better unmapped now than leaked... */
+    if (!buf)
+        return 0;
+    if (grow((void **)&g->bufs, &g->cap_bufs, g->n_bufs + 1, sizeof *g->bufs)) {
+        free(buf);
+        return BD_ENOMEM;
+    }
+    g->bufs[g->n_bufs++] = buf;
+    return 0;
 }
 
 /* ---- name index ------------------------------------------------------------------------ */
@@ -219,6 +229,8 @@ bd_graph *bd_graph_clone(const bd_graph *src)
         if (!n)
             goto fail;
         *n = *sn;
+        n->cap_attrs = 0;   /* the attribute array is the parent's: copy before appending */
+        n->cap_inputs = 0;
         n->inputs  = pool_alloc(g, (sn->n_inputs + 1) * sizeof *n->inputs, 8);
         n->outputs = pool_alloc(g, (sn->n_outputs + 1) * sizeof *n->outputs, 8);
         if (!n->inputs || !n->outputs)
@@ -333,6 +345,9 @@ int bd_graph_add_value(bd_graph *g, const char *name, int dtype, const bd_shape 
         return bd_error_set(err, BD_EMODEL, "graph '%s': a value has an empty name", g->name);
     if (bd_graph_find_value(g, name))
         return bd_error_set(err, BD_EMODEL, "graph '%s': duplicate value name '%s'", g->name, name);
+    if (g->n_values >= BD_MAX_VALUES)
+        return bd_error_set(err, BD_EMODEL, "graph '%s' has more than %d values (braid's limit)",
+                            g->name, BD_MAX_VALUES);
     bd_value *v = pool_alloc(g, sizeof *v, 8);
     if (!v || grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values))
         return bd_error_set(err, BD_ENOMEM, "out of memory adding value '%s'", name);
@@ -398,6 +413,9 @@ int bd_graph_add_node(bd_graph *g, const char *name, const char *op_type, const 
                                 "node '%s' (%s) writes '%s', which is a graph input or initializer",
                                 name, op_type, outputs[k]->name);
     }
+    if (g->n_nodes >= BD_MAX_NODES)
+        return bd_error_set(err, BD_EMODEL, "graph '%s' has more than %d nodes (braid's limit)",
+                            g->name, BD_MAX_NODES);
     bd_node *n = pool_alloc(g, sizeof *n, 8);
     if (!n || grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
         return bd_error_set(err, BD_ENOMEM, "out of memory adding node '%s'", name);
@@ -426,28 +444,43 @@ int bd_graph_add_node(bd_graph *g, const char *name, const char *op_type, const 
 
 int bd_node_add_attr(bd_graph *g, bd_node *n, const bd_attr *a, bd_error *err)
 {
-    bd_attr *attrs = pool_alloc(g, (n->n_attrs + 1) * sizeof *attrs, 8);
-    if (!attrs)
-        return bd_error_set(err, BD_ENOMEM, "out of memory adding attribute to '%s'", n->name);
-    if (n->n_attrs)
-        memcpy(attrs, n->attrs, n->n_attrs * sizeof *attrs);
-    attrs[n->n_attrs] = *a;
-    if (!attrs[n->n_attrs].name)
+    if (!a->name)
         return bd_error_set(err, BD_EMODEL, "node '%s': attribute without a name", n->name);
-    n->attrs = attrs;   /* the old array stays in the pool: attributes are few and small */
-    n->n_attrs++;
+    if (n->n_attrs >= n->cap_attrs || !n->attrs) {
+        /* Doubling: a node with many attributes costs linear time and pool space (the old
+         * arrays stay in the pool: at most as much again). */
+        size_t cap = n->n_attrs < 4 ? 8 : n->n_attrs * 2;
+        if (cap > SIZE_MAX / sizeof(bd_attr))
+            return bd_error_set(err, BD_ENOMEM, "node '%s': too many attributes", n->name);
+        bd_attr *attrs = pool_alloc(g, cap * sizeof *attrs, 8);
+        if (!attrs)
+            return bd_error_set(err, BD_ENOMEM, "out of memory adding attribute to '%s'", n->name);
+        if (n->n_attrs)
+            memcpy(attrs, n->attrs, n->n_attrs * sizeof *attrs);
+        n->attrs = attrs;
+        n->cap_attrs = cap;
+    }
+    n->attrs[n->n_attrs++] = *a;
     return 0;
 }
 
 int bd_node_append_input(bd_graph *g, bd_node *n, bd_value *input, bd_error *err)
 {
-    bd_value **in = pool_alloc(g, (n->n_inputs + 2) * sizeof *in, 8);
-    if (!in)
-        return bd_error_set(err, BD_ENOMEM, "out of memory extending node '%s'", n->name);
-    if (n->n_inputs)
-        memcpy(in, n->inputs, n->n_inputs * sizeof *in);
-    in[n->n_inputs] = input;
-    n->inputs = in;
+    if (n->n_inputs >= INT32_MAX)
+        return bd_error_set(err, BD_EMODEL, "node '%s': too many inputs", n->name);
+    if (n->n_inputs + 1 >= n->cap_inputs) {
+        /* Doubling, as for attributes: many appended inputs cost linear time and space. The
+         * array keeps one spare NULL entry past the end, as bd_graph_add_node makes it. */
+        size_t cap = n->n_inputs < 4 ? 8 : 2 * (n->n_inputs + 1);
+        bd_value **in = pool_alloc(g, cap * sizeof *in, 8);
+        if (!in)
+            return bd_error_set(err, BD_ENOMEM, "out of memory extending node '%s'", n->name);
+        if (n->n_inputs)
+            memcpy(in, n->inputs, n->n_inputs * sizeof *in);
+        n->inputs = in;
+        n->cap_inputs = cap;
+    }
+    n->inputs[n->n_inputs] = input;
     return (int)n->n_inputs++;
 }
 

@@ -2,9 +2,9 @@
  *
  * One IR for every frontend (ONNX today, TensorFlow next). A graph owns everything it
  * points to: names, attribute payloads and node arrays live in its own allocation pool, and
- * initializer data points either into the memory-mapped model file (kept mapped for the
- * graph's lifetime: no copy of weights at import) or into the pool (small constants,
- * folded values). Free it all with bd_graph_destroy.
+ * initializer data points either into the model file's bytes (read once into private
+ * memory the graph owns: no further copy of weights at import, and nothing on disk can
+ * change them afterwards) or into the pool (small constants, folded values). Free it all with bd_graph_destroy.
  *
  * A graph is built single-threaded (import, passes); once compiled into a plan it is only
  * read, so any number of threads may read it. */
@@ -52,7 +52,7 @@ typedef struct bd_attr {
     size_t        n;          /* element count of FLOATS/INTS/STRINGS */
     bd_value     *tensor;     /* TENSOR: a constant value owned by the graph (not in its value table) */
     const void   *graph;      /* GRAPH: the subgraph's serialized bytes (an ONNX GraphProto in the
-                               * mapped model file), opaque to braid, written back verbatim */
+                               * model file's bytes), opaque to braid, written back verbatim */
     size_t        graph_len;
 } bd_attr;
 
@@ -92,10 +92,12 @@ struct bd_node {
     const char *domain;       /* "" for ai.onnx, "braid" for composites braid creates */
     bd_value  **inputs;       /* n_inputs entries; NULL marks an omitted optional input */
     size_t      n_inputs;
+    size_t      cap_inputs;   /* room in INPUTS (bd_node_append_input doubles it); 0 = copy first */
     bd_value  **outputs;      /* n_outputs entries, never NULL */
     size_t      n_outputs;
     bd_attr    *attrs;
     size_t      n_attrs;
+    size_t      cap_attrs;    /* room in ATTRS (bd_node_add_attr doubles it); 0 = shared, copy first */
     bd_postop   post[BD_MAX_POSTOPS]; /* fused post-ops (composite), applied to outputs[0] */
     int         n_post;
     const char *composite;    /* e.g. "Conv+Relu+Add" after pattern merging, else NULL */
@@ -111,22 +113,33 @@ struct bd_node {
     int         index;        /* position in the graph's node list */
 };
 
+/* The most nodes and values one graph may hold. A node costs ~300 bytes of IR and a value
+ * ~200 whatever few bytes of a file describe them, so these bound what any model file can
+ * make braid allocate for its graph (~1.1 GB at worst); real models are far below. */
+#define BD_MAX_NODES  (1 << 20)
+#define BD_MAX_VALUES (1 << 22)
+
 /* ---- graph lifetime ------------------------------------------------------------------ */
 
 /* An empty graph named NAME (copied). Returns NULL when out of memory. */
 bd_graph   *bd_graph_create(const char *name);
-/* Free the graph, its pool and any mapping it holds. NULL is allowed. */
+/* Free the graph, its pool and the model bytes it adopted. NULL is allowed. */
 void        bd_graph_destroy(bd_graph *g);
 /* A copy of G that shares G's payloads (names, attribute data, initializer bytes): G must
  * outlive the clone. Values, nodes and shapes are the clone's own, so passes and shape
  * specialisation on the clone leave G untouched. Returns NULL on allocation failure. */
 bd_graph   *bd_graph_clone(const bd_graph *g);
-/* Hand the graph a region to unmap (munmap) when it is destroyed: the model file that
- * initializers point into. */
-void        bd_graph_adopt_mapping(bd_graph *g, void *addr, size_t len);
+/* Hand the graph a heap buffer (malloc'ed) to free when it is destroyed: the model file's
+ * bytes that initializers point into. On BD_ENOMEM the buffer is freed at once. NULL is
+ * allowed (nothing to adopt). */
+int         bd_graph_adopt_buffer(bd_graph *g, void *buf);
 /* Allocate SIZE zeroed bytes that live as long as G (8-byte aligned, or 64 when SIZE>=64).
  * Returns NULL when out of memory. */
 void       *bd_graph_alloc(bd_graph *g, size_t size);
+/* Charge BYTES of constant data an importer expanded beyond what the model file carries (a
+ * fill) against G's budget LIMIT for the whole model: false, charging nothing, when the total
+ * would exceed LIMIT. */
+bool        bd_graph_charge_expanded(bd_graph *g, uint64_t bytes, uint64_t limit);
 /* Copy a string (LEN bytes, or strlen when LEN == (size_t)-1) into G's pool. */
 const char *bd_graph_strdup(bd_graph *g, const char *s, size_t len);
 
@@ -171,7 +184,7 @@ bd_value   *bd_node_input(const bd_node *n, size_t i);
 
 /* ---- building (single-threaded) ------------------------------------------------------ */
 
-/* Add a value NAME (copied). Fails with BD_EMODEL on a duplicate name. */
+/* Add a value NAME (copied). Fails with BD_EMODEL on a duplicate name or past BD_MAX_VALUES. */
 int bd_graph_add_value(bd_graph *g, const char *name, int dtype, const bd_shape *shape,
                        bd_value **out, bd_error *err);
 /* The value named NAME, created (dtype undefined, rank unknown) if it does not exist yet. */
@@ -180,7 +193,8 @@ bd_value *bd_graph_get_or_add_value(bd_graph *g, const char *name, bd_error *err
 int bd_graph_mark_input(bd_graph *g, bd_value *v, bd_error *err);
 int bd_graph_mark_output(bd_graph *g, bd_value *v, bd_error *err);
 /* Add a node; INPUTS/OUTPUTS arrays are copied; attrs are added with bd_node_add_attr.
- * Sets each output's producer; fails with BD_EMODEL if an output already has one. */
+ * Sets each output's producer; fails with BD_EMODEL if an output already has one, or past
+ * BD_MAX_NODES. */
 int bd_graph_add_node(bd_graph *g, const char *name, const char *op_type, const char *domain,
                       bd_value *const *inputs, size_t n_inputs,
                       bd_value *const *outputs, size_t n_outputs,

@@ -3,6 +3,7 @@
 #include "onnx_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct attr_msg {
@@ -181,6 +182,31 @@ static int convert_attr(ox_ctx *c, const attr_msg *m, const bd_node *n, bd_attr 
     }
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A name given twice, found through a sorted copy (linear-logarithmic, whatever the count). */
+static int check_unique(const bd_node *n, bd_error *err)
+{
+    if (n->n_attrs < 2)
+        return 0;
+    const char **names = malloc(n->n_attrs * sizeof *names);
+    if (!names)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n->n_attrs; i++)
+        names[i] = n->attrs[i].name;
+    qsort(names, n->n_attrs, sizeof *names, cmp_name);
+    int rc = 0;
+    for (size_t i = 1; i < n->n_attrs && rc == 0; i++)
+        if (strcmp(names[i - 1], names[i]) == 0)
+            rc = bd_error_set(err, BD_EMODEL, "node '%s': attribute '%s' is given twice", n->name,
+                              names[i]);
+    free(names);
+    return rc;
+}
+
 int ox_node_attrs(ox_ctx *c, bd_node *n, const ox_spans *attrs, bd_error *err)
 {
     for (size_t i = 0; i < attrs->n; i++) {
@@ -189,15 +215,13 @@ int ox_node_attrs(ox_ctx *c, bd_node *n, const ox_spans *attrs, bd_error *err)
         int rc = attr_decode(c, &attrs->v[i], &m, n->name, i, err);
         if (rc == 0)
             rc = convert_attr(c, &m, n, &a, err);
-        if (rc == 0 && bd_node_attr(n, a.name))
-            rc = bd_error_set(err, BD_EMODEL, "node '%s': attribute '%s' is given twice", n->name, a.name);
         if (rc == 0)
             rc = bd_node_add_attr(c->g, n, &a, err);
         attr_msg_free(&m);
         if (rc)
             return rc;
     }
-    return 0;
+    return check_unique(n, err);
 }
 
 /* A constant of DTYPE with RANK (0 or 1) and N elements copied from SRC. */

@@ -1,14 +1,11 @@
 /* External tensor data (data_location = EXTERNAL): files next to the model, confined to
- * the model's directory, each mapped once per import and owned by the graph. */
+ * the model's directory, each read once per import into memory the graph owns. */
 #include "onnx_internal.h"
+#include "../model_file.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,27 +24,8 @@ static bool parse_size(const char *s, uint64_t *out)
     return true;
 }
 
-/* LOCATION must name a file inside the model's directory: relative, no ".." component. */
-static int check_location(const char *name, const char *loc, bd_error *err)
-{
-    if (!loc || !*loc)
-        return bd_error_set(err, BD_EMODEL, "tensor '%s': external data has no location", name);
-    if (loc[0] == '/')
-        return bd_error_set(err, BD_EMODEL, "tensor '%s': external data location '%s' is an absolute "
-                            "path; it must be relative to the model's directory", name, loc);
-    for (const char *p = loc; *p;) {
-        size_t n = strcspn(p, "/");
-        if (n == 2 && p[0] == '.' && p[1] == '.')
-            return bd_error_set(err, BD_EMODEL, "tensor '%s': external data location '%s' contains "
-                                "'..'; it must stay inside the model's directory", name, loc);
-        p += n;
-        p += *p == '/';
-    }
-    return 0;
-}
-
-/* Map LOC (already checked) from the model's directory, or find it mapped already. */
-static int map_file(ox_ctx *c, const char *name, const char *loc, ox_extfile **out, bd_error *err)
+/* LOC from the model's directory (confined there: model_file.h), or found read already. */
+static int read_file(ox_ctx *c, const char *name, const char *loc, ox_extfile **out, bd_error *err)
 {
     for (size_t i = 0; i < c->n_ext; i++)
         if (strcmp(c->ext[i].location, loc) == 0) {
@@ -62,52 +40,46 @@ static int map_file(ox_ctx *c, const char *name, const char *loc, ox_extfile **o
         c->ext = e;
         c->cap_ext = cap;
     }
-
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", c->base_dir, loc) >= sizeof path)
-        return bd_error_set(err, BD_EMODEL, "tensor '%s': external data path '%s/%s' is too long",
-                            name, c->base_dir, loc);
-    /* A symlink must not lead outside the directory either: compare resolved paths. */
-    char real_dir[PATH_MAX], real_file[PATH_MAX];
-    if (!realpath(c->base_dir, real_dir) || !realpath(path, real_file))
-        return bd_error_set(err, BD_EIO, "tensor '%s': cannot open external data '%s': %s",
-                            name, path, strerror(errno));
-    size_t dl = strlen(real_dir);
-    if (strncmp(real_file, real_dir, dl) != 0 || (real_file[dl] != '/' && dl != 1))
-        return bd_error_set(err, BD_EMODEL, "tensor '%s': external data '%s' resolves to '%s', "
-                            "outside the model's directory", name, loc, real_file);
-
-    int fd = open(real_file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return bd_error_set(err, BD_EIO, "tensor '%s': cannot open external data '%s': %s",
-                            name, path, strerror(errno));
+    if (c->n_ext >= BD_MAX_MODEL_FILES)
+        return bd_error_set(err, BD_EMODEL, "tensor '%s': external data '%s': the model names "
+                            "more than %d external data files", name, loc, BD_MAX_MODEL_FILES);
+    char what[300];
+    snprintf(what, sizeof what, "tensor '%.200s': external data", name);
+    int fd;
+    int rc = bd_model_file_open_in(c->base_dir, loc, what, &fd, err);
+    if (rc)
+        return rc;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
-        return bd_error_set(err, BD_EIO, "tensor '%s': external data '%s' is not a regular file",
-                            name, path);
+        return bd_error_set(err, BD_EIO, "%s '%s': cannot stat", what, loc);
     }
-    void *addr = NULL;
-    size_t size = (size_t)st.st_size;
-    if (size) {
-        addr = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (addr == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            return bd_error_set(err, BD_EIO, "tensor '%s': cannot map external data '%s': %s",
-                                name, path, strerror(e));
-        }
+    ox_extfile f = { .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
+    /* Another name (a link, "./x") for a file read already shares its bytes: a file is read
+     * once however many ways the model spells it. */
+    const ox_extfile *same = NULL;
+    for (size_t i = 0; i < c->n_ext && !same; i++)
+        if (c->ext[i].dev == f.dev && c->ext[i].ino == f.ino)
+            same = &c->ext[i];
+    if (same) {
+        f.addr = same->addr;
+        f.size = same->size;
+    } else {
+        rc = bd_model_file_read_fd(fd, loc, &f.addr, &f.size, err);
     }
     close(fd);
-    char *dup = strdup(loc);
-    if (!dup) {
-        if (addr)
-            munmap(addr, size);
+    if (rc)
+        return bd_error_prefix(err, "%s: ", what);
+    if (!(f.location = strdup(loc))) {
+        if (!same)
+            free(f.addr);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    if (addr)
-        bd_graph_adopt_mapping(c->g, addr, size);
-    c->ext[c->n_ext] = (ox_extfile){ dup, addr, size };
+    if (!same && bd_graph_adopt_buffer(c->g, f.addr)) {
+        free(f.location);
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    }
+    c->ext[c->n_ext] = f;
     *out = &c->ext[c->n_ext++];
     return 0;
 }
@@ -128,9 +100,9 @@ int ox_external_data(ox_ctx *c, const char *name, const onnx_StringStringEntryPr
         else if (strcmp(k, "length") == 0)
             len_s = entries[i].value;
     }
-    int rc = check_location(name, loc, err);
-    if (rc)
-        return rc;
+    if (!loc || !*loc)
+        return bd_error_set(err, BD_EMODEL, "tensor '%s': external data has no location", name);
+    int rc;
     uint64_t off = 0, len = nbytes;
     if (off_s && !parse_size(off_s, &off))
         return bd_error_set(err, BD_EMODEL, "tensor '%s': external data offset '%s' is not a number",
@@ -142,7 +114,7 @@ int ox_external_data(ox_ctx *c, const char *name, const onnx_StringStringEntryPr
         return bd_error_set(err, BD_EMODEL, "tensor '%s': external data length is %llu bytes, but its "
                             "dims and type need %zu", name, (unsigned long long)len, nbytes);
     ox_extfile *f;
-    if ((rc = map_file(c, name, loc, &f, err)))
+    if ((rc = read_file(c, name, loc, &f, err)))
         return rc;
     if (off > f->size || nbytes > f->size - off)
         return bd_error_set(err, BD_EMODEL, "tensor '%s': external data '%s' holds %zu bytes, but "

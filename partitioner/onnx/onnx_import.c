@@ -5,14 +5,13 @@
  * (Constant folded away), then outputs and value_info, which only add type information. */
 #include "onnx_import.h"
 #include "onnx_internal.h"
-#include "../mapped_file.h"
+#include "../model_file.h"
 
 #include <inttypes.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* What the importer reads: every IR version and default-domain opset ONNX Runtime 1.30
  * runs. oneDNN and shape inference implement opsets 7-17 only; a model of another opset is
@@ -49,6 +48,10 @@ static int decode_graph(ox_ctx *c, const ox_span *sp, graph_msg *m, bd_error *er
     bd_pb_on_span(&m->gp.output, &m->outputs);
     bd_pb_on_span(&m->gp.value_info, &m->infos);
     int rc = bd_pb_decode(sp, onnx_GraphProto_fields, &m->gp, "graph", err);
+    if (rc == 0 && (m->nodes.n > BD_MAX_NODES || m->inits.n + m->inputs.n > BD_MAX_VALUES))
+        rc = bd_error_set(err, BD_EMODEL, "graph '%s' has %zu nodes and %zu initializers and "
+                          "inputs (braid's limits: %d and %d)", m->gp.name ? m->gp.name : "",
+                          m->nodes.n, m->inits.n + m->inputs.n, BD_MAX_NODES, BD_MAX_VALUES);
     if (rc == 0 && m->sparse.n)
         rc = bd_error_set(err, BD_EUNSUPPORTED, "graph '%s': sparse initializers are not supported",
                           m->gp.name ? m->gp.name : "");
@@ -229,7 +232,9 @@ static int add_outputs(ox_ctx *c, const ox_spans *outputs, const ox_spans *infos
 /* ---- nodes ---------------------------------------------------------------------------- */
 
 /* Node names must be unique in the IR: missing ones become "<op>_<index>", and a name
- * already taken gets a "_<k>" suffix. NAMES indexes the names given so far. */
+ * already taken gets a "_<k>" suffix. NAMES indexes the names given so far; the entry of a
+ * taken name remembers the next suffix to try, so many nodes of one name cost linear time
+ * (trying _1, _2, ... afresh for each was quadratic). */
 static void unique_node_name(struct hsearch_data *names, const char *given, const char *op,
                             size_t index, char *buf, size_t size)
 {
@@ -240,12 +245,18 @@ static void unique_node_name(struct hsearch_data *names, const char *given, cons
     else
         snprintf(buf, size, "%.*s_%zu", keep, op, index);
     size_t base = strlen(buf);
-    ENTRY *found;
-    /* At most one suffix per node seen so far can collide, so this loop is bounded. */
-    for (size_t k = 1; hsearch_r((ENTRY){ .key = buf }, FIND, &found, names); k++) {
+    ENTRY *taken, *found;
+    if (!hsearch_r((ENTRY){ .key = buf }, FIND, &taken, names))
+        return;
+    size_t k = taken->data ? (size_t)(uintptr_t)taken->data : 1;
+    /* Each suffix tried and found taken belongs to a node seen so far: bounded. */
+    for (;; k++) {
         buf[base] = '\0';
         snprintf(buf + base, size - base, "_%zu", k);
+        if (!hsearch_r((ENTRY){ .key = buf }, FIND, &found, names))
+            break;
     }
+    taken->data = (void *)(uintptr_t)(k + 1);
 }
 
 typedef struct node_msg {
@@ -268,8 +279,14 @@ static bd_value *node_output(ox_ctx *c, const char *node, const char *name, size
     return bd_graph_add_value(c->g, buf, BD_DT_UNDEFINED, NULL, &v, err) == 0 ? v : NULL;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Give N (with GRAPH attributes) the outer values its bodies read as trailing implicit
- * inputs, each once and none it already reads. */
+ * inputs, each once and none it already reads (looked up in a sorted copy of its input
+ * names: a node with many inputs and a body reading many names stays n log n). */
 static int add_implicit_inputs(ox_ctx *c, bd_node *n, bd_error *err)
 {
     ox_names outer = { 0 };
@@ -278,13 +295,24 @@ static int add_implicit_inputs(ox_ctx *c, bd_node *n, bd_error *err)
         if (n->attrs[i].type == BD_ATTR_GRAPH)
             rc = ox_subgraph_outer_names(c, &(ox_span){ n->attrs[i].graph, n->attrs[i].graph_len },
                                          &outer, err);
-    for (size_t i = 0; i < outer.n && rc == 0; i++) {
-        bool have = false;
-        for (size_t k = 0; k < n->n_inputs && !have; k++)
-            have = n->inputs[k] && strcmp(n->inputs[k]->name, outer.v[i]) == 0;
+    const char **have = NULL;
+    size_t n_have = 0;
+    if (rc == 0 && outer.n) {
+        have = malloc((n->n_inputs + 1) * sizeof *have);
+        if (!have)
+            rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+        for (size_t k = 0; have && k < n->n_inputs; k++)
+            if (n->inputs[k])
+                have[n_have++] = n->inputs[k]->name;
         if (have)
+            qsort(have, n_have, sizeof *have, cmp_str);
+    }
+    for (size_t i = 0; i < outer.n && rc == 0; i++) {
+        /* OUTER is sorted without repeats, so a name appended here never comes again. */
+        const char *name = outer.v[i];
+        if (n_have && bsearch(&name, have, n_have, sizeof *have, cmp_str))
             continue;
-        bd_value *v = bd_graph_get_or_add_value(c->g, outer.v[i], err);
+        bd_value *v = bd_graph_get_or_add_value(c->g, name, err);
         if (!v) {
             rc = err ? err->code : BD_ENOMEM;
         } else if ((rc = bd_node_append_input(c->g, n, v, err)) >= 0) {
@@ -292,6 +320,7 @@ static int add_implicit_inputs(ox_ctx *c, bd_node *n, bd_error *err)
             n->n_implicit++;
         }
     }
+    free(have);
     if (rc)
         bd_error_prefix(err, "node '%s' (%s): ", n->name, n->op_type);
     ox_names_free(&outer);
@@ -381,9 +410,9 @@ static int add_nodes(ox_ctx *c, const ox_spans *nodes, bd_error *err)
 
 /* ---- the import ----------------------------------------------------------------------- */
 
-/* Import the model in DATA..DATA+LEN. MAP (may be NULL) is a mapping of MAP_LEN bytes the
- * graph takes over; it is unmapped on failure. */
-static int import(const void *data, size_t len, const char *base_dir, void *map, size_t map_len,
+/* Import the model in DATA..DATA+LEN. OWNED (may be NULL) is a heap buffer the graph takes
+ * over (the file's bytes); it is freed on failure. */
+static int import(const void *data, size_t len, const char *base_dir, void *owned,
                   bd_graph **out, bd_error *err)
 {
     ox_ctx c = { .base = data, .len = len, .base_dir = base_dir };
@@ -401,12 +430,10 @@ static int import(const void *data, size_t len, const char *base_dir, void *map,
         if (!c.g)
             rc = bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    if (map) {
-        if (c.g)
-            bd_graph_adopt_mapping(c.g, map, map_len);
-        else
-            munmap(map, map_len);
-    }
+    if (c.g && bd_graph_adopt_buffer(c.g, owned) && rc == 0)
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+    else if (!c.g)
+        free(owned);
     if (rc == 0)
         rc = add_initializers(&c, &gm.inits, err);
     if (rc == 0)
@@ -434,30 +461,22 @@ int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
 {
     if (!data && len)
         return bd_error_set(err, BD_EINVAL, "ONNX import: NULL data");
-    return import(data, len, base_dir, NULL, 0, out, err);
+    return import(data, len, base_dir, NULL, out, err);
 }
 
 int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    void *map;
+    void *data;
     size_t len;
-    int rc = bd_map_file(path, "model", &map, &len, err);
+    int rc = bd_model_file_read(path, "model", &data, &len, err);
     if (rc)
         return rc;
-
-    char *dir = strdup(path);
+    char *dir = bd_model_file_dir(path);
     if (!dir) {
-        munmap(map, len);
+        free(data);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    rc = import(map, len, dir, map, len, out, err);
+    rc = import(data, len, dir, data, out, err);
     free(dir);
     if (rc)
         bd_error_prefix(err, "'%s': ", path);

@@ -23,9 +23,10 @@
 #include "../error.h"
 #include "../ir/graph.h"
 
-/* Import the model at PATH. The file is mapped read-only and the mapping is handed to the
- * graph (initializer data points into it); external data files are looked up in PATH's
- * directory and mapped the same way. On success *OUT owns everything (bd_graph_destroy);
+/* Import the model at PATH. The file is read whole into private memory the graph owns
+ * (initializer data points into it: later changes to the file on disk cannot reach the
+ * graph); external data files are looked up in PATH's directory, confined to it (symlinks
+ * resolved), and read the same way. On success *OUT owns everything (bd_graph_destroy);
  * on failure returns a negative BD_E* code, fills ERR and leaves *OUT untouched. */
 int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err);
 

@@ -33,11 +33,12 @@ typedef struct ox_vec {
     size_t n, cap;   /* elements */
 } ox_vec;
 
-/* An external-data file mapped once per import and adopted by the graph. */
+/* An external-data file read once per import and adopted by the graph. */
 typedef struct ox_extfile {
-    char  *location;
-    void  *addr;
-    size_t size;
+    char    *location;
+    void    *addr;
+    size_t   size;
+    uint64_t dev, ino;   /* the file's identity: another name for it shares these bytes */
 } ox_extfile;
 
 /* State of one import. */
@@ -74,10 +75,10 @@ int ox_tensor_size(const char *name, int dtype, const int64_t *dims, size_t rank
 /* ---- onnx_external.c: data_location = EXTERNAL --------------------------------------- */
 
 /* Resolve tensor NAME's external data (ENTRIES: location/offset/length) holding NBYTES;
- * sets *DATA to the bytes inside a mapping owned by the graph. */
+ * sets *DATA to the bytes inside the file's copy owned by the graph. */
 int ox_external_data(ox_ctx *c, const char *name, const onnx_StringStringEntryProto *entries,
                      size_t n_entries, size_t nbytes, const void **data, bd_error *err);
-/* Forget the cache of mapped files (the graph owns the mappings). */
+/* Forget the cache of files read (the graph owns their bytes). */
 void ox_external_free(ox_ctx *c);
 
 /* ---- onnx_types.c: ValueInfoProto -> dtype, shape ------------------------------------ */

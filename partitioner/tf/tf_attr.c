@@ -142,7 +142,10 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
         if (k > (uint64_t)numel || (k && k < (uint64_t)numel && k != 1))
             rc = bd_error_set(err, BD_EMODEL, "%s: %zu strings for %lld elements", what, k,
                               (long long)numel);
-        else {
+        else if ((rc = tf_check_expand(g, what, (uint64_t)numel, k, sizeof *out->strings,
+                                       k ? m.strings.v[k - 1].n : 0, err))) {
+            /* reported */
+        } else {
             out->n_strings = (size_t)numel;
             out->strings = pool_array(g, out->n_strings, sizeof *out->strings, &oom);
             for (size_t e = 0; e < out->n_strings && out->strings; e++)
@@ -159,11 +162,15 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
         if (k > (uint64_t)numel)
             rc = bd_error_set(err, BD_EMODEL, "%s: %zu values for %lld elements", what, k,
                               (long long)numel);
-        else if (numel) {
+        else if ((rc = tf_check_expand(g, what, (uint64_t)numel, k, esize, 0, err))) {
+            /* reported */
+        } else if (numel) {
             /* TensorFlow fills the rest with the last value given (zeros if none). */
             void *p = pool_array(g, (size_t)numel, esize, &oom);
-            for (size_t e = 0; p && k && e < (size_t)numel; e++)
-                put_elem(p, e, out->dtype, vals->v[e < k ? e : k - 1]);
+            for (size_t e = 0; p && e < k; e++)
+                put_elem(p, e, out->dtype, vals->v[e]);
+            if (p)
+                tf_fill_repeat(p, k, (size_t)numel, esize);
             out->data = p;
         }
     }

@@ -1,11 +1,11 @@
 /* The frozen GraphDef frontend: the protobuf into node views, then tf_translate. */
 #include "tf_import.h"
 #include "tf_internal.h"
-#include "../mapped_file.h"
+#include "../model_file.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <stdlib.h>
 
 typedef struct gd_ctx {
     bd_graph      *g;
@@ -86,8 +86,8 @@ static int node_decode(gd_ctx *c, size_t i, const tf_bytes *sp, tf_nodeview *v, 
     return rc;
 }
 
-static int import(const void *data, size_t len, void *map, size_t map_len, bd_graph **out,
-                  bd_error *err)
+/* OWNED (may be NULL): a heap buffer holding DATA that the graph takes over. */
+static int import(const void *data, size_t len, void *owned, bd_graph **out, bd_error *err)
 {
     gd_ctx c = { .base = data, .len = len };
     tensorflow_GraphDef gd;
@@ -97,12 +97,10 @@ static int import(const void *data, size_t len, void *map, size_t map_len, bd_gr
     bd_pb_on_span(&gd.node, &nodes);
     c.g = bd_graph_create("main");
     int rc = c.g ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory");
-    if (map) {
-        if (c.g)
-            bd_graph_adopt_mapping(c.g, map, map_len);
-        else
-            munmap(map, map_len);
-    }
+    if (!c.g)
+        free(owned);
+    else if (bd_graph_adopt_buffer(c.g, owned))
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
     if (rc == 0 && len == 0)
         rc = bd_error_set(err, BD_EMODEL, "the GraphDef is empty (0 bytes)");
     tf_bytes all = { c.base, len };
@@ -110,6 +108,9 @@ static int import(const void *data, size_t len, void *map, size_t map_len, bd_gr
         rc = bd_pb_decode(&all, tensorflow_GraphDef_fields, &gd, "GraphDef", err);
     if (rc == 0 && nodes.n == 0)
         rc = bd_error_set(err, BD_EMODEL, "the GraphDef has no nodes (is this a frozen GraphDef?)");
+    if (rc == 0 && nodes.n > BD_MAX_NODES)
+        rc = bd_error_set(err, BD_EMODEL, "the GraphDef has %zu nodes (braid's limit: %d)",
+                          nodes.n, BD_MAX_NODES);
     tf_nodeview *views = NULL;
     if (rc == 0) {
         views = bd_graph_alloc(c.g, nodes.n * sizeof *views);
@@ -138,17 +139,17 @@ int bd_tf_import_memory(const void *data, size_t len, bd_graph **out, bd_error *
 {
     if (!data && len)
         return bd_error_set(err, BD_EINVAL, "GraphDef import: NULL data");
-    return import(data, len, NULL, 0, out, err);
+    return import(data, len, NULL, out, err);
 }
 
 int bd_tf_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    void *map;
+    void *data;
     size_t len;
-    int rc = bd_map_file(path, "GraphDef", &map, &len, err);
+    int rc = bd_model_file_read(path, "GraphDef", &data, &len, err);
     if (rc)
         return rc;
-    rc = import(map, len, map, len, out, err);
+    rc = import(data, len, data, out, err);
     if (rc)
         bd_error_prefix(err, "'%s': ", path);
     return rc;

@@ -17,6 +17,9 @@
  * Anything the files control is checked: truncated or malformed protobuf/JSON, a shape
  * larger than the data present, a weight missing from the shards give BD_EMODEL (or
  * BD_EIO/BD_ENOTFOUND for files) with a message naming the node or weight; nothing crashes.
+ * Sizes are overflow-checked, strings included; Consts whose few values fill a shape expand
+ * to at most BD_MAX_EXPANDED_BYTES for the whole model (model_file.h), and model.json to
+ * 16 MiB (docs/security.md, "Model files").
  * Imported graphs have passed bd_graph_validate. */
 #ifndef BD_TF_IMPORT_H
 #define BD_TF_IMPORT_H
@@ -26,8 +29,8 @@
 #include "../error.h"
 #include "../ir/graph.h"
 
-/* Import the frozen GraphDef at PATH (platform "tensorflow_graphdef"). The file is mapped
- * read-only and the mapping handed to the graph. Graph inputs are the Placeholders (file
+/* Import the frozen GraphDef at PATH (platform "tensorflow_graphdef"). The file is read
+ * whole into private memory the graph owns (later changes on disk cannot reach it). Graph inputs are the Placeholders (file
  * order), outputs the nodes whose outputs no node consumes. On success *OUT owns everything;
  * on failure returns a negative BD_E* code, fills ERR (naming PATH), leaves *OUT untouched. */
 int bd_tf_import_file(const char *path, bd_graph **out, bd_error *err);
@@ -36,8 +39,8 @@ int bd_tf_import_file(const char *path, bd_graph **out, bd_error *err);
 int bd_tf_import_memory(const void *data, size_t len, bd_graph **out, bd_error *err);
 
 /* Import the TF.js graph model whose model.json is at PATH (platform "tensorflow_tfjs"); the
- * weight shards are read from PATH's directory (mapped; float32 weights referenced in
- * place). Outputs come from the model's signature when it has one. Same contract. */
+ * weight shards are read from PATH's directory (read into memory the graph owns, confined to
+ * that directory with symlinks resolved; float32 weights referenced in place). Outputs come from the model's signature when it has one. Same contract. */
 int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err);
 
 #endif

@@ -4,7 +4,7 @@
  * node into the same frontend-neutral view (tf_nodeview: name, op, data inputs, control
  * inputs, decoded attributes with tensors already resolved to bytes), then hand the views
  * to one translator (tf_translate.c) that builds the IR as /tmp/tf_ir.md (docs) describes.
- * Everything a view points to lives in the graph's pool or in a mapping the graph owns, so
+ * Everything a view points to lives in the graph's pool or in file bytes the graph owns, so
  * views need no freeing of their own. */
 #ifndef BD_TF_INTERNAL_H
 #define BD_TF_INTERNAL_H
@@ -34,8 +34,8 @@ enum {
 /* A byte range (a span of the model buffer, or pool bytes). Not NUL-terminated. */
 typedef bd_pb_span tf_bytes;
 
-/* A tensor with its bytes resolved: row-major, DTYPE a bd_dtype. DATA points into a
- * mapping the graph owns or into the graph's pool. For DT_STRING, DATA is NULL and the
+/* A tensor with its bytes resolved: row-major, DTYPE a bd_dtype. DATA points into file
+ * bytes the graph owns or into the graph's pool. For DT_STRING, DATA is NULL and the
  * elements are in STRINGS (N = numel). */
 typedef struct tf_tensor {
     int         tf_dtype;      /* TensorFlow DataType */
@@ -111,6 +111,18 @@ float       tf_bfloat16_to_float(uint16_t h);
  * for a negative dim or an overflow. */
 int         tf_shape_size(const char *what, const bd_shape *s, size_t esize, int64_t *numel,
                           size_t *nbytes, bd_error *err);
+
+/* A tensor of NUMEL elements whose file gives only GIVEN values (TensorFlow repeats the
+ * last, or fills zeros): charge its expansion (ESIZE bytes per element, plus LAST_LEN bytes
+ * per repeated string; strings: ESIZE = sizeof(tf_bytes)) to G's budget of
+ * BD_MAX_EXPANDED_BYTES for the whole model (model_file.h); BD_EMODEL naming WHAT when it
+ * does not fit. 0 when GIVEN >= NUMEL. */
+int         tf_check_expand(bd_graph *g, const char *what, uint64_t numel, uint64_t given,
+                            size_t esize, size_t last_len, bd_error *err);
+
+/* P holds GIVEN (>= 1) elements of ESIZE bytes and room for NUMEL: repeat the last one into
+ * the rest (TensorFlow's fill), by doubling copies. Nothing when GIVEN is 0 or >= NUMEL. */
+void        tf_fill_repeat(void *p, size_t given, size_t numel, size_t esize);
 
 /* ---- tf_decode.c: nanopb glue for the GraphDef -------------------------------------- */
 

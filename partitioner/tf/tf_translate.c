@@ -121,10 +121,18 @@ static int parse_ref(const tf_xlate *x, const char *ref, const char *who, long *
 
 /* ---- first pass: who reads what -------------------------------------------------------- */
 
+/* Every output up to the highest one read becomes an IR value, so a short input "x:65535"
+ * stands for 65536 values: their total is bounded by a multiple of what the file holds
+ * (nodes, input references, declared output shapes). */
+enum { OUTPUTS_PER_REF = 64, OUTPUTS_FREE = 65536 };
+
+static const tf_list *output_shapes(const tf_nodeview *v);
+
 static int count_uses(tf_xlate *x, bd_error *err)
 {
     for (size_t i = 0; i < x->n; i++)
         x->recs[i].max_ref = -1;
+    uint64_t refs = x->n, outputs = 0;
     for (size_t i = 0; i < x->n; i++) {
         const tf_nodeview *v = &x->nodes[i];
         char who[300];
@@ -150,7 +158,17 @@ static int count_uses(tf_xlate *x, bd_error *err)
             if (p >= 0)        /* a dangling control input only orders execution: ignore it */
                 x->recs[p].uses++;
         }
+        refs += v->n_inputs;
+        const tf_list *os = output_shapes(v);
+        refs += os ? os->n_shape : 0;
     }
+    for (size_t i = 0; i < x->n; i++)
+        outputs += (uint64_t)(x->recs[i].max_ref + 1);
+    if (outputs > OUTPUTS_FREE && outputs / OUTPUTS_PER_REF > refs)
+        return bd_error_set(err, BD_EMODEL, "the graph's inputs name output numbers that add up "
+                            "to %llu outputs for %zu nodes and %llu references (at most %d "
+                            "outputs per reference)", (unsigned long long)outputs, x->n,
+                            (unsigned long long)refs, OUTPUTS_PER_REF);
     return 0;
 }
 
@@ -476,12 +494,43 @@ static int fallback_dtype(const tf_nodeview *v, int i)
     return BD_DT_UNDEFINED;
 }
 
+typedef struct attr_ref {
+    const char *key;
+    size_t      index;
+} attr_ref;
+
+static int cmp_attr_ref(const void *pa, const void *pb)
+{
+    const attr_ref *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
 /* Copy V's simple attrs onto N (for reports and shape rules; the origin stays the truth). */
 static int copy_attrs(tf_xlate *x, const tf_nodeview *v, bd_node *n, bd_error *err)
 {
-    for (size_t k = 0; k < v->n_attrs; k++) {
+    /* A repeated map key: the last one wins. Found through a sorted copy so a node with
+     * many attrs costs n log n, not n^2. */
+    bool *keep = v->n_attrs ? calloc(v->n_attrs, sizeof *keep) : NULL;
+    attr_ref *refs = v->n_attrs ? malloc(v->n_attrs * sizeof *refs) : NULL;
+    if (v->n_attrs && (!keep || !refs)) {
+        free(keep);
+        free(refs);
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    }
+    size_t nr = 0;
+    for (size_t k = 0; k < v->n_attrs; k++)
+        if (v->attrs[k].key && v->attrs[k].key[0] != '_')
+            refs[nr++] = (attr_ref){ v->attrs[k].key, k };
+    if (nr)
+        qsort(refs, nr, sizeof *refs, cmp_attr_ref);
+    for (size_t k = 0; k < nr; k++)
+        keep[refs[k].index] = k + 1 == nr || strcmp(refs[k].key, refs[k + 1].key) != 0;
+    free(refs);
+    int rc = 0;
+    for (size_t k = 0; k < v->n_attrs && rc == 0; k++) {
         const tf_attr *a = &v->attrs[k];
-        if (!a->key || a->key[0] == '_' || tf_view_attr(v, a->key) != a)
+        if (!keep[k])
             continue;
         bd_attr b = { .name = a->key };
         switch (a->kind) {
@@ -494,7 +543,7 @@ static int copy_attrs(tf_xlate *x, const tf_nodeview *v, bd_node *n, bd_error *e
             b.s = bd_graph_strdup(x->g, (const char *)a->s.p, a->s.n);
             b.s_len = a->s.n;
             if (!b.s)
-                return bd_error_set(err, BD_ENOMEM, "out of memory");
+                rc = bd_error_set(err, BD_ENOMEM, "out of memory");
             break;
         case TF_ATTR_LIST:
             if (a->list.n_i) {
@@ -503,11 +552,13 @@ static int copy_attrs(tf_xlate *x, const tf_nodeview *v, bd_node *n, bd_error *e
                 b.type = BD_ATTR_FLOATS; b.floats = a->list.f; b.n = a->list.n_f;
             } else if (a->list.n_s) {
                 const char **ss = bd_graph_alloc(x->g, a->list.n_s * sizeof *ss);
-                if (!ss)
-                    return bd_error_set(err, BD_ENOMEM, "out of memory");
-                for (size_t j = 0; j < a->list.n_s; j++)
+                for (size_t j = 0; ss && j < a->list.n_s; j++)
                     if (!(ss[j] = bd_graph_strdup(x->g, (const char *)a->list.s[j].p, a->list.s[j].n)))
-                        return bd_error_set(err, BD_ENOMEM, "out of memory");
+                        ss = NULL;
+                if (!ss) {
+                    rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+                    break;
+                }
                 b.type = BD_ATTR_STRINGS; b.strings = ss; b.n = a->list.n_s;
             } else {
                 continue;
@@ -516,11 +567,11 @@ static int copy_attrs(tf_xlate *x, const tf_nodeview *v, bd_node *n, bd_error *e
         default:
             continue;
         }
-        int rc = bd_node_add_attr(x->g, n, &b, err);
-        if (rc)
-            return rc;
+        if (rc == 0)
+            rc = bd_node_add_attr(x->g, n, &b, err);
     }
-    return 0;
+    free(keep);
+    return rc;
 }
 
 static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_value *out0,

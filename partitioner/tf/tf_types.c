@@ -1,5 +1,6 @@
 /* TensorFlow DataType <-> braid dtype, half floats, shape sizes. */
 #include "tf_internal.h"
+#include "../model_file.h"
 
 #include <math.h>
 #include <string.h>
@@ -86,4 +87,37 @@ int tf_shape_size(const char *what, const bd_shape *s, size_t esize, int64_t *nu
     *numel = (int64_t)n;
     *nbytes = (size_t)n * esize;
     return 0;
+}
+
+int tf_check_expand(bd_graph *g, const char *what, uint64_t numel, uint64_t given,
+                    size_t esize, size_t last_len, bd_error *err)
+{
+    if (given >= numel)
+        return 0;
+    /* Each element costs ESIZE; each repeated string also its bytes once encoded again. */
+    uint64_t per = (uint64_t)esize + (uint64_t)last_len, bytes;
+    if (!__builtin_mul_overflow(numel, per, &bytes) &&
+        bd_graph_charge_expanded(g, bytes, BD_MAX_EXPANDED_BYTES))
+        return 0;
+    return bd_error_set(err, BD_EMODEL, "%s: %llu value(s) fill %llu elements; the model's "
+                        "expanded constants would take more than %zu MiB (braid's limit for "
+                        "bytes the model file does not carry)", what, (unsigned long long)given,
+                        (unsigned long long)numel, BD_MAX_EXPANDED_BYTES >> 20);
+}
+
+void tf_fill_repeat(void *p, size_t given, size_t numel, size_t esize)
+{
+    if (given == 0 || given >= numel)
+        return;
+    uint8_t *b = p;
+    size_t done = given;
+    memcpy(b + done * esize, b + (given - 1) * esize, esize);   /* one copy of the last */
+    size_t run = 1;                                             /* copies of it so far */
+    done++;
+    while (done < numel) {
+        size_t k = run < numel - done ? run : numel - done;
+        memcpy(b + done * esize, b + (given - 1) * esize, k * esize);
+        done += k;
+        run += k;
+    }
 }

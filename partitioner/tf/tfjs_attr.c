@@ -129,9 +129,10 @@ static const cJSON *array_of(const cJSON *j, const char *key, const char *snake,
     return *n ? a : NULL;
 }
 
+/* Pool room for N elements of ESIZE (NULL for N == 0, or when the size overflows). */
 static void *pool(bd_graph *g, size_t n, size_t esize)
 {
-    return n ? bd_graph_alloc(g, n * esize) : NULL;
+    return n && n <= SIZE_MAX / esize ? bd_graph_alloc(g, n * esize) : NULL;
 }
 
 /* A TensorProto in JSON: dtype, shape and inline values (a Const's weights come from the
@@ -182,12 +183,21 @@ static int tensor(bd_graph *g, const cJSON *j, tf_tensor *t, const char *what, b
     for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
         if (fields[f].dtype == t->dtype)
             vals = array_of(j, fields[f].key, fields[f].snake, &k);
-    if (!vals)
-        return 0;              /* no inline values: the caller decides (weights, zeros) */
+    if (!vals) {
+        /* No inline values: a Const takes its weight from the manifest (tfjs_import.c), and
+         * any other tensor means zeros, which TensorFlow reads from the same empty proto. */
+        t->nbytes = 0;
+        return 0;
+    }
     if ((int64_t)k > numel)
         return bd_error_set(err, BD_EMODEL, "%s: %d values for %lld elements", what, k,
                             (long long)numel);
     if (t->dtype == BD_DT_STRING) {
+        const cJSON *last = cJSON_GetArrayItem(vals, k - 1);
+        size_t last_len = cJSON_IsString(last) ? strlen(last->valuestring) / 4 * 3 : 0;
+        if ((rc = tf_check_expand(g, what, (uint64_t)numel, (uint64_t)k, sizeof *t->strings,
+                                  last_len, err)))
+            return rc;
         t->n_strings = (size_t)numel;
         t->strings = pool(g, t->n_strings, sizeof *t->strings);
         if (numel && !t->strings)
@@ -201,11 +211,14 @@ static int tensor(bd_graph *g, const cJSON *j, tf_tensor *t, const char *what, b
             t->strings[e2] = t->strings[k - 1];
         return 0;
     }
+    if ((rc = tf_check_expand(g, what, (uint64_t)numel, (uint64_t)k, esize, 0, err)))
+        return rc;
     uint8_t *p = pool(g, (size_t)numel, esize);
     if (numel && !p)
         return bd_error_set(err, BD_ENOMEM, "%s: out of memory", what);
-    for (int64_t e = 0; k && e < numel; e++) {
-        const cJSON *x = cJSON_GetArrayItem(vals, e < k ? (int)e : k - 1);
+    /* The K values given, each converted once; then the last one repeated by copying. */
+    const cJSON *x = vals->child;
+    for (int64_t e = 0; e < k; e++, x = x->next) {
         uint8_t *q = p + (size_t)e * esize;
         int64_t iv = 0;
         float fv = 0;
@@ -223,6 +236,7 @@ static int tensor(bd_graph *g, const cJSON *j, tf_tensor *t, const char *what, b
             return bd_error_set(err, BD_EMODEL, "%s: value %lld is not a %s", what, (long long)e,
                                 bd_dtype_name(t->dtype));
     }
+    tf_fill_repeat(p, (size_t)k, (size_t)numel, esize);
     t->data = p;
     return 0;
 }

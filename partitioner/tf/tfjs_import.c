@@ -5,48 +5,15 @@
  * encodes it, for those nodes only). */
 #include "tf_import.h"
 #include "tfjs_internal.h"
+#include "../model_file.h"
+
+/* The largest model.json read (its JSON tree costs a multiple of it). */
+#define TFJS_MAX_JSON_BYTES (16 << 20)
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Read the whole file at PATH (NUL-terminated; free()). */
-static int read_file(const char *path, char **out, size_t *len, bd_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO, "cannot open: %s",
-                            strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (cap - n < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            char *b = realloc(buf, cap + 1);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return bd_error_set(err, BD_ENOMEM, "out of memory reading the file");
-            }
-            buf = b;
-        }
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return bd_error_set(err, BD_EIO, "read error");
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
 
 static int node_view(bd_graph *g, const cJSON *j, size_t idx, tf_nodeview *v, bd_error *err)
 {
@@ -94,22 +61,39 @@ static int node_view(bd_graph *g, const cJSON *j, size_t idx, tf_nodeview *v, bd
     return 0;
 }
 
-/* Give Const node V its weight (the manifest entry of the same name). */
-static int attach_weight(tf_nodeview *v, tfjs_weight *w, size_t n_w, bd_error *err)
+/* Weights ordered by (name, manifest position): a Const finds its weight by binary search
+ * (a linear scan per Const was quadratic in the model's size). */
+static int cmp_weight(const void *pa, const void *pb)
+{
+    const tfjs_weight *a = *(tfjs_weight *const *)pa, *b = *(tfjs_weight *const *)pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a > b) - (a < b);
+}
+
+static int cmp_weight_name(const void *key, const void *pb)
+{
+    return strcmp(key, (*(tfjs_weight *const *)pb)->name);
+}
+
+/* Give Const node V its weight: the first manifest entry of the same name (BY_NAME: the N_W
+ * weights sorted with cmp_weight). */
+static int attach_weight(tf_nodeview *v, tfjs_weight **by_name, size_t n_w, bd_error *err)
 {
     tf_attr *value = (tf_attr *)tf_view_attr(v, "value");
     if (!value || value->kind != TF_ATTR_TENSOR)
         return bd_error_set(err, BD_EMODEL, "node '%s' (Const) has no tensor 'value'", v->name);
-    for (size_t i = 0; i < n_w; i++) {
-        if (strcmp(w[i].name, v->name) != 0)
-            continue;
-        const tf_tensor *t = &w[i].t;
+    tfjs_weight **hit = n_w ? bsearch(v->name, by_name, n_w, sizeof *by_name, cmp_weight_name) : NULL;
+    while (hit && hit > by_name && strcmp(hit[-1]->name, v->name) == 0)
+        hit--;                                        /* the first of that name */
+    if (hit) {
+        tfjs_weight *w = *hit;
+        const tf_tensor *t = &w->t;
         int64_t a = bd_shape_numel(&t->shape), b = bd_shape_numel(&value->tensor.shape);
         if (value->tensor.shape.rank >= 0 && a != b)
             return bd_error_set(err, BD_EMODEL, "node '%s' (Const): its shape holds %lld elements, "
                                 "its weight %lld", v->name, (long long)b, (long long)a);
         value->tensor = *t;
-        w[i].used = true;
+        w->used = true;
         return 0;
     }
     /* No weight: a Const with inline values (or an empty tensor) stands on its own. */
@@ -163,12 +147,22 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
     size_t n = (size_t)cJSON_GetArraySize(nodes);
     if (n == 0)
         return bd_error_set(err, BD_EMODEL, "modelTopology has no nodes");
+    if (n > BD_MAX_NODES)
+        return bd_error_set(err, BD_EMODEL, "modelTopology has %zu nodes (braid's limit: %d)", n,
+                            BD_MAX_NODES);
     tfjs_weight *w = NULL;
     size_t n_w = 0;
     int rc = tfjs_weights_load(g, dir, tfjs_member(root, "weightsManifest", NULL), &w, &n_w, err);
     tf_nodeview *views = rc == 0 ? bd_graph_alloc(g, n * sizeof *views) : NULL;
     if (rc == 0 && !views)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory for %zu nodes", n);
+    tfjs_weight **by_name = rc == 0 && n_w ? malloc(n_w * sizeof *by_name) : NULL;
+    if (rc == 0 && n_w && !by_name)
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory for %zu weights", n_w);
+    for (size_t k = 0; by_name && k < n_w; k++)
+        by_name[k] = &w[k];
+    if (by_name)
+        qsort(by_name, n_w, sizeof *by_name, cmp_weight);
     size_t i = 0;
     const cJSON *j;
     cJSON_ArrayForEach(j, nodes) {
@@ -177,7 +171,7 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
         tf_nodeview *v = &views[i];
         rc = node_view(g, j, i++, v, err);
         if (rc == 0 && strcmp(v->op, "Const") == 0)
-            rc = attach_weight(v, w, n_w, err);   /* origins are encoded when TensorFlow needs one */
+            rc = attach_weight(v, by_name, n_w, err);   /* origins are encoded when TensorFlow needs one */
     }
     /* A weight no Const takes means model.json and the shards disagree, unless functions
      * (control flow bodies, which braid leaves to TensorFlow) may hold it. */
@@ -186,6 +180,7 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
         if (!w[k].used)
             rc = bd_error_set(err, BD_EMODEL, "weight '%s' in weightsManifest matches no Const "
                               "node of modelTopology", w[k].name);
+    free(by_name);
     free(w);
 
     tf_signature sig = { 0 };
@@ -206,11 +201,19 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
 
 int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err)
 {
-    char *text = NULL;
+    void *data = NULL;
     size_t len = 0;
-    int rc = read_file(path, &text, &len, err);
+    int rc = bd_model_file_read(path, "model.json", &data, &len, err);
     if (rc)
-        return bd_error_prefix(err, "'%s': ", path);
+        return rc;
+    /* cJSON's tree costs up to ~40 bytes per byte of JSON ("[0,0,...": one node per 2 bytes). */
+    if (len > TFJS_MAX_JSON_BYTES) {
+        free(data);
+        return bd_error_set(err, BD_EMODEL, "'%s': model.json is %zu bytes; braid reads at most "
+                            "%d MiB (weights belong in the shards)", path, len,
+                            TFJS_MAX_JSON_BYTES >> 20);
+    }
+    char *text = data;
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
@@ -219,7 +222,7 @@ int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err)
         return bd_error_set(err, BD_EMODEL, "'%s': invalid JSON near byte %zu", path, off);
     }
     free(text);
-    char *dir = strdup(path);
+    char *dir = bd_model_file_dir(path);
     bd_graph *g = bd_graph_create("main");
     if (!dir || !g) {
         free(dir);
@@ -227,13 +230,6 @@ int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err)
         cJSON_Delete(root);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
     rc = import(g, dir, root, err);
     free(dir);
     cJSON_Delete(root);

@@ -28,8 +28,8 @@ typedef struct tfjs_weight {
     bool        used;      /* matched to a Const node */
 } tfjs_weight;
 
-/* Read the weights MANIFEST lists from shards in DIR (mapped; the mappings are handed to
- * G). float32/int32/bool weights are referenced in the mapping (copied only when a weight
+/* Read the weights MANIFEST lists from shards in DIR (read, confined to DIR: model_file.h;
+ * the bytes are handed to G). float32/int32/bool weights are referenced in place (copied only when a weight
  * spans two shards), quantized and float16 weights are dequantized to float32 into G's
  * pool, strings split into elements. *OUT (heap, N entries) is freed by the caller. */
 int tfjs_weights_load(bd_graph *g, const char *dir, const cJSON *manifest, tfjs_weight **out,

@@ -1,17 +1,15 @@
 /* TF.js weights: the weightsManifest's groups of shard files, read as one concatenation per
- * group, each weight a run of bytes in it. Shards are mapped and the mappings handed to the
- * graph, so a float32 weight is a pointer into its shard; only a weight that straddles two
- * shards is copied. Quantized (uint8/uint16 affine) and float16 weights are dequantized to
+ * group, each weight a run of bytes in it. Shards are read (confined to the model's
+ * directory: model_file.h) into memory handed to the graph, so a float32 weight is a pointer
+ * into its shard; only a weight that straddles two shards is copied. Quantized (uint8/uint16 affine) and float16 weights are dequantized to
  * float32 once, at load, into the graph's pool. */
 #include "tfjs_internal.h"
+#include "../model_file.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,46 +18,45 @@ typedef struct shard {
     size_t         n;
 } shard;
 
-/* Map DIR/PATH (a shard named by the model: relative, inside DIR). */
-static int map_shard(bd_graph *g, const char *dir, const char *path, shard *s, bd_error *err)
+/* The shard files read so far, by identity: a file listed twice (under any name) would let
+ * the manifest count its bytes again and again. */
+typedef struct shard_ids {
+    struct { uint64_t dev, ino; } v[BD_MAX_MODEL_FILES];
+    size_t n;
+} shard_ids;
+
+/* Read DIR/PATH (a shard named by the model: relative, resolving inside DIR). */
+static int read_shard(bd_graph *g, const char *dir, const char *path, shard_ids *ids, shard *s,
+                      bd_error *err)
 {
-    if (!path[0] || path[0] == '/' || strstr(path, ".."))
-        return bd_error_set(err, BD_EMODEL, "weight shard '%s': only a relative path inside the "
-                            "model's directory is allowed", path);
-    char *full = NULL;
-    if (asprintf(&full, "%s/%s", dir, path) < 0)
-        return bd_error_set(err, BD_ENOMEM, "out of memory");
-    int fd = open(full, O_RDONLY | O_CLOEXEC);
-    int rc = 0;
-    struct stat st;
-    if (fd < 0)
-        rc = bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO,
-                          "weight shard '%s': cannot open: %s", full, strerror(errno));
-    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        rc = bd_error_set(err, BD_EIO, "weight shard '%s': not a regular file", full);
-    if (rc) {
-        if (fd >= 0)
-            close(fd);
-        free(full);
+    if (ids->n >= BD_MAX_MODEL_FILES)
+        return bd_error_set(err, BD_EMODEL, "weight shard '%s': the model names more than %d "
+                            "shards", path, BD_MAX_MODEL_FILES);
+    int fd;
+    int rc = bd_model_file_open_in(dir, path, "weight shard", &fd, err);
+    if (rc)
         return rc;
-    }
-    s->n = (size_t)st.st_size;
-    s->p = NULL;
-    if (s->n) {
-        void *m = mmap(NULL, s->n, PROT_READ, MAP_PRIVATE, fd, 0);
-        int e = errno;
-        close(fd);
-        if (m == MAP_FAILED)
-            rc = bd_error_set(err, BD_EIO, "weight shard '%s': cannot map: %s", full, strerror(e));
-        else {
-            bd_graph_adopt_mapping(g, m, s->n);
-            s->p = m;
-        }
-    } else {
-        close(fd);
-    }
-    free(full);
-    return rc;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        rc = bd_error_set(err, BD_EIO, "weight shard '%s': cannot stat", path);
+    for (size_t i = 0; rc == 0 && i < ids->n; i++)
+        if (ids->v[i].dev == (uint64_t)st.st_dev && ids->v[i].ino == (uint64_t)st.st_ino)
+            rc = bd_error_set(err, BD_EMODEL, "weight shard '%s' is listed twice in "
+                              "weightsManifest (or is another name for an earlier shard)", path);
+    void *data = NULL;
+    size_t n = 0;
+    if (rc == 0 && (rc = bd_model_file_read_fd(fd, path, &data, &n, err)))
+        bd_error_prefix(err, "weight shard: ");
+    close(fd);
+    if (rc)
+        return rc;
+    ids->v[ids->n].dev = (uint64_t)st.st_dev;
+    ids->v[ids->n++].ino = (uint64_t)st.st_ino;
+    if (bd_graph_adopt_buffer(g, data))
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    s->p = data;
+    s->n = n;
+    return 0;
 }
 
 /* Bytes [OFF, OFF+N) of the concatenated SHARDS: in place when inside one shard, else a
@@ -146,7 +143,13 @@ static int load_weight(bd_graph *g, const cJSON *w, const shard *shards, size_t 
         return rc;
 
     if (t->dtype == BD_DT_STRING) {
-        /* Each element: a uint32 little-endian length, then the bytes. */
+        /* Each element: a uint32 little-endian length, then the bytes. So the shards must
+         * hold at least 4 bytes per element: checked before the element table is sized. */
+        size_t left = *off <= total ? total - *off : 0;
+        if ((uint64_t)numel > left / 4)
+            return bd_error_set(err, BD_EMODEL, "%s: %lld strings cannot fit in the %zu bytes the "
+                                "shards hold past its offset (4 bytes each at least)", what,
+                                (long long)numel, left);
         t->n_strings = (size_t)numel;
         t->strings = numel ? bd_graph_alloc(g, (size_t)numel * sizeof *t->strings) : NULL;
         if (numel && !t->strings)
@@ -253,8 +256,12 @@ int tfjs_weights_load(bd_graph *g, const char *dir, const cJSON *manifest, tfjs_
         total_weights += (size_t)cJSON_GetArraySize(ws);
     }
     tfjs_weight *w = total_weights ? calloc(total_weights, sizeof *w) : NULL;
-    if (total_weights && !w)
+    shard_ids *ids = calloc(1, sizeof *ids);
+    if ((total_weights && !w) || !ids) {
+        free(w);
+        free(ids);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
+    }
     size_t k = 0;
     int rc = 0;
     cJSON_ArrayForEach(grp, manifest) {
@@ -271,7 +278,7 @@ int tfjs_weights_load(bd_graph *g, const char *dir, const cJSON *manifest, tfjs_
             if (!cJSON_IsString(p))
                 rc = bd_error_set(err, BD_EMODEL, "weightsManifest: a shard path is not a string");
             else
-                rc = map_shard(g, dir, p->valuestring, &shards[i], err);
+                rc = read_shard(g, dir, p->valuestring, ids, &shards[i], err);
             if (rc)
                 break;
             total += shards[i++].n;
@@ -286,6 +293,7 @@ int tfjs_weights_load(bd_graph *g, const char *dir, const cJSON *manifest, tfjs_
         if (rc)
             break;
     }
+    free(ids);
     if (rc) {
         free(w);
         return rc;

@@ -154,6 +154,18 @@ save(ext_model("sub/../../weights.bin"), "external_dotdot2.onnx")
 save(ext_model("/etc/passwd"), "external_abs.onnx")
 save(ext_model("weights.bin", offset=60), "external_oob.onnx")
 save(ext_model("missing.bin"), "external_missing.onnx")
+m = ext_model("weights.bin")
+for e in m.graph.initializer[1].external_data:      # e2: the same file under another name
+    if e.key == "location":
+        e.value = "./weights.bin"
+save(m, "external_alias.onnx")
+
+# a node with 6,000 attributes (the 89 KB file that once took 1.7 GB to import)
+save(model([h.make_node("Relu", ["x"], ["y"], name="relu", **{"attr_%d" % i: i for i in range(6000)})],
+           [vi("x", TP.FLOAT, [2])], [vi("y", TP.FLOAT, [2])]), "many_attrs.onnx")
+dup = h.make_node("Relu", ["x"], ["y"], name="relu", alpha=1, beta=2)
+dup.attribute.append(h.make_attribute("alpha", 3))
+save(model([dup], [vi("x", TP.FLOAT, [2])], [vi("y", TP.FLOAT, [2])]), "dup_attrs.onnx")
 
 
 # defects in one initializer

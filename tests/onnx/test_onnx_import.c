@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -202,7 +204,7 @@ static void test_import_attributes_of_every_type(void **state)
     bd_graph_destroy(g);
 }
 
-static void test_import_references_raw_data_in_the_mapping(void **state)
+static void test_import_references_raw_data_in_a_private_copy(void **state)
 {
     (void)state;
     bd_graph *g = import_ok("basic.onnx");
@@ -211,7 +213,8 @@ static void test_import_references_raw_data_in_the_mapping(void **state)
     assert_int_equal(w->dtype, BD_DT_FLOAT);
     assert_int_equal(w->nbytes, 2 * 3 * 3 * 3 * 4);
     assert_false(w->is_input);
-    assert_true(in_file_mapping(w->data, "/basic.onnx"));   /* no copy */
+    /* The file is read, never mapped: nothing on disk can change a loaded model. */
+    assert_false(in_file_mapping(w->data, "/basic.onnx"));
     const bd_value *b = bd_graph_find_value(g, "B");        /* float_data: converted */
     assert_false(in_file_mapping(b->data, "/basic.onnx"));
     assert_true(((const float *)b->data)[0] == 0.5f);
@@ -345,8 +348,10 @@ static void test_import_external_data(void **state)
     assert_int_equal(e1->nbytes, 24);
     assert_true(((const float *)e1->data)[5] == 5.0f);
     assert_int_equal(((const int64_t *)e2->data)[3], 30);
-    assert_true(in_file_mapping(e1->data, "/weights.bin"));
-    assert_true(in_file_mapping(e2->data, "/weights.bin"));
+    assert_false(in_file_mapping(e1->data, "/weights.bin"));   /* read, not mapped */
+    assert_false(in_file_mapping(e2->data, "/weights.bin"));
+    /* both in one copy of the file: read once */
+    assert_true((const uint8_t *)e2->data - (const uint8_t *)e1->data < 4096);
     bd_graph_destroy(g);
 
     /* from memory: only with a base directory */
@@ -368,7 +373,150 @@ static void test_import_external_data_stays_in_the_model_directory(void **state)
     import_fails("external_dotdot2.onnx", BD_EMODEL, "'..'");
     import_fails("external_abs.onnx", BD_EMODEL, "absolute");
     import_fails("external_oob.onnx", BD_EMODEL, "past its end");
-    import_fails("external_missing.onnx", BD_EIO, "missing.bin");
+    import_fails("external_missing.onnx", BD_ENOTFOUND, "missing.bin");
+}
+
+/* Another name for a file already read shares its bytes: read once, not once per name. */
+static void test_import_external_data_read_once_per_file(void **state)
+{
+    (void)state;
+    bd_graph *g = import_ok("external_alias.onnx");
+    const bd_value *e1 = bd_graph_find_value(g, "e1"), *e2 = bd_graph_find_value(g, "e2");
+    assert_int_equal((const uint8_t *)e2->data - (const uint8_t *)e1->data, 24);
+    assert_int_equal(((const int64_t *)e2->data)[3], 30);
+    bd_graph_destroy(g);
+}
+
+/* A scratch directory holding a copy of model NAME (and nothing else). */
+static char scratch[64];
+
+static const char *scratch_copy(const char *name)
+{
+    snprintf(scratch, sizeof scratch, "/tmp/braid-onnx-XXXXXX");
+    assert_non_null(mkdtemp(scratch));
+    size_t len;
+    uint8_t *buf = read_model(name, &len);
+    static char path[128];
+    snprintf(path, sizeof path, "%s/model.onnx", scratch);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    fclose(f);
+    free(buf);
+    return path;
+}
+
+static void scratch_remove(const char *file)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", scratch, file);
+    unlink(p);
+}
+
+/* A symlink in the model's directory must not lead external data out of it. */
+static void test_import_external_data_symlink_stays_inside(void **state)
+{
+    (void)state;
+    const char *path = scratch_copy("external.onnx");
+    char link[128], target[4096];
+    snprintf(link, sizeof link, "%s/weights.bin", scratch);
+    assert_non_null(realpath(model_path("weights.bin"), target));
+    assert_int_equal(symlink(target, link), 0);          /* leads outside the scratch dir */
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(bd_onnx_import_file(path, &g, &err), BD_EMODEL);
+    assert_non_null(strstr(err.msg, "outside the model's directory"));
+    assert_null(g);
+    scratch_remove("weights.bin");
+    scratch_remove("model.onnx");
+    rmdir(scratch);
+}
+
+/* A loaded model keeps a private copy of its file: truncating it and writing another model
+ * in its place changes nothing (a mapping of it once raised SIGBUS in braidd). */
+static void test_import_survives_model_file_rewrite(void **state)
+{
+    (void)state;
+    const char *path = scratch_copy("basic.onnx");
+    bd_graph *g = NULL, *ref = import_ok("basic.onnx");
+    bd_error err = { 0 };
+    assert_int_equal(bd_onnx_import_file(path, &g, &err), 0);
+    FILE *f = fopen(path, "wb");                         /* truncate */
+    assert_non_null(f);
+    fclose(f);
+    size_t len;
+    uint8_t *other = read_model("typed.onnx", &len);     /* then different bytes */
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(other, 1, len, f), len);
+    fclose(f);
+    free(other);
+    const bd_value *w = bd_graph_find_value(g, "W"), *rw = bd_graph_find_value(ref, "W");
+    assert_int_equal(w->nbytes, rw->nbytes);
+    assert_memory_equal(w->data, rw->data, w->nbytes);
+    bd_graph_destroy(g);
+    bd_graph_destroy(ref);
+    scratch_remove("model.onnx");
+    rmdir(scratch);
+}
+
+/* A graph of more than BD_MAX_NODES nodes is refused before any per-node table is sized:
+ * 2 MB of empty NodeProtos would otherwise cost ~300 MB of IR. */
+static void test_import_node_count_is_capped(void **state)
+{
+    (void)state;
+    size_t n = (size_t)BD_MAX_NODES + 1, glen = 2 * n;
+    size_t len = 2 + 4 + 1 + 4 + glen;
+    uint8_t *m = malloc(len), *p = m;
+    assert_non_null(m);
+    *p++ = 0x08; *p++ = 0x08;                             /* ir_version 8 */
+    *p++ = 0x42; *p++ = 0x02; *p++ = 0x10; *p++ = 0x0d;   /* opset_import { version 13 } */
+    *p++ = 0x3a;                                          /* graph, length as a 4-byte varint */
+    *p++ = (uint8_t)(0x80 | (glen & 0x7f));
+    *p++ = (uint8_t)(0x80 | ((glen >> 7) & 0x7f));
+    *p++ = (uint8_t)(0x80 | ((glen >> 14) & 0x7f));
+    *p++ = (uint8_t)(glen >> 21);
+    for (size_t i = 0; i < n; i++) {
+        *p++ = 0x0a;                                      /* node {} */
+        *p++ = 0x00;
+    }
+    assert_int_equal((size_t)(p - m), len);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    int rc = bd_onnx_import_memory(m, len, NULL, &g, &err);
+    if (rc != BD_EMODEL || !strstr(err.msg, "braid's limits"))
+        fail_msg("got %d: %s", rc, err.msg);
+    assert_null(g);
+    free(m);
+}
+
+/* A FIFO named model.onnx is refused at once, not waited on. */
+static void test_import_fifo_is_refused_without_blocking(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof scratch, "/tmp/braid-onnx-XXXXXX");
+    assert_non_null(mkdtemp(scratch));
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.onnx", scratch);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(bd_onnx_import_file(path, &g, &err), BD_EIO);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    scratch_remove("model.onnx");
+    rmdir(scratch);
+}
+
+/* Attributes are built in linear time and space; a name given twice is an error. */
+static void test_import_node_with_6000_attributes(void **state)
+{
+    (void)state;
+    bd_graph *g = import_ok("many_attrs.onnx");
+    const bd_node *n = bd_graph_node(g, 0);
+    assert_int_equal(n->n_attrs, 6000);
+    assert_int_equal(bd_node_attr_int(n, "attr_5999", -1), 5999);
+    bd_graph_destroy(g);
+    import_fails("dup_attrs.onnx", BD_EMODEL, "attribute 'alpha' is given twice");
 }
 
 static void test_import_rejects_bad_initializers(void **state)
@@ -409,7 +557,7 @@ static void test_import_subgraph_attributes_as_opaque_bodies(void **state)
     assert_int_equal(then_b->type, BD_ATTR_GRAPH);
     assert_int_equal(else_b->type, BD_ATTR_GRAPH);
     assert_true(then_b->graph_len > 0 && else_b->graph_len > 0);
-    assert_true(in_file_mapping(then_b->graph, "/subgraph.onnx"));   /* not copied */
+    assert_false(in_file_mapping(then_b->graph, "/subgraph.onnx"));   /* read, not mapped */
     assert_ptr_not_equal(then_b->graph, else_b->graph);
     bd_graph_destroy(g);
 
@@ -675,7 +823,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_import_basic_model_signature),
         cmocka_unit_test(test_import_basic_model_nodes),
         cmocka_unit_test(test_import_attributes_of_every_type),
-        cmocka_unit_test(test_import_references_raw_data_in_the_mapping),
+        cmocka_unit_test(test_import_references_raw_data_in_a_private_copy),
         cmocka_unit_test(test_import_typed_field_initializers),
         cmocka_unit_test(test_import_folds_constant_nodes),
         cmocka_unit_test(test_import_initializer_listed_as_input_is_not_fed),
@@ -683,6 +831,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_import_rejects_unsupported_versions),
         cmocka_unit_test(test_import_external_data),
         cmocka_unit_test(test_import_external_data_stays_in_the_model_directory),
+        cmocka_unit_test(test_import_external_data_read_once_per_file),
+        cmocka_unit_test(test_import_external_data_symlink_stays_inside),
+        cmocka_unit_test(test_import_survives_model_file_rewrite),
+        cmocka_unit_test(test_import_node_with_6000_attributes),
+        cmocka_unit_test(test_import_fifo_is_refused_without_blocking),
+        cmocka_unit_test(test_import_node_count_is_capped),
         cmocka_unit_test(test_import_rejects_bad_initializers),
         cmocka_unit_test(test_import_subgraph_attributes_as_opaque_bodies),
         cmocka_unit_test(test_import_rejects_unsupported_constructs),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -504,7 +505,8 @@ static int tfjs_setup(void **state)
 static int tfjs_teardown(void **state)
 {
     (void)state;
-    static const char *files[] = { "model.json", "group1-shard1of2.bin", "group1-shard2of2.bin" };
+    static const char *files[] = { "model.json", "group1-shard1of2.bin", "group1-shard2of2.bin",
+                                   "s.bin", "link.bin" };
     char path[512];
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
@@ -633,7 +635,7 @@ static void test_tfjs_bad_inputs_fail_cleanly(void **state)
     expect_tfjs_error(model_json("\"group1-shard1of2.bin\", \"nope.bin\"", "q"), BD_ENOTFOUND,
                       "nope.bin");
     /* A shard path leaving the model's directory. */
-    expect_tfjs_error(model_json("\"../etc/passwd\"", "q"), BD_EMODEL, "relative path");
+    expect_tfjs_error(model_json("\"../etc/passwd\"", "q"), BD_EMODEL, "inside the model's directory");
     /* A shard too short for the manifest. */
     write_shards(7);
     expect_tfjs_error(model_json(shard_paths, "q"), BD_EMODEL, "shards hold only 11");
@@ -659,6 +661,211 @@ static void test_tfjs_bad_inputs_fail_cleanly(void **state)
     assert_int_equal(bd_tfjs_import_file("/nonexistent/model.json", &g, &err), BD_ENOTFOUND);
 }
 
+
+/* ---- hostile files (issue "No request can crash braidd") ------------------------------- */
+
+/* A regression input of the importer fuzz corpora (tests/fuzz/corpus/SUB/NAME), or with SUB
+ * "fixtures" one of tests/tf/fixtures (written by tests/fuzz/gen_importer_seeds.py too). */
+static uint8_t *read_corpus(const char *sub, const char *name, size_t *len)
+{
+    const char *root = getenv("BRAID_SOURCE_ROOT");
+    char path[1024];
+    if (strcmp(sub, "fixtures") == 0)
+        snprintf(path, sizeof path, "%s/tests/tf/fixtures/%s", root ? root : ".", name);
+    else
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/%s/%s", root ? root : ".", sub, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    uint8_t *buf = malloc(1 << 16);
+    assert_non_null(buf);
+    *len = fread(buf, 1, 1 << 16, f);
+    fclose(f);
+    return buf;
+}
+
+static void expect_graphdef_error(const char *name, int code, const char *needle)
+{
+    size_t len;
+    uint8_t *buf = read_corpus(strstr(name, "mib") ? "fixtures" : "graphdef", name, &len);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    int rc = bd_tf_import_memory(buf, len, &g, &err);
+    if (rc != code || !strstr(err.msg, needle))
+        fail_msg("%s: expected %d with '%s', got %d: %s", name, code, needle, rc, err.msg);
+    assert_null(g);
+    free(buf);
+}
+
+/* One value filling a huge shape is expanded only up to 64 MiB: the issue's 140-byte GraphDef
+ * once became 1 GiB, a string fill of 2^60 elements overflowed the element table. */
+static void test_graphdef_constant_expansion_is_capped(void **state)
+{
+    (void)state;
+    expect_graphdef_error("fill_1gib.pb", BD_EMODEL, "more than 64 MiB");
+    expect_graphdef_error("string_fill.pb", BD_EMODEL, "more than 64 MiB");
+    expect_graphdef_error("overflow_dims.pb", BD_EMODEL, "overflows");
+    expect_graphdef_error("high_port.pb", BD_EMODEL, "has no output 65535");
+    /* the cap is for the whole model: two fills of 48 MiB do not fit */
+    expect_graphdef_error("fill_2x48mib.pb", BD_EMODEL, "node 'c2' attr 'value': 1 value(s) fill");
+    /* under the cap, a fill is expanded as TensorFlow does: 1 Mi floats from one value */
+    size_t len;
+    uint8_t *buf = read_corpus("fixtures", "fill_4mib.pb", &len);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    int rc = bd_tf_import_memory(buf, len, &g, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    const bd_value *c = bd_graph_find_value(g, "c");
+    assert_non_null(c);
+    assert_int_equal(c->nbytes, (size_t)16384 * 64 * 4);
+    assert_true(((const float *)c->data)[16384 * 64 - 1] == 1.0f);
+    bd_graph_destroy(g);
+    free(buf);
+}
+
+/* model.json with one Placeholder x [2], node C (JSON text) and y = Identity(x) or, with
+ * ADD, y = AddV2(x, w); MANIFEST is the weightsManifest array's text or NULL. */
+static const char *tiny_json_y(const char *c, const char *manifest, bool add)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+        "{\"modelTopology\": {\"node\": ["
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"},"
+        "  \"shape\": {\"shape\": {\"dim\": [{\"size\": \"2\"}]}}}}, %s,"
+        "{\"name\": \"y\", \"op\": \"%s\", \"input\": [\"x\"%s], \"attr\": {\"T\": {\"type\": \"DT_FLOAT\"}}}]}"
+        "%s%s}", c, add ? "AddV2" : "Identity", add ? ", \"w\"" : "",
+        manifest ? ", \"weightsManifest\": " : "", manifest ? manifest : "");
+    return buf;
+}
+
+static const char *tiny_json(const char *c, const char *manifest)
+{
+    return tiny_json_y(c, manifest, false);
+}
+
+#define CONST_JSON(name, dtype, dims, extra)                                                  \
+    "{\"name\": \"" name "\", \"op\": \"Const\", \"attr\": {\"dtype\": {\"type\": \"" dtype "\"}," \
+    " \"value\": {\"tensor\": {\"dtype\": \"" dtype "\", \"tensorShape\": {\"dim\": [" dims "]}" extra "}}}}"
+
+/* The issue's TF.js crashes: a string Const of shape [2^60] (SIGSEGV), a string weight of
+ * shape [2^60+1] (heap corruption), a 481-byte fill of 1 GiB. */
+static void test_tfjs_sizes_are_overflow_checked_and_capped(void **state)
+{
+    (void)state;
+    expect_tfjs_error(tiny_json(CONST_JSON("s", "DT_STRING", "{\"size\": \"1152921504606846976\"}",
+                                           ", \"stringVal\": [\"YWJj\"]"), NULL),
+                      BD_EMODEL, "more than 64 MiB");
+    static const uint8_t one[] = { 3, 0, 0, 0, 'a', 'b', 'c' };
+    write_file("s.bin", one, sizeof one);
+    expect_tfjs_error(tiny_json(CONST_JSON("s", "DT_STRING", "{\"size\": \"1152921504606846977\"}", ""),
+                                "[{\"paths\": [\"s.bin\"], \"weights\": [{\"name\": \"s\", "
+                                "\"shape\": [\"1152921504606846977\"], \"dtype\": \"string\"}]}]"),
+                      BD_EMODEL, "strings cannot fit");
+    expect_tfjs_error(tiny_json(CONST_JSON("w", "DT_FLOAT", "{\"size\": \"16384\"}, {\"size\": \"16384\"}",
+                                           ", \"floatVal\": [1.0]"), NULL),
+                      BD_EMODEL, "more than 64 MiB");
+    expect_tfjs_error(tiny_json(CONST_JSON("w", "DT_INT64", "{\"size\": \"4294967296\"}, {\"size\": \"4294967296\"}",
+                                           ", \"int64Val\": [\"1\"]"), NULL),
+                      BD_EMODEL, "overflows");
+    /* a fill under the cap repeats the last value given, as TensorFlow does */
+    bd_graph *gf = NULL;
+    bd_error ef = { 0 };
+    assert_int_equal(import_tfjs(tiny_json_y(CONST_JSON("w", "DT_FLOAT", "{\"size\": \"37\"}",
+                                                        ", \"floatVal\": [1.0, 2.0, 3.0]"), NULL, true),
+                                 &gf, &ef), 0);
+    const float *fw = bd_graph_find_value(gf, "w")->data;
+    assert_true(fw[0] == 1.0f && fw[1] == 2.0f && fw[2] == 3.0f);
+    for (int i = 3; i < 37; i++)
+        assert_true(fw[i] == 3.0f);
+    bd_graph_destroy(gf);
+    /* a string weight that fits: one element "abc" */
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(import_tfjs(tiny_json(CONST_JSON("s", "DT_STRING", "{\"size\": \"1\"}", ""),
+                                           "[{\"paths\": [\"s.bin\"], \"weights\": [{\"name\": \"s\", "
+                                           "\"shape\": [1], \"dtype\": \"string\"}]}]"), &g, &err), 0);
+    bd_graph_destroy(g);
+}
+
+/* Weight shards are confined like ONNX external data: a symlink leading out of the model's
+ * directory is refused (inference once returned the bytes of the file it pointed to), and a
+ * shard listed twice under two names is refused. */
+static void test_tfjs_shards_stay_in_the_model_directory(void **state)
+{
+    (void)state;
+    char outside[] = "/tmp/braid-tfjs-outside-XXXXXX";
+    int fd = mkstemp(outside);
+    assert_true(fd >= 0);
+    float secret[2] = { 42.0f, 43.0f };
+    assert_int_equal(write(fd, secret, sizeof secret), (ssize_t)sizeof secret);
+    close(fd);
+    char link[512];
+    snprintf(link, sizeof link, "%s/link.bin", tmpdir);
+    unlink(link);
+    assert_int_equal(symlink(outside, link), 0);
+    const char *w = CONST_JSON("w", "DT_FLOAT", "{\"size\": \"2\"}", "");
+    char manifest[256];
+    snprintf(manifest, sizeof manifest, "[{\"paths\": [\"link.bin\"], \"weights\": [{\"name\": \"w\", "
+             "\"shape\": [2], \"dtype\": \"float32\"}]}]");
+    expect_tfjs_error(tiny_json_y(w, manifest, true), BD_EMODEL, "outside the model's directory");
+    unlink(link);
+    unlink(outside);
+
+    /* a link that stays inside is fine */
+    write_file("s.bin", secret, sizeof secret);
+    assert_int_equal(symlink("s.bin", link), 0);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(import_tfjs(tiny_json_y(w, manifest, true), &g, &err), 0);
+    assert_true(((const float *)bd_graph_find_value(g, "w")->data)[1] == 43.0f);
+    bd_graph_destroy(g);
+    /* ... unless it names a shard again */
+    snprintf(manifest, sizeof manifest, "[{\"paths\": [\"s.bin\", \"link.bin\"], \"weights\": "
+             "[{\"name\": \"w\", \"shape\": [4], \"dtype\": \"float32\"}]}]");
+    expect_tfjs_error(tiny_json_y(CONST_JSON("w", "DT_FLOAT", "{\"size\": \"4\"}", ""), manifest, true),
+                      BD_EMODEL, "listed twice");
+}
+
+/* A loaded model keeps its own copy of the shards: overwriting them in place (truncate, then
+ * other bytes) changes nothing (a mapping of them once raised SIGBUS). */
+static void test_tfjs_weights_survive_shard_rewrite(void **state)
+{
+    (void)state;
+    float v[2] = { 1.5f, 2.5f };
+    write_file("s.bin", v, sizeof v);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(import_tfjs(tiny_json_y(CONST_JSON("w", "DT_FLOAT", "{\"size\": \"2\"}", ""),
+                                             "[{\"paths\": [\"s.bin\"], \"weights\": [{\"name\": \"w\", "
+                                             "\"shape\": [2], \"dtype\": \"float32\"}]}]", true),
+                                 &g, &err), 0);
+    write_file("s.bin", "", 0);                       /* truncated */
+    const float *w = bd_graph_find_value(g, "w")->data;
+    assert_true(w[0] == 1.5f && w[1] == 2.5f);
+    float o[2] = { -1, -1 };
+    write_file("s.bin", o, sizeof o);                 /* other bytes */
+    assert_true(w[0] == 1.5f && w[1] == 2.5f);
+    bd_graph_destroy(g);
+}
+
+/* A FIFO under a model's name is refused at once: opening it for reading must not wait for
+ * a writer (the loader thread would hang). */
+static void test_tfjs_fifo_is_refused_without_blocking(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.json", tmpdir);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(bd_tfjs_import_file(path, &g, &err), BD_EIO);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_null(g);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -677,6 +884,15 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_tfjs_origin_keeps_attrs,
                                         tfjs_setup, tfjs_teardown),
         cmocka_unit_test_setup_teardown(test_tfjs_bad_inputs_fail_cleanly, tfjs_setup, tfjs_teardown),
+        cmocka_unit_test(test_graphdef_constant_expansion_is_capped),
+        cmocka_unit_test_setup_teardown(test_tfjs_sizes_are_overflow_checked_and_capped,
+                                        tfjs_setup, tfjs_teardown),
+        cmocka_unit_test_setup_teardown(test_tfjs_shards_stay_in_the_model_directory,
+                                        tfjs_setup, tfjs_teardown),
+        cmocka_unit_test_setup_teardown(test_tfjs_weights_survive_shard_rewrite,
+                                        tfjs_setup, tfjs_teardown),
+        cmocka_unit_test_setup_teardown(test_tfjs_fifo_is_refused_without_blocking,
+                                        tfjs_setup, tfjs_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,6 +216,88 @@ static void test_attributes(void **state)
     bd_graph_destroy(g);
 }
 
+/* Attributes are appended into a doubling array: 100,000 of them on one node take a few MB.
+ * (Copying the array on every add, as braid once did, needs ~400 GB for this node: the
+ * issue's 6,000-attribute ONNX node took 1.7 GB.) */
+static void test_many_attributes_build_in_linear_space(void **state)
+{
+    (void)state;
+    bd_graph *g = chain();
+    bd_node *a = bd_graph_node(g, 0);
+    enum { N = 100000 };
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "a%d", i);
+        bd_attr at = { .name = bd_graph_strdup(g, name, (size_t)-1), .type = BD_ATTR_INT, .i = i };
+        assert_int_equal(bd_node_add_attr(g, a, &at, NULL), 0);
+    }
+    assert_int_equal(a->n_attrs, N);
+    assert_true(a->cap_attrs >= N && a->cap_attrs <= 2 * N);
+    assert_int_equal(bd_node_attr_int(a, "a0", -1), 0);
+    assert_int_equal(bd_node_attr_int(a, "a99999", -1), 99999);
+    bd_graph_destroy(g);
+}
+
+/* A clone shares its parent's attribute arrays: appending to the clone's node must copy,
+ * never write into the parent's array. */
+static void test_clone_attribute_append_leaves_parent(void **state)
+{
+    (void)state;
+    bd_graph *g = chain();
+    bd_node *a = bd_graph_node(g, 0);
+    assert_int_equal(bd_node_add_attr(g, a, &(bd_attr){ .name = "k", .type = BD_ATTR_INT, .i = 1 }, NULL), 0);
+    bd_graph *c = bd_graph_clone(g);
+    assert_non_null(c);
+    bd_node *ca = bd_graph_node(c, 0);
+    assert_int_equal(bd_node_add_attr(c, ca, &(bd_attr){ .name = "m", .type = BD_ATTR_INT, .i = 2 }, NULL), 0);
+    assert_ptr_not_equal(ca->attrs, a->attrs);
+    assert_int_equal(a->n_attrs, 1);
+    assert_int_equal(bd_node_attr_int(ca, "m", 0), 2);
+    assert_int_equal(bd_node_attr_int(ca, "k", 0), 1);
+    assert_int_equal(bd_node_add_attr(g, a, &(bd_attr){ .name = "p", .type = BD_ATTR_INT, .i = 3 }, NULL), 0);
+    assert_int_equal(bd_node_attr_int(ca, "p", 0), 0);       /* the parent's add is not seen */
+    bd_graph_destroy(c);
+    bd_graph_destroy(g);
+}
+
+/* A 50,000-node chain listed consumer first: Kahn's algorithm with consumer lists sorts it
+ * in one pass (the former repeated sweeps needed ~n^3 steps here and never finished). */
+static void test_toposort_long_reversed_chain(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    bd_graph *g = bd_graph_create("long");
+    static bd_value *v[N + 1];
+    for (int i = 0; i <= N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "v%d", i);
+        v[i] = val(g, name);
+    }
+    bd_graph_mark_input(g, v[0], NULL);
+    bd_graph_mark_output(g, v[N], NULL);
+    for (int i = N - 1; i >= 0; i--) {
+        char name[32];
+        snprintf(name, sizeof name, "n%d", i);
+        node(g, name, "Relu", v[i], v[i + 1]);
+    }
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "n%d", i);
+        assert_string_equal(bd_graph_node(g, (size_t)i)->name, name);
+        assert_int_equal(bd_graph_node(g, (size_t)i)->index, i);
+    }
+    /* a sorted graph keeps its order (ties broken by position) */
+    bd_value *y = val(g, "side");
+    node(g, "side_node", "Relu", v[0], y);
+    bd_graph_mark_output(g, y, NULL);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    assert_string_equal(bd_graph_node(g, 0)->name, "n0");
+    assert_string_equal(bd_graph_node(g, 1)->name, "n1");
+    assert_string_equal(bd_graph_node(g, N)->name, "side_node");
+    bd_graph_destroy(g);
+}
+
 static void test_shapes_and_dtypes(void **state)
 {
     char buf[64];
@@ -268,6 +350,9 @@ int main(void)
         cmocka_unit_test(test_clone_is_independent),
         cmocka_unit_test(test_rewrite_helpers),
         cmocka_unit_test(test_attributes),
+        cmocka_unit_test(test_many_attributes_build_in_linear_space),
+        cmocka_unit_test(test_clone_attribute_append_leaves_parent),
+        cmocka_unit_test(test_toposort_long_reversed_chain),
         cmocka_unit_test(test_shapes_and_dtypes),
         cmocka_unit_test(test_error_prefix),
     };
