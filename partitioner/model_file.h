@@ -17,7 +17,9 @@
  * file itself carries (TensorFlow Consts whose few values fill a large shape, the element
  * tables of such string tensors): 64 MiB. A tensor whose bytes are all in the file
  * (raw_data, tensor_content, a shard) is limited only by the file's size. */
+#ifndef BD_MAX_EXPANDED_BYTES        /* the fuzz build lowers it: same checks, faster inputs */
 #define BD_MAX_EXPANDED_BYTES ((size_t)64 << 20)
+#endif
 
 /* Read the regular file PATH whole into private memory: *DATA (64-byte aligned, free()) and
  * *LEN. Errors name PATH: BD_ENOTFOUND if it does not exist, BD_EIO if it cannot be opened
