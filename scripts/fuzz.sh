@@ -38,11 +38,10 @@ ninja -C "$build" "${targets[@]}" >/dev/null || { echo "fuzz: build failed" >&2;
 export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-status=0
-for h in "${harnesses[@]}"; do
-  work=$build/corpus/$h crashes=$build/crashes/$h
+# One harness: fuzz it, print its line; exit 0 when it found nothing.
+fuzz_one() {
+  local h=$1 work=$build/corpus/$1 crashes=$build/crashes/$1 log=$build/fuzz-$1.log rc execs cov
   mkdir -p "$work" "$crashes"
-  log=$build/fuzz-$h.log
   "$build/tests/fuzz/fuzz_$h" "$work" "tests/fuzz/corpus/$h" -max_total_time="$secs" \
     -rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=20 -print_final_stats=1 \
     -artifact_prefix="$crashes/" >"$log" 2>&1
@@ -53,7 +52,22 @@ for h in "${harnesses[@]}"; do
     echo "fuzz $h: ${execs:-?} executions in ${secs}s, ${cov:-cov: ?}, no crash"
   else
     echo "fuzz $h: FAILED after ${execs:-?} executions (exit $rc): see $log and $crashes/"
-    status=1
   fi
+  return $rc
+}
+
+jobs=${BRAID_FUZZ_JOBS:-1}
+status=0 running=0
+for h in "${harnesses[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$h" &
+  running=$((running + 1))
+done
+while ((running > 0)); do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status
