@@ -781,7 +781,7 @@ void bd_server_stop(bd_server *s)
  * (at most LINGER_MAX_MS). Calls still open GRACE_MS after the gRPC shutdown are cancelled
  * (a client that stopped reading); not at once, since an answered call may still be
  * flushing its response. */
-#define LINGER_QUIET_MS 100
+#define LINGER_QUIET_MS 300          /* a client thread starved on a busy machine still gets its answer */
 #define LINGER_MAX_MS   2000
 #define GRACE_MS        5000
 
