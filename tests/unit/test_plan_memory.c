@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -50,14 +49,13 @@ static bd_model *outer_product(size_t max_run_memory_bytes)
 
 static int plan_outer(bd_model *m, int64_t n, bd_error *err)
 {
+    static float unread[1];                     /* planning reads shapes, never data */
     int64_t shape[2] = { n, 1 };
-    float *x = calloc((size_t)n, sizeof *x);
-    DLTensor in = { .data = x, .device = { kDLCPU, 0 }, .ndim = 2, .shape = shape,
+    DLTensor in = { .data = unread, .device = { kDLCPU, 0 }, .ndim = 2, .shape = shape,
                     .dtype = { kDLFloat, 32, 1 } };
     const bd_plan *p = NULL;
     int rc = bd_model_plan_acquire(m, &in, 1, &p, err);
     bd_plan_release(p);
-    free(x);
     return rc;
 }
 
