@@ -361,7 +361,10 @@ static void apply_shape(bd_value *val, const tf_list *shapes, int i)
 }
 
 /* A value for output I of node V: "<name>" for 0, "<name>:<i>" otherwise. */
-static bd_value *output_value(tf_xlate *x, const tf_nodeview *v, int i, bd_error *err)
+/* Output I of V, shaped from V's _output_shapes list OS (looked up once per node by the
+ * caller: a node may declare thousands of outputs and thousands of attributes). */
+static bd_value *output_value(tf_xlate *x, const tf_nodeview *v, int i, const tf_list *os,
+                              bd_error *err)
 {
     char buf[512];
     const rec *r = &x->recs[v - x->nodes];
@@ -373,7 +376,7 @@ static bd_value *output_value(tf_xlate *x, const tf_nodeview *v, int i, bd_error
     bd_value *val = NULL;
     if (bd_graph_add_value(x->g, name, BD_DT_UNDEFINED, NULL, &val, err))
         return NULL;
-    apply_shape(val, output_shapes(v), i);
+    apply_shape(val, os, i);
     return val;
 }
 
@@ -603,7 +606,7 @@ static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_valu
         rc = resolve(x, v, v->inputs[k], &in[k], err);
     }
     for (int i = 0; rc == 0 && i < n_out; i++) {
-        r->out[i] = i == 0 && out0 ? out0 : output_value(x, v, i, err);
+        r->out[i] = i == 0 && out0 ? out0 : output_value(x, v, i, os, err);
         if (!r->out[i])
             rc = err ? err->code : BD_ENOMEM;
         else if (r->out[i]->dtype == BD_DT_UNDEFINED)
@@ -630,7 +633,7 @@ static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_valu
 static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper mapper,
                             bd_error *err)
 {
-    bd_value *out = output_value(x, v, 0, err);
+    bd_value *out = output_value(x, v, 0, output_shapes(v), err);
     if (!out)
         return err ? err->code : BD_ENOMEM;
     /* Only output 0 of a mapped op exists in the IR; a node whose other outputs are read
