@@ -15,9 +15,7 @@
 
 #include "wire_span.h"
 
-/* N elements of SIZE bytes: SMALL (BD_INFER_SMALL of them) when N fits, else zeroed heap
- * memory (NULL when out of memory). Release with free_unless(p, SMALL). */
-static void *small_or_calloc(void *small, size_t n, size_t size)
+void *bd_infer_small_or_calloc(void *small, size_t n, size_t size)
 {
     if (n <= BD_INFER_SMALL) {
         memset(small, 0, BD_INFER_SMALL * size);
@@ -26,7 +24,7 @@ static void *small_or_calloc(void *small, size_t n, size_t size)
     return calloc(n, size);
 }
 
-static void free_unless(void *p, void *small)
+void bd_infer_free_unless(void *p, void *small)
 {
     if (p != small)
         free(p);
@@ -39,9 +37,9 @@ void bd_infer_binding_release(bd_infer_binding *b)
     for (size_t i = 0; i < b->n_owned; i++)
         free(b->owned[i]);
     free(b->owned);
-    free_unless(b->inputs, b->inputs_small);
-    free_unless(b->shapes, b->shapes_small);
-    free_unless(b->out_idx, b->out_idx_small);
+    bd_infer_free_unless(b->inputs, b->inputs_small);
+    bd_infer_free_unless(b->shapes, b->shapes_small);
+    bd_infer_free_unless(b->out_idx, b->out_idx_small);
     memset(b, 0, sizeof *b);
 }
 
@@ -299,9 +297,9 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
                             (unsigned)req->inputs_count);
     b->n_inputs = n;
     bool seen_small[BD_INFER_SMALL];
-    b->inputs = small_or_calloc(b->inputs_small, n, sizeof *b->inputs);
-    b->shapes = small_or_calloc(b->shapes_small, n, sizeof *b->shapes);
-    bool *seen = small_or_calloc(seen_small, n, sizeof *seen);
+    b->inputs = bd_infer_small_or_calloc(b->inputs_small, n, sizeof *b->inputs);
+    b->shapes = bd_infer_small_or_calloc(b->shapes_small, n, sizeof *b->shapes);
+    bool *seen = bd_infer_small_or_calloc(seen_small, n, sizeof *seen);
     int rc = 0;
     if (!b->inputs || !b->shapes || !seen)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
@@ -325,7 +323,7 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
         if (!seen[i])
             rc = bd_error_set(err, BD_EINVAL, "missing input '%s' (the model's inputs: %s)",
                               bd_graph_input(g, i)->name, names(g, true, list, sizeof list));
-    free_unless(seen, seen_small);
+    bd_infer_free_unless(seen, seen_small);
     return rc;
 }
 
@@ -336,9 +334,9 @@ static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *
     char list[256];
     size_t n_out = bd_graph_num_outputs(g);
     b->n_out = req->outputs_count ? req->outputs_count : n_out;
-    b->out_idx = small_or_calloc(b->out_idx_small, b->n_out, sizeof *b->out_idx);
+    b->out_idx = bd_infer_small_or_calloc(b->out_idx_small, b->n_out, sizeof *b->out_idx);
     bool seen_small[BD_INFER_SMALL];
-    bool *seen = small_or_calloc(seen_small, n_out, sizeof *seen);
+    bool *seen = bd_infer_small_or_calloc(seen_small, n_out, sizeof *seen);
     int rc = 0;
     if (!b->out_idx || !seen)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
@@ -362,7 +360,7 @@ static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *
             b->out_idx[k] = o;
         }
     }
-    free_unless(seen, seen_small);
+    bd_infer_free_unless(seen, seen_small);
     return rc;
 }
 

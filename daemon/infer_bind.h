@@ -34,6 +34,11 @@
 
 #define BD_INFER_SMALL 4            /* inputs/outputs kept without allocating */
 
+/* N elements of SIZE bytes: SMALL (room for BD_INFER_SMALL of them) zeroed when N fits, else
+ * zeroed heap memory (NULL when out of memory). Release with bd_infer_free_unless(p, SMALL). */
+void *bd_infer_small_or_calloc(void *small, size_t n, size_t size);
+void  bd_infer_free_unless(void *p, void *small);            /* frees P unless it is SMALL */
+
 /* The request bound to the graph. Zero-initialize; release with bd_infer_binding_release. */
 typedef struct bd_infer_binding {
     size_t     n_inputs;

@@ -38,23 +38,6 @@ typedef struct infer_job {
     uint64_t     input_ns;                   /* decoding and checking, before the run */
 } infer_job;
 
-/* N elements of SIZE bytes: SMALL when N <= JOB_SMALL, else zeroed heap memory (NULL when out
- * of memory). Release with free_unless(p, SMALL). */
-static void *small_or_calloc(void *small, size_t n, size_t size)
-{
-    if (n <= JOB_SMALL) {
-        memset(small, 0, JOB_SMALL * size);
-        return small;
-    }
-    return calloc(n, size);
-}
-
-static void free_unless(void *p, void *small)
-{
-    if (p != small)
-        free(p);
-}
-
 static void job_free(void *p)
 {
     infer_job *j = p;
@@ -145,9 +128,9 @@ static void job_run(bd_job *base)
     bd_wire_span *spans = NULL;
     int64_t (*shapes)[BD_MAX_RANK] = NULL;
     if (!rc) {
-        outs = small_or_calloc(outs_small, n_out, sizeof *outs);
-        spans = small_or_calloc(spans_small, n_out, sizeof *spans);
-        shapes = small_or_calloc(shapes_small, n_out, sizeof *shapes);
+        outs = bd_infer_small_or_calloc(outs_small, n_out, sizeof *outs);
+        spans = bd_infer_small_or_calloc(spans_small, n_out, sizeof *spans);
+        shapes = bd_infer_small_or_calloc(shapes_small, n_out, sizeof *shapes);
         if (!outs || !spans || !shapes)
             rc = bd_error_set(&err, BD_ENOMEM, "out of memory building the response");
     }
@@ -188,9 +171,9 @@ static void job_run(bd_job *base)
                "inference failed: %s", err.msg);
         if (exec)
             bd_served_exec_release(s, exec);
-        free_unless(outs, outs_small);
-        free_unless(spans, spans_small);
-        free_unless(shapes, shapes_small);
+        bd_infer_free_unless(outs, outs_small);
+        bd_infer_free_unless(spans, spans_small);
+        bd_infer_free_unless(shapes, shapes_small);
         fail(j, rc, err.msg);
         bd_call_unhold(j->call);
         return;
@@ -216,9 +199,9 @@ static void job_run(bd_job *base)
 
     bd_call_reply(j->call, inference_ModelInferResponse_fields, &rsp);   /* encodes (copies) now */
     bd_served_exec_release(s, exec);
-    free_unless(outs, outs_small);
-    free_unless(spans, spans_small);
-    free_unless(shapes, shapes_small);
+    bd_infer_free_unless(outs, outs_small);
+    bd_infer_free_unless(spans, spans_small);
+    bd_infer_free_unless(shapes, shapes_small);
     bd_call_unhold(j->call);
 }
 
