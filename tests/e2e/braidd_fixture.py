@@ -18,6 +18,7 @@ BRAID_E2E_KEEP=1 keeps each braidd's temporary repository and log after the run.
 """
 
 import atexit
+import json
 import os
 import shutil
 import signal
@@ -375,6 +376,17 @@ class BraiddTestCase(unittest.TestCase):
         # bad-input row).
         self.d.assert_running()
         self.stub.ServerLive(pb.ServerLiveRequest(), timeout=10)
+
+
+def load_request(name, files=None, config=None):
+    """A RepositoryModelLoadRequest for NAME: FILES {"1/model.onnx": bytes} as uploads,
+    CONFIG (a dict) as the `config` parameter."""
+    req = pb.RepositoryModelLoadRequest(model_name=name)
+    for path, data in (files or {}).items():
+        req.parameters["file:" + path].bytes_param = data
+    if config is not None:
+        req.parameters["config"].string_param = json.dumps(config)
+    return req
 
 
 def status_of(fn, *args, **kwargs):

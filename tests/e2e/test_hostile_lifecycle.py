@@ -25,20 +25,11 @@ import grpc
 import numpy as np
 
 import e2e_models
-from braidd_fixture import Braidd, pb, run_tests, status_of
+from braidd_fixture import Braidd, pb, run_tests, status_of, load_request
 from tensors import infer_request
 
 TIME_LIMIT_S = 120.0
 CLOSE_MARGIN_S = 10.0      # braidd's hard stop comes this long after the exit timeout
-
-
-def load_request(name, files=None, config=None):
-    req = pb.RepositoryModelLoadRequest(model_name=name)
-    for path, data in (files or {}).items():
-        req.parameters["file:" + path].bytes_param = data
-    if config is not None:
-        req.parameters["config"].string_param = json.dumps(config)
-    return req
 
 
 def log_lines_after(text, marker):

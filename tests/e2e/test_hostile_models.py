@@ -23,7 +23,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 import e2e_models
-from braidd_fixture import BraiddTestCase, pb, run_tests, status_of
+from braidd_fixture import BraiddTestCase, pb, run_tests, status_of, load_request
 from tensors import infer_request, response_outputs
 
 CORPUS = os.path.join(e2e_models.source_root(), "tests", "fuzz", "corpus")
@@ -39,13 +39,6 @@ def tfjs_files(name):
     data = corpus("tfjs", name)
     n = struct.unpack("<I", data[:4])[0] % (len(data) - 4 + 1)
     return {"1/model.json": data[4:4 + n], "1/w.bin": data[4 + n:]}
-
-
-def load_request(name, files):
-    req = pb.RepositoryModelLoadRequest(model_name=name)
-    for path, data in files.items():
-        req.parameters["file:" + path].bytes_param = data
-    return req
 
 
 def onnx_bytes(graph):

@@ -10,19 +10,10 @@ import grpc
 import numpy as np
 
 import e2e_models
-from braidd_fixture import BraiddTestCase, pb, run_tests, status_of
+from braidd_fixture import BraiddTestCase, pb, run_tests, status_of, load_request
 from tensors import infer_request, response_outputs
 
 DEMO = "tinycnn"
-
-
-def load_request(name, files=None, config=None):
-    req = pb.RepositoryModelLoadRequest(model_name=name)
-    for path, data in (files or {}).items():
-        req.parameters["file:" + path].bytes_param = data
-    if config is not None:
-        req.parameters["config"].string_param = json.dumps(config)
-    return req
 
 
 class Repository(BraiddTestCase):
