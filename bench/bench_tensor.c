@@ -1,5 +1,5 @@
 /* Host tensors for the benchmarks: allocation, deterministic fill, comparison. */
-#include "bench_tensor.h"
+#include "bench/bench_tensor.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partitioner/ir/dtype.h"
+#include "core/ir/dtype.h"
 
 int bench_tensor_init(bench_tensor *t, const char *name, int dtype, int rank, const int64_t *dims,
                       char *why, size_t why_len)

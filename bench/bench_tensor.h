@@ -3,8 +3,8 @@
  *
  * The one dtype numbering is ONNX's (TensorProto.DataType), which braid's bd_dtype and ORT's
  * ONNXTensorElementDataType share, so a tensor can be handed to either without a table. */
-#ifndef BD_BENCH_TENSOR_H
-#define BD_BENCH_TENSOR_H
+#ifndef BD_BENCH_BENCH_TENSOR_H
+#define BD_BENCH_BENCH_TENSOR_H
 
 #include <stddef.h>
 #include <stdint.h>

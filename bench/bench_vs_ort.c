@@ -29,10 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_tensor.h"
-#include "ort_runner.h"
-#include "backends/omp_env.h"
-#include "partitioner/model.h"
+#include "bench/bench_tensor.h"
+#include "bench/ort_runner.h"
+#include "runtime/omp_env.h"
+#include "runtime/model.h"
 
 #define WHY_LEN 1024
 

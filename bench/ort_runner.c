@@ -1,5 +1,5 @@
 /* ONNX Runtime session for the benchmark, over braid's own declaration of ORT's C API. */
-#include "ort_runner.h"
+#include "bench/ort_runner.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bench_tensor.h"
+#include "bench/bench_tensor.h"
 
 typedef struct ort_runner ort_runner;
 

@@ -23,8 +23,8 @@
  * Threads: one braid_client may be used from many threads at once; each call is
  * synchronous, with its own completion queue and the deadline from the options. A result
  * object may be read from any thread but freed once. */
-#ifndef BRAID_CLIENT_H
-#define BRAID_CLIENT_H
+#ifndef BD_CLIENT_BRAID_CLIENT_H
+#define BD_CLIENT_BRAID_CLIENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

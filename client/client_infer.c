@@ -8,7 +8,7 @@
 
 #include "client/client_infer_result.h"
 #include "client/client_internal.h"
-#include "inference.pb.h"
+#include "proto/inference.pb.h"
 
 #define MAX_TENSORS 64
 

@@ -1,7 +1,7 @@
 /* libbraid-client internals: the client object and the one unary-call helper every RPC
  * goes through. Not installed. */
-#ifndef BRAID_CLIENT_INTERNAL_H
-#define BRAID_CLIENT_INTERNAL_H
+#ifndef BD_CLIENT_CLIENT_INTERNAL_H
+#define BD_CLIENT_CLIENT_INTERNAL_H
 
 #include <stdarg.h>
 

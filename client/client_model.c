@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
-#include "inference.pb.h"
+#include "proto/inference.pb.h"
 
 static void tensor_info_clear(braid_tensor_info *t)
 {

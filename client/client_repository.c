@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
-#include "inference.pb.h"
+#include "proto/inference.pb.h"
 
 void braid_repository_list_free(braid_repository_list *index)
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
-#include "inference.pb.h"
+#include "proto/inference.pb.h"
 
 /* ServerLive and ServerReady are the same message on the wire (an empty request; a reply holding
  * bool field 1; see proto/inference.proto), so the Live types carry both; METHOD picks the RPC. */

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "client/client_internal.h"
-#include "inference.pb.h"
+#include "proto/inference.pb.h"
 
 void braid_statistics_free(braid_statistics *stats)
 {

@@ -1,5 +1,5 @@
 /* Bearer tokens (auth.h): a table of SHA-256 digests with their roles, behind a rwlock. */
-#include "auth.h"
+#include "daemon/auth.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,13 +18,13 @@
  *
  * Thread-safe: checks take a read lock (any thread: the gRPC cq thread, the loop);
  * bd_auth_reload swaps the table under the write lock. */
-#ifndef BD_AUTH_H
-#define BD_AUTH_H
+#ifndef BD_DAEMON_AUTH_H
+#define BD_DAEMON_AUTH_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "partitioner/error.h"
+#include "core/error.h"
 
 typedef enum bd_role {
     BD_ROLE_NONE      = 0,      /* open: health probes */

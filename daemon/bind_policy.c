@@ -1,13 +1,13 @@
 /* The bind policy (bind_policy.h). */
-#include "bind_policy.h"
+#include "daemon/bind_policy.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "log.h"
-#include "tls_config.h"
+#include "daemon/log.h"
+#include "daemon/tls_config.h"
 
 static bool sockaddr_loopback(const struct sockaddr *sa)
 {

@@ -5,13 +5,13 @@
  * one — needs TLS on that port and a token file, unless allow_insecure_bind says the
  * operator knows (a private network, a sidecar doing TLS): then every start logs a warning
  * per exposed port. */
-#ifndef BD_BIND_POLICY_H
-#define BD_BIND_POLICY_H
+#ifndef BD_DAEMON_BIND_POLICY_H
+#define BD_DAEMON_BIND_POLICY_H
 
 #include <stdbool.h>
 
-#include "config.h"
-#include "partitioner/error.h"
+#include "daemon/config.h"
+#include "core/error.h"
 
 /* True when every address HOST:PORT resolves to is a loopback address; false for the
  * wildcard, other addresses and names that do not resolve. */

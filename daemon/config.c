@@ -1,6 +1,6 @@
 /* braidd's configuration: defaults, then the JSON file, then the flags. The JSON key and the
  * flag share a name (queue_limit = --queue-limit); docs/config.md documents each. */
-#include "config.h"
+#include "daemon/config.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "daemon/log.h"
 
 #ifndef BRAIDD_VERSION
 #define BRAIDD_VERSION "unknown"

@@ -1,13 +1,13 @@
 /* braidd's configuration: defaults, then a JSON file (--config FILE), then command-line
  * flags, each overriding the one before. Every key is documented in docs/config.md; the
  * JSON key and the flag share a name (json "queue_limit" = flag --queue-limit). */
-#ifndef BD_CONFIG_H
-#define BD_CONFIG_H
+#ifndef BD_DAEMON_CONFIG_H
+#define BD_DAEMON_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "partitioner/error.h"
+#include "core/error.h"
 
 typedef struct bd_daemon_config {
     char   grpc_address[256];     /* "127.0.0.1:8001" */

@@ -7,7 +7,7 @@
  * the plaintext; every response is encrypted and its ciphertext written (tls_flush).
  * A detached connection (bd_http_serve_bytes) has no handles: reads, timers and writes are
  * skipped or go to a sink, and it is freed by its caller. */
-#include "http_server.h"
+#include "daemon/http_server.h"
 
 #include <netdb.h>
 #include <stdbool.h>
@@ -18,8 +18,8 @@
 
 #include <http_parser.h>
 
-#include "http_tls.h"
-#include "log.h"
+#include "daemon/http_tls.h"
+#include "daemon/log.h"
 
 #define READ_CHUNK 4096
 #define MAX_URL    8192              /* longer request targets get 414 */

@@ -18,8 +18,8 @@
  * WWW-Authenticate for a missing or unknown token, 403 for a role too weak.
  *
  * Loop thread only. http_status.c puts braidd's routes on it. */
-#ifndef BD_HTTP_SERVER_H
-#define BD_HTTP_SERVER_H
+#ifndef BD_DAEMON_HTTP_SERVER_H
+#define BD_DAEMON_HTTP_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,8 +28,8 @@
 
 #include <openssl/ssl.h>
 
-#include "auth.h"
-#include "partitioner/error.h"
+#include "daemon/auth.h"
+#include "core/error.h"
 
 typedef struct bd_http_server bd_http_server;
 

@@ -1,5 +1,5 @@
 /* braidd's status routes (http_status.h) on the small HTTP server of http_server.h. */
-#include "http_status.h"
+#include "daemon/http_status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +7,11 @@
 
 #include <http_parser.h>
 
-#include "http_server.h"
-#include "log.h"
-#include "prometheus.h"
-#include "status_json.h"
-#include "status_view.h"
+#include "daemon/http_server.h"
+#include "daemon/log.h"
+#include "daemon/prometheus.h"
+#include "daemon/status_json.h"
+#include "daemon/status_view.h"
 
 struct bd_http {
     bd_http_server *srv;

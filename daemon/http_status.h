@@ -7,16 +7,16 @@
  *   GET /v2/status         JSON (cJSON): server, every model/version with state, reason,
  *                          partition summary, queue depth, counters
  * Anything else: 404; methods other than GET/HEAD: 405. Loop thread only. */
-#ifndef BD_HTTP_STATUS_H
-#define BD_HTTP_STATUS_H
+#ifndef BD_DAEMON_HTTP_STATUS_H
+#define BD_DAEMON_HTTP_STATUS_H
 
 #include <uv.h>
 
 #include <openssl/ssl.h>
 
-#include "auth.h"
-#include "partitioner/error.h"
-#include "registry.h"
+#include "daemon/auth.h"
+#include "core/error.h"
+#include "daemon/registry.h"
 
 typedef struct bd_http bd_http;
 

@@ -1,5 +1,5 @@
 /* TLS over memory BIOs (http_tls.h). */
-#include "http_tls.h"
+#include "daemon/http_tls.h"
 
 #include <limits.h>
 #include <stdbool.h>

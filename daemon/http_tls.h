@@ -8,8 +8,8 @@
  * already on every host gRPC runs on; GnuTLS would do the same job with more glue.
  *
  * Not thread-safe: one connection, the loop thread. */
-#ifndef BD_HTTP_TLS_H
-#define BD_HTTP_TLS_H
+#ifndef BD_DAEMON_HTTP_TLS_H
+#define BD_DAEMON_HTTP_TLS_H
 
 #include <stddef.h>
 #include <sys/types.h>

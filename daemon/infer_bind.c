@@ -4,7 +4,7 @@
  * (protobuf gives no alignment guarantee) it is copied once into an aligned buffer, so no
  * kernel ever reads a misaligned element. Typed `contents` are counted first, then converted
  * into a buffer of exactly that many elements. */
-#include "infer_bind.h"
+#include "daemon/infer_bind.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 
 #include <pb_decode.h>
 
-#include "wire_span.h"
+#include "proto/wire_span.h"
 
 void *bd_infer_small_or_calloc(void *small, size_t n, size_t size)
 {

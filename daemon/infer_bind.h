@@ -15,8 +15,8 @@
  * overflows. Typed `contents` are counted before their buffer is allocated, so a buffer is
  * never larger than the values the message carries. All errors are BD_EINVAL naming the
  * tensor and what was expected (BD_ENOMEM when out of memory). */
-#ifndef BD_INFER_BIND_H
-#define BD_INFER_BIND_H
+#ifndef BD_DAEMON_INFER_BIND_H
+#define BD_DAEMON_INFER_BIND_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,9 +24,9 @@
 
 #include <dlpack/dlpack.h>
 
-#include "inference.pb.h"
-#include "partitioner/error.h"
-#include "partitioner/ir/graph.h"
+#include "proto/inference.pb.h"
+#include "core/error.h"
+#include "core/ir/graph.h"
 
 /* Elements one input shape may describe, 0 dims counted as 1: 2^31 - 1, more than a
  * message of gRPC's largest size (max_message_bytes <= 2^31 - 1) can carry. */

@@ -1,6 +1,6 @@
 /* One line per event on stderr, each written with a single write(2) so lines from
  * different threads never interleave. */
-#include "log.h"
+#include "daemon/log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

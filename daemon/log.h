@@ -2,8 +2,8 @@
  * the model's name and version:
  *     2026-11-22T12:00:00.123Z INFO  model=resnet50 version=1 loaded in 812 ms (57 steps)
  * Safe to call from any thread (each line is written with a single write()). */
-#ifndef BD_LOG_H
-#define BD_LOG_H
+#ifndef BD_DAEMON_LOG_H
+#define BD_DAEMON_LOG_H
 
 typedef enum bd_log_level { BD_LOG_DEBUG = 0, BD_LOG_INFO, BD_LOG_WARN, BD_LOG_ERROR } bd_log_level;
 

@@ -19,16 +19,17 @@
 
 #include <uv.h>
 
-#include "backends/omp_env.h"
-#include "config.h"
-#include "http_status.h"
-#include "log.h"
-#include "memory_budget.h"
-#include "notify.h"
-#include "registry.h"
-#include "scheduler.h"
-#include "security.h"
-#include "server.h"
+#include "runtime/omp_env.h"
+#include "daemon/config.h"
+#include "daemon/http_status.h"
+#include "daemon/log.h"
+#include "daemon/memory_budget.h"
+#include "daemon/notify.h"
+#include "daemon/registry.h"
+#include "daemon/rpc.h"
+#include "daemon/scheduler.h"
+#include "daemon/security.h"
+#include "daemon/server.h"
 
 typedef struct braidd {
     uv_loop_t        loop;
@@ -313,7 +314,8 @@ int main(int argc, char **argv)
     int exit_code = 0;
     if ((rc = bd_registry_create(&d->loop, &d->cfg, &d->reg, &err)) != 0 ||
         (rc = bd_scheduler_create(d->cfg.workers, d->cfg.threads_per_worker, &d->sched, &err)) != 0 ||
-        (rc = bd_server_start(&d->loop, &d->cfg, d->reg, d->sched, &d->srv, &err)) != 0 ||
+        (rc = bd_server_start(&d->loop, &d->cfg, bd_rpc_methods, bd_rpc_n_methods, d->reg,
+                                   d->sched, &d->srv, &err)) != 0 ||
         (d->cfg.http_address[0] &&
          ((rc = bd_http_start(&d->loop, d->cfg.http_address, d->reg, &d->http, &err)) != 0 ||
           (rc = bd_security_protect_http(&d->cfg, d->srv, d->http, &err)) != 0))) {

@@ -1,4 +1,4 @@
-#include "memory_budget.h"
+#include "daemon/memory_budget.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* How much memory braidd may use: the smaller of the machine's RAM and its cgroup's limit. */
-#ifndef BD_MEMORY_BUDGET_H
-#define BD_MEMORY_BUDGET_H
+#ifndef BD_DAEMON_MEMORY_BUDGET_H
+#define BD_DAEMON_MEMORY_BUDGET_H
 
 #include <stddef.h>
 

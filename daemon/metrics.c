@@ -1,6 +1,6 @@
 /* The metrics primitives: lock-free histogram/duration updates and the two clocks every
  * timestamp in the daemon comes from. Rendering (/metrics, /v2/status) lives elsewhere. */
-#include "metrics.h"
+#include "daemon/metrics.h"
 
 #include <time.h>
 

@@ -3,8 +3,8 @@
  *
  * One bd_model_stats per loaded model version (owned by the registry entry), one
  * bd_server_stats per process. Durations are nanoseconds. */
-#ifndef BD_METRICS_H
-#define BD_METRICS_H
+#ifndef BD_DAEMON_METRICS_H
+#define BD_DAEMON_METRICS_H
 
 #include <stdatomic.h>
 #include <stddef.h>

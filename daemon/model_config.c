@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "registry_internal.h"
+#include "daemon/registry_internal.h"
 
 /* Platforms a config may declare (Triton's names; "onnx" is braid's spelling of ONNX). */
 static const char *const platforms[] = { "onnx", "onnxruntime_onnx", "tensorflow_graphdef", "tensorflow_tfjs" };

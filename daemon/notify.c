@@ -2,7 +2,7 @@
  * $NOTIFY_SOCKET is unset, i.e. when braidd is not run by systemd with Type=notify. The
  * environment is left in place (unset_environment = 0) so that threads may call these
  * concurrently and repeatedly. */
-#include "notify.h"
+#include "daemon/notify.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* systemd integration (libsystemd's sd_notify): a no-op when not run by systemd
  * ($NOTIFY_SOCKET unset). Thread-safe. */
-#ifndef BD_NOTIFY_H
-#define BD_NOTIFY_H
+#ifndef BD_DAEMON_NOTIFY_H
+#define BD_DAEMON_NOTIFY_H
 
 #include <stdint.h>
 

@@ -1,11 +1,11 @@
-#include "process_stats.h"
+#include "daemon/process_stats.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "partitioner/error.h"
+#include "core/error.h"
 
 int bd_process_stats_read(bd_process_stats *out)
 {

@@ -1,6 +1,6 @@
 /* The daemon process's own resource use, read from /proc/self (Linux). */
-#ifndef BD_PROCESS_STATS_H
-#define BD_PROCESS_STATS_H
+#ifndef BD_DAEMON_PROCESS_STATS_H
+#define BD_DAEMON_PROCESS_STATS_H
 
 #include <stdint.h>
 

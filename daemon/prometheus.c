@@ -1,13 +1,13 @@
 /* Families are written one after the other (HELP, TYPE, then every sample of the family),
  * as the format requires: all lines of one metric family must be contiguous. */
-#include "prometheus.h"
+#include "daemon/prometheus.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backends/registry.h"
-#include "partitioner/error.h"
+#include "runtime/engines.h"
+#include "core/error.h"
 
 /* Label values escape backslash, double quote and newline (the format's only escapes). */
 static void put_label(FILE *f, const char *key, const char *value)

@@ -1,12 +1,12 @@
 /* /metrics: the Prometheus text exposition format, version 0.0.4
  * (https://prometheus.io/docs/instrumenting/exposition_formats/). Every family carries
  * # HELP and # TYPE; the metric names and labels are listed in docs/operations.md. */
-#ifndef BD_PROMETHEUS_H
-#define BD_PROMETHEUS_H
+#ifndef BD_DAEMON_PROMETHEUS_H
+#define BD_DAEMON_PROMETHEUS_H
 
 #include <stddef.h>
 
-#include "status_view.h"
+#include "daemon/status_view.h"
 
 /* The Content-Type of the rendered text. */
 #define BD_PROMETHEUS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"

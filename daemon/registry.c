@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <dirent.h>
 
-#include "log.h"
-#include "registry_internal.h"
+#include "daemon/log.h"
+#include "daemon/registry_internal.h"
 
 typedef struct reg_entry {
     struct reg_entry *next;        /* sorted by name */

@@ -9,17 +9,17 @@
  *
  * Repository layout (Triton's): <repo>/<model>/<version>/model.onnx, optional
  * <repo>/<model>/config.json. The highest numeric version directory is served. */
-#ifndef BD_REGISTRY_DAEMON_H
-#define BD_REGISTRY_DAEMON_H
+#ifndef BD_DAEMON_REGISTRY_H
+#define BD_DAEMON_REGISTRY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <uv.h>
 
-#include "config.h"
-#include "metrics.h"
-#include "partitioner/model.h"
+#include "daemon/config.h"
+#include "daemon/metrics.h"
+#include "runtime/model.h"
 
 typedef enum bd_model_state {
     BD_STATE_UNAVAILABLE = 0,  /* known (e.g. found in the repository) but not serving   */

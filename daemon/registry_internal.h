@@ -1,12 +1,12 @@
 /* Internals shared by the registry's files and the scheduler: the bd_served layout and the
  * per-model configuration (config.json). Not part of any other module's contract. */
-#ifndef BD_REGISTRY_INTERNAL_H
-#define BD_REGISTRY_INTERNAL_H
+#ifndef BD_DAEMON_REGISTRY_INTERNAL_H
+#define BD_DAEMON_REGISTRY_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "registry.h"
+#include "daemon/registry.h"
 
 struct bd_job;
 

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
-#include "partitioner/import.h"
-#include "registry_internal.h"
+#include "daemon/log.h"
+#include "runtime/import.h"
+#include "daemon/registry_internal.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
 

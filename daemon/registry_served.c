@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry_internal.h"
+#include "daemon/registry_internal.h"
 
 static atomic_long live_count;
 

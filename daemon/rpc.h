@@ -1,14 +1,14 @@
-/* The RPC handlers, one per served method (server.c's method table routes to them).
+/* The RPC handlers, one per served method (rpc.c's method table; server.c routes to them).
  *
  * Each runs on the loop thread with a received call, decodes its request with
  * bd_call_decode and answers exactly once with bd_call_reply / bd_call_fail — at once for
  * the cheap RPCs, from a worker (ModelInfer) or a registry callback (load/unload) otherwise.
  * ModelInfer also has a fast handler that the cq thread runs first (server.h).
- * Status codes follow PROTOCOL.md through status_map.h. */
-#ifndef BD_RPC_H
-#define BD_RPC_H
+ * Status codes follow docs/protocol.md through status_map.h. */
+#ifndef BD_DAEMON_RPC_H
+#define BD_DAEMON_RPC_H
 
-#include "server.h"
+#include "daemon/server.h"
 
 /* rpc_health.c */
 void bd_rpc_server_live(bd_call *c);        /* always live while the process serves */
@@ -35,5 +35,9 @@ void bd_rpc_repository_unload(bd_call *c);
 
 /* rpc_statistics.c */
 void bd_rpc_model_statistics(bd_call *c);
+
+/* rpc.c: every method braidd serves, for bd_server_start. */
+extern const bd_rpc_method bd_rpc_methods[];
+extern const size_t        bd_rpc_n_methods;
 
 #endif

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "health.pb.h"
-#include "inference.pb.h"
-#include "rpc.h"
+#include "proto/health.pb.h"
+#include "proto/inference.pb.h"
+#include "daemon/rpc.h"
 
 static bool server_ready(bd_call *c)
 {

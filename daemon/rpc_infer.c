@@ -20,11 +20,11 @@
 
 #include <pb_encode.h>
 
-#include "inference.pb.h"
-#include "infer_bind.h"
-#include "log.h"
-#include "rpc.h"
-#include "status_map.h"
+#include "proto/inference.pb.h"
+#include "daemon/infer_bind.h"
+#include "daemon/log.h"
+#include "daemon/rpc.h"
+#include "daemon/status_map.h"
 
 #define JOB_SMALL BD_INFER_SMALL
 

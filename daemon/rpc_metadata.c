@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inference.pb.h"
-#include "rpc.h"
+#include "proto/inference.pb.h"
+#include "daemon/rpc.h"
 
 #ifndef BRAIDD_VERSION
 #define BRAIDD_VERSION "unknown"

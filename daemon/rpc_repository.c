@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inference.pb.h"
-#include "log.h"
-#include "rpc.h"
+#include "proto/inference.pb.h"
+#include "daemon/log.h"
+#include "daemon/rpc.h"
 
 void bd_rpc_repository_index(bd_call *c)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inference.pb.h"
-#include "rpc.h"
+#include "proto/inference.pb.h"
+#include "daemon/rpc.h"
 
 static inference_StatisticDuration duration(bd_duration *d)
 {

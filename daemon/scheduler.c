@@ -1,7 +1,7 @@
 /* The worker pool: per-version FIFO queues (hanging off each bd_served, see
  * registry_internal.h), served round-robin by N workers under one mutex. A queued job holds
  * a reference to its version, so a queue never outlives the version it belongs to. */
-#include "scheduler.h"
+#include "daemon/scheduler.h"
 
 #include <errno.h>
 #include <omp.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "log.h"
-#include "registry_internal.h"
+#include "daemon/log.h"
+#include "daemon/registry_internal.h"
 
 struct bd_scheduler {
     pthread_mutex_t lock;

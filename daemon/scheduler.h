@@ -4,15 +4,15 @@
  * cores by default). Jobs wait in a bounded FIFO per model version (bd_served); workers take
  * from the model queues round-robin, so one busy model cannot starve another. A job whose
  * deadline passed or that was cancelled is dropped instead of run. */
-#ifndef BD_SCHEDULER_H
-#define BD_SCHEDULER_H
+#ifndef BD_DAEMON_SCHEDULER_H
+#define BD_DAEMON_SCHEDULER_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "partitioner/error.h"
-#include "registry.h"
+#include "core/error.h"
+#include "daemon/registry.h"
 
 typedef struct bd_scheduler bd_scheduler;
 typedef struct bd_job       bd_job;

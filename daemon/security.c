@@ -1,10 +1,10 @@
 /* The daemon-level security steps (security.h). */
-#include "security.h"
+#include "daemon/security.h"
 
-#include "auth.h"
-#include "bind_policy.h"
-#include "log.h"
-#include "tls_config.h"
+#include "daemon/auth.h"
+#include "daemon/bind_policy.h"
+#include "daemon/log.h"
+#include "daemon/tls_config.h"
 
 int bd_security_check(bd_daemon_config *cfg, bd_error *err)
 {

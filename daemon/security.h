@@ -7,13 +7,13 @@
  *                    a failure what is in force stays, and the log says why.
  *
  * Loop thread only. */
-#ifndef BD_SECURITY_H
-#define BD_SECURITY_H
+#ifndef BD_DAEMON_SECURITY_H
+#define BD_DAEMON_SECURITY_H
 
-#include "config.h"
-#include "http_status.h"
-#include "partitioner/error.h"
-#include "server.h"
+#include "daemon/config.h"
+#include "daemon/http_status.h"
+#include "core/error.h"
+#include "daemon/server.h"
 
 /* Check CFG before anything binds (it may set load_all_at_start for the none and poll
  * modes). BD_E* with a message naming the flag and the fix. */

@@ -2,7 +2,7 @@
  *
  * A few entries (one per model recently asked for), linear search under one mutex: readers
  * are the cq thread and the loop, so the lock is almost never contended. */
-#include "served_cache.h"
+#include "daemon/served_cache.h"
 
 #include <pthread.h>
 #include <stdint.h>

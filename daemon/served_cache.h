@@ -12,11 +12,11 @@
  * The table holds one reference per cached version, dropped at the next refresh after that
  * version stops serving (within the same loop iteration as the swap or unload), so an old
  * version is still freed when its last in-flight request ends. */
-#ifndef BD_SERVED_CACHE_H
-#define BD_SERVED_CACHE_H
+#ifndef BD_DAEMON_SERVED_CACHE_H
+#define BD_DAEMON_SERVED_CACHE_H
 
-#include "partitioner/error.h"
-#include "registry.h"
+#include "core/error.h"
+#include "daemon/registry.h"
 
 typedef struct bd_served_cache bd_served_cache;
 

@@ -5,7 +5,7 @@
  * send batch), one for the handler while it runs, one per bd_call_hold. Whichever thread
  * drops the last one frees the call; only the count of live calls (which the close waits
  * on) is shared with the loop, under the server's lock. */
-#include "server.h"
+#include "daemon/server.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -20,46 +20,14 @@
 #include <pb_decode.h>
 #include <pb_encode.h>
 
-#include "auth.h"
-#include "log.h"
-#include "metrics.h"
-#include "rpc.h"
-#include "served_cache.h"
-#include "status_map.h"
-#include "tls_config.h"
-#include "wire_span.h"
+#include "daemon/auth.h"
+#include "daemon/log.h"
+#include "daemon/metrics.h"
+#include "daemon/served_cache.h"
+#include "daemon/status_map.h"
+#include "daemon/tls_config.h"
+#include "proto/wire_span.h"
 
-/* ---- the method table ------------------------------------------------------------------- */
-
-/* POSTED: how many requests are kept posted for the method. A call that arrives while none
- * is posted waits in gRPC's pending list, and a shutdown kills that list with CANCELLED —
- * so the hot method keeps enough posted for every concurrent client to be matched at once
- * (a matched call always runs to its answer, even during shutdown).
- * FAST: a handler the cq thread runs itself; it returns false to pass the call on to FN on
- * the loop (which then finds the call as FAST left it). Methods without one go to the loop. */
-typedef struct method {
-    const char         *path;
-    bd_rpc_handler      fn;
-    bd_rpc_fast_handler fast;
-    int                 posted;
-    bool                refused_when_stopping;   /* work that would delay the shutdown */
-} method;
-
-static const method methods[] = {
-    { "/inference.GRPCInferenceService/ServerLive",            bd_rpc_server_live, NULL, 4, false },
-    { "/inference.GRPCInferenceService/ServerReady",           bd_rpc_server_ready, NULL, 4, false },
-    { "/inference.GRPCInferenceService/ModelReady",            bd_rpc_model_ready, NULL, 4, false },
-    { "/inference.GRPCInferenceService/ServerMetadata",        bd_rpc_server_metadata, NULL, 4, false },
-    { "/inference.GRPCInferenceService/ModelMetadata",         bd_rpc_model_metadata, NULL, 4, false },
-    { "/inference.GRPCInferenceService/ModelConfig",           bd_rpc_model_config, NULL, 4, false },
-    { "/inference.GRPCInferenceService/ModelInfer",            bd_rpc_model_infer, bd_rpc_model_infer_fast, 64, true },
-    { "/inference.GRPCInferenceService/ModelStatistics",       bd_rpc_model_statistics, NULL, 4, false },
-    { "/inference.GRPCInferenceService/RepositoryIndex",       bd_rpc_repository_index, NULL, 4, false },
-    { "/inference.GRPCInferenceService/RepositoryModelLoad",   bd_rpc_repository_load, NULL, 4, true },
-    { "/inference.GRPCInferenceService/RepositoryModelUnload", bd_rpc_repository_unload, NULL, 4, true },
-    { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, NULL, 4, false },
-};
-#define N_METHODS (sizeof methods / sizeof methods[0])
 #define UNREGISTERED (-1)
 
 /* ---- objects ------------------------------------------------------------------------------ */
@@ -87,7 +55,7 @@ typedef struct loop_event {
 
 struct bd_call {
     bd_server          *srv;
-    int                 method;          /* index into methods[], or UNREGISTERED */
+    int                 method;          /* index into srv->methods, or UNREGISTERED */
     grpc_call          *call;
     gpr_timespec        deadline;        /* registered calls */
     grpc_call_details   details;         /* unregistered calls */
@@ -128,7 +96,9 @@ struct bd_server {
     bd_tls_reloader        *tls;          /* gRPC TLS files; NULL = plaintext */
     grpc_server            *server;
     grpc_completion_queue  *cq;
-    void                   *registered[N_METHODS];
+    const bd_rpc_method    *methods;      /* what main() serves (rpc.c) */
+    size_t                  n_methods;
+    void                   *registered[BD_SERVER_MAX_METHODS];
     int                     port;
     pthread_t               thread;
     uv_async_t              async;
@@ -301,7 +271,7 @@ static uint64_t deadline_ns(gpr_timespec d)
 static const char *call_method_name(bd_call *c, char *buf, size_t size)
 {
     if (c->method != UNREGISTERED)
-        return methods[c->method].path;
+        return c->srv->methods[c->method].path;
     size_t n = GRPC_SLICE_LENGTH(c->details.method);
     if (n >= size)
         n = size - 1;
@@ -410,7 +380,7 @@ static void start_call(bd_server *s, bd_call *c, bool on_cq)
     atomic_store(&s->last_call_ns, bd_now_ns());
     atomic_fetch_add(&s->stats->rpc_total, 1);
     c->deadline_ns = deadline_ns(c->method == UNREGISTERED ? c->details.deadline : c->deadline);
-    bool fast = on_cq && c->method != UNREGISTERED && methods[c->method].fast;
+    bool fast = on_cq && c->method != UNREGISTERED && c->srv->methods[c->method].fast;
     if (!fast)
         start_close(c);
 
@@ -427,13 +397,13 @@ static void start_call(bd_server *s, bd_call *c, bool on_cq)
                      "(not ModelStreamInfer) and grpc.health.v1.Health/Check", path);
             bd_call_fail_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
         }
-    } else if (atomic_load(&s->stopping) && methods[c->method].refused_when_stopping) {
+    } else if (atomic_load(&s->stopping) && c->srv->methods[c->method].refused_when_stopping) {
         bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
     } else if (flatten_payload(c) != 0) {
         bd_call_fail_status(c, GRPC_STATUS_INVALID_ARGUMENT, "cannot read the request message");
     } else if (!fast) {
-        methods[c->method].fn(c);
-    } else if (!methods[c->method].fast(c)) {
+        c->srv->methods[c->method].fn(c);
+    } else if (!c->srv->methods[c->method].fast(c)) {
         start_close(c);
         to_loop(s, LOOP_HANDLER, c);            /* the handler's reference goes with it */
         return;
@@ -468,14 +438,14 @@ static void on_cq_event(bd_server *s, srv_tag *tag, int success, uint64_t waited
         }
         c->cq_waited_ns = waited_ns;
         int m = c->method;
-        if (m != UNREGISTERED && methods[m].fast)
+        if (m != UNREGISTERED && s->methods[m].fast)
             start_call(s, c, true);             /* may answer (and free) C */
         else
             to_loop(s, LOOP_START, c);
         /* Post the replacement only now: off the answer's path (the others stay posted). */
         if (!atomic_load(&s->grpc_shut) && post_request(s, m) != 0)
             bd_log(BD_LOG_ERROR, NULL, NULL, "server: cannot post a request for %s",
-                   m == UNREGISTERED ? "unknown methods" : methods[m].path);
+                   m == UNREGISTERED ? "unknown methods" : s->methods[m].path);
         return;
     case TAG_CLOSE:
         closed(c);
@@ -498,7 +468,7 @@ static void on_loop_event(bd_server *s, loop_event ev)
         start_call(s, ev.call, false);
         return;
     case LOOP_HANDLER:
-        methods[ev.call->method].fn(ev.call);
+        s->methods[ev.call->method].fn(ev.call);
         call_release(ev.call);                  /* the handler's */
         return;
     case LOOP_SHUTDOWN:
@@ -824,12 +794,18 @@ void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg)
     uv_timer_start(&s->timer, on_linger, 0, 20);
 }
 
-int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *reg,
-                    bd_scheduler *sched, bd_server **out, bd_error *err)
+int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, const bd_rpc_method *methods,
+                    size_t n_methods, bd_registry *reg, bd_scheduler *sched, bd_server **out,
+                    bd_error *err)
 {
+    if (n_methods > BD_SERVER_MAX_METHODS)
+        return bd_error_set(err, BD_EINVAL, "server: %zu methods, at most %d", n_methods,
+                            BD_SERVER_MAX_METHODS);
     bd_server *s = calloc(1, sizeof *s);
     if (!s)
         return bd_error_set(err, BD_ENOMEM, "out of memory");
+    s->methods = methods;
+    s->n_methods = n_methods;
     s->loop = loop;
     s->cfg = cfg;
     s->reg = reg;
@@ -860,7 +836,7 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
     s->server = grpc_server_create(&chargs, NULL);
     s->cq = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(s->server, s->cq, NULL);
-    for (size_t m = 0; m < N_METHODS; m++)
+    for (size_t m = 0; m < n_methods; m++)
         s->registered[m] = grpc_server_register_method(s->server, methods[m].path, NULL,
                                                        GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 
@@ -897,10 +873,10 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *r
         return rc;
     }
     grpc_server_start(s->server);
-    for (size_t m = 0; m < N_METHODS; m++)
-        for (int k = 0; k < methods[m].posted; k++)
+    for (size_t m = 0; m < s->n_methods; m++)
+        for (int k = 0; k < s->methods[m].posted; k++)
             if (post_request(s, (int)m) != 0)
-                bd_log(BD_LOG_ERROR, NULL, NULL, "server: cannot post a request for %s", methods[m].path);
+                bd_log(BD_LOG_ERROR, NULL, NULL, "server: cannot post a request for %s", s->methods[m].path);
     for (int k = 0; k < 4; k++)
         post_request(s, UNREGISTERED);
     *out = s;

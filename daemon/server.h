@@ -19,8 +19,8 @@
  * A bd_call is one RPC. It is freed exactly once, by whichever thread drops its last
  * reference (reply sent, close-on-server op done, handler returned, holds released); the
  * handler's state (bd_call_set_state) is freed with it. */
-#ifndef BD_SERVER_H
-#define BD_SERVER_H
+#ifndef BD_DAEMON_SERVER_H
+#define BD_DAEMON_SERVER_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,20 +31,24 @@
 #include <pb.h>
 #include <uv.h>
 
-#include "config.h"
-#include "partitioner/error.h"
-#include "registry.h"
-#include "scheduler.h"
+#include "daemon/config.h"
+#include "core/error.h"
+#include "daemon/registry.h"
+#include "daemon/scheduler.h"
 
 typedef struct bd_server bd_server;
 typedef struct bd_call   bd_call;
+typedef struct bd_rpc_method bd_rpc_method;   /* below */
 
 /* ---- the server (loop thread) ---------------------------------------------------------- */
 
 /* Listen on CFG->grpc_address (port 0 picks a free one) and start serving REG's models
  * through SCHED, with TLS and bearer tokens when CFG asks (tls_config.h, auth.h).
- * BD_EIO "cannot listen on ADDR: port in use?" when the address cannot be bound. REG, SCHED and CFG must outlive the server. */
-int  bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_registry *reg,
+ * METHODS (at most BD_SERVER_MAX_METHODS; rpc.h has braidd's) are the gRPC methods served.
+ * BD_EIO "cannot listen on ADDR: port in use?" when the address cannot be bound. METHODS,
+ * REG, SCHED and CFG must outlive the server. */
+int  bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg,
+                     const bd_rpc_method *methods, size_t n_methods, bd_registry *reg,
                      bd_scheduler *sched, bd_server **out, bd_error *err);
 /* The gRPC port actually bound. */
 int  bd_server_port(const bd_server *s);
@@ -74,6 +78,21 @@ typedef void (*bd_rpc_handler)(bd_call *c);
  * care of the call (answered it, or handed it to a worker), false to have the method's loop
  * handler run next with the call as it is (decoded, state set). */
 typedef bool (*bd_rpc_fast_handler)(bd_call *c);
+
+/* One served method. POSTED: how many requests are kept posted for it. A call that arrives
+ * while none is posted waits in gRPC's pending list, and a shutdown kills that list with
+ * CANCELLED, so the hot method keeps enough posted for every concurrent client to be matched
+ * at once (a matched call always runs to its answer, even during shutdown). FAST: a handler
+ * the cq thread runs itself; it returns false to pass the call on to FN on the loop (which
+ * then finds the call as FAST left it). Methods without one go to the loop. */
+struct bd_rpc_method {
+    const char         *path;
+    bd_rpc_handler      fn;
+    bd_rpc_fast_handler fast;                 /* NULL: always on the loop */
+    int                 posted;
+    bool                refused_when_stopping;   /* work that would delay the shutdown */
+};
+#define BD_SERVER_MAX_METHODS 32
 
 bd_registry            *bd_call_registry(const bd_call *c);
 bd_scheduler           *bd_call_scheduler(const bd_call *c);

@@ -1,12 +1,12 @@
-#include "status_json.h"
+#include "daemon/status_json.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "backends/registry.h"
-#include "partitioner/error.h"
+#include "runtime/engines.h"
+#include "core/error.h"
 
 /* Counters are uint64; JSON numbers are doubles in cJSON, exact up to 2^53 — ample for
  * counts and for nanosecond totals up to ~104 days of summed compute. */

@@ -1,11 +1,11 @@
 /* /v2/status: the server and every model as one JSON document (cJSON). The schema is
  * documented in docs/operations.md. */
-#ifndef BD_STATUS_JSON_H
-#define BD_STATUS_JSON_H
+#ifndef BD_DAEMON_STATUS_JSON_H
+#define BD_DAEMON_STATUS_JSON_H
 
 #include <stddef.h>
 
-#include "status_view.h"
+#include "daemon/status_view.h"
 
 /* Render VIEW into a malloc'ed, NUL-terminated JSON text (*OUT, length *LEN; free with
  * free()). PRETTY indents it. Returns 0 or BD_ENOMEM (then *OUT is NULL). Any thread. */

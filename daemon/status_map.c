@@ -1,7 +1,7 @@
 /* BD_E* -> gRPC status: PROTOCOL.md's "what bad input gets" table, in one switch. */
-#include "status_map.h"
+#include "daemon/status_map.h"
 
-#include "partitioner/error.h"
+#include "core/error.h"
 
 grpc_status_code bd_status_to_grpc(int code)
 {

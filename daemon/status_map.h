@@ -1,11 +1,11 @@
 /* The one place where braid's error codes become gRPC status codes (PROTOCOL.md's table).
  * Every RPC handler answers through these; nothing else maps codes. Any thread. */
-#ifndef BD_STATUS_MAP_H
-#define BD_STATUS_MAP_H
+#ifndef BD_DAEMON_STATUS_MAP_H
+#define BD_DAEMON_STATUS_MAP_H
 
 #include <grpc/status.h>
 
-#include "metrics.h"
+#include "daemon/metrics.h"
 
 /* The gRPC status for a BD_E* CODE (0 -> OK):
  *   BD_ENOTFOUND -> NOT_FOUND          BD_EUNAVAIL   -> UNAVAILABLE

@@ -1,9 +1,9 @@
-#include "status_view.h"
+#include "daemon/status_view.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "partitioner/error.h"
+#include "core/error.h"
 
 #ifndef BRAIDD_VERSION
 #define BRAIDD_VERSION "unknown"

@@ -1,16 +1,16 @@
 /* A point-in-time view of the server for the status endpoint's renderers (prometheus.h,
  * status_json.h). The renderers read only this view, never the registry, so they are
  * testable with hand-built views; bd_status_view_collect builds one from a live registry. */
-#ifndef BD_STATUS_VIEW_H
-#define BD_STATUS_VIEW_H
+#ifndef BD_DAEMON_STATUS_VIEW_H
+#define BD_DAEMON_STATUS_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrics.h"
-#include "process_stats.h"
-#include "registry.h"
+#include "daemon/metrics.h"
+#include "daemon/process_stats.h"
+#include "daemon/registry.h"
 
 /* One model of the registry. Pointers stay valid as long as the view. */
 typedef struct bd_model_view {

@@ -1,5 +1,5 @@
 /* TLS credentials from PEM files (tls_config.h). */
-#include "tls_config.h"
+#include "daemon/tls_config.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,7 +10,7 @@
 
 #include <openssl/err.h>
 
-#include "log.h"
+#include "daemon/log.h"
 
 #define MAX_PEM (1 << 20)
 

@@ -12,16 +12,16 @@
  * The HTTP port takes the http_tls_* files when set, else the shared tls_* ones;
  * http_tls_client_ca_file "none" turns client certificates off on HTTP only (so that
  * Kubernetes' HTTPS probes, which present none, still reach the health paths). */
-#ifndef BD_TLS_CONFIG_H
-#define BD_TLS_CONFIG_H
+#ifndef BD_DAEMON_TLS_CONFIG_H
+#define BD_DAEMON_TLS_CONFIG_H
 
 #include <stdbool.h>
 
 #include <grpc/grpc_security.h>
 #include <openssl/ssl.h>
 
-#include "config.h"
-#include "partitioner/error.h"
+#include "daemon/config.h"
+#include "core/error.h"
 
 /* The files the gRPC / HTTP port uses (pointers into CFG; "" when none). */
 typedef struct bd_tls_files {

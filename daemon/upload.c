@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry_internal.h"
+#include "daemon/registry_internal.h"
 
 #define UPLOAD_PATH_MAX 1024
 

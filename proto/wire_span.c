@@ -9,7 +9,7 @@
  * Why a thread-local reader: nanopb hands a non-packed repeated scalar to the callback
  * through a stream over a copy on its own stack, which carries no link to our buffer. The
  * reader bound for the duration of bd_wire_decode is where such values are copied to. */
-#include "wire_span.h"
+#include "proto/wire_span.h"
 
 #include <limits.h>
 #include <stdarg.h>

@@ -8,12 +8,12 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 build=${BRAID_BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
-ninja -C "$build" daemon/braidd client/braid >/dev/null
+ninja -C "$build" daemon/braidd cli/braid >/dev/null
 
 cat <<HINT
 braidd is starting on 127.0.0.1 (gRPC :8001, HTTP :8002). In another terminal:
-  $build/client/braid models
-  $build/client/braid infer tinycnn --input image=tests/fixtures/demo/image.npy
+  $build/cli/braid models
+  $build/cli/braid infer tinycnn --input image=tests/fixtures/demo/image.npy
   curl -s 127.0.0.1:8002/v2/status
   curl -s 127.0.0.1:8002/metrics | grep braid_requests_total
 HINT

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dnnl_backend.h"
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_backend.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 /* ---- engine ------------------------------------------------------------------------------ */
 
@@ -219,6 +219,7 @@ static bool dn_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
 
 const bd_backend bd_dnnl_backend = {
     .name        = "dnnl",
+    .kind        = BD_ENGINE_FAST_PATH,
     .supports    = dn_supports,
     .compile     = dn_compile,
     .ctx_create  = dn_ctx_create,

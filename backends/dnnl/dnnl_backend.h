@@ -4,12 +4,12 @@
  *
  * Thread count: oneDNN uses OpenMP; the caller sets it (omp_set_num_threads) per thread.
  * A kernel may be shared by many contexts running concurrently on different threads. */
-#ifndef BD_DNNL_BACKEND_H
-#define BD_DNNL_BACKEND_H
+#ifndef BD_BACKENDS_DNNL_DNNL_BACKEND_H
+#define BD_BACKENDS_DNNL_DNNL_BACKEND_H
 
 #include <stddef.h>
 
-#include "../backend.h"
+#include "core/backend.h"
 
 extern const bd_backend bd_dnnl_backend;
 

@@ -4,7 +4,7 @@
  * place when src0 dies here. */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 static dnnl_alg_kind_t alg_of(const char *op, bool *commutes)
 {

@@ -8,9 +8,9 @@
 
 #include <oneapi/dnnl/dnnl_debug.h>
 
-#include "../arena.h"
-#include "dnnl_backend.h"
-#include "dnnl_internal.h"
+#include "core/arena.h"
+#include "backends/dnnl/dnnl_backend.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 #define DN_ALIGN 64
 

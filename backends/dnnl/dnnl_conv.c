@@ -5,7 +5,7 @@
  * over the constant's bytes, reordered once. */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 typedef struct conv_geom {
     int     nsp;

@@ -4,7 +4,7 @@
 #include <float.h>
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 /* A constant FP32 scalar input I of N (*OUT untouched when absent). False if not constant. */
 static bool const_scalar(const bd_node *n, size_t i, float *out)

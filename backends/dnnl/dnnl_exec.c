@@ -7,7 +7,7 @@
 
 #include <oneapi/dnnl/dnnl_debug.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 typedef struct dn_ext_bind {
     dnnl_memory_t mem;

@@ -14,15 +14,15 @@
  *
  * Builders report failures with dn_fail()/dn_check(), which name the node; everything the
  * compiler holds is freed by the compiler on error. */
-#ifndef BD_DNNL_INTERNAL_H
-#define BD_DNNL_INTERNAL_H
+#ifndef BD_BACKENDS_DNNL_DNNL_INTERNAL_H
+#define BD_BACKENDS_DNNL_DNNL_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include "../backend.h"
+#include "core/backend.h"
 
 /* ---- the compiled kernel (immutable after compile) ------------------------------------ */
 

@@ -5,7 +5,7 @@
  * HWCM) are described the same way: strided mds over the constant's bytes. */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 bool dn_channels_last(const bd_node *n)
 {

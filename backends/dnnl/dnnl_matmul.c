@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 /* What one matmul step needs, filled by the MatMul/Gemm front halves. */
 typedef struct mm_spec {

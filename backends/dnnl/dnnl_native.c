@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 static void *mem_ptr(dnnl_memory_t m)
 {

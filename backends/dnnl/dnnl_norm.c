@@ -3,7 +3,7 @@
  * (data_format NHWC through a permuted md). */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 static int norm_axis(int64_t axis, int rank)
 {

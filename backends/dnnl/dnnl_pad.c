@@ -5,7 +5,7 @@
  * (cropping) and the reflect/edge/wrap modes are left to another backend. */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 /* Begin pads per dim into PB and the fill value into *VALUE; false with WHY if unsupported. */
 static bool pad_params(const bd_node *n, int64_t *pb, float *value, char *why, size_t len)

@@ -3,7 +3,7 @@
  * data_format NHWC is seen as [N, C, spatial...] through a permuted md). */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 typedef struct pool_geom {
     int             nsp;

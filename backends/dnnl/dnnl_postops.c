@@ -2,7 +2,7 @@
  * (binary src1 tensors) and the residual a SUM needs in the destination. */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 static bool eltwise_alg(int alg, dnnl_alg_kind_t *out)
 {

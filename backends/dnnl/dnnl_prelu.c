@@ -4,7 +4,7 @@
  * sees its per-channel case, in X's layout (blocked stays blocked). */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 /* SLOPE's dims right-aligned to X's rank; false when it does not broadcast onto X. */
 static bool slope_dims(const bd_shape *x, const bd_shape *slope, int64_t *dims)

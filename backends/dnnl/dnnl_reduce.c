@@ -5,7 +5,7 @@
  * INT64 input (opset 18); noop_with_empty_axes with no axes is not supported. */
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 static bool alg_of(const char *op, dnnl_alg_kind_t *alg)
 {

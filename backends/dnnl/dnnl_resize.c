@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 typedef struct resize_geom {
     int     rank;

@@ -1,7 +1,7 @@
 /* Split along one axis: each output is a reorder from a sub-memory view of the (plain) input.
  * The sizes along the axis come from the outputs' inferred shapes, so the split input or
  * attribute (opset < 13 / >= 13 / num_outputs) needs no reading here. */
-#include "dnnl_internal.h"
+#include "backends/dnnl/dnnl_internal.h"
 
 /* Declared here rather than in dnnl_internal.h (another engineer's file); dnnl_backend.c's
  * op table declares them the same way. */

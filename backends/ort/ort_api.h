@@ -18,8 +18,8 @@
  * Conventions of the API (from ORT's documentation): every function returning OrtStatus*
  * returns NULL on success, or a status the caller frees with ReleaseStatus; every Release*
  * accepts NULL; strings returned through an OrtAllocator are freed with AllocatorFree. */
-#ifndef BD_ORT_API_H
-#define BD_ORT_API_H
+#ifndef BD_BACKENDS_ORT_ORT_API_H
+#define BD_BACKENDS_ORT_ORT_API_H
 
 #include <stddef.h>
 #include <stdint.h>

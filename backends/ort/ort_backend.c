@@ -1,14 +1,14 @@
 /* The ONNX Runtime engine's backend table (see ort_backend.h). */
-#include "ort_backend.h"
+#include "backends/ort/ort_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ort_internal.h"
-#include "ort_runtime.h"
-#include "ort_serialize.h"
-#include "ort_session.h"
+#include "backends/ort/ort_internal.h"
+#include "backends/ort/ort_runtime.h"
+#include "backends/ort/ort_serialize.h"
+#include "backends/ort/ort_session.h"
 
 struct bd_kernel {
     const bd_ort_runtime *rt;
@@ -42,6 +42,11 @@ struct bd_kernel_ctx {
 int bd_ort_configure(const char *library_path, int intra_op_threads, bd_error *err)
 {
     return bd_ort_runtime_configure(library_path, intra_op_threads, err);
+}
+
+static int ort_configure(const bd_engine_config *cfg, bd_error *err)
+{
+    return bd_ort_runtime_configure(cfg->library, cfg->threads, err);
 }
 
 bool bd_ort_available(char *why, size_t why_len)
@@ -389,6 +394,8 @@ void *bd_ort_ctx_output_data(const bd_kernel_ctx *c, size_t i)
 
 const bd_backend bd_ort_backend = {
     .name        = "ort",
+    .kind        = BD_ENGINE_FALLBACK,
+    .configure   = ort_configure,
     .supports    = ort_supports,
     .compile     = ort_compile,
     .ctx_create  = ort_ctx_create,

@@ -17,13 +17,13 @@
  * Threads: each session gets N intra-op threads (bd_ort_configure; default 1, because braid's
  * worker pool already runs one request per core), one inter-op thread, sequential execution,
  * no spin-waiting. */
-#ifndef BD_ORT_BACKEND_H
-#define BD_ORT_BACKEND_H
+#ifndef BD_BACKENDS_ORT_ORT_BACKEND_H
+#define BD_BACKENDS_ORT_ORT_BACKEND_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../backend.h"
+#include "core/backend.h"
 
 extern const bd_backend bd_ort_backend;
 

@@ -1,10 +1,10 @@
 /* What tests may look at inside the ORT engine (not for the rest of braid). */
-#ifndef BD_ORT_INTERNAL_H
-#define BD_ORT_INTERNAL_H
+#ifndef BD_BACKENDS_ORT_ORT_INTERNAL_H
+#define BD_BACKENDS_ORT_ORT_INTERNAL_H
 
 #include <stddef.h>
 
-#include "../backend.h"
+#include "core/backend.h"
 
 /* The ORT session behind K (shared between kernels of the same subgraph). */
 const void *bd_ort_kernel_session(const bd_kernel *k);

@@ -1,7 +1,7 @@
 /* Loading ONNX Runtime once (see ort_runtime.h for the search order). */
-#include "ort_runtime.h"
+#include "backends/ort/ort_runtime.h"
 
-#include "backends/dynlib.h"
+#include "core/dynlib.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -13,14 +13,14 @@
  * missing library costs one search, not one per node; bd_ort_configure() allows a new try.
  *
  * Thread safety: every function may be called from any thread. */
-#ifndef BD_ORT_RUNTIME_H
-#define BD_ORT_RUNTIME_H
+#ifndef BD_BACKENDS_ORT_ORT_RUNTIME_H
+#define BD_BACKENDS_ORT_ORT_RUNTIME_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../partitioner/error.h"
-#include "ort_api.h"
+#include "core/error.h"
+#include "backends/ort/ort_api.h"
 
 /* The loaded library. Immutable once returned; lives until the process exits. */
 typedef struct bd_ort_runtime {

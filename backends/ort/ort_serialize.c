@@ -4,7 +4,7 @@
  * so the model is built as plain C structs pointing into the IR (nothing is copied but the
  * small arrays of structs, freed after encoding) and encoded in one pass. Byte payloads and
  * attribute lists are callbacks: nanopb's pointer bytes are limited to 64 KiB. */
-#include "ort_serialize.h"
+#include "backends/ort/ort_serialize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 #include <pb_encode.h>
 
-#include "onnx_enc.pb.h"
+#include "backends/ort/onnx_enc.pb.h"
 
 #define IR_VERSION      8       /* ONNX 1.10+: what opsets up to 18 are written for */
 #define DEFAULT_OPSET   17      /* a hand-built graph that recorded none */

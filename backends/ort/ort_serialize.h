@@ -12,14 +12,14 @@
  * data_location EXTERNAL and the caller hands their memory to ONNX Runtime
  * (AddExternalInitializers + AddInitializer, ort_session.c), so weights are never copied.
  * Small ones (shapes, axes, K) are written inline: ORT's graph-load shape inference reads them. */
-#ifndef BD_ORT_SERIALIZE_H
-#define BD_ORT_SERIALIZE_H
+#ifndef BD_BACKENDS_ORT_ORT_SERIALIZE_H
+#define BD_BACKENDS_ORT_ORT_SERIALIZE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../backend.h"
+#include "core/backend.h"
 
 typedef struct bd_ort_serialize_opts {
     /* Initializers of at least this many bytes (and aligned to their element size) are

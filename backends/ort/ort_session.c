@@ -1,5 +1,5 @@
 /* The process-wide cache of ORT sessions (see ort_session.h). */
-#include "ort_session.h"
+#include "backends/ort/ort_session.h"
 
 #include <pthread.h>
 #include <stdlib.h>

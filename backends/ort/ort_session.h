@@ -14,13 +14,13 @@
  *
  * Thread safety: acquire/release may be called from any thread; a session runs concurrently
  * on any number of threads (ORT's Run is thread-safe). */
-#ifndef BD_ORT_SESSION_H
-#define BD_ORT_SESSION_H
+#ifndef BD_BACKENDS_ORT_ORT_SESSION_H
+#define BD_BACKENDS_ORT_ORT_SESSION_H
 
 #include <stddef.h>
 
-#include "ort_runtime.h"
-#include "ort_serialize.h"
+#include "backends/ort/ort_runtime.h"
+#include "backends/ort/ort_serialize.h"
 
 typedef struct bd_ort_session bd_ort_session;
 

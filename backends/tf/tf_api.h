@@ -9,8 +9,8 @@
  * it generates one function type per entry (bd_tf_fn_TF_SessionRun, ...), the table of
  * pointers in bd_tf_lib (tf_runtime.h) and the list of names looked up with dlsym. To use
  * another function, add a line here with its exact signature from the header. */
-#ifndef BD_TF_API_H
-#define BD_TF_API_H
+#ifndef BD_BACKENDS_TF_TF_API_H
+#define BD_BACKENDS_TF_TF_API_H
 
 #include <stddef.h>
 #include <stdint.h>

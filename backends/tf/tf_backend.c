@@ -1,14 +1,14 @@
 /* The TensorFlow fallback engine's backend table (see tf_backend.h). */
-#include "tf_backend.h"
+#include "backends/tf/tf_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tf_dtype.h"
-#include "tf_graphdef.h"
-#include "tf_runtime.h"
-#include "tf_session.h"
+#include "backends/tf/tf_dtype.h"
+#include "backends/tf/tf_subgraph_def.h"
+#include "backends/tf/tf_runtime.h"
+#include "backends/tf/tf_session.h"
 
 struct bd_kernel {
     const bd_tf_lib *lib;
@@ -366,6 +366,7 @@ const char *bd_tf_version(void)
 
 const bd_backend bd_tf_backend = {
     .name        = "tf",
+    .kind        = BD_ENGINE_FALLBACK,
     .supports    = tf_supports,
     .compile     = tf_compile,
     .ctx_create  = tf_ctx_create,

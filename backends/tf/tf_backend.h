@@ -25,13 +25,13 @@
  *
  * The library is found as tf_runtime.h says: bd_tf_configure's path, else
  * $BRAID_LIBTENSORFLOW, else dlopen("libtensorflow.so.2"). */
-#ifndef BD_TF_BACKEND_H
-#define BD_TF_BACKEND_H
+#ifndef BD_BACKENDS_TF_TF_BACKEND_H
+#define BD_BACKENDS_TF_TF_BACKEND_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../backend.h"
+#include "core/backend.h"
 
 extern const bd_backend bd_tf_backend;     /* name "tf" */
 

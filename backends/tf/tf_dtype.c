@@ -1,10 +1,10 @@
 /* The dtype table: one row per type both sides know. */
-#include "tf_dtype.h"
+#include "backends/tf/tf_dtype.h"
 
 #include <stddef.h>
 
-#include "../../partitioner/ir/dtype.h"
-#include "tf_api.h"
+#include "core/ir/dtype.h"
+#include "backends/tf/tf_api.h"
 
 static const struct { int ir, tf; } table[] = {
     { BD_DT_FLOAT,    TF_FLOAT    },

@@ -1,7 +1,7 @@
 /* Element types between braid's IR (ONNX numbering, ir/dtype.h) and TensorFlow's
  * TF_DataType / DataType enum (tf_datatype.h, types.proto: the same numbers). */
-#ifndef BD_TF_DTYPE_H
-#define BD_TF_DTYPE_H
+#ifndef BD_BACKENDS_TF_TF_DTYPE_H
+#define BD_BACKENDS_TF_TF_DTYPE_H
 
 /* TF_DataType for IR dtype DTYPE, or 0 (DT_INVALID) when TensorFlow has no equivalent. */
 int bd_tf_dtype_from_ir(int dtype);

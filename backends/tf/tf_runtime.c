@@ -1,7 +1,7 @@
 /* Loading libtensorflow once (see tf_runtime.h for the search order). */
-#include "tf_runtime.h"
+#include "backends/tf/tf_runtime.h"
 
-#include "backends/dynlib.h"
+#include "core/dynlib.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -11,14 +11,14 @@
  * new try.
  *
  * Thread safety: every function may be called from any thread. */
-#ifndef BD_TF_RUNTIME_H
-#define BD_TF_RUNTIME_H
+#ifndef BD_BACKENDS_TF_TF_RUNTIME_H
+#define BD_BACKENDS_TF_TF_RUNTIME_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../partitioner/error.h"
-#include "tf_api.h"
+#include "core/error.h"
+#include "backends/tf/tf_api.h"
 
 /* A loaded libtensorflow: one pointer per function of BD_TF_FUNCTIONS, resolved with dlsym. */
 typedef struct bd_tf_lib {

@@ -1,5 +1,5 @@
 /* The per-model session cache (see tf_session.h). */
-#include "tf_session.h"
+#include "backends/tf/tf_session.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -13,14 +13,14 @@
  * Thread safety: acquire/release may be called from any thread. TF_SessionRun on a shared
  * session is thread-safe (TensorFlow's Session::Run is), so kernels on many workers share
  * one session. */
-#ifndef BD_TF_SESSION_H
-#define BD_TF_SESSION_H
+#ifndef BD_BACKENDS_TF_TF_SESSION_H
+#define BD_BACKENDS_TF_TF_SESSION_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../partitioner/error.h"
-#include "tf_runtime.h"
+#include "core/error.h"
+#include "backends/tf/tf_runtime.h"
 
 typedef struct bd_tf_session {
     TF_Graph         *graph;        /* the imported fallback GraphDef */

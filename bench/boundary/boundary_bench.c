@@ -34,10 +34,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "backends/omp_env.h"
-#include "backends/registry.h"
+#include "runtime/omp_env.h"
+#include "runtime/engines.h"
 #include "bench/bench_tensor.h"
-#include "partitioner/model.h"
+#include "runtime/model.h"
 
 #define N_PLACEMENTS 3
 #define MAX_INPUTS   16

@@ -45,14 +45,14 @@ if [ -z "${BRAIDD:-}" ] || [ -z "${BRAID:-}" ] || [ -z "${ECHO_SERVER:-}" ] || [
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
   fi
-  if ! out="$(ninja -C "$BUILD_DIR" daemon/braidd client/braid bench/daemon/echo-server \
+  if ! out="$(ninja -C "$BUILD_DIR" daemon/braidd cli/braid bench/daemon/echo-server \
                 bench/daemon/rpc-bench 2>&1)"; then
     echo "$out" | tail -n 40
     echo "bench/daemon: build failed" >&2
     exit 1
   fi
   BRAIDD="${BRAIDD:-$BUILD_DIR/daemon/braidd}"
-  BRAID="${BRAID:-$BUILD_DIR/client/braid}"
+  BRAID="${BRAID:-$BUILD_DIR/cli/braid}"
   ECHO_SERVER="${ECHO_SERVER:-$BUILD_DIR/bench/daemon/echo-server}"
   RPC_BENCH="${RPC_BENCH:-$BUILD_DIR/bench/daemon/rpc-bench}"
   if [ -d "$BUILD_DIR/proto" ] && [ -z "${BRAID_PROTO_PY:-}" ]; then

@@ -1,6 +1,6 @@
 /* AttributeProto -> bd_attr (payloads copied into the graph's pool, tensors and subgraph
  * bodies referenced in the model buffer), and Constant nodes folded into initializers. */
-#include "onnx_internal.h"
+#include "partitioner/onnx/onnx_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* nanopb glue: callbacks that record numbers (spans and decoding are pb_span.h's). */
-#include "onnx_internal.h"
+#include "partitioner/onnx/onnx_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* External tensor data (data_location = EXTERNAL): files next to the model, confined to
  * the model's directory, each read once per import into memory the graph owns. */
-#include "onnx_internal.h"
-#include "../model_file.h"
+#include "partitioner/onnx/onnx_internal.h"
+#include "core/model_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,9 +3,9 @@
  * Order matters: initializers first, then graph inputs (an input that is also an
  * initializer is a default value from older IR versions, not a fed input), then nodes
  * (Constant folded away), then outputs and value_info, which only add type information. */
-#include "onnx_import.h"
-#include "onnx_internal.h"
-#include "../model_file.h"
+#include "partitioner/onnx/onnx_import.h"
+#include "partitioner/onnx/onnx_internal.h"
+#include "core/model_file.h"
 
 #include <inttypes.h>
 #include <search.h>

@@ -15,13 +15,13 @@
  * the data present, a dims/data mismatch or an absurd rank give BD_EMODEL with a message
  * that names the tensor or node; nothing crashes and no allocation is larger than the file
  * justifies. The imported graph has passed bd_graph_validate. */
-#ifndef BD_ONNX_IMPORT_H
-#define BD_ONNX_IMPORT_H
+#ifndef BD_PARTITIONER_ONNX_ONNX_IMPORT_H
+#define BD_PARTITIONER_ONNX_ONNX_IMPORT_H
 
 #include <stddef.h>
 
-#include "../error.h"
-#include "../ir/graph.h"
+#include "core/error.h"
+#include "core/ir/graph.h"
 
 /* Import the model at PATH. The file is read whole into private memory the graph owns
  * (initializer data points into it: later changes to the file on disk cannot reach the

@@ -5,8 +5,8 @@
  * the importer then decodes each span on its own with pb_istream_from_buffer. So a weight's
  * raw_data is a pointer into the model buffer, nothing is limited to nanopb's 64 Ki counts,
  * and the recursion depth of the decoder is fixed by the schema, not by the file. */
-#ifndef BD_ONNX_INTERNAL_H
-#define BD_ONNX_INTERNAL_H
+#ifndef BD_PARTITIONER_ONNX_ONNX_INTERNAL_H
+#define BD_PARTITIONER_ONNX_ONNX_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,10 +14,10 @@
 
 #include <pb_decode.h>
 
-#include "../error.h"
-#include "../pb_span.h"
-#include "../ir/graph.h"
-#include "onnx.pb.h"
+#include "core/error.h"
+#include "core/pb_span.h"
+#include "core/ir/graph.h"
+#include "partitioner/onnx/onnx.pb.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "ONNX raw_data is little-endian and is referenced in place: big-endian hosts are not supported"

@@ -3,7 +3,7 @@
  * the names its nodes (and, recursively, their own bodies) and its outputs use that it does
  * not define itself (inputs, initializers, node outputs). The importer adds those values to
  * the node as implicit inputs. */
-#include "onnx_internal.h"
+#include "partitioner/onnx/onnx_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* TensorProto -> a constant bd_value: checked dims, then data from exactly one source:
  * raw_data (referenced in place), a typed field (converted into the graph's pool), or an
  * external file (referenced inside its bytes, which the graph owns). */
-#include "onnx_internal.h"
+#include "partitioner/onnx/onnx_internal.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* A standalone serialized TensorProto (the ONNX test suite's test_data_set_N/input_M.pb and
  * output_M.pb) into an owned host tensor, through the importer's own TensorProto decoder. */
-#include "onnx_import.h"
-#include "onnx_internal.h"
+#include "partitioner/onnx/onnx_import.h"
+#include "partitioner/onnx/onnx_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

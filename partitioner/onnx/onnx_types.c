@@ -1,5 +1,5 @@
 /* ONNX element types and TypeProto -> the IR's dtype and shape (symbolic dims kept). */
-#include "onnx_internal.h"
+#include "partitioner/onnx/onnx_internal.h"
 
 #include <inttypes.h>
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "partition.h"
+#include "partitioner/passes/partition.h"
 
 const char *bd_reason_name(bd_reason r)
 {

@@ -1,7 +1,7 @@
 /* MergeComposite: the pattern table of each backend, and the order its patterns run in. */
 #include <string.h>
 
-#include "passes.h"
+#include "partitioner/passes/passes.h"
 
 static int fold_batchnorm(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partition.h"
+#include "partitioner/passes/partition.h"
 
 static double numel(const bd_value *v)
 {

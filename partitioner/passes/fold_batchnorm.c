@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "match.h"
-#include "passes.h"
+#include "partitioner/passes/match.h"
+#include "partitioner/passes/passes.h"
 
 static bool f32_const(const bd_value *v, int64_t numel)
 {

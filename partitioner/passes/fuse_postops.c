@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "match.h"
-#include "passes.h"
+#include "partitioner/passes/match.h"
+#include "partitioner/passes/passes.h"
 
 static bool dims_equal(const bd_shape *a, int ia, const bd_shape *b, int ib)
 {

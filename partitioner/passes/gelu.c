@@ -1,8 +1,8 @@
 /* GELU as PyTorch exports it: y = x * 0.5 * (1 + Erf(x / sqrt(2))), fused into one node. */
 #include <math.h>
 
-#include "match.h"
-#include "passes.h"
+#include "partitioner/passes/match.h"
+#include "partitioner/passes/passes.h"
 
 static bool near(float a, float b) { return fabsf(a - b) <= 1e-4f * fabsf(b); }
 

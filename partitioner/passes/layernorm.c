@@ -3,8 +3,8 @@
  *   y = d / Sqrt(v + eps) * gamma + beta                                                  */
 #include <math.h>
 
-#include "match.h"
-#include "passes.h"
+#include "partitioner/passes/match.h"
+#include "partitioner/passes/passes.h"
 
 /* ReduceMean over exactly the last axis, keeping dims. */
 static bool is_mean_last_axis(const bd_node *n, int rank)

@@ -1,9 +1,9 @@
-#include "match.h"
+#include "partitioner/passes/match.h"
 
 #include <string.h>
 
-#include "partition.h"
-#include "passes.h"
+#include "partitioner/passes/partition.h"
+#include "partitioner/passes/passes.h"
 
 bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v)
 {

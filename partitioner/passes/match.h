@@ -1,10 +1,10 @@
 /* Small queries the pattern passes share. */
-#ifndef BD_MATCH_H
-#define BD_MATCH_H
+#ifndef BD_PARTITIONER_PASSES_MATCH_H
+#define BD_PARTITIONER_PASSES_MATCH_H
 
 #include <stdbool.h>
 
-#include "../ir/graph.h"
+#include "core/ir/graph.h"
 
 /* The only node reading V, or NULL when V has no reader, several, or is a graph output. */
 bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v);

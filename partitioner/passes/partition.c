@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partition.h"
+#include "partitioner/passes/partition.h"
 
 static int push_unique(bd_value ***arr, size_t *n, bd_value *v)
 {

@@ -15,15 +15,15 @@
  *
  * Backend 0 of the table is the fast path (oneDNN); every later backend is a fallback engine.
  * All functions take the backend table explicitly, so tests can use fake backends. */
-#ifndef BD_PARTITION_H
-#define BD_PARTITION_H
+#ifndef BD_PARTITIONER_PASSES_PARTITION_H
+#define BD_PARTITIONER_PASSES_PARTITION_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../backends/backend.h"
-#include "../ir/graph.h"
+#include "core/backend.h"
+#include "core/ir/graph.h"
 
 #define BD_PLACE_MAX_BACKENDS 4
 

@@ -6,11 +6,11 @@
  * partition.h) is never absorbed into a composite, and a composite that only the fast path
  * can express (braid-domain Gelu, post-ops, LayerNormalization below opset 17, the q/k/v
  * merge) is only created when the target accepts it (bd_fuse_target). */
-#ifndef BD_PASSES_H
-#define BD_PASSES_H
+#ifndef BD_PARTITIONER_PASSES_PASSES_H
+#define BD_PARTITIONER_PASSES_PASSES_H
 
-#include "../../backends/backend.h"
-#include "../ir/graph.h"
+#include "core/backend.h"
+#include "core/ir/graph.h"
 
 /* What composites are made for: the backend that will run them (it must accept each fused
  * node; NULL = no check, for tests of the matching alone) and the op types the user forced

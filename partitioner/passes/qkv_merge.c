@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "match.h"
-#include "passes.h"
+#include "partitioner/passes/match.h"
+#include "partitioner/passes/passes.h"
 
 #define QKV_MAX 8
 

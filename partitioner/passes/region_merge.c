@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partition.h"
+#include "partitioner/passes/partition.h"
 
 typedef struct merge_state {
     const bd_graph *g;

@@ -1,7 +1,7 @@
 /* Elementwise ops: unary activations keep their input's shape; binary ops broadcast
  * numpy-style. Integer Add/Sub/Mul/Div (and Neg/Abs) of constants are folded (shape
  * arithmetic). */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Ops whose outputs are (or describe) constants: Shape and Size (folded when the dims they
  * report are static), Constant, ConstantOfShape, Range. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <math.h>
 #include <string.h>

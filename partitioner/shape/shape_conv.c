@@ -1,7 +1,7 @@
 /* Conv and pooling: window geometry (kernel, strides, dilations, pads, auto_pad,
  * ceil_mode) and the output shapes it implies. */
-#include "shape_conv.h"
-#include "shape_rules.h"
+#include "partitioner/shape/shape_conv.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

@@ -2,13 +2,13 @@
  * explicit pads that auto_pad (SAME_UPPER / SAME_LOWER / VALID) and ceil_mode imply.
  * Shape inference uses it for output dims; backends use it so that the pads they compile
  * agree with the shapes inference produced. */
-#ifndef BD_SHAPE_CONV_H
-#define BD_SHAPE_CONV_H
+#ifndef BD_PARTITIONER_SHAPE_SHAPE_CONV_H
+#define BD_PARTITIONER_SHAPE_SHAPE_CONV_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../ir/graph.h"
+#include "core/ir/graph.h"
 
 #define BD_MAX_SPATIAL (BD_MAX_RANK - 2)
 

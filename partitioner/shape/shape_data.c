@@ -1,5 +1,5 @@
 /* Reading and producing the constant integer tensors that shape arithmetic works on. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Helpers every rule shares: error messages that name the node, arity and typed attribute
  * checks, axis normalisation, and checked dim arithmetic with numpy broadcasting. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Indexing ops: Gather, GatherElements and Slice. Gather and Slice fold when they pick from a
  * small integer constant with constant indices (the Shape -> Gather / Slice step of shape
  * arithmetic). */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* The op -> rule table and the driver that walks the sorted graph applying it. */
-#include "shape_infer.h"
-#include "shape_rules.h"
+#include "partitioner/shape/shape_infer.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

@@ -9,12 +9,12 @@
  *
  * Inference is repeatable: each run first forgets the data it folded on node outputs, so a
  * clone re-inferred with other input shapes never sees stale constants. */
-#ifndef BD_SHAPE_INFER_H
-#define BD_SHAPE_INFER_H
+#ifndef BD_PARTITIONER_SHAPE_SHAPE_INFER_H
+#define BD_PARTITIONER_SHAPE_SHAPE_INFER_H
 
 #include <stdbool.h>
 
-#include "../ir/graph.h"
+#include "core/ir/graph.h"
 
 /* Infer dtype and shape of every node output, in topological order (call after
  * bd_graph_validate, which sorts). An ONNX graph of an opset outside 7-17 keeps the shapes

@@ -2,7 +2,7 @@
  * NHWC puts channels last, `filter_format` HWIO / HWCM describes TF's filter order. The
  * rules reason in ONNX's channels-first order on permuted copies of the shapes and permute
  * their results back, so the geometry code exists once. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* MatMul (numpy semantics: 1-D promotion, broadcast batch dims) and Gemm. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 /* K of both operands must agree when both are known. */
 static int check_k(const bd_node *n, const bd_value *a, int64_t ka, const bd_value *b, int64_t kb,

@@ -1,5 +1,5 @@
 /* Normalisations: Softmax / LogSoftmax, LayerNormalization, BatchNormalization. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 /* Softmax keeps its shape; the axis default moved from 1 to -1 in opset 13. */
 int shp_softmax(bd_graph *g, bd_node *n, bd_error *err)

@@ -1,6 +1,6 @@
 /* Pad: pads as an attribute (opset < 11) or a constant INT64 input [begins..., ends...]
  * (opset >= 11), optionally restricted to `axes` (opset 18). Negative pads crop. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

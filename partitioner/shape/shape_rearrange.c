@@ -1,6 +1,6 @@
 /* Ops that rearrange or combine data: Transpose, Concat, Split, Tile. Concat of small
  * integer constants is folded. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 

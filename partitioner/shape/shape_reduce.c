@@ -1,7 +1,7 @@
 /* Reductions (ReduceMean, ReduceSum, ReduceMax, ...): axes from the attribute, or from a
  * constant second input (ReduceSum from opset 13); keepdims; noop_with_empty_axes. And
  * ArgMax/ArgMin (one axis, INT64 indices). */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 int shp_reduce(bd_graph *g, bd_node *n, bd_error *err)
 {

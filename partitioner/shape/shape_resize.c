@@ -2,7 +2,7 @@
  * in * scale). Inputs: X, scales (opset 10); X, roi, scales, sizes (opset 11+, an empty tensor
  * or an omitted input means "not given"). `axes` (opset 18) restricts both to those axes; a
  * list of rank-2 values on an NHWC/NCHW image means its spatial dims (as TF's size input). */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 #include <math.h>
 #include <string.h>

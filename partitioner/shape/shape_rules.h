@@ -1,12 +1,12 @@
 /* Internal to partitioner/shape: the per-op rule signature, the rules each file provides,
  * and the helpers they share (errors, checked attributes, dim arithmetic, constants). */
-#ifndef BD_SHAPE_RULES_H
-#define BD_SHAPE_RULES_H
+#ifndef BD_PARTITIONER_SHAPE_SHAPE_RULES_H
+#define BD_PARTITIONER_SHAPE_SHAPE_RULES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../ir/graph.h"
+#include "core/ir/graph.h"
 
 /* A rule sets dtype and shape of every output of N (and may fold constant data into them).
  * Inputs of unknown rank make the outputs unknown rather than failing. Returns 0 or a

@@ -1,7 +1,7 @@
 /* Ops that select elements: TopK (K elements along an axis) and NonZero (a count known only
  * at run time). Both keep what is known of their output's rank, so oneDNN can take what
  * follows them. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 /* TopK: values (X's dtype) and indices (INT64), both X's shape with the axis cut to K. K is
  * the `k` attribute before opset 10 and a 1-element INT64 input from 10 on; a K known only

@@ -1,7 +1,7 @@
 /* Ops that keep the data and change only how it is seen: Reshape, Flatten, Squeeze,
  * Unsqueeze, Identity, Cast. Views of a constant share its bytes; Cast of a small integer
  * constant is folded. */
-#include "shape_rules.h"
+#include "partitioner/shape/shape_rules.h"
 
 /* OUT becomes a view of IN when IN is a constant whose bytes match its shape. */
 static void maybe_view(bd_value *out, const bd_value *in)

@@ -1,7 +1,7 @@
 /* AttrValue, TensorProto and TensorShapeProto (protobuf) into the frontend-neutral views.
  * A tensor's tensor_content is referenced where it lies; typed value fields (float_val,
  * int_val, ...) are converted into the graph's pool. */
-#include "tf_internal.h"
+#include "partitioner/tf/tf_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

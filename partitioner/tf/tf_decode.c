@@ -1,6 +1,6 @@
 /* nanopb glue for the GraphDef: callbacks that record numbers (spans and decoding are
  * pb_span.h's). */
-#include "tf_internal.h"
+#include "partitioner/tf/tf_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * Every repeated or nested field of the schema is a callback (see tf_graph.options), so each
  * writer below is a callback that encodes one field from a view; nanopb calls them twice
  * (to size, then to write). */
-#include "tf_internal.h"
+#include "partitioner/tf/tf_internal.h"
 
 #include <pb_encode.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The frozen GraphDef frontend: the protobuf into node views, then tf_translate. */
-#include "tf_import.h"
-#include "tf_internal.h"
-#include "../model_file.h"
+#include "partitioner/tf/tf_import.h"
+#include "partitioner/tf/tf_internal.h"
+#include "core/model_file.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -21,13 +21,13 @@
  * to at most BD_MAX_EXPANDED_BYTES for the whole model (model_file.h), and model.json to
  * 16 MiB (docs/security.md, "Model files").
  * Imported graphs have passed bd_graph_validate. */
-#ifndef BD_TF_IMPORT_H
-#define BD_TF_IMPORT_H
+#ifndef BD_PARTITIONER_TF_TF_IMPORT_H
+#define BD_PARTITIONER_TF_TF_IMPORT_H
 
 #include <stddef.h>
 
-#include "../error.h"
-#include "../ir/graph.h"
+#include "core/error.h"
+#include "core/ir/graph.h"
 
 /* Import the frozen GraphDef at PATH (platform "tensorflow_graphdef"). The file is read
  * whole into private memory the graph owns (later changes on disk cannot reach it). Graph inputs are the Placeholders (file

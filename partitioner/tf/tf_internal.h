@@ -6,8 +6,8 @@
  * to one translator (tf_translate.c) that builds the IR as /tmp/tf_ir.md (docs) describes.
  * Everything a view points to lives in the graph's pool or in file bytes the graph owns, so
  * views need no freeing of their own. */
-#ifndef BD_TF_INTERNAL_H
-#define BD_TF_INTERNAL_H
+#ifndef BD_PARTITIONER_TF_TF_INTERNAL_H
+#define BD_PARTITIONER_TF_TF_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,10 +15,10 @@
 
 #include <pb_decode.h>
 
-#include "../error.h"
-#include "../pb_span.h"
-#include "../ir/graph.h"
-#include "tf_graph.pb.h"
+#include "core/error.h"
+#include "core/pb_span.h"
+#include "core/ir/graph.h"
+#include "proto/tf_graph.pb.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "TensorFlow tensor_content and TF.js shards are little-endian and referenced in place"

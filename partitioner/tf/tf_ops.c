@@ -7,7 +7,7 @@
  * nodes for braid's own passes to fuse again. A mapper whose preconditions fail (an operand
  * that should be constant is computed, an unknown fused op, ...) returns 1 before emitting
  * anything and the node goes to the TensorFlow fallback instead. */
-#include "tf_internal.h"
+#include "partitioner/tf/tf_internal.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
  * Identity's output record points at its input's value) and why IR value names are free to
  * differ from TensorFlow's. Loops (Merge <- NextIteration) are the only cycles TensorFlow
  * allows; the back edge becomes a NULL input of the Merge (its NodeDef keeps the name). */
-#include "tf_internal.h"
+#include "partitioner/tf/tf_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* TensorFlow DataType <-> braid dtype, half floats, shape sizes. */
-#include "tf_internal.h"
-#include "../model_file.h"
+#include "partitioner/tf/tf_internal.h"
+#include "core/model_file.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* TF.js model.json attributes: AttrValue / TensorProto / TensorShapeProto in protobuf's JSON
  * form ({"type":"DT_FLOAT"}, {"i":"3"}, {"s":"<base64>"}, {"list":{"i":["1","2"]}}, ...). */
-#include "tfjs_internal.h"
+#include "partitioner/tf/tfjs_internal.h"
 
 #include <errno.h>
 #include <math.h>

@@ -3,9 +3,9 @@
  * tf_translate. Each Const takes its bytes from the manifest weight of the same name; nodes
  * TensorFlow must run get a NodeDef re-encoded from the view as their origin (tf_translate
  * encodes it, for those nodes only). */
-#include "tf_import.h"
-#include "tfjs_internal.h"
-#include "../model_file.h"
+#include "partitioner/tf/tf_import.h"
+#include "partitioner/tf/tfjs_internal.h"
+#include "core/model_file.h"
 
 /* The largest model.json read (its JSON tree costs a multiple of it). */
 #define TFJS_MAX_JSON_BYTES (16 << 20)

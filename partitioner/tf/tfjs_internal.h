@@ -1,10 +1,10 @@
 /* Internals of the TF.js graph-model frontend (not a public header). */
-#ifndef BD_TFJS_INTERNAL_H
-#define BD_TFJS_INTERNAL_H
+#ifndef BD_PARTITIONER_TF_TFJS_INTERNAL_H
+#define BD_PARTITIONER_TF_TFJS_INTERNAL_H
 
 #include <cjson/cJSON.h>
 
-#include "tf_internal.h"
+#include "partitioner/tf/tf_internal.h"
 
 /* ---- tfjs_attr.c: protobuf-JSON AttrValues -> views ---------------------------------- */
 

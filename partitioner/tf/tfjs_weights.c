@@ -3,8 +3,8 @@
  * directory: model_file.h) into memory handed to the graph, so a float32 weight is a pointer
  * into its shard; only a weight that straddles two shards is copied. Quantized (uint8/uint16 affine) and float16 weights are dequantized to
  * float32 once, at load, into the graph's pool. */
-#include "tfjs_internal.h"
-#include "../model_file.h"
+#include "partitioner/tf/tfjs_internal.h"
+#include "core/model_file.h"
 
 #include <math.h>
 #include <stdio.h>

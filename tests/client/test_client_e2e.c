@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "client/braid_client.h"
-#include "client/npy.h"
+#include "cli/npy.h"
 
 extern char **environ;
 

@@ -1,12 +1,12 @@
 /* One conformance case through braid, exactly as the daemon would run it: bd_model_open
  * (import, validation, passes; the fallback engine takes what oneDNN cannot run), one plan
  * per data set's input shapes, one execution context, one run. */
-#include "conformance.h"
+#include "tests/conformance/conformance.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "partitioner/model.h"
+#include "runtime/model.h"
 
 /* True when every subgraph of P runs on oneDNN (the partition report's view). */
 static bool plan_is_dnnl_only(const bd_plan *p)

@@ -1,5 +1,5 @@
 /* The tolerance rule of the conformance runner (see conformance.h and docs/conformance.md). */
-#include "conformance.h"
+#include "tests/conformance/conformance.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Test data of one ONNX backend test case: test_data_set_N/input_M.pb and output_M.pb. */
-#include "conformance.h"
+#include "tests/conformance/conformance.h"
 
 #include <glob.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* One conformance case through ONNX Runtime itself — the baseline braid is held to. Uses the
  * benchmark's ORT runner (bench/ort_runner.h): one CPU session, one intra-op thread, graph
  * optimizations on, inputs wrapped in place. */
-#include "conformance.h"
+#include "tests/conformance/conformance.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,8 +4,8 @@
  *
  * Each engine runs one case in a child process (onnx_conformance.c), so a crash or a hang
  * costs one case, not the run. The runners below are single-threaded and report one line. */
-#ifndef BD_CONFORMANCE_H
-#define BD_CONFORMANCE_H
+#ifndef BD_TESTS_CONFORMANCE_CONFORMANCE_H
+#define BD_TESTS_CONFORMANCE_CONFORMANCE_H
 
 #include <stdbool.h>
 #include <stddef.h>

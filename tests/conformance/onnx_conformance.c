@@ -22,7 +22,7 @@
  * Each case runs in a forked child per engine (the parent never runs a model, so no OpenMP
  * or ORT thread exists at fork time): a crash or a hang costs that case only, and N children
  * use N cores. The child sends its cf_result through a pipe and _exits. */
-#include "conformance.h"
+#include "tests/conformance/conformance.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "daemon_testlib.h"
+#include "tests/daemon/daemon_testlib.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -1,6 +1,6 @@
 /* Helpers shared by the daemon unit tests: temporary directories and files. */
-#ifndef BD_DAEMON_TESTLIB_H
-#define BD_DAEMON_TESTLIB_H
+#ifndef BD_TESTS_DAEMON_DAEMON_TESTLIB_H
+#define BD_TESTS_DAEMON_DAEMON_TESTLIB_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "daemon/auth.h"
-#include "daemon_testlib.h"
+#include "tests/daemon/daemon_testlib.h"
 
 #define INF "inference-token-0123456789"
 #define ADM "admin-token-abcdefghijklmnop"

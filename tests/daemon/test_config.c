@@ -12,7 +12,7 @@
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/memory_budget.h"
-#include "daemon_testlib.h"
+#include "tests/daemon/daemon_testlib.h"
 
 static char dir[4096];
 

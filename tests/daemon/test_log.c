@@ -15,7 +15,7 @@
 
 #include "daemon/log.h"
 #include "daemon/metrics.h"
-#include "daemon_testlib.h"
+#include "tests/daemon/daemon_testlib.h"
 
 /* Run the log calls in FN with stderr sent to a file; return what was written. */
 static char *capture(void (*fn)(void))

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "daemon/registry_internal.h"
-#include "daemon_testlib.h"
+#include "tests/daemon/daemon_testlib.h"
 
 typedef struct fixture {
     uv_loop_t         loop;

@@ -15,7 +15,7 @@
 
 #include "daemon/registry_internal.h"
 #include "daemon/scheduler.h"
-#include "daemon_testlib.h"
+#include "tests/daemon/daemon_testlib.h"
 
 typedef struct test_job {
     bd_job      base;

@@ -1,7 +1,7 @@
 /* Helpers for the oneDNN backend tests: build small graphs by hand, run them through the
  * backend table, and compare with naive references. Header-only (one test executable). */
-#ifndef BD_DNNL_TESTLIB_H
-#define BD_DNNL_TESTLIB_H
+#ifndef BD_TESTS_DNNL_DNNL_TESTLIB_H
+#define BD_TESTS_DNNL_DNNL_TESTLIB_H
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "backends/dnnl/dnnl_backend.h"
-#include "partitioner/ir/graph.h"
+#include "core/ir/graph.h"
 
 #define DIMS(...) ((const int64_t[]){ __VA_ARGS__ })
 #define NDIMS(...) ((int)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)))

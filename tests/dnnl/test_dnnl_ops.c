@@ -2,7 +2,7 @@
  * prints the max abs error it saw. */
 #include <pthread.h>
 
-#include "dnnl_testlib.h"
+#include "tests/dnnl/dnnl_testlib.h"
 
 /* ---- Conv --------------------------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /* The oneDNN backend on what the TensorFlow frontends produce (the IR's TF conventions):
  * data_format NHWC, HWIO / HWCM filters, TF-style SAME padding, and the ops TF models add
  * (Elu, Max/Min, PRelu, Pad, ReduceMean, Resize) -- against naive C references. */
-#include "dnnl_testlib.h"
+#include "tests/dnnl/dnnl_testlib.h"
 #include "partitioner/passes/passes.h"
 
 /* ---- layout helpers for the references ------------------------------------------------- */

@@ -101,7 +101,7 @@ def vm_rss_kib(pid):
 def braid_cli():
     return os.environ.get("BRAID_CLI") or os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(os.environ.get("BRAIDD", "build/daemon/braidd")))),
-        "client", "braid")
+        "cli", "braid")
 
 
 class ZeroSize(BraiddTestCase):

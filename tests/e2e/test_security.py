@@ -324,7 +324,7 @@ class CliOverTlsWithTokens(unittest.TestCase):
     def cli(self):
         path = os.environ.get("BRAID_CLI") or os.path.join(
             os.path.dirname(os.path.dirname(os.path.abspath(os.environ.get("BRAIDD", "")))),
-            "client", "braid")
+            "cli", "braid")
         if not os.access(path, os.X_OK):
             self.skipTest("no braid CLI (set BRAID_CLI)")
         return path

@@ -21,9 +21,9 @@
 
 #include <pb_decode.h>
 
-#include "infer_bind.h"
-#include "inference.pb.h"
-#include "wire_span.h"
+#include "daemon/infer_bind.h"
+#include "proto/inference.pb.h"
+#include "proto/wire_span.h"
 
 static bd_graph *narrow, *wide, *text;
 static bool verbose;                    /* FUZZ_INFER_VERBOSE=1: say what each input got */

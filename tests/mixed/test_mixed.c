@@ -28,8 +28,8 @@
 #include <sys/wait.h>
 
 #include "backends/ort/ort_backend.h"
-#include "client/npy.h"
-#include "partitioner/model.h"
+#include "cli/npy.h"
+#include "runtime/model.h"
 
 #define TOL     1e-4
 #define MAX_IO  8

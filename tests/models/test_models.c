@@ -24,8 +24,8 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "client/npy.h"
-#include "partitioner/model.h"
+#include "cli/npy.h"
+#include "runtime/model.h"
 
 /* Max abs error relative to max |reference|. The brief allows 1e-4; measured ~1e-6 on every
  * model (oneDNN FP32 vs PyTorch FP32), so 1e-5 keeps a 10x margin and still catches drift. */

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "client/npy.h"
+#include "cli/npy.h"
 
 static char tmpdir[256];
 

@@ -1,4 +1,4 @@
-#include "http_client.h"
+#include "tests/ops/http_client.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -1,8 +1,8 @@
 /* A blocking HTTP/1.1 test client (http_parser in response mode) for the status-endpoint
  * tests. Every socket call has a receive timeout, so a broken server fails a test instead of
  * hanging it. */
-#ifndef BD_TEST_HTTP_CLIENT_H
-#define BD_TEST_HTTP_CLIENT_H
+#ifndef BD_TESTS_OPS_HTTP_CLIENT_H
+#define BD_TESTS_OPS_HTTP_CLIENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -21,7 +21,7 @@
 #include <uv.h>
 
 #include "daemon/http_server.h"
-#include "http_client.h"
+#include "tests/ops/http_client.h"
 
 #define BIG_BYTES (1024 * 1024)
 

@@ -22,7 +22,7 @@
 #include "daemon/config.h"
 #include "daemon/http_status.h"
 #include "daemon/registry.h"
-#include "http_client.h"
+#include "tests/ops/http_client.h"
 
 #ifndef BRAID_SOURCE_ROOT
 #define BRAID_SOURCE_ROOT "."

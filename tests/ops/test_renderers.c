@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "backends/registry.h"
+#include "runtime/engines.h"
 #include "daemon/prometheus.h"
 #include "daemon/status_json.h"
 

@@ -1,6 +1,6 @@
 /* Small graph builders for the ORT engine tests (header-only, one test binary each). */
-#ifndef BD_ORT_TESTLIB_H
-#define BD_ORT_TESTLIB_H
+#ifndef BD_TESTS_ORT_ORT_TESTLIB_H
+#define BD_TESTS_ORT_ORT_TESTLIB_H
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/backend.h"
+#include "core/backend.h"
 #include "backends/ort/ort_backend.h"
-#include "partitioner/ir/graph.h"
+#include "core/ir/graph.h"
 
 #define SHP(...) shp((int64_t[]){ __VA_ARGS__ }, (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)))
 

@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "ort_testlib.h"
+#include "tests/ort/ort_testlib.h"
 
 #include "backends/ort/ort_internal.h"
 #include "backends/ort/ort_serialize.h"

@@ -1,7 +1,7 @@
 /* The ORT engine without ONNX Runtime: configured to a library that does not exist, it
  * refuses every node with a reason naming the library and how to get it, and compile fails
  * the same way. Its own process, because a process loads ORT at most once. Never skipped. */
-#include "ort_testlib.h"
+#include "tests/ort/ort_testlib.h"
 
 #define BOGUS "/nonexistent/braid-test/libonnxruntime.so.1"
 

@@ -4,10 +4,10 @@
  * when libonnxruntime.so.1 is absent. */
 #include <math.h>
 
-#include "ort_testlib.h"
+#include "tests/ort/ort_testlib.h"
 
 #include "backends/dnnl/dnnl_backend.h"
-#include "partitioner/model.h"
+#include "runtime/model.h"
 
 /* Y = Elu(X) at opset 6 (ONNX Runtime has no kernels for opsets below 7 of many ops, Add
  * among them, but keeps Elu-6). */

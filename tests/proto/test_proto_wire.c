@@ -16,9 +16,9 @@
 #include <pb_decode.h>
 #include <pb_encode.h>
 
-#include "health.pb.h"
-#include "inference.pb.h"
-#include "wire_span.h"
+#include "proto/health.pb.h"
+#include "proto/inference.pb.h"
+#include "proto/wire_span.h"
 
 #define MIB (1u << 20)
 

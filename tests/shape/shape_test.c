@@ -1,5 +1,5 @@
 /* Builders and assertions shared by the shape-inference tests. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* Small builders for shape-inference tests: graphs of a few nodes, terse shapes, and
  * assertions on inferred shapes and error messages. Every helper fails the test (cmocka)
  * rather than returning an error. */
-#ifndef BD_SHAPE_TEST_H
-#define BD_SHAPE_TEST_H
+#ifndef BD_TESTS_SHAPE_SHAPE_TEST_H
+#define BD_TESTS_SHAPE_SHAPE_TEST_H
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "partitioner/ir/graph.h"
+#include "core/ir/graph.h"
 #include "partitioner/shape/shape_infer.h"
 
 /* A static shape from dims: S(1, 3, 224, 224). Use -1 for a dynamic dim. */

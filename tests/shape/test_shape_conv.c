@@ -1,6 +1,6 @@
 /* Conv and pooling: pads, strides, dilations, groups, auto_pad, ceil_mode, dynamic batch,
  * and malformed window attributes. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 #include "partitioner/shape/shape_conv.h"
 

@@ -1,6 +1,6 @@
 /* The driver: require_static, ops without a rule, arity checks, fused post-op inputs, and
  * repeatable inference. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 #include <string.h>
 

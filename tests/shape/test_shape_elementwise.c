@@ -1,6 +1,6 @@
 /* Elementwise ops: unary shape pass-through, numpy broadcasting (incl. dynamic dims and
  * failures), Clip's attribute and input forms, Cast and dtype rules. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 #include <string.h>
 

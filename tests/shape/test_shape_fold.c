@@ -1,7 +1,7 @@
 /* Constant folding of shape arithmetic: Shape, Gather, Slice, Unsqueeze, Concat, integer
  * Add/Sub/Mul/Div, Cast, Constant; the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chain
  * of dynamic-axis exports; re-inference on a clone with other input shapes. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 #include <string.h>
 

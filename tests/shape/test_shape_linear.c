@@ -1,6 +1,6 @@
 /* MatMul / Gemm, the normalisations (Softmax, LayerNormalization, BatchNormalization) and
  * reductions. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 static void test_matmul_2d_batched_and_broadcast(void **state)
 {

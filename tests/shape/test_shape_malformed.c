@@ -3,7 +3,7 @@
  * BD_EUNSUPPORTED with a message, and never crash, overflow or read out of bounds (this test
  * is most useful under -Db_sanitize=address,undefined). Deterministic and bounded;
  * BRAID_FUZZ_SEED and BRAID_FUZZ_ITERS (at most 10^7) explore further by hand. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 #include <stdlib.h>
 #include <string.h>

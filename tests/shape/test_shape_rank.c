@@ -2,7 +2,7 @@
  * dynamic dims) whenever the rank is knowable, so oneDNN can take the nodes that follow a
  * data-dependent op (NonZero -> Transpose -> ReduceMax -> ReduceSum -> Mul back onto a conv's
  * output, as in tests/mixed's mixed_where). */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 static const bd_shape unranked = { .rank = -1 };
 

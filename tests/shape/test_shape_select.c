@@ -1,6 +1,6 @@
 /* Selection ops and element counts: TopK (K as constant input, as run-time input, as the
  * pre-opset-10 attribute), NonZero, ArgMax/ArgMin, GatherElements, and Size folding. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 static const bd_shape unranked = { .rank = -1 };
 

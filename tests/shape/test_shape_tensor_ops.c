@@ -1,6 +1,6 @@
 /* Reshape (0, -1, allowzero, dynamic dims), Flatten, Transpose, Squeeze, Unsqueeze (axes as
  * attribute and as input), Concat, and their malformed attributes. */
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 static bd_node *reshape(bd_graph *g, bd_value *x, size_t len, const int64_t *shape)
 {

@@ -3,7 +3,7 @@
  * PRelu, Max, Min, ReduceMean with keepdims 0/1). */
 #include <string.h>
 
-#include "shape_test.h"
+#include "tests/shape/shape_test.h"
 
 static bd_value *tfloats(bd_graph *g, const char *name, size_t count, const float *vals)
 {

@@ -15,7 +15,7 @@
 #include <pb_decode.h>
 
 #include "partitioner/tf/tf_import.h"
-#include "tf_graph.pb.h"
+#include "proto/tf_graph.pb.h"
 
 static const char *fixture_dir = ".";
 

@@ -6,7 +6,7 @@
 For each FIXTURE (tests/tf_ops/fixtures/<FIXTURE>.pbtxt, a hand-written GraphDef in text
 form):
   1. encode it with `protoc --encode=tensorflow.GraphDef` against braid's own schema
-     (partitioner/tf/tf_graph.proto) into model.pb,
+     (proto/tf_graph.proto) into model.pb,
   2. feed every Placeholder seeded normal values (the seed is the fixture's name) and compute
      the outputs with tf_ref.py, a numpy interpreter of TensorFlow's ops,
   3. run `braid run model.pb --input NAME=FILE.npy ... --output DIR`,
@@ -24,7 +24,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("BRAID_SOURCE_ROOT") or os.path.abspath(os.path.join(HERE, "..", ".."))
-PROTO_DIR = os.path.join(ROOT, "partitioner", "tf")
+PROTO_DIR = os.path.join(ROOT, "proto")
 PROTO = os.path.join(PROTO_DIR, "tf_graph.proto")
 TOL = 1e-4
 

@@ -23,7 +23,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("BRAID_SOURCE_ROOT") or os.path.abspath(os.path.join(HERE, "..", ".."))
-PROTO_DIR = os.path.join(ROOT, "partitioner", "tf")
+PROTO_DIR = os.path.join(ROOT, "proto")
 sys.path.insert(0, HERE)
 import tf_ref  # noqa: E402
 

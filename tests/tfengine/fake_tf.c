@@ -2,7 +2,7 @@
  * cannot be installed. It is not TensorFlow: it implements the C API functions braid uses
  * (tf_api.h) with trivial semantics, enough to drive the engine's control flow end to end:
  *
- *   TF_GraphImportGraphDef  decodes the GraphDef (nanopb, partitioner/tf/tf_graph.proto) and
+ *   TF_GraphImportGraphDef  decodes the GraphDef (nanopb, proto/tf_graph.proto) and
  *                           rejects what TensorFlow would: duplicate node names, an input
  *                           naming a node that is not in the graph, a node with no op;
  *   TF_SessionRun           evaluates the fetches by recursion over the imported nodes, with
@@ -25,7 +25,7 @@
 #include <pb_decode.h>
 
 #include "backends/tf/tf_api.h"
-#include "tf_graph.pb.h"
+#include "proto/tf_graph.pb.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

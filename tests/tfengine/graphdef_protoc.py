@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Cross-check the fallback GraphDef with Google's protobuf implementation (protoc), not only
 with nanopb: run test_tf_unit with BRAID_TF_DUMP so it writes the fixture's GraphDef, decode
-it with `protoc --decode=tensorflow.GraphDef` against partitioner/tf/tf_graph.proto (whose
+it with `protoc --decode=tensorflow.GraphDef` against proto/tf_graph.proto (whose
 field numbers are TensorFlow's), and check the text.
 
 usage: graphdef_protoc.py TEST_TF_UNIT PROTO_DIR"""

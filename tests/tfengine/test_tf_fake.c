@@ -15,11 +15,11 @@
 
 #include <cmocka.h>
 
-#include "backends/registry.h"
+#include "runtime/engines.h"
 #include "backends/tf/tf_backend.h"
 #include "backends/tf/tf_session.h"
-#include "partitioner/model.h"
-#include "tf_fixture.h"
+#include "runtime/model.h"
+#include "tests/tfengine/tf_fixture.h"
 
 typedef struct fake_tf_stats {          /* as in fake_tf.c */
     int imports, sessions_live, runs, tensors_live, wrapped_inputs, intra_threads, last_graph_nodes;

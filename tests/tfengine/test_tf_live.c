@@ -15,7 +15,7 @@
 
 #include "backends/tf/tf_backend.h"
 #include "backends/tf/tf_session.h"
-#include "tf_fixture.h"
+#include "tests/tfengine/tf_fixture.h"
 
 static DLTensor f32(float *data, int64_t *shape, int ndim)
 {

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "backends/registry.h"
+#include "runtime/engines.h"
 #include "backends/tf/tf_backend.h"
-#include "partitioner/model.h"
-#include "tf_fixture.h"
+#include "runtime/model.h"
+#include "tests/tfengine/tf_fixture.h"
 
 static void test_default_search_names_the_library(void **state)
 {

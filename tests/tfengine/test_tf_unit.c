@@ -18,10 +18,10 @@
 
 #include "backends/tf/tf_api.h"
 #include "backends/tf/tf_dtype.h"
-#include "backends/tf/tf_graphdef.h"
+#include "backends/tf/tf_subgraph_def.h"
 #include "backends/tf/tf_runtime.h"
-#include "tf_fixture.h"
-#include "tf_graph.pb.h"
+#include "tests/tfengine/tf_fixture.h"
+#include "proto/tf_graph.pb.h"
 
 /* ---- a decoded GraphDef ------------------------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* The engine tests' fixture graph (tf_fixture.h). NodeDefs are encoded with the nanopb
- * messages of partitioner/tf/tf_graph.proto, as the TF.js frontend re-encodes them. */
-#include "tf_fixture.h"
+ * messages of proto/tf_graph.proto, as the TF.js frontend re-encodes them. */
+#include "tests/tfengine/tf_fixture.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <pb_encode.h>
 
-#include "tf_graph.pb.h"
+#include "proto/tf_graph.pb.h"
 
 typedef struct attr_spec { bool with_class; } attr_spec;
 

@@ -9,13 +9,13 @@
  *
  * neg's NodeDef carries device "/device:GPU:0" and a `_class` colocation attr, both of which
  * the fallback GraphDef must drop. Two fallback steps: {neg, add} and {idn}. */
-#ifndef BD_TEST_TF_FIXTURE_H
-#define BD_TEST_TF_FIXTURE_H
+#ifndef BD_TESTS_TFENGINE_TF_FIXTURE_H
+#define BD_TESTS_TFENGINE_TF_FIXTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "partitioner/ir/graph.h"
+#include "core/ir/graph.h"
 
 typedef struct fx_graph {
     bd_graph *g;

@@ -74,7 +74,7 @@ def tfjs_reference(cache):
 
 def graphdef_fixture(tmp):
     """(model.pb bytes, input name, input, numpy reference) of the GraphDef fixture."""
-    proto_dir = os.path.join(ROOT, "partitioner", "tf")
+    proto_dir = os.path.join(ROOT, "proto")
     proto = os.path.join(proto_dir, "tf_graph.proto")
     src = os.path.join(ROOT, "tests", "tf_ops", "fixtures", GRAPHDEF_FIXTURE + ".pbtxt")
     with open(src, "rb") as f:

@@ -25,9 +25,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "backends/registry.h"
-#include "client/npy.h"
-#include "partitioner/model.h"
+#include "runtime/engines.h"
+#include "cli/npy.h"
+#include "runtime/model.h"
 
 #define TOL    1e-3
 #define MAX_IO 16

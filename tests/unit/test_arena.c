@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "backends/arena.h"
+#include "core/arena.h"
 
 static void assert_no_conflicts(const bd_arena_req *r, size_t n, const size_t *off, size_t total)
 {

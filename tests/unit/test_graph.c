@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "partitioner/ir/graph.h"
+#include "core/ir/graph.h"
 
 static bd_value *val(bd_graph *g, const char *name)
 {

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "backends/ort/ort_backend.h"
-#include "partitioner/model.h"
+#include "runtime/model.h"
 
 static bd_value *tensor(bd_graph *g, const char *name, int dtype, int rank, const int64_t *dims)
 {

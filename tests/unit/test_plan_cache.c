@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "backends/ort/ort_backend.h"
-#include "partitioner/model.h"
+#include "runtime/model.h"
 
 /* x[1,n] -> Relu, or (CONCAT) x[n,4] -> Concat(x, a constant row) along axis 0. */
 static bd_model *open_model(bool concat, const bd_model_options *o)

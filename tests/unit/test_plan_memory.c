@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "partitioner/model.h"
-#include "partitioner/plan_build.h"
+#include "runtime/model.h"
+#include "runtime/plan_internal.h"
 
 static bd_value *value(bd_graph *g, const char *name, int rank, const int64_t *dims)
 {

@@ -1,0 +1,547 @@
+/* Building the fallback GraphDef (see tf_graphdef.h) with the nanopb messages generated
+ * from proto/tf_graph.proto: original NodeDefs are decoded, their attrs kept as
+ * the raw bytes of each map entry, and everything is encoded back with pb_encode. */
+#include "backends/tf/tf_subgraph_def.h"
+
+#include <inttypes.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pb_decode.h>
+#include <pb_encode.h>
+
+#include "backends/tf/tf_api.h"
+#include "backends/tf/tf_dtype.h"
+#include "proto/tf_graph.pb.h"
+
+/* ---- decoding an original NodeDef -------------------------------------------------------- */
+
+typedef struct raw_slice { const uint8_t *p; size_t n; } raw_slice;
+
+typedef struct fb_node {
+    const bd_node     *node;
+    tensorflow_NodeDef nd;          /* decoded: name, op, inputs (pb_release'd at the end) */
+    raw_slice         *attrs;       /* raw AttrEntry messages kept (all but _class) */
+    size_t             n_attrs;
+    char             **inputs;      /* rewritten input list */
+    size_t             n_inputs;
+} fb_node;
+
+/* nanopb decode callback for NodeDef.attr: remember where each entry lies (the stream reads
+ * straight from the origin buffer, so state is the entry's first byte), dropping _class. */
+static bool keep_attr(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    fb_node *fb = *arg;
+    raw_slice sl = { (const uint8_t *)s->state, s->bytes_left };
+    pb_istream_t peek = *s;
+    tensorflow_NodeDef_AttrEntry e = tensorflow_NodeDef_AttrEntry_init_zero;
+    if (!pb_decode(&peek, tensorflow_NodeDef_AttrEntry_fields, &e))
+        return false;
+    bool drop = e.key && strcmp(e.key, "_class") == 0;
+    pb_release(tensorflow_NodeDef_AttrEntry_fields, &e);
+    if (!drop) {
+        raw_slice *a = realloc(fb->attrs, (fb->n_attrs + 1) * sizeof *a);
+        if (!a)
+            return false;
+        a[fb->n_attrs++] = sl;
+        fb->attrs = a;
+    }
+    return pb_read(s, NULL, s->bytes_left);
+}
+
+static int decode_nodedef(const void *origin, size_t len, tensorflow_NodeDef *nd,
+                          pb_callback_t attr, bd_error *err, const char *who)
+{
+    *nd = (tensorflow_NodeDef)tensorflow_NodeDef_init_zero;
+    nd->attr = attr;
+    pb_istream_t is = pb_istream_from_buffer(origin, len);
+    if (!pb_decode(&is, tensorflow_NodeDef_fields, nd)) {
+        int rc = bd_error_set(err, BD_EMODEL, "node '%s': its NodeDef does not decode: %s",
+                              who, PB_GET_ERROR(&is));
+        pb_release(tensorflow_NodeDef_fields, nd);
+        return rc;
+    }
+    if (!nd->name || !nd->name[0] || !nd->op || !nd->op[0]) {
+        pb_release(tensorflow_NodeDef_fields, nd);
+        return bd_error_set(err, BD_EMODEL, "node '%s': its NodeDef has no name or op", who);
+    }
+    return 0;
+}
+
+static size_t count_data_inputs(const tensorflow_NodeDef *nd)
+{
+    size_t n = 0;
+    for (pb_size_t i = 0; i < nd->input_count; i++)
+        n += nd->input[i] && nd->input[i][0] != '^';
+    return n;
+}
+
+int bd_tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err)
+{
+    tensorflow_NodeDef nd;
+    int rc = decode_nodedef(origin, len, &nd, (pb_callback_t){ .funcs.decode = NULL }, err, "?");
+    if (rc)
+        return rc;
+    *n = count_data_inputs(&nd);
+    pb_release(tensorflow_NodeDef_fields, &nd);
+    return 0;
+}
+
+/* ---- choosing the nodes ------------------------------------------------------------------ */
+
+int bd_tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err)
+{
+    int b = sg->n_nodes ? sg->nodes[0]->backend : -1;
+    size_t total = b >= 0 ? bd_graph_num_nodes(sg->graph) : sg->n_nodes;
+    bd_node **v = malloc((total ? total : 1) * sizeof *v);
+    if (!v)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    size_t k = 0;
+    if (b < 0) {
+        for (size_t i = 0; i < sg->n_nodes; i++)
+            v[k++] = sg->nodes[i];
+    } else {
+        for (size_t i = 0; i < total; i++) {
+            bd_node *nd = bd_graph_node(sg->graph, i);
+            if (nd->backend == b)
+                v[k++] = nd;
+        }
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+/* ---- building ---------------------------------------------------------------------------- */
+
+typedef enum { GEN_PLACEHOLDER = 1, GEN_CONST = 2 } gen_kind;
+
+typedef struct gen_node {           /* a node braid generates: Placeholder or Const */
+    gen_kind        kind;
+    const bd_value *v;
+    char           *name;           /* owned by the graphdef's op_name table */
+    int             tf_dtype;
+} gen_node;
+
+typedef struct builder {
+    const bd_graph *g;
+    fb_node        *fb;
+    size_t          n_fb;
+    gen_node       *gen;
+    size_t          n_gen;
+    struct hsearch_data names;      /* every node name in the GraphDef */
+    bd_tf_graphdef *gd;
+    int             producer;
+} builder;
+
+static bool name_taken(builder *b, const char *name)
+{
+    ENTRY e = { .key = (char *)name, .data = NULL }, *r = NULL;
+    return hsearch_r(e, FIND, &r, &b->names) && r;
+}
+
+static int name_add(builder *b, char *name, bd_error *err)
+{
+    ENTRY e = { .key = name, .data = NULL }, *r = NULL;
+    if (!hsearch_r(e, ENTER, &r, &b->names))
+        return bd_error_set(err, BD_ENOMEM, "out of memory naming fallback nodes");
+    return 0;
+}
+
+/* "PREFIX/<value name>" with characters TensorFlow does not allow in node names replaced,
+ * made unique with "_<index>" if needed. Malloc'd. */
+static char *gen_name(builder *b, const char *prefix, const bd_value *v)
+{
+    size_t n = strlen(prefix) + strlen(v->name) + 32;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    size_t k = (size_t)snprintf(s, n, "%s/", prefix);
+    for (const char *c = v->name; *c; c++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '_' || *c == '.' || *c == '/';
+        s[k++] = ok ? *c : '_';
+    }
+    s[k] = '\0';
+    if (name_taken(b, s))
+        snprintf(s + k, n - k, "_%d", v->index);
+    return s;
+}
+
+/* Output index of V among N's outputs: the ":<i>" suffix of V's name when it names N,
+ * else its position. */
+static int output_index(const bd_node *n, const char *tf_name, size_t pos, const bd_value *v)
+{
+    size_t ln = strlen(tf_name);
+    const char *s = v->name;
+    if (strncmp(s, tf_name, ln) == 0 && s[ln] == ':' && s[ln + 1]) {
+        char *end;
+        long i = strtol(s + ln + 1, &end, 10);
+        if (*end == '\0' && i >= 0 && i < 1 << 20)
+            return (int)i;
+    }
+    (void)n;
+    return (int)pos;
+}
+
+static char *tensor_ref(const char *op, int index)
+{
+    size_t n = strlen(op) + 16;
+    char *s = malloc(n);
+    if (s) {
+        if (index == 0)
+            snprintf(s, n, "%s", op);
+        else
+            snprintf(s, n, "%s:%d", op, index);
+    }
+    return s;
+}
+
+/* Give boundary value V a Placeholder or Const in the GraphDef. */
+static int add_generated(builder *b, const bd_value *v, const bd_node *reader, bd_error *err)
+{
+    bool is_const = v->data != NULL;
+    int tf = bd_tf_dtype_from_ir(v->dtype);
+    if (!tf)
+        return bd_error_set(err, BD_EUNSUPPORTED, "node '%s': input '%s' has dtype %s, which "
+                            "TensorFlow cannot take", reader->name, v->name, bd_dtype_name(v->dtype));
+    if (tf == TF_STRING)
+        return bd_error_set(err, BD_EUNSUPPORTED, "node '%s': input '%s' is a string tensor %s; "
+                            "the TensorFlow fallback only takes numeric tensors from outside",
+                            reader->name, v->name, is_const ? "constant" : "fed at run time");
+    if (is_const) {
+        int64_t numel = bd_shape_numel(&v->shape);
+        if (numel < 0 || (uint64_t)numel * bd_dtype_size(v->dtype) != v->nbytes)
+            return bd_error_set(err, BD_EMODEL, "constant '%s': %zu bytes do not match its "
+                                "dtype and shape", v->name, v->nbytes);
+    }
+    char *name = gen_name(b, is_const ? "braid_const" : "braid_feed", v);
+    if (!name)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    if (name_taken(b, name)) {
+        int rc = bd_error_set(err, BD_EMODEL, "cannot name the %s for '%s': '%s' is taken",
+                              is_const ? "Const" : "Placeholder", v->name, name);
+        free(name);
+        return rc;
+    }
+    b->gd->op_name[v->index] = name;
+    b->gd->out_index[v->index] = 0;
+    int rc = name_add(b, name, err);
+    if (rc)
+        return rc;
+    b->gen[b->n_gen++] = (gen_node){ is_const ? GEN_CONST : GEN_PLACEHOLDER, v, name, tf };
+    if (is_const)
+        b->gd->n_consts++;
+    else
+        b->gd->n_placeholders++;
+    return 0;
+}
+
+/* Rewrite FB's input list: data inputs from the IR node's inputs, control inputs kept only
+ * when they name a node of this GraphDef. */
+static int rewrite_inputs(builder *b, fb_node *fb, bd_error *err)
+{
+    const bd_node *n = fb->node;
+    fb->inputs = calloc(fb->nd.input_count ? fb->nd.input_count : 1, sizeof *fb->inputs);
+    if (!fb->inputs)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    size_t data = 0;
+    for (pb_size_t i = 0; i < fb->nd.input_count; i++) {
+        const char *in = fb->nd.input[i];
+        char *s;
+        if (in && in[0] == '^') {
+            if (!name_taken(b, in + 1))
+                continue;                       /* ordering on a node that runs elsewhere */
+            s = strdup(in);
+        } else if (n->inputs[data]) {
+            const bd_value *v = n->inputs[data++];
+            s = tensor_ref(b->gd->op_name[v->index], b->gd->out_index[v->index]);
+        } else {
+            /* No IR value: the frontend leaves a loop's back edge (NextIteration -> Merge)
+             * out of the IR to keep it acyclic. The NodeDef's own reference stands, provided
+             * its producer is a fallback node too. */
+            data++;
+            size_t len = strcspn(in ? in : "", ":");
+            char *producer = in ? strndup(in, len) : NULL;
+            bool here = producer && name_taken(b, producer);
+            free(producer);
+            if (!here)
+                return bd_error_set(err, BD_EMODEL, "node '%s': input '%s' has no IR value and "
+                                    "is not produced in the TensorFlow fallback", n->name,
+                                    in ? in : "?");
+            s = strdup(in);
+        }
+        if (!s)
+            return bd_error_set(err, BD_ENOMEM, "out of memory");
+        fb->inputs[fb->n_inputs++] = s;
+    }
+    return 0;
+}
+
+/* ---- encoding ---------------------------------------------------------------------------- */
+
+static bool enc_raw_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const fb_node *fb = *arg;
+    for (size_t i = 0; i < fb->n_attrs; i++)
+        if (!pb_encode_tag_for_field(s, f) || !pb_encode_string(s, fb->attrs[i].p, fb->attrs[i].n))
+            return false;
+    return true;
+}
+
+typedef struct shape_arg { const bd_shape *shape; bool dims_unknown; } shape_arg;
+
+static bool enc_dims(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const shape_arg *a = *arg;
+    for (int i = 0; i < a->shape->rank; i++) {
+        tensorflow_TensorShapeProto_Dim d = tensorflow_TensorShapeProto_Dim_init_zero;
+        d.has_size = true;
+        d.size = a->dims_unknown ? -1 : a->shape->dims[i];
+        if (!pb_encode_tag_for_field(s, f) ||
+            !pb_encode_submessage(s, tensorflow_TensorShapeProto_Dim_fields, &d))
+            return false;
+    }
+    return true;
+}
+
+static bool enc_shape(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const shape_arg *a = *arg;
+    tensorflow_TensorShapeProto sp = tensorflow_TensorShapeProto_init_zero;
+    if (a->shape->rank < 0) {
+        sp.has_unknown_rank = true;
+        sp.unknown_rank = true;
+    } else {
+        sp.dim.funcs.encode = enc_dims;
+        sp.dim.arg = (void *)a;
+    }
+    return pb_encode_tag_for_field(s, f) &&
+           pb_encode_submessage(s, tensorflow_TensorShapeProto_fields, &sp);
+}
+
+static bool enc_content(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const bd_value *v = *arg;
+    return pb_encode_tag_for_field(s, f) && pb_encode_string(s, v->data, v->nbytes);
+}
+
+static bool enc_tensor(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const gen_node *gn = *arg;
+    shape_arg sa = { &gn->v->shape, false };
+    tensorflow_TensorProto t = tensorflow_TensorProto_init_zero;
+    t.has_dtype = true;
+    t.dtype = (tensorflow_DataType)gn->tf_dtype;
+    t.tensor_shape.funcs.encode = enc_shape;
+    t.tensor_shape.arg = &sa;
+    t.tensor_content.funcs.encode = enc_content;
+    t.tensor_content.arg = (void *)gn->v;
+    return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_TensorProto_fields, &t);
+}
+
+typedef struct attr_arg { const gen_node *gn; int which; } attr_arg;   /* 0 dtype, 1 value/shape */
+
+static bool enc_attr_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const attr_arg *a = *arg;
+    tensorflow_AttrValue av = tensorflow_AttrValue_init_zero;
+    shape_arg sa = { &a->gn->v->shape, true };
+    if (a->which == 0) {
+        av.has_type = true;
+        av.type = (tensorflow_DataType)a->gn->tf_dtype;
+    } else if (a->gn->kind == GEN_CONST) {
+        av.tensor.funcs.encode = enc_tensor;
+        av.tensor.arg = (void *)a->gn;
+    } else {
+        av.shape.funcs.encode = enc_shape;
+        av.shape.arg = &sa;
+    }
+    return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_AttrValue_fields, &av);
+}
+
+static bool enc_gen_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const gen_node *gn = *arg;
+    static char k_dtype[] = "dtype", k_value[] = "value", k_shape[] = "shape";
+    for (int which = 0; which < 2; which++) {
+        attr_arg aa = { gn, which };
+        tensorflow_NodeDef_AttrEntry e = tensorflow_NodeDef_AttrEntry_init_zero;
+        e.key = which == 0 ? k_dtype : gn->kind == GEN_CONST ? k_value : k_shape;
+        e.value.funcs.encode = enc_attr_value;
+        e.value.arg = &aa;
+        if (!pb_encode_tag_for_field(s, f) ||
+            !pb_encode_submessage(s, tensorflow_NodeDef_AttrEntry_fields, &e))
+            return false;
+    }
+    return true;
+}
+
+static bool enc_nodes(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const builder *b = *arg;
+    static char op_const[] = "Const", op_ph[] = "Placeholder";
+    for (size_t i = 0; i < b->n_gen; i++) {
+        tensorflow_NodeDef nd = tensorflow_NodeDef_init_zero;
+        nd.name = b->gen[i].name;
+        nd.op = b->gen[i].kind == GEN_CONST ? op_const : op_ph;
+        nd.attr.funcs.encode = enc_gen_attrs;
+        nd.attr.arg = (void *)&b->gen[i];
+        if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, tensorflow_NodeDef_fields, &nd))
+            return false;
+    }
+    for (size_t i = 0; i < b->n_fb; i++) {
+        const fb_node *fb = &b->fb[i];
+        tensorflow_NodeDef nd = tensorflow_NodeDef_init_zero;
+        nd.name = fb->nd.name;
+        nd.op = fb->nd.op;
+        nd.input_count = (pb_size_t)fb->n_inputs;
+        nd.input = fb->inputs;
+        nd.attr.funcs.encode = enc_raw_attrs;
+        nd.attr.arg = (void *)fb;
+        if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, tensorflow_NodeDef_fields, &nd))
+            return false;
+    }
+    return true;
+}
+
+static int encode(builder *b, bd_error *err)
+{
+    tensorflow_GraphDef gdef = tensorflow_GraphDef_init_zero;
+    gdef.node.funcs.encode = enc_nodes;
+    gdef.node.arg = b;
+    gdef.has_versions = true;
+    gdef.versions.has_producer = true;
+    gdef.versions.producer = b->producer;
+    size_t size = 0;
+    if (!pb_get_encoded_size(&size, tensorflow_GraphDef_fields, &gdef))
+        return bd_error_set(err, BD_EINVAL, "cannot size the fallback GraphDef");
+    if (size >= (size_t)INT32_MAX)      /* protobuf's 2 GiB message limit */
+        return bd_error_set(err, BD_EUNSUPPORTED, "the fallback GraphDef would be %zu bytes; "
+                            "TensorFlow reads at most 2 GiB", size);
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf)
+        return bd_error_set(err, BD_ENOMEM, "out of memory encoding the fallback GraphDef "
+                            "(%zu bytes)", size);
+    pb_ostream_t os = pb_ostream_from_buffer(buf, size);
+    if (!pb_encode(&os, tensorflow_GraphDef_fields, &gdef) || os.bytes_written != size) {
+        free(buf);
+        return bd_error_set(err, BD_EINVAL, "cannot encode the fallback GraphDef: %s", PB_GET_ERROR(&os));
+    }
+    b->gd->bytes = buf;
+    b->gd->len = size;
+    return 0;
+}
+
+/* ---- the whole build --------------------------------------------------------------------- */
+
+static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
+{
+    const bd_graph *g = b->g;
+    bd_tf_graphdef *gd = b->gd;
+    /* 1. decode every NodeDef; register the model's own names */
+    for (size_t i = 0; i < n; i++) {
+        const bd_node *node = nodes[i];
+        fb_node *fb = &b->fb[b->n_fb];
+        fb->node = node;
+        if (!node->origin)
+            return bd_error_set(err, BD_EMODEL, "node '%s' (op %s) has no TensorFlow NodeDef to "
+                                "run in the fallback", node->name, node->op_type);
+        pb_callback_t cb = { .funcs.decode = keep_attr, .arg = fb };
+        int rc = decode_nodedef(node->origin, node->origin_len, &fb->nd, cb, err, node->name);
+        if (rc)
+            return rc;
+        b->n_fb++;
+        size_t nd_inputs = count_data_inputs(&fb->nd);
+        if (nd_inputs != node->n_inputs)
+            return bd_error_set(err, BD_EMODEL, "node '%s' (op %s): its NodeDef has %zu data "
+                                "inputs, the IR node %zu", node->name, node->op_type, nd_inputs,
+                                node->n_inputs);
+        if (name_taken(b, fb->nd.name))
+            return bd_error_set(err, BD_EMODEL, "two fallback nodes are named '%s'", fb->nd.name);
+        if ((rc = name_add(b, fb->nd.name, err)))
+            return rc;
+    }
+    /* 2. name the outputs of fallback nodes */
+    for (size_t i = 0; i < b->n_fb; i++) {
+        const bd_node *node = b->fb[i].node;
+        for (size_t j = 0; j < node->n_outputs; j++) {
+            const bd_value *v = node->outputs[j];
+            if (!(gd->op_name[v->index] = strdup(b->fb[i].nd.name)))
+                return bd_error_set(err, BD_ENOMEM, "out of memory");
+            gd->out_index[v->index] = output_index(node, b->fb[i].nd.name, j, v);
+        }
+    }
+    /* 3. a Const or Placeholder for every other tensor they read */
+    for (size_t i = 0; i < b->n_fb; i++) {
+        const bd_node *node = b->fb[i].node;
+        for (size_t j = 0; j < node->n_inputs; j++) {
+            const bd_value *v = node->inputs[j];
+            if (!v || gd->op_name[v->index])      /* NULL: a loop's back edge (below) */
+                continue;
+            int rc = add_generated(b, v, node, err);
+            if (rc)
+                return rc;
+        }
+    }
+    /* 4. rewrite the input lists, 5. encode */
+    for (size_t i = 0; i < b->n_fb; i++) {
+        int rc = rewrite_inputs(b, &b->fb[i], err);
+        if (rc)
+            return rc;
+    }
+    gd->n_nodes = b->n_fb;
+    (void)g;
+    return encode(b, err);
+}
+
+int bd_tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
+                         bd_tf_graphdef *out, bd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t nv = bd_graph_num_values(g);
+    builder b = { .g = g, .gd = out, .producer = producer };
+    size_t max_inputs = 0;
+    for (size_t i = 0; i < n; i++)
+        max_inputs += nodes[i]->n_inputs;
+    out->n_values  = nv;
+    out->op_name   = calloc(nv ? nv : 1, sizeof *out->op_name);
+    out->out_index = calloc(nv ? nv : 1, sizeof *out->out_index);
+    b.fb  = calloc(n ? n : 1, sizeof *b.fb);
+    b.gen = calloc(max_inputs ? max_inputs : 1, sizeof *b.gen);
+    int rc = 0;
+    if (!out->op_name || !out->out_index || !b.fb || !b.gen ||
+        !hcreate_r(2 * (n + max_inputs) + 16, &b.names))
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory building the fallback GraphDef");
+    if (rc == 0)
+        rc = build(&b, nodes, n, err);
+    if (b.names.table)
+        hdestroy_r(&b.names);
+    for (size_t i = 0; i < b.n_fb; i++) {
+        pb_release(tensorflow_NodeDef_fields, &b.fb[i].nd);
+        free(b.fb[i].attrs);
+        for (size_t k = 0; k < b.fb[i].n_inputs; k++)
+            free(b.fb[i].inputs[k]);
+        free(b.fb[i].inputs);
+    }
+    free(b.fb);
+    free(b.gen);
+    if (rc)
+        bd_tf_graphdef_free(out);
+    return rc;
+}
+
+void bd_tf_graphdef_free(bd_tf_graphdef *gd)
+{
+    if (!gd)
+        return;
+    for (size_t i = 0; gd->op_name && i < gd->n_values; i++)
+        free(gd->op_name[i]);
+    free(gd->op_name);
+    free(gd->out_index);
+    free(gd->bytes);
+    memset(gd, 0, sizeof *gd);
+}

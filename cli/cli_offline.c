@@ -1,0 +1,22 @@
+/* Opening a model and planning it for the command line's inputs: shared by run, bench, inspect. */
+#include "cli/cli.h"
+
+int cli_model_prepare(const char *path, const bd_model_options *o, cli_inputs *in, int random_missing,
+                      const char *const what[3], bd_model **m, const bd_plan **plan, bd_exec **e)
+{
+    bd_error err = { 0 };
+    if (bd_model_open(path, o, m, &err)) {
+        cli_error(what[0], &err);
+        return CLI_FAIL;
+    }
+    if (cli_inputs_load(in, bd_model_graph(*m), random_missing, &err)) {
+        cli_error(what[1], &err);
+        /* Without random fill every input is the user's: a bad one is a usage error. */
+        return !random_missing && err.code == BD_EINVAL ? CLI_USAGE : CLI_FAIL;
+    }
+    if (bd_model_plan(*m, in->tensors, (size_t)in->n, plan, &err) || (e && bd_exec_create(*plan, e, &err))) {
+        cli_error(what[2], &err);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}

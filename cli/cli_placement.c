@@ -1,0 +1,43 @@
+/* The placement flags run, inspect and bench share (docs/partitioning.md). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+
+const char cli_placement_usage[] =
+    "      --fallback-ops A,B     never run these op types on oneDNN (e.g. Softmax,Erf)\n"
+    "      --engine NAME          auto (default), or one backend for the whole model: dnnl, ort\n"
+    "      --min-dnnl-flops N     oneDNN islands between fallback subgraphs with less compute\n"
+    "                             move to the fallback (default 1000000; 0 = never)\n"
+    "      --ort-library PATH     libonnxruntime.so.1 to load (default: $BRAID_ORT_LIBRARY,\n"
+    "                             the loader path, ~/.cache/braid/ort-1.30.0/)\n"
+    "      --ort-threads N        ONNX Runtime intra-op threads per session (default 1)\n";
+
+int cli_placement_option(int c, const char *arg, bd_model_options *o, void (*usage)(FILE *))
+{
+    char *end;
+    long long v;
+    switch (c) {
+    case CLI_OPT_FALLBACK_OPS: o->fallback_ops = arg; return -1;
+    case CLI_OPT_ENGINE:       o->engine = arg; return -1;
+    case CLI_OPT_ORT_LIBRARY:  o->ort_library = arg; return -1;
+    case CLI_OPT_ORT_THREADS:
+        return (o->ort_threads = cli_parse_count("--ort-threads", arg)) < 0 ? CLI_USAGE : -1;
+    case CLI_OPT_MIN_DNNL_FLOPS:
+        errno = 0;
+        v = strtoll(arg, &end, 10);
+        if (*arg == '\0' || *end != '\0' || v < 0 || errno) {
+            fprintf(stderr, "braid: --min-dnnl-flops expects a count >= 0, got '%s'\n", arg);
+            return CLI_USAGE;
+        }
+        o->min_dnnl_region_flops = v == 0 ? -1 : v;    /* 0 on the command line = rule off */
+        return -1;
+    case 'h':
+        usage(stdout);
+        return CLI_OK;
+    default:
+        usage(stderr);
+        return CLI_USAGE;
+    }
+}

@@ -1,0 +1,18 @@
+/* The gRPC methods braidd serves, for bd_server_start (server.h says what each field means). */
+#include "daemon/rpc.h"
+
+const bd_rpc_method bd_rpc_methods[] = {
+    { "/inference.GRPCInferenceService/ServerLive",            bd_rpc_server_live, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ServerReady",           bd_rpc_server_ready, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelReady",            bd_rpc_model_ready, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ServerMetadata",        bd_rpc_server_metadata, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelMetadata",         bd_rpc_model_metadata, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelConfig",           bd_rpc_model_config, NULL, 4, false },
+    { "/inference.GRPCInferenceService/ModelInfer",            bd_rpc_model_infer, bd_rpc_model_infer_fast, 64, true },
+    { "/inference.GRPCInferenceService/ModelStatistics",       bd_rpc_model_statistics, NULL, 4, false },
+    { "/inference.GRPCInferenceService/RepositoryIndex",       bd_rpc_repository_index, NULL, 4, false },
+    { "/inference.GRPCInferenceService/RepositoryModelLoad",   bd_rpc_repository_load, NULL, 4, true },
+    { "/inference.GRPCInferenceService/RepositoryModelUnload", bd_rpc_repository_unload, NULL, 4, true },
+    { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, NULL, 4, false },
+};
+const size_t bd_rpc_n_methods = sizeof bd_rpc_methods / sizeof bd_rpc_methods[0];

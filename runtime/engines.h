@@ -1,0 +1,18 @@
+/* The backends braid knows, in annotation priority order (the first whose supports()
+ * accepts a node gets it). Adding a backend = one line in registry.c. */
+#ifndef BD_RUNTIME_ENGINES_H
+#define BD_RUNTIME_ENGINES_H
+
+#include <stddef.h>
+
+#include "core/backend.h"
+
+/* The table of backends; *N receives its length. Never NULL. */
+const bd_backend *const *bd_backends(size_t *n);
+/* The backend named NAME ("dnnl"), or NULL. */
+const bd_backend *bd_backend_find(const char *name);
+/* Configure the engine named NAME through its configure() hook (core/backend.h); 0 when it
+ * has none. BD_EINVAL for an unknown name; otherwise the engine's own error. */
+int bd_engines_configure(const char *name, const bd_engine_config *cfg, bd_error *err);
+
+#endif

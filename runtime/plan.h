@@ -1,0 +1,107 @@
+/* A compiled plan: one model specialised to one set of input shapes, partitioned into steps
+ * over the engines, and the execution contexts that run it (runtime/model.h makes and caches
+ * plans; plan_internal.h builds them).
+ *
+ *   bd_exec_create(plan)           per-thread execution context (all memory allocated here)
+ *   bd_exec_run(exec, inputs)      one inference; no allocation on this path
+ *
+ * Plans are reference counted: bd_exec_create takes one reference, and the plan lives until
+ * its last reference is released. Any number of threads may run their own bd_exec on a
+ * shared plan concurrently. */
+#ifndef BD_RUNTIME_PLAN_H
+#define BD_RUNTIME_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#include "core/error.h"
+#include "core/ir/graph.h"
+
+/* How a model is planned and run (bd_model_open reads it; every plan of the model uses it). */
+typedef struct bd_model_options {
+    int threads;            /* oneDNN threads per execution context; 0 = all cores */
+    /* Placement (docs/partitioning.md). Strings are copied by bd_model_open. */
+    const char *fallback_ops;        /* comma-separated op types never run on oneDNN
+                                      * ("Softmax,Erf"); NULL = none */
+    const char *engine;              /* NULL or "auto": oneDNN first, fallback engines for the
+                                      * rest; a backend name ("dnnl", "ort") runs every node */
+    int64_t     min_dnnl_region_flops; /* a oneDNN island between fallback subgraphs with less
+                                      * compute moves to the fallback; 0 = default, < 0 = never */
+    /* The ONNX Runtime fallback engine (process-wide: the last model opened sets them). */
+    const char *ort_library;         /* path of libonnxruntime.so.1; NULL = the default search */
+    int         ort_threads;         /* ORT intra-op threads per session; 0 = ORT's default */
+    /* The plan cache's bounds (least recently used plans evicted past either); 0 = unbounded. */
+    size_t      plan_cache_max_plans;
+    size_t      plan_cache_max_bytes;  /* by bd_plan_bytes' estimate */
+    /* Input shapes whose run would need more tensor memory than this at its peak
+     * (bd_plan_peak_tensor_bytes) are refused with BD_EINVAL before anything is compiled or
+     * allocated; 0 = no limit. */
+    size_t      max_run_memory_bytes;
+} bd_model_options;
+
+typedef struct bd_plan  bd_plan;
+typedef struct bd_exec  bd_exec;
+
+void bd_plan_retain(const bd_plan *p);                  /* one more reference */
+void bd_plan_release(const bd_plan *p);                 /* NULL is allowed; the last frees */
+/* True once the cache dropped P: a pool of execution contexts should not keep P's. */
+bool bd_plan_evicted(const bd_plan *p);
+/* P's memory as the cache counts it: its arena (one execution context's worth), the
+ * constants its passes created, the constants its oneDNN steps reorder into their own
+ * layout, and a fixed per-step and per-node overhead for primitives and graph records.
+ * An estimate (docs/architecture.md, "Plans and execution"). */
+size_t bd_plan_bytes(const bd_plan *p);
+/* The plan's specialised graph (shapes static except where they depend on data) — for
+ * reports and tests. */
+const bd_graph *bd_plan_graph(const bd_plan *p);
+size_t          bd_plan_num_steps(const bd_plan *p);
+/* Bytes of the per-context arena this plan's layout needs (liveness-packed). */
+size_t          bd_plan_arena_size(const bd_plan *p);
+
+/* ---- partition report: what runs where, and why ---------------------------------------- */
+
+typedef struct bd_subgraph_info {
+    const char      *backend;       /* "dnnl", "ort", ... */
+    size_t           n_nodes;
+    const char      *first_node;    /* name of its first node (topological order) */
+    bd_value *const *inputs;        /* boundary tensors it reads, in run() order */
+    size_t           n_inputs;
+    bd_value *const *outputs;       /* boundary tensors it writes, in run() order */
+    size_t           n_outputs;
+} bd_subgraph_info;
+
+typedef struct bd_fallback_info {   /* a node not on oneDNN */
+    const char *node;
+    const char *op_type;
+    const char *backend;            /* where it runs */
+    const char *reason;             /* "unsupported op", "attribute", "dtype", "dynamic shape",
+                                     * "forced", "cost" */
+    const char *detail;             /* oneDNN's (or the rule's) own words */
+} bd_fallback_info;
+
+typedef struct bd_partition_report {
+    const bd_subgraph_info *subgraphs;    /* in execution order (= the plan's steps) */
+    size_t                  n_subgraphs;
+    const bd_fallback_info *fallback;     /* in graph order */
+    size_t                  n_fallback;
+} bd_partition_report;
+
+/* P's partition report; owned by P (strings included) and valid as long as P. */
+const bd_partition_report *bd_plan_partition(const bd_plan *p);
+
+/* A context for P; it holds a reference to P until bd_exec_destroy. */
+int  bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err);
+void bd_exec_destroy(bd_exec *e);                       /* NULL is allowed */
+/* Run one inference. INPUTS must match the plan's shapes and dtypes (checked, BD_EINVAL). */
+int  bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *err);
+size_t          bd_exec_num_outputs(const bd_exec *e);
+/* Output I of the last run: a row-major tensor owned by E, valid until the next run. */
+const DLTensor *bd_exec_output(const bd_exec *e, size_t i);
+/* Nanoseconds the last run spent in each backend, by position in the backend table
+ * (runtime/engines.h): writes up to MAX entries into NS and returns how many. */
+size_t          bd_exec_backend_ns(const bd_exec *e, uint64_t *ns, size_t max);
+
+#endif

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Check that braid's C tree keeps its layers (docs/architecture.md, "Layers").
+
+    scripts/check_layers.py [ROOT]      ROOT: the source tree (default: this checkout)
+
+Reads every .c and .h under the layer folders and fails (exit 1, one line per problem) when:
+  - an include is not spelled from the root ("core/error.h", never "../error.h" or "error.h");
+  - an include runs upward or sideways: a folder includes only its own floor's folder or the
+    floors below it (tests/ may include anything);
+  - a file outside backends/X includes backends/X, except the engine registry
+    (runtime/engines.c), the tests and the benchmarks;
+  - files include each other in a loop (module = a .c, its .h and its _internal.h);
+  - a header's guard is not BD_<PATH>_H, or two files share a name.
+Generated headers (proto/*.pb.h, ...) live in the build tree; they are checked by their path.
+"""
+import os
+import re
+import sys
+
+# floor of each top-level folder: a file may include its own folder and lower floors only
+FLOORS = {
+    "core": 0, "proto": 0,
+    "partitioner": 1, "backends": 1, "client": 1,
+    "runtime": 2,
+    "daemon": 3, "cli": 3, "bench": 3,
+    "tests": 4,
+}
+ENGINE_REGISTRY = "runtime/engines.c"
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+GUARD = re.compile(r"^#ifndef (\w+)\n#define \1\b", re.M)
+
+
+def sources(root):
+    for top in sorted(FLOORS):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("corpus", "fixtures"))
+            for name in sorted(filenames):
+                if name.endswith((".c", ".h")):
+                    yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def engine_of(path):
+    parts = path.split("/")
+    return parts[1] if parts[0] == "backends" and len(parts) > 2 else None
+
+
+def module(path):
+    """A .c, its .h and its private _internal.h are one module."""
+    base = os.path.splitext(path)[0]
+    return base[: -len("_internal")] if base.endswith("_internal") else base
+
+
+def find_cycles(edges):
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, cycles, counter = {}, {}, set(), [], [], [0]
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    comp.append(m)
+                    if m == node:
+                        break
+                if len(comp) > 1:
+                    cycles.append(sorted(comp))
+    return cycles
+
+
+def check(root):
+    problems = []
+    files = list(sources(root))
+    edges = {}
+    seen_names = {}
+    for path in files:
+        seen_names.setdefault(os.path.basename(path), []).append(path)
+        top = path.split("/")[0]
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for inc in INCLUDE.findall(text):
+            target_top = inc.split("/")[0]
+            if "/" not in inc or target_top not in FLOORS or ".." in inc.split("/"):
+                problems.append(f'{path}: include "{inc}": spell it from the root '
+                                f'("core/error.h")')
+                continue
+            if not os.path.isfile(os.path.join(root, inc)) and not inc.endswith(".pb.h"):
+                problems.append(f'{path}: include "{inc}": no such file')
+                continue
+            if target_top != top and FLOORS[target_top] >= FLOORS[top]:
+                problems.append(f'{path}: include "{inc}" runs up or sideways '
+                                f"({top}/ is floor {FLOORS[top]}, {target_top}/ is floor "
+                                f"{FLOORS[target_top]})")
+            engine = engine_of(inc)
+            if (engine and engine != engine_of(path) and path != ENGINE_REGISTRY
+                    and top not in ("tests", "bench")):
+                problems.append(f'{path}: include "{inc}" names the {engine} engine outside '
+                                f"backends/{engine}/ (reach engines through core/backend.h)")
+            if module(inc) != module(path):
+                edges.setdefault(module(path), set()).add(module(inc))
+        if path.endswith(".h"):
+            want = "BD_" + re.sub(r"[^A-Za-z0-9]", "_", path[:-2]).upper() + "_H"
+            m = GUARD.search(text)
+            if not m or m.group(1) != want:
+                problems.append(f"{path}: include guard should be {want}")
+    for cycle in find_cycles(edges):
+        problems.append("include loop: " + " <-> ".join(cycle))
+    for name, paths in sorted(seen_names.items()):
+        if len(paths) > 1:
+            problems.append(f"two files named {name}: " + ", ".join(paths))
+    return problems
+
+
+def main(argv):
+    if len(argv) > 1 and argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    problems = check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check_layers: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"check_layers: {len(list(sources(root)))} files keep their layers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""scripts/check_layers.py passes on the real tree and fails on each planted violation.
+
+Copies the tree's C files into a temporary directory, plants one violation at a time
+(an upward include, a sideways one, an engine named outside its folder, an include loop,
+a relative spelling, a wrong guard, a duplicate name) and checks that the checker exits 1 and
+names the problem, and that it exits 0 on the untouched copy."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.environ.get("BRAID_SOURCE_ROOT") or os.path.join(os.path.dirname(__file__), "..", "..")
+CHECK = os.path.join(ROOT, "scripts", "check_layers.py")
+TOPS = ("core", "proto", "partitioner", "backends", "client", "runtime", "daemon", "cli",
+        "bench", "tests")
+
+
+def copy_tree(dst):
+    for top in TOPS:
+        for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+            for n in names:
+                if n.endswith((".c", ".h")):
+                    src = os.path.join(dirpath, n)
+                    rel = os.path.relpath(src, ROOT)
+                    os.makedirs(os.path.join(dst, os.path.dirname(rel)), exist_ok=True)
+                    shutil.copy(src, os.path.join(dst, rel))
+
+
+def run(root):
+    p = subprocess.run([sys.executable, CHECK, root], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout + p.stderr
+
+
+def append(root, rel, text):
+    with open(os.path.join(root, rel), "a") as f:
+        f.write(text)
+
+
+def write(root, rel, text):
+    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+    with open(os.path.join(root, rel), "w") as f:
+        f.write(text)
+
+
+# (name, how to plant it, text the report must contain)
+PLANTS = [
+    ("upward include", lambda r: append(r, "core/error.c", '#include "runtime/model.h"\n'),
+     'core/error.c: include "runtime/model.h" runs up or sideways'),
+    ("sideways include", lambda r: append(r, "partitioner/passes/partition.c",
+                                          '#include "backends/dnnl/dnnl_backend.h"\n'),
+     "runs up or sideways"),
+    ("engine named outside its folder",
+     lambda r: append(r, "runtime/plan.c", '#include "backends/ort/ort_backend.h"\n'),
+     "names the ort engine outside backends/ort/"),
+    ("include loop",
+     lambda r: (write(r, "core/loop_a.h", '#ifndef BD_CORE_LOOP_A_H\n#define BD_CORE_LOOP_A_H\n'
+                      '#include "core/loop_b.h"\n#endif\n'),
+                write(r, "core/loop_b.h", '#ifndef BD_CORE_LOOP_B_H\n#define BD_CORE_LOOP_B_H\n'
+                      '#include "core/loop_a.h"\n#endif\n')),
+     "include loop: core/loop_a <-> core/loop_b"),
+    ("relative spelling", lambda r: append(r, "core/arena.c", '#include "error.h"\n'),
+     'include "error.h": spell it from the root'),
+    ("wrong guard",
+     lambda r: write(r, "core/guarded.h", "#ifndef GUARDED_H\n#define GUARDED_H\n#endif\n"),
+     "core/guarded.h: include guard should be BD_CORE_GUARDED_H"),
+    ("duplicate name", lambda r: write(r, "daemon/arena.c", "int x;\n"),
+     "two files named arena.c"),
+]
+
+
+def main():
+    failures = 0
+    with tempfile.TemporaryDirectory() as clean:
+        copy_tree(clean)
+        rc, out = run(clean)
+        if rc != 0:
+            print(f"FAIL: the real tree does not pass:\n{out}")
+            return 1
+        print("ok: the real tree passes")
+        for name, plant, expect in PLANTS:
+            with tempfile.TemporaryDirectory() as tmp:
+                shutil.copytree(clean, tmp, dirs_exist_ok=True)
+                plant(tmp)
+                rc, out = run(tmp)
+                if rc == 1 and expect in out:
+                    print(f"ok: planted {name} is reported")
+                else:
+                    failures += 1
+                    print(f"FAIL: planted {name}: exit {rc}, expected '{expect}' in:\n{out}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
