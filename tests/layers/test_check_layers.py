@@ -60,6 +60,9 @@ PLANTS = [
                 write(r, "core/loop_b.h", '#ifndef BD_CORE_LOOP_B_H\n#define BD_CORE_LOOP_B_H\n'
                       '#include "core/loop_a.h"\n#endif\n')),
      "include loop: core/loop_a <-> core/loop_b"),
+    ("loop between the TensorFlow translator and its op mappers",
+     lambda r: append(r, "partitioner/tf/tf_ops.c", '#include "partitioner/tf/tf_translate.h"\n'),
+     "include loop: partitioner/tf/tf_ops <-> partitioner/tf/tf_translate"),
     ("relative spelling", lambda r: append(r, "core/arena.c", '#include "error.h"\n'),
      'include "error.h": spell it from the root'),
     ("wrong guard",
