@@ -109,7 +109,7 @@ const char *tf_dtype_name(int tf_dtype);
 int         tf_dtype_from_name(const char *name);
 float       tf_half_to_float(uint16_t h);
 float       tf_bfloat16_to_float(uint16_t h);
-/* Element count and byte size of T's shape for element size ESIZE; BD_EMODEL naming WHAT
+/* Element count and byte size of shape S for element size ESIZE; BD_EMODEL naming WHAT
  * for a negative dim or an overflow. */
 int         tf_shape_size(const char *what, const bd_shape *s, size_t esize, int64_t *numel,
                           size_t *nbytes, bd_error *err);
