@@ -3,9 +3,9 @@
  * Both frontends (frozen GraphDef in protobuf, TF.js graph model in JSON) first turn each
  * node into the same frontend-neutral view (tf_nodeview: name, op, data inputs, control
  * inputs, decoded attributes with tensors already resolved to bytes), then hand the views
- * to one translator (tf_translate.h) that builds the IR (docs/architecture.md, "TensorFlow
- * import"). The translator asks tf_ops.h for each op's mapper; mappers emit IR through
- * tf_emit.h, so the three files depend on each other in one direction only.
+ * to one translator (tf_translate.h) that builds the IR tf_import.h describes. The
+ * translator asks tf_ops.h for each op's mapper; mappers emit IR through tf_emit.h, so the
+ * three files depend on each other in one direction only.
  * Everything a view points to lives in the graph's pool or in file bytes the graph owns, so
  * views need no freeing of their own. */
 #ifndef BD_PARTITIONER_TF_TF_INTERNAL_H
