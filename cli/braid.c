@@ -1,5 +1,5 @@
 /* braid: the command-line tool. Offline subcommands run models in process with the same
- * core library the daemon uses. */
+ * runtime library the daemon uses. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -42,7 +42,7 @@ typedef enum bd_fail_reason {
 /* Names as they appear in metric labels ("invalid", "queue_full", ...). */
 const char *bd_fail_reason_name(bd_fail_reason r);
 
-#define BD_MAX_BACKENDS 4     /* per-backend time: index = position in backends/registry.c */
+#define BD_MAX_BACKENDS 4     /* per-backend time: index = position in runtime/engines.c */
 
 typedef struct bd_model_stats {
     /* Triton's InferStatistics */

@@ -11,7 +11,7 @@ static const char *const platforms[] = { "onnx", "onnxruntime_onnx", "tensorflow
 
 /* PLATFORM and MODEL_FILENAME stay empty: the loader then looks for the default file names
  * (bd_model_default_filenames) and takes the platform from the imported model. */
-void bd_model_config_defaults(bd_model_config *mc)
+void model_config_defaults(bd_model_config *mc)
 {
     memset(mc, 0, sizeof *mc);
     mc->plan_cache_max_plans = -1;
@@ -110,9 +110,9 @@ static int max_model_threads(void)
     return (int)(max > 1024 ? 1024 : max);
 }
 
-int bd_model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err)
+int model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err)
 {
-    bd_model_config_defaults(mc);
+    model_config_defaults(mc);
     if (!text)
         return 0;
     cJSON *root = cJSON_Parse(text);

@@ -129,7 +129,7 @@ static void req_free(load_req *q)
 {
     if (q->r)
         q->r->pending_upload_bytes -= q->upload_bytes;
-    bd_load_task_free(q->task);
+    load_task_free(q->task);
     free(q->config_keep);
     free(q);
 }
@@ -267,7 +267,7 @@ void bd_registry_destroy(bd_registry *r)
 static void load_work(uv_work_t *w)
 {
     load_req *q = w->data;
-    bd_load_task_run(q->task);
+    load_task_run(q->task);
 }
 
 static void do_unload(bd_registry *r, reg_entry *e, bd_registry_cb cb, void *arg);
@@ -411,7 +411,7 @@ static int load_impl(bd_registry *r, const char *name, const char *config_json,
                      const bd_upload *uploads, size_t n_uploads, bool scan, bool startup,
                      bd_registry_cb cb, void *arg, bd_error *err)
 {
-    int rc = bd_registry_check_name(name, err);
+    int rc = registry_check_name(name, err);
     if (rc)
         return rc;
     if (r->destroyed || r->draining)
@@ -421,11 +421,11 @@ static int load_impl(bd_registry *r, const char *name, const char *config_json,
                             "model '%s': uploading model files is disabled; start braidd with --allow-uploads "
                             "(config key allow_uploads) to enable it", name);
     for (size_t i = 0; i < n_uploads; i++)
-        if ((rc = bd_upload_check_path(uploads[i].path, err)) != 0)
+        if ((rc = upload_check_path(uploads[i].path, err)) != 0)
             return bd_error_prefix(err, "model '%s': ", name);
     if (config_json) {
         bd_model_config mc;
-        if ((rc = bd_model_config_parse(&mc, name, config_json, err)) != 0)
+        if ((rc = model_config_parse(&mc, name, config_json, err)) != 0)
             return rc;
     }
     reg_entry *e = find(r, name);
@@ -612,7 +612,7 @@ static bool wants_load(bd_registry *r, reg_entry *e)
         return true;
     char dir[8192], version[32];
     snprintf(dir, sizeof dir, "%s/%s", r->repo, e->name);
-    return bd_repo_highest_version(dir, e->name, version, sizeof version, NULL) == 0 &&
+    return repo_highest_version(dir, e->name, version, sizeof version, NULL) == 0 &&
            strcmp(version, e->served->version) != 0;
 }
 
@@ -635,7 +635,7 @@ int bd_registry_scan(bd_registry *r, bool load, bd_error *err)
         if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         bd_error nerr = { 0 };
-        if (bd_registry_check_name(de->d_name, &nerr)) {
+        if (registry_check_name(de->d_name, &nerr)) {
             bd_log(BD_LOG_WARN, NULL, NULL, "repository: skipping '%s': %s", de->d_name, nerr.msg);
             continue;
         }

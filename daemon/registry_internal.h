@@ -40,8 +40,8 @@ typedef struct bd_model_config {
 
 /* Defaults, then the keys of the JSON object TEXT (NULL = none). Unknown keys and wrong types
  * are BD_EINVAL naming the key; NAME is the model (a "name" key must match it). */
-void bd_model_config_defaults(bd_model_config *mc);
-int  bd_model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err);
+void model_config_defaults(bd_model_config *mc);
+int  model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err);
 
 /* An execution context in a version's pool. */
 typedef struct bd_exec_slot {
@@ -74,23 +74,23 @@ struct bd_served {
 
 /* A new version with one reference, owning MODEL (closed with the version, also when this
  * fails). */
-int  bd_served_create(const char *name, const char *version, const bd_model_config *mc,
-                      int default_queue_limit, bd_model *model, bd_served **out, bd_error *err);
+int  served_create(const char *name, const char *version, const bd_model_config *mc,
+                   int default_queue_limit, bd_model *model, bd_served **out, bd_error *err);
 
 /* Number of bd_served alive in the process (tests check versions are freed). */
-long bd_served_live_count(void);
+long served_live_count(void);
 
 /* Model names: [A-Za-z0-9_.-]{1,128}, not starting with '.'. */
-int  bd_registry_check_name(const char *name, bd_error *err);
+int  registry_check_name(const char *name, bd_error *err);
 
 /* Upload paths relative to a model directory: no absolute path, no "." / ".." / empty
  * segment. The syntactic half of confinement (the walk rejects symlinks). */
-int  bd_upload_check_path(const char *path, bd_error *err);
+int  upload_check_path(const char *path, bd_error *err);
 /* Write LEN bytes of DATA to <REPO>/<NAME>/<PATH>, creating the model directory and any
  * intermediate directories, refusing a symlink anywhere below REPO, through a temporary
  * file renamed into place. Blocking I/O: never on the loop thread. */
-int  bd_upload_write(const char *repo, const char *name, const char *path, const void *data,
-                     size_t len, bd_error *err);
+int  upload_write(const char *repo, const char *name, const char *path, const void *data,
+                  size_t len, bd_error *err);
 
 /* One load, prepared on the loop thread and run in libuv's thread pool (registry_load.c):
  * write uploads and config.json, pick the highest version, import, plan for the model's own
@@ -123,11 +123,11 @@ typedef struct bd_load_task {
 
 /* The highest numeric version directory under MODEL_DIR (as written there) into VERSION;
  * BD_ENOTFOUND when there is none. Blocking, but only a directory read. */
-int  bd_repo_highest_version(const char *model_dir, const char *name, char *version, size_t size,
-                             bd_error *err);
+int  repo_highest_version(const char *model_dir, const char *name, char *version, size_t size,
+                          bd_error *err);
 
 /* Run T (blocking). Fills T->served or T->status/T->err. */
-void bd_load_task_run(bd_load_task *t);
-void bd_load_task_free(bd_load_task *t);   /* releases an unclaimed T->served too */
+void load_task_run(bd_load_task *t);
+void load_task_free(bd_load_task *t);      /* releases an unclaimed T->served too */
 
 #endif

@@ -36,7 +36,7 @@ static int read_config_file(const char *path, char **out, bd_error *err)
     return 0;
 }
 
-int bd_repo_highest_version(const char *model_dir, const char *name, char *version, size_t size,
+int repo_highest_version(const char *model_dir, const char *name, char *version, size_t size,
                            bd_error *err)
 {
     DIR *d = opendir(model_dir);
@@ -193,10 +193,10 @@ static int load(bd_load_task *t)
     if (rc)
         return rc;
     for (size_t i = 0; i < t->n_uploads && rc == 0; i++)
-        rc = bd_upload_write(t->repo, t->name, t->uploads[i].path, t->uploads[i].data, t->uploads[i].len, err);
+        rc = upload_write(t->repo, t->name, t->uploads[i].path, t->uploads[i].data, t->uploads[i].len, err);
     atomic_store(&t->uploads_done, true);     /* the caller's bytes are not read after this */
     if (rc == 0 && t->write_config && t->config_json)
-        rc = bd_upload_write(t->repo, t->name, "config.json", t->config_json, strlen(t->config_json), err);
+        rc = upload_write(t->repo, t->name, "config.json", t->config_json, strlen(t->config_json), err);
     if (rc)
         return bd_error_prefix(err, "model '%s': upload: ", t->name);
 
@@ -207,10 +207,10 @@ static int load(bd_load_task *t)
             return bd_error_prefix(err, "model '%s': ", t->name);
     }
     bd_model_config mc;
-    if ((rc = bd_model_config_parse(&mc, t->name, t->config_json, err)) != 0)
+    if ((rc = model_config_parse(&mc, t->name, t->config_json, err)) != 0)
         return rc;
     char version[32];
-    if ((rc = bd_repo_highest_version(model_dir, t->name, version, sizeof version, err)) != 0)
+    if ((rc = repo_highest_version(model_dir, t->name, version, sizeof version, err)) != 0)
         return rc;
     if ((rc = model_file(model_dir, t->name, version, &mc, path, sizeof path, err)) != 0 ||
         (rc = cancelled(t, err)) != 0)
@@ -247,7 +247,7 @@ static int load(bd_load_task *t)
     }
     snprintf(mc.platform, sizeof mc.platform, "%s", platform);
     bd_served *s = NULL;
-    if ((rc = bd_served_create(t->name, version, &mc, t->queue_limit, model, &s, err)) != 0)
+    if ((rc = served_create(t->name, version, &mc, t->queue_limit, model, &s, err)) != 0)
         return rc;
 
     /* Plan and run once now, so the first request pays neither compilation nor first-touch;
@@ -287,7 +287,7 @@ static int load(bd_load_task *t)
     return 0;
 }
 
-void bd_load_task_run(bd_load_task *t)
+void load_task_run(bd_load_task *t)
 {
     t->status = load(t);
     atomic_store(&t->uploads_done, true);
@@ -295,7 +295,7 @@ void bd_load_task_run(bd_load_task *t)
         bd_error_clear(&t->err);
 }
 
-void bd_load_task_free(bd_load_task *t)
+void load_task_free(bd_load_task *t)
 {
     if (!t)
         return;

@@ -8,10 +8,10 @@
 
 static atomic_long live_count;
 
-long bd_served_live_count(void) { return atomic_load(&live_count); }
+long served_live_count(void) { return atomic_load(&live_count); }
 
-int bd_served_create(const char *name, const char *version, const bd_model_config *mc,
-                     int default_queue_limit, bd_model *model, bd_served **out, bd_error *err)
+int served_create(const char *name, const char *version, const bd_model_config *mc,
+                  int default_queue_limit, bd_model *model, bd_served **out, bd_error *err)
 {
     bd_served *s = calloc(1, sizeof *s);
     if (!s) {

@@ -28,7 +28,7 @@ void bd_rpc_server_ready(bd_call *c)
     bd_call_reply(c, inference_ServerReadyResponse_fields, &rsp);
 }
 
-/* Unknown model or version: NOT_FOUND (PROTOCOL.md); known but not serving: ready=false. */
+/* Unknown model or version: NOT_FOUND (docs/protocol.md); known but not serving: ready=false. */
 void bd_rpc_model_ready(bd_call *c)
 {
     inference_ModelReadyRequest *req = BD_CALL_DECODE(c, inference_ModelReadyRequest, "ModelReadyRequest");

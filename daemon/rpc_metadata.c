@@ -1,7 +1,7 @@
 /* ServerMetadata, ModelMetadata and ModelConfig: what a client asks before it infers.
  * Answered on the loop thread from the served version's graph signature.
  *
- * Platform: ModelMetadata says the served platform ("onnx" (PROTOCOL.md's spelling),
+ * Platform: ModelMetadata says the served platform ("onnx" (braid's spelling),
  * "tensorflow_graphdef", "tensorflow_tfjs"); ModelConfig says Triton's names with backend
  * "braid": "onnxruntime_onnx" for an ONNX model (what Triton clients such as perf_analyzer
  * expect), the TensorFlow platforms unchanged. max_batch_size is 0: braid does not batch

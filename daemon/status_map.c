@@ -1,4 +1,4 @@
-/* BD_E* -> gRPC status: PROTOCOL.md's "what bad input gets" table, in one switch. */
+/* BD_E* -> gRPC status: docs/protocol.md's "What bad input gets" table, in one switch. */
 #include "daemon/status_map.h"
 
 #include "core/error.h"

@@ -1,5 +1,6 @@
-/* The one place where braid's error codes become gRPC status codes (PROTOCOL.md's table).
- * Every RPC handler answers through these; nothing else maps codes. Any thread. */
+/* The one place where braid's error codes become gRPC status codes (docs/protocol.md, "What
+ * bad input gets"). Every RPC handler answers through these; nothing else maps codes. Any
+ * thread. */
 #ifndef BD_DAEMON_STATUS_MAP_H
 #define BD_DAEMON_STATUS_MAP_H
 

@@ -30,7 +30,7 @@ typedef struct bd_tls_files {
 
 void bd_tls_files_grpc(const bd_daemon_config *cfg, bd_tls_files *out);
 void bd_tls_files_http(const bd_daemon_config *cfg, bd_tls_files *out);
-/* True when FILES turn TLS on (a certificate is given). */
+/* True when F turns TLS on (a certificate is given). */
 bool bd_tls_files_enabled(const bd_tls_files *f);
 
 /* Check that a certificate comes with its key and the files exist and parse, before any port

@@ -13,7 +13,7 @@
 
 #define UPLOAD_PATH_MAX 1024
 
-int bd_registry_check_name(const char *name, bd_error *err)
+int registry_check_name(const char *name, bd_error *err)
 {
     size_t n = name ? strlen(name) : 0;
     if (n == 0 || n > 128)
@@ -30,7 +30,7 @@ int bd_registry_check_name(const char *name, bd_error *err)
     return 0;
 }
 
-int bd_upload_check_path(const char *path, bd_error *err)
+int upload_check_path(const char *path, bd_error *err)
 {
     size_t n = path ? strlen(path) : 0;
     if (n == 0)
@@ -90,11 +90,11 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
-int bd_upload_write(const char *repo, const char *name, const char *path, const void *data,
-                    size_t len, bd_error *err)
+int upload_write(const char *repo, const char *name, const char *path, const void *data,
+                 size_t len, bd_error *err)
 {
-    int rc = bd_registry_check_name(name, err);
-    if (rc || (rc = bd_upload_check_path(path, err)))
+    int rc = registry_check_name(name, err);
+    if (rc || (rc = upload_check_path(path, err)))
         return rc;
     int dfd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)

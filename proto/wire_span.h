@@ -57,7 +57,7 @@ typedef struct bd_wire_limits {
                                      * included, in the whole message */
 } bd_wire_limits;
 
-/* What braidd accepts in a request (docs/protocol.md, "Limits"). */
+/* What braidd accepts in a request (docs/protocol.md, "Limits on a request"). */
 #define BD_WIRE_REQUEST_MAX_REPEATED 1024
 #define BD_WIRE_REQUEST_MAX_ELEMENTS 65536
 extern const bd_wire_limits bd_wire_request_limits;

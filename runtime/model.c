@@ -278,7 +278,7 @@ static void evict_locked(bd_model *m, const plan_entry *keep, plan_entry **drop)
         m->stats.plans--;
         m->stats.bytes -= e->bytes;
         m->stats.evictions++;
-        bd_plan_mark_evicted(e->plan);
+        plan_mark_evicted(e->plan);
         e->next = *drop;
         *drop = e;
     }
@@ -357,10 +357,10 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
     m->stats.compiles++;
     pthread_mutex_unlock(&m->lock);
 
-    bd_test_compile_gate();
+    plan_test_compile_gate();
     bd_plan *p = NULL;
     bd_error build_err = { 0 };      /* kept for the waiters too (ERR may be NULL) */
-    rc = bd_plan_build(m->graph, shapes, &m->opts, &p, &build_err);
+    rc = plan_build(m->graph, shapes, &m->opts, &p, &build_err);
     if (rc) {
         bd_error_prefix(&build_err, "model '%s': ", bd_graph_name(m->graph));
         if (err)

@@ -303,7 +303,7 @@ static size_t estimate_bytes(const bd_plan *p, const bd_graph *model_graph)
 /* Debug builds only (meson: buildtype=debug): with BRAID_TEST_COMPILE_GATE=PATH set and the
  * file PATH present, a compile creates PATH.waiting and waits (at most 120 s) until PATH is
  * removed, so a test can hold a compile in progress and prove what does not wait for it. */
-void bd_test_compile_gate(void)
+void plan_test_compile_gate(void)
 {
     const char *gate = getenv("BRAID_TEST_COMPILE_GATE");
     if (!gate || access(gate, F_OK) != 0)
@@ -317,7 +317,7 @@ void bd_test_compile_gate(void)
         usleep(10 * 1000);
 }
 #else
-void bd_test_compile_gate(void) {}
+void plan_test_compile_gate(void) {}
 #endif
 
 /* Composites for the fast path, unless a fallback engine runs everything. */
@@ -339,7 +339,7 @@ static int rewrite(bd_graph *g, const bd_placement_opts *popts, bd_error *err)
 static int check_run_bytes(const bd_graph *g, size_t limit, bd_error *err)
 {
     size_t peak;
-    if (bd_plan_peak_tensor_bytes(g, &peak))
+    if (plan_peak_tensor_bytes(g, &peak))
         return bd_error_set(err, BD_ENOMEM, "out of memory estimating a plan's memory");
     if (peak <= limit)
         return 0;
@@ -350,8 +350,8 @@ static int check_run_bytes(const bd_graph *g, size_t limit, bd_error *err)
                         "run, over the limit of %zu MiB (max_run_memory_bytes)", peak >> 20, limit >> 20);
 }
 
-int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
-                  const bd_model_options *opts, bd_plan **out, bd_error *err)
+int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
+               const bd_model_options *opts, bd_plan **out, bd_error *err)
 {
     bd_model_options none = { 0 };
     if (!opts)
@@ -415,7 +415,7 @@ int bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
                         o ? bd_shape_str(&o->shape, sh, sizeof sh) : "?");
     }
     if (rc) {
-        bd_plan_destroy(p);
+        plan_destroy(p);
         return rc;
     }
     p->bytes = estimate_bytes(p, model_graph);
@@ -431,14 +431,14 @@ void bd_plan_retain(const bd_plan *p)
 void bd_plan_release(const bd_plan *p)
 {
     if (p && atomic_fetch_sub_explicit(&((bd_plan *)p)->refs, 1, memory_order_acq_rel) == 1)
-        bd_plan_destroy((bd_plan *)p);
+        plan_destroy((bd_plan *)p);
 }
 
-void bd_plan_mark_evicted(const bd_plan *p) { atomic_store(&((bd_plan *)p)->evicted, true); }
+void plan_mark_evicted(const bd_plan *p) { atomic_store(&((bd_plan *)p)->evicted, true); }
 bool bd_plan_evicted(const bd_plan *p)      { return atomic_load(&((bd_plan *)p)->evicted); }
 size_t bd_plan_bytes(const bd_plan *p)      { return p->bytes; }
 
-void bd_plan_destroy(bd_plan *p)
+void plan_destroy(bd_plan *p)
 {
     if (!p)
         return;
@@ -461,7 +461,7 @@ void bd_plan_destroy(bd_plan *p)
     free(p);
 }
 
-bool bd_plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n)
+bool plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n)
 {
     if (n != p->n_inputs)
         return false;

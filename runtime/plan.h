@@ -37,7 +37,7 @@ typedef struct bd_model_options {
     size_t      plan_cache_max_plans;
     size_t      plan_cache_max_bytes;  /* by bd_plan_bytes' estimate */
     /* Input shapes whose run would need more tensor memory than this at its peak
-     * (bd_plan_peak_tensor_bytes) are refused with BD_EINVAL before anything is compiled or
+     * (plan_peak_tensor_bytes) are refused with BD_EINVAL before anything is compiled or
      * allocated; 0 = no limit. */
     size_t      max_run_memory_bytes;
 } bd_model_options;

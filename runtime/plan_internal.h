@@ -12,18 +12,18 @@
  * a plan of no steps; a failure for an empty input, or shape inference failing on these
  * shapes, is BD_EINVAL (the caller's shapes). MODEL_GRAPH must outlive the plan; OPTS is read
  * during the call only (NULL = defaults). The plan starts with one reference. */
-int  bd_plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
-                   const bd_model_options *opts, bd_plan **out, bd_error *err);
-void bd_plan_destroy(bd_plan *p);        /* NULL is allowed; ignores references */
+int  plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
+                const bd_model_options *opts, bd_plan **out, bd_error *err);
+void plan_destroy(bd_plan *p);           /* NULL is allowed; ignores references */
 /* The cache dropped P (bd_plan_evicted reads it). */
-void bd_plan_mark_evicted(const bd_plan *p);
+void plan_mark_evicted(const bd_plan *p);
 /* A test hook before each compile: a no-op unless built with BD_TEST_HOOKS (plan.c). */
-void bd_test_compile_gate(void);
+void plan_test_compile_gate(void);
 /* The most tensor memory a run of G (shapes inferred) holds at once, walking its nodes in
  * order: non-constant inputs, then each node's outputs, each value freed after its last
  * reader. Saturates at SIZE_MAX; values shaped only at run time count 0. BD_ENOMEM only. */
-int  bd_plan_peak_tensor_bytes(const bd_graph *g, size_t *out);
+int  plan_peak_tensor_bytes(const bd_graph *g, size_t *out);
 /* True when P was built for exactly these input shapes. */
-bool bd_plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n);
+bool plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n);
 
 #endif

@@ -26,7 +26,7 @@ static size_t add_sat(size_t a, size_t b)
     return __builtin_add_overflow(a, b, &s) ? SIZE_MAX : s;
 }
 
-int bd_plan_peak_tensor_bytes(const bd_graph *g, size_t *out)
+int plan_peak_tensor_bytes(const bd_graph *g, size_t *out)
 {
     size_t nv = bd_graph_num_values(g), nn = bd_graph_num_nodes(g);
     size_t *last_use = malloc((nv ? nv : 1) * sizeof *last_use);

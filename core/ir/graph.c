@@ -1,6 +1,6 @@
 /* The IR's storage: a pool allocator for everything the graph owns, a value table with a
  * name index, and the node list. */
-#include "core/ir/graph.h"
+#include "core/ir/graph_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -525,8 +525,8 @@ void bd_node_set_output(bd_node *n, size_t i, bd_value *out)
     out->producer = n;
 }
 
-/* Used by validate.c to reorder nodes after a topological sort. */
-void bd_graph_set_node_order_(bd_graph *g, bd_node **order)
+/* validate.c reorders nodes after a topological sort. */
+void graph_set_node_order(bd_graph *g, bd_node **order)
 {
     memcpy(g->nodes, order, g->n_nodes * sizeof *order);
     for (size_t i = 0; i < g->n_nodes; i++)

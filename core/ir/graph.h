@@ -204,7 +204,7 @@ int bd_node_add_attr(bd_graph *g, bd_node *n, const bd_attr *a, bd_error *err);
 /* Append INPUT to N's inputs (used when fusing a post-op that reads another tensor);
  * returns its index, or a negative code. */
 int bd_node_append_input(bd_graph *g, bd_node *n, bd_value *input, bd_error *err);
-/* Replace every use of OLD (node inputs and the graph-output list) with NEW. */
+/* Replace every use of OLD_V (node inputs and the graph-output list) with NEW_V. */
 void bd_graph_replace_uses(bd_graph *g, bd_value *old_v, bd_value *new_v);
 /* Remove node N (its outputs lose their producer); node indices are renumbered. */
 void bd_graph_remove_node(bd_graph *g, bd_node *n);

@@ -1,11 +1,9 @@
 /* IR invariants and topological order. */
-#include "core/ir/graph.h"
+#include "core/ir/graph_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-void bd_graph_set_node_order_(bd_graph *g, bd_node **order);   /* graph.c */
 
 /* A min-heap of node indexes: the ready node that comes first in the current order is placed
  * first, so a sorted graph keeps its order. */
@@ -115,7 +113,7 @@ int bd_graph_toposort(bd_graph *g, bd_error *err)
         rc = bd_error_set(err, BD_EMODEL, "graph '%s' has a cycle through node '%s' (%s)",
                           bd_graph_name(g), stuck->name, stuck->op_type);
     } else {
-        bd_graph_set_node_order_(g, order);
+        graph_set_node_order(g, order);
     }
 out:
     free(pending);

@@ -298,3 +298,11 @@ int tf_attr_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes *s
         bd_pb_spans_free(all[i]);
     return rc;
 }
+
+const tf_attr *tf_view_attr(const tf_nodeview *v, const char *key)
+{
+    for (size_t i = v->n_attrs; i-- > 0;)       /* a repeated map key: the last one wins */
+        if (v->attrs[i].key && strcmp(v->attrs[i].key, key) == 0)
+            return &v->attrs[i];
+    return NULL;
+}

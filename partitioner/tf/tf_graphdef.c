@@ -1,6 +1,6 @@
 /* The frozen GraphDef frontend: the protobuf into node views, then tf_translate. */
 #include "partitioner/tf/tf_import.h"
-#include "partitioner/tf/tf_internal.h"
+#include "partitioner/tf/tf_translate.h"
 #include "core/model_file.h"
 
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* The TensorFlow frontends: a frozen GraphDef (.pb) or a TF.js graph model (model.json plus
  * its .bin weight shards) into braid's graph IR (framework "tensorflow").
  *
- * The IR follows the TensorFlow conventions of docs/architecture.md: mapped ops become
- * ONNX-semantic nodes that keep TensorFlow's layouts (data_format "NHWC", filter_format
+ * The IR follows these conventions (docs/architecture.md, "TensorFlow import"): mapped ops
+ * become ONNX-semantic nodes that keep TensorFlow's layouts (data_format "NHWC", filter_format
  * "HWIO"/"HWCM"), Const nodes become initializers (GraphDef tensor_content and float32 TF.js
  * weights referenced in place, never copied; half/bfloat16 converted to float32, quantized
  * TF.js weights dequantized), Placeholders become inputs, Identity/NoOp/StopGradient are

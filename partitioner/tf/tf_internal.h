@@ -3,7 +3,9 @@
  * Both frontends (frozen GraphDef in protobuf, TF.js graph model in JSON) first turn each
  * node into the same frontend-neutral view (tf_nodeview: name, op, data inputs, control
  * inputs, decoded attributes with tensors already resolved to bytes), then hand the views
- * to one translator (tf_translate.c) that builds the IR as /tmp/tf_ir.md (docs) describes.
+ * to one translator (tf_translate.h) that builds the IR tf_import.h describes. The
+ * translator asks tf_ops.h for each op's mapper; mappers emit IR through tf_emit.h, so the
+ * three files depend on each other in one direction only.
  * Everything a view points to lives in the graph's pool or in file bytes the graph owns, so
  * views need no freeing of their own. */
 #ifndef BD_PARTITIONER_TF_TF_INTERNAL_H
@@ -107,7 +109,7 @@ const char *tf_dtype_name(int tf_dtype);
 int         tf_dtype_from_name(const char *name);
 float       tf_half_to_float(uint16_t h);
 float       tf_bfloat16_to_float(uint16_t h);
-/* Element count and byte size of T's shape for element size ESIZE; BD_EMODEL naming WHAT
+/* Element count and byte size of shape S for element size ESIZE; BD_EMODEL naming WHAT
  * for a negative dim or an overflow. */
 int         tf_shape_size(const char *what, const bd_shape *s, size_t esize, int64_t *numel,
                           size_t *nbytes, bd_error *err);
@@ -151,47 +153,8 @@ int tf_shape_decode(const uint8_t *lo, size_t len, const tf_bytes *sp, bd_shape 
                     const char *what, bd_error *err);
 int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes *sp,
                      tf_tensor *t, const char *what, bd_error *err);
-
-/* ---- tf_translate.c: views -> IR -------------------------------------------------- */
-
-/* Translate N views into G (framework "tensorflow"): Const -> initializers, Placeholders ->
- * inputs, Identity/NoOp/StopGradient folded, mapped ops -> ONNX-semantic nodes, anything
- * else -> "tf"-domain nodes carrying their origin. SIG (may be NULL) names inputs and
- * outputs; without one, outputs are the nodes no other node consumes. Validates G. */
-int tf_translate(bd_graph *g, const tf_nodeview *nodes, size_t n, const tf_signature *sig,
-                 bd_error *err);
-
-/* ---- tf_ops.c: the ops mapped to ONNX-semantic IR ------------------------------------ */
-
-typedef struct tf_xlate tf_xlate;   /* the translator's state (tf_translate.c) */
-
-/* Inputs of the node being mapped, resolved to IR values; consts known when present. */
-typedef struct tf_mapctx {
-    tf_xlate          *x;
-    bd_graph          *g;
-    const tf_nodeview *v;
-    bd_value         **in;          /* n_in resolved data inputs */
-    size_t             n_in;
-    bd_value          *out;         /* the value output 0 must end in (named after the node) */
-} tf_mapctx;
-
-/* A mapper emits IR nodes ending in M->out and returns 0, returns 1 when this node cannot be
- * mapped (it then goes to the TensorFlow fallback; nothing was emitted), or a negative code. */
-typedef int (*tf_mapper)(tf_mapctx *m, bd_error *err);
-
-/* The mapper for OP, NULL when OP always goes to the fallback. */
-tf_mapper tf_op_mapper(const char *op);
-
-/* Helpers the mappers use (tf_translate.c). */
+/* V's attribute KEY, or NULL; a repeated key: the last one wins. */
 const tf_attr *tf_view_attr(const tf_nodeview *v, const char *key);
-/* A new IR value named "<node>/<suffix>" (unique). */
-bd_value *tf_xlate_temp(tf_mapctx *m, const char *suffix, bd_error *err);
-/* A new initializer named "<node>/<suffix>" holding a copy of DATA. */
-bd_value *tf_xlate_const(tf_mapctx *m, const char *suffix, int dtype, const bd_shape *shape,
-                         const void *data, size_t nbytes, bd_error *err);
-/* Add an IR node named "<node>" or "<node>/<suffix>" (domain ""). */
-int tf_xlate_node(tf_mapctx *m, const char *suffix, const char *op, bd_value *const *in,
-                  size_t n_in, bd_value *out, bd_node **node, bd_error *err);
 
 /* ---- tf_encode.c: views -> NodeDef bytes (TF.js origins) ----------------------------- */
 

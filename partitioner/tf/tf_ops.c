@@ -7,7 +7,7 @@
  * nodes for braid's own passes to fuse again. A mapper whose preconditions fail (an operand
  * that should be constant is computed, an unknown fused op, ...) returns 1 before emitting
  * anything and the node goes to the TensorFlow fallback instead. */
-#include "partitioner/tf/tf_internal.h"
+#include "partitioner/tf/tf_ops.h"
 
 #include <string.h>
 
@@ -101,13 +101,13 @@ static bd_value *const_i64(tf_mapctx *m, const char *suffix, const int64_t *v, s
                            bd_error *err)
 {
     bd_shape s = { .rank = 1, .dims = { (int64_t)k } };
-    return tf_xlate_const(m, suffix, BD_DT_INT64, &s, v, k * sizeof *v, err);
+    return tf_emit_const(m, suffix, BD_DT_INT64, &s, v, k * sizeof *v, err);
 }
 
 static bd_value *const_f32(tf_mapctx *m, const char *suffix, float f, bd_error *err)
 {
     bd_shape s = { .rank = 0 };
-    return tf_xlate_const(m, suffix, BD_DT_FLOAT, &s, &f, sizeof f, err);
+    return tf_emit_const(m, suffix, BD_DT_FLOAT, &s, &f, sizeof f, err);
 }
 
 /* ---- layout -------------------------------------------------------------------------- */
@@ -210,20 +210,20 @@ static int emit_activation(tf_mapctx *m, const char *op, const char *suffix, bd_
         if (!hi)
             return err ? err->code : BD_ENOMEM;
         bd_value *ins[3] = { in, lo, hi };
-        return tf_xlate_node(m, suffix, "Clip", ins, 3, out, &n, err);
+        return tf_emit_node(m, suffix, "Clip", ins, 3, out, &n, err);
     }
     if (strcmp(op, "Elu") == 0) {
-        if ((rc = tf_xlate_node(m, suffix, "Elu", &in, 1, out, &n, err)))
+        if ((rc = tf_emit_node(m, suffix, "Elu", &in, 1, out, &n, err)))
             return rc;
         return set_float(m, n, "alpha", 1.0f, err);
     }
     if (strcmp(op, "LeakyRelu") == 0) {
         float alpha = attr_f(m->v, "leakyrelu_alpha", attr_f(m->v, "alpha", 0.2f));
-        if ((rc = tf_xlate_node(m, suffix, "LeakyRelu", &in, 1, out, &n, err)))
+        if ((rc = tf_emit_node(m, suffix, "LeakyRelu", &in, 1, out, &n, err)))
             return rc;
         return set_float(m, n, "alpha", alpha, err);
     }
-    return tf_xlate_node(m, suffix, op, &in, 1, out, &n, err);   /* Relu, Sigmoid, Tanh */
+    return tf_emit_node(m, suffix, op, &in, 1, out, &n, err);   /* Relu, Sigmoid, Tanh */
 }
 
 /* ---- fused epilogues (_FusedConv2D, _FusedMatMul) -------------------------------------- */
@@ -269,25 +269,25 @@ static int epilogue_emit(tf_mapctx *m, const epilogue *e, bd_value *cur, bool nh
         memcpy(op, e->ops[i].p, e->ops[i].n);
         op[e->ops[i].n] = '\0';
         bool last = i == e->n_ops - 1;
-        bd_value *next = last ? m->out : tf_xlate_temp(m, op, err);
+        bd_value *next = last ? m->out : tf_emit_temp(m, op, err);
         if (!next)
             return err ? err->code : BD_ENOMEM;
         bd_node *n = NULL;
         int rc;
         if (strcmp(op, "BiasAdd") == 0) {
             bd_value *ins[2] = { cur, m->in[arg++] };
-            rc = tf_xlate_node(m, "bias", "Add", ins, 2, next, &n, err);
+            rc = tf_emit_node(m, "bias", "Add", ins, 2, next, &n, err);
         } else if (strcmp(op, "FusedBatchNorm") == 0) {
             bd_value *ins[5] = { cur, m->in[arg], m->in[arg + 1], m->in[arg + 2], m->in[arg + 3] };
             arg += 4;
-            rc = tf_xlate_node(m, "batchnorm", "BatchNormalization", ins, 5, next, &n, err);
+            rc = tf_emit_node(m, "batchnorm", "BatchNormalization", ins, 5, next, &n, err);
             if (rc == 0)
                 rc = set_float(m, n, "epsilon", attr_f(m->v, "epsilon", 1e-4f), err);
             if (rc == 0 && nhwc)
                 rc = set_str(m, n, "data_format", "NHWC", err);
         } else if (strcmp(op, "Prelu") == 0) {
             bd_value *ins[2] = { cur, m->in[arg++] };
-            rc = tf_xlate_node(m, "prelu", "PRelu", ins, 2, next, &n, err);
+            rc = tf_emit_node(m, "prelu", "PRelu", ins, 2, next, &n, err);
         } else {
             rc = emit_activation(m, op, "act", cur, next, err);
         }
@@ -332,12 +332,12 @@ static int map_conv_common(tf_mapctx *m, bool depthwise, bool fused, bd_error *e
         }
     }
 
-    bd_value *y = e.n_ops ? tf_xlate_temp(m, "conv", err) : m->out;
+    bd_value *y = e.n_ops ? tf_emit_temp(m, "conv", err) : m->out;
     if (!y)
         return err ? err->code : BD_ENOMEM;
     bd_value *ins[2] = { m->in[0], m->in[1] };
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, e.n_ops ? "conv" : NULL, "Conv", ins, 2, y, &n, err);
+    int rc = tf_emit_node(m, e.n_ops ? "conv" : NULL, "Conv", ins, 2, y, &n, err);
     if (rc == 0)
         rc = set_window(m, n, &w, true, err);
     if (rc == 0)
@@ -367,12 +367,12 @@ static int map_matmul_common(tf_mapctx *m, bool fused, bd_error *err)
         return DECLINE;
     if (!fused && m->n_in != 2)
         return DECLINE;
-    bd_value *y = e.n_ops ? tf_xlate_temp(m, "gemm", err) : m->out;
+    bd_value *y = e.n_ops ? tf_emit_temp(m, "gemm", err) : m->out;
     if (!y)
         return err ? err->code : BD_ENOMEM;
     bd_value *ins[2] = { m->in[0], m->in[1] };
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, e.n_ops ? "gemm" : NULL, "Gemm", ins, 2, y, &n, err);
+    int rc = tf_emit_node(m, e.n_ops ? "gemm" : NULL, "Gemm", ins, 2, y, &n, err);
     if (rc == 0 && attr_b(m->v, "transpose_a", false))
         rc = set_int(m, n, "transA", 1, err);
     if (rc == 0 && attr_b(m->v, "transpose_b", false))
@@ -407,9 +407,9 @@ static int map_batch_matmul(tf_mapctx *m, bd_error *err)
             perm[i] = i;
         perm[r - 2] = r - 1;
         perm[r - 1] = r - 2;
-        bd_value *t = tf_xlate_temp(m, names[k], err);
+        bd_value *t = tf_emit_temp(m, names[k], err);
         bd_node *n = NULL;
-        int rc = t ? tf_xlate_node(m, names[k], "Transpose", &ins[k], 1, t, &n, err)
+        int rc = t ? tf_emit_node(m, names[k], "Transpose", &ins[k], 1, t, &n, err)
                    : (err ? err->code : BD_ENOMEM);
         if (rc == 0)
             rc = set_ints(m, n, "perm", perm, (size_t)r, err);
@@ -418,7 +418,7 @@ static int map_batch_matmul(tf_mapctx *m, bd_error *err)
         ins[k] = t;
     }
     bd_node *n = NULL;
-    return tf_xlate_node(m, NULL, "MatMul", ins, 2, m->out, &n, err);
+    return tf_emit_node(m, NULL, "MatMul", ins, 2, m->out, &n, err);
 }
 
 /* ---- element-wise ------------------------------------------------------------------------ */
@@ -428,7 +428,7 @@ static int map_binary_as(tf_mapctx *m, const char *op, bd_error *err)
     if (m->n_in != 2)
         return DECLINE;
     bd_node *n = NULL;
-    return tf_xlate_node(m, NULL, op, m->in, 2, m->out, &n, err);
+    return tf_emit_node(m, NULL, op, m->in, 2, m->out, &n, err);
 }
 
 static int map_add(tf_mapctx *m, bd_error *err) { return map_binary_as(m, "Add", err); }
@@ -463,7 +463,7 @@ static int map_bias_add(tf_mapctx *m, bd_error *err)
         bd_shape s = { .rank = r - 1 };
         for (int i = 0; i < r - 1; i++)
             s.dims[i] = i == 0 ? b->shape.dims[0] : 1;
-        bd_value *view = tf_xlate_temp(m, "bias_nchw", err);
+        bd_value *view = tf_emit_temp(m, "bias_nchw", err);
         if (!view)
             return err ? err->code : BD_ENOMEM;
         view->dtype = b->dtype;
@@ -473,7 +473,7 @@ static int map_bias_add(tf_mapctx *m, bd_error *err)
         ins[1] = view;
     }
     bd_node *n = NULL;
-    return tf_xlate_node(m, NULL, "Add", ins, 2, m->out, &n, err);
+    return tf_emit_node(m, NULL, "Add", ins, 2, m->out, &n, err);
 }
 
 static int map_softmax(tf_mapctx *m, bd_error *err)
@@ -481,7 +481,7 @@ static int map_softmax(tf_mapctx *m, bd_error *err)
     if (m->n_in != 1)
         return DECLINE;
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Softmax", m->in, 1, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Softmax", m->in, 1, m->out, &n, err);
     return rc ? rc : set_int(m, n, "axis", -1, err);
 }
 
@@ -493,7 +493,7 @@ static int map_batchnorm(tf_mapctx *m, bd_error *err)
     if (m->n_in != 5 || attr_b(m->v, "is_training", true) || layout(m->v, &nhwc))
         return DECLINE;
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "BatchNormalization", m->in, 5, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "BatchNormalization", m->in, 5, m->out, &n, err);
     if (rc == 0)
         rc = set_float(m, n, "epsilon", attr_f(m->v, "epsilon", 1e-4f), err);
     if (rc == 0 && nhwc)
@@ -511,7 +511,7 @@ static int map_pool(tf_mapctx *m, const char *op, bd_error *err)
     if (!attr_ints(m->v, "ksize", &nk))
         return DECLINE;
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, op, m->in, 1, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, op, m->in, 1, m->out, &n, err);
     if (rc == 0)
         rc = set_ints(m, n, "kernel_shape", k, 2, err);
     if (rc == 0)
@@ -531,7 +531,7 @@ static int map_mean(tf_mapctx *m, bd_error *err)
     if (m->n_in != 2 || !const_ints(m->in[1], axes, &n_axes) || n_axes == 0)
         return DECLINE;
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "ReduceMean", m->in, 1, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "ReduceMean", m->in, 1, m->out, &n, err);
     if (rc == 0)
         rc = set_ints(m, n, "axes", axes, n_axes, err);
     if (rc == 0)
@@ -563,7 +563,7 @@ static int map_pad(tf_mapctx *m, bd_error *err)
         return err ? err->code : BD_ENOMEM;
     bd_value *ins[3] = { m->in[0], pv, v2 ? m->in[2] : NULL };
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Pad", ins, v2 ? 3 : 2, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Pad", ins, v2 ? 3 : 2, m->out, &n, err);
     return rc ? rc : set_str(m, n, "mode", "constant", err);
 }
 
@@ -575,7 +575,7 @@ static int map_concat(tf_mapctx *m, bd_error *err)
     if (m->n_in < 2 || !const_ints(m->in[v2 ? m->n_in - 1 : 0], &axis, &na) || na != 1)
         return DECLINE;
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Concat", m->in + (v2 ? 0 : 1), m->n_in - 1, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Concat", m->in + (v2 ? 0 : 1), m->n_in - 1, m->out, &n, err);
     return rc ? rc : set_int(m, n, "axis", axis, err);
 }
 
@@ -593,7 +593,7 @@ static int map_reshape(tf_mapctx *m, bd_error *err)
         return err ? err->code : BD_ENOMEM;
     bd_value *ins[2] = { m->in[0], sv };
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Reshape", ins, 2, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Reshape", ins, 2, m->out, &n, err);
     if (rc == 0 && zero)          /* a TensorFlow 0 is a zero-size dim, not "copy the input's" */
         rc = set_int(m, n, "allowzero", 1, err);
     return rc;
@@ -608,7 +608,7 @@ static int map_squeeze(tf_mapctx *m, bd_error *err)
     if (!axes)
         axes = attr_ints(m->v, "axis", &na);
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Squeeze", m->in, 1, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Squeeze", m->in, 1, m->out, &n, err);
     if (rc == 0 && na)
         rc = set_ints(m, n, "axes", axes, na, err);
     return rc;
@@ -621,7 +621,7 @@ static int map_expand_dims(tf_mapctx *m, bd_error *err)
     if (m->n_in != 2 || !const_ints(m->in[1], &axis, &na) || na != 1)
         return DECLINE;
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Unsqueeze", m->in, 1, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Unsqueeze", m->in, 1, m->out, &n, err);
     return rc ? rc : set_ints(m, n, "axes", &axis, 1, err);
 }
 
@@ -632,7 +632,7 @@ static int map_transpose(tf_mapctx *m, bd_error *err)
     if (m->n_in != 2 || !const_ints(m->in[1], perm, &np) || np > BD_MAX_RANK)
         return DECLINE;
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Transpose", m->in, 1, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Transpose", m->in, 1, m->out, &n, err);
     return rc ? rc : set_ints(m, n, "perm", perm, np, err);
 }
 
@@ -656,7 +656,7 @@ static int map_resize(tf_mapctx *m, bd_error *err)
      * shape rule and oneDNN builder read under data_format NHWC. */
     bd_value *ins[4] = { m->in[0], NULL, NULL, sv };
     bd_node *n = NULL;
-    int rc = tf_xlate_node(m, NULL, "Resize", ins, 4, m->out, &n, err);
+    int rc = tf_emit_node(m, NULL, "Resize", ins, 4, m->out, &n, err);
     if (rc == 0)
         rc = set_str(m, n, "mode", nearest ? "nearest" : "linear", err);
     if (rc == 0)

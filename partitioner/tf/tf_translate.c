@@ -7,7 +7,9 @@
  * Identity's output record points at its input's value) and why IR value names are free to
  * differ from TensorFlow's. Loops (Merge <- NextIteration) are the only cycles TensorFlow
  * allows; the back edge becomes a NULL input of the Merge (its NodeDef keeps the name). */
-#include "partitioner/tf/tf_internal.h"
+#include "partitioner/tf/tf_translate.h"
+#include "partitioner/tf/tf_emit.h"
+#include "partitioner/tf/tf_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,7 @@ typedef struct rec {
     bool       in_region;      /* between control-flow ops: TensorFlow runs it as written */
 } rec;
 
-struct tf_xlate {
+typedef struct tf_xlate {
     bd_graph          *g;
     const tf_nodeview *nodes;
     size_t             n;
@@ -35,7 +37,7 @@ struct tf_xlate {
     size_t             index_cap;
     size_t            *pending;    /* NextIteration nodes to translate after the main walk */
     size_t             n_pending, cap_pending;
-};
+} tf_xlate;
 
 static bool op_is(const tf_nodeview *v, const char *op) { return strcmp(v->op, op) == 0; }
 
@@ -281,67 +283,6 @@ static int mark_regions(tf_xlate *x, bd_error *err)
     free(fwd);
     free(bwd);
     return rc;
-}
-
-/* ---- helpers for the mappers (tf_internal.h) ------------------------------------------ */
-
-const tf_attr *tf_view_attr(const tf_nodeview *v, const char *key)
-{
-    for (size_t i = v->n_attrs; i-- > 0;)       /* a repeated map key: the last one wins */
-        if (v->attrs[i].key && strcmp(v->attrs[i].key, key) == 0)
-            return &v->attrs[i];
-    return NULL;
-}
-
-/* "<node>:<suffix>", made unique in G. */
-static const char *temp_name(bd_graph *g, const char *node, const char *suffix, char *buf,
-                             size_t size)
-{
-    snprintf(buf, size, "%s:%s", node, suffix);
-    for (int k = 2; bd_graph_find_value(g, buf) && k < 1000; k++)
-        snprintf(buf, size, "%s:%s_%d", node, suffix, k);
-    return buf;
-}
-
-bd_value *tf_xlate_temp(tf_mapctx *m, const char *suffix, bd_error *err)
-{
-    char buf[512];
-    bd_value *v = NULL;
-    bd_graph_add_value(m->g, temp_name(m->g, m->v->name, suffix, buf, sizeof buf),
-                       BD_DT_UNDEFINED, NULL, &v, err);
-    return v;
-}
-
-bd_value *tf_xlate_const(tf_mapctx *m, const char *suffix, int dtype, const bd_shape *shape,
-                         const void *data, size_t nbytes, bd_error *err)
-{
-    char buf[512];
-    bd_value *v = NULL;
-    void *p = bd_graph_alloc(m->g, nbytes ? nbytes : 1);
-    if (!p) {
-        bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", m->v->name);
-        return NULL;
-    }
-    if (nbytes)
-        memcpy(p, data, nbytes);
-    if (bd_graph_add_value(m->g, temp_name(m->g, m->v->name, suffix, buf, sizeof buf), dtype,
-                           shape, &v, err))
-        return NULL;
-    v->data = p;
-    v->nbytes = nbytes;
-    return v;
-}
-
-int tf_xlate_node(tf_mapctx *m, const char *suffix, const char *op, bd_value *const *in,
-                  size_t n_in, bd_value *out, bd_node **node, bd_error *err)
-{
-    char buf[512];
-    const char *name = m->v->name;
-    if (suffix) {
-        snprintf(buf, sizeof buf, "%s:%s", m->v->name, suffix);
-        name = buf;
-    }
-    return bd_graph_add_node(m->g, name, op, "", in, n_in, &out, 1, node, err);
 }
 
 /* ---- translating one node --------------------------------------------------------------- */
@@ -645,7 +586,7 @@ static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper
     for (size_t k = 0; rc == 0 && k < v->n_inputs; k++)
         rc = resolve(x, v, v->inputs[k], &in[k], err);
     if (rc == 0 && ok) {
-        tf_mapctx m = { .x = x, .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out };
+        tf_mapctx m = { .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out };
         rc = mapper(&m, err);
         if (rc == 0) {
             if ((rc = set_outputs(x, r, 1, err)) == 0)

@@ -5,6 +5,7 @@
  * encodes it, for those nodes only). */
 #include "partitioner/tf/tf_import.h"
 #include "partitioner/tf/tfjs_internal.h"
+#include "partitioner/tf/tf_translate.h"
 #include "core/model_file.h"
 
 /* The largest model.json read (its JSON tree costs a multiple of it). */

@@ -15,7 +15,7 @@ const cJSON *tfjs_member(const cJSON *o, const char *key, const char *snake);
 bool tfjs_int(const cJSON *j, int64_t *out);
 /* Decode base64 text J into G's pool. */
 int  tfjs_base64(bd_graph *g, const cJSON *j, tf_bytes *out, const char *what, bd_error *err);
-/* The AttrValue JSON J into A (KEY already set). */
+/* The AttrValue JSON J into A (A->key already set). */
 int  tfjs_attr(bd_graph *g, const cJSON *j, tf_attr *a, const char *what, bd_error *err);
 /* A TensorShapeProto JSON into S. */
 int  tfjs_shape(const cJSON *j, bd_shape *s, const char *what, bd_error *err);

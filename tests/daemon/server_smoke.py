@@ -97,7 +97,7 @@ try:
     out2 = np.frombuffer(rsp2.raw_output_contents[0], dtype=np.float32).reshape(out.shape)
     check(float(np.max(np.abs(out2 - want))) < 1e-4, "ModelInfer with typed fp32_contents")
 
-    # bad input -> status codes (PROTOCOL.md)
+    # bad input -> status codes (docs/protocol.md)
     bad = pb.ModelInferRequest(model_name="nope")
     c, _ = code_of(lambda: stub.ModelInfer(bad, timeout=10))
     check(c == grpc.StatusCode.NOT_FOUND, f"unknown model -> {c}")

@@ -95,7 +95,7 @@ static int teardown(void **state)
         nanosleep(&ms, NULL);
     }
     assert_int_equal(uv_loop_close(&f->loop), 0);
-    assert_int_equal(bd_served_live_count(), 0);
+    assert_int_equal(served_live_count(), 0);
     tl_rmtree(f->repo);
     tl_rmtree(f->outside);
     free(f);
@@ -211,18 +211,18 @@ static void test_reload_keeps_old_version_alive_until_released(void **state)
     assert_int_equal(load_sync(f, "tinycnn", NULL, NULL, 0, &d), 0);
     bd_served *v1 = NULL;
     assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &v1, NULL), 0);
-    assert_int_equal(bd_served_live_count(), 1);
+    assert_int_equal(served_live_count(), 1);
 
     add_version(f, "tinycnn", "2");
     assert_int_equal(load_sync(f, "tinycnn", NULL, NULL, 0, &d), 0);
     bd_served *v2 = NULL;
     assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &v2, NULL), 0);
     assert_string_equal(bd_served_version(v2), "2");
-    assert_int_equal(bd_served_live_count(), 2);              /* v1 lives on our reference */
+    assert_int_equal(served_live_count(), 2);                 /* v1 lives on our reference */
     infer_ok(v1);                                             /* and still runs */
     infer_ok(v2);
     bd_served_release(v1);
-    assert_int_equal(bd_served_live_count(), 1);              /* freed on the last release */
+    assert_int_equal(served_live_count(), 1);                 /* freed on the last release */
     bd_served_release(v2);
 }
 
@@ -335,7 +335,7 @@ static void test_unload(void **state)
     assert_int_equal(d.status, 0);
     infer_ok(held);                                           /* a running request finishes */
     bd_served_release(held);
-    assert_int_equal(bd_served_live_count(), 0);
+    assert_int_equal(served_live_count(), 0);
 
     bd_registry_entry *snap = NULL;
     size_t n = bd_registry_snapshot(f->reg, &snap);
@@ -406,14 +406,14 @@ static void test_model_names(void **state)
 {
     const char *bad[] = { "", ".hidden", "a/b", "..", "sp ace", "semi;colon", "é" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_int_equal(bd_registry_check_name(bad[i], NULL), BD_EINVAL);
+        assert_int_equal(registry_check_name(bad[i], NULL), BD_EINVAL);
     char long_name[130];
     memset(long_name, 'a', 129);
     long_name[129] = '\0';
-    assert_int_equal(bd_registry_check_name(long_name, NULL), BD_EINVAL);
+    assert_int_equal(registry_check_name(long_name, NULL), BD_EINVAL);
     long_name[128] = '\0';
-    assert_int_equal(bd_registry_check_name(long_name, NULL), 0);
-    assert_int_equal(bd_registry_check_name("resnet-50_v1.5", NULL), 0);
+    assert_int_equal(registry_check_name(long_name, NULL), 0);
+    assert_int_equal(registry_check_name("resnet-50_v1.5", NULL), 0);
 
     fixture *f = *state;
     open_registry(f);
@@ -822,7 +822,7 @@ static void test_shutdown_answers_and_cancels_every_load(void **state)
     assert_int_equal(wait2.status, BD_EUNAVAIL);
     bd_served *s = NULL;
     assert_int_equal(bd_registry_acquire(f->reg, "tinycnn", NULL, &s, &err), BD_EUNAVAIL);
-    assert_int_equal(bd_served_live_count(), 0);                  /* the discarded version is freed */
+    assert_int_equal(served_live_count(), 0);                     /* the discarded version is freed */
 }
 
 /* Past the exit timeout: a running load's caller is answered now, once; the load's own end

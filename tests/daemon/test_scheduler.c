@@ -70,10 +70,10 @@ static void job_init(test_job *t, bd_served *s, int id)
 static bd_served *fake_version(const char *name, int queue_limit)
 {
     bd_model_config mc;
-    bd_model_config_defaults(&mc);
+    model_config_defaults(&mc);
     mc.queue_limit = queue_limit;
     bd_served *s = NULL;
-    assert_int_equal(bd_served_create(name, "1", &mc, 64, NULL, &s, NULL), 0);
+    assert_int_equal(served_create(name, "1", &mc, 64, NULL, &s, NULL), 0);
     return s;
 }
 
@@ -136,7 +136,7 @@ static void test_every_job_runs_once(void **state)
     assert_int_equal(bd_served_stats(b)->queue.count, 200);
     bd_served_release(a);
     bd_served_release(b);
-    assert_int_equal(bd_served_live_count(), 0);
+    assert_int_equal(served_live_count(), 0);
 }
 
 static void test_full_queue_is_busy(void **state)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Every row of PROTOCOL.md's bad-input table: the exact gRPC status code, a message naming
-the tensor, and a server that keeps serving afterwards (BraiddTestCase.tearDown checks
+"""Every row of docs/protocol.md's bad-input table: the exact gRPC status code, a message
+naming the tensor, and a server that keeps serving afterwards (BraiddTestCase.tearDown checks
 ServerLive after each test; every test also runs a good inference at its end)."""
 
 import concurrent.futures

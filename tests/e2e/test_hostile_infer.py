@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hostile ModelInfer requests against a live braidd: each one once crashed it or was silently
-misread (issue "No request can crash braidd"). Every test sends the offending bytes over the
+misread. Every test sends the offending bytes over the
 real wire, checks the exact status and a message naming what is wrong, and then checks that
 the server still serves (a good inference at the end of each test; BraiddTestCase checks
 ServerLive after each test and a clean exit with no sanitizer report at the end).

@@ -1,6 +1,5 @@
 #!/usr/bin/python3
-"""braidd's lifecycle under hostile timing (issue "No request can crash braidd"), against a live
-braidd:
+"""braidd's lifecycle under hostile timing, against a live braidd:
 
   1. readiness follows the drain: after SIGTERM, with requests still in flight, ServerReady
      and GET /v2/health/ready both say not ready (one source of truth);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Hostile model files against a live braidd (issue "No request can crash braidd"): uploads
+"""Hostile model files against a live braidd: uploads
 (RepositoryModelLoad with file:1/... bytes) and repository files that once crashed braidd or
 made it allocate gigabytes must get a clean error naming the problem, and braidd keeps
 serving. The inputs are the importer fuzz corpora's regression files (tests/fuzz/corpus),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Hostile shapes against a live braidd (issue "No request can crash braidd"):
+"""Hostile shapes against a live braidd:
 
   - zero-size inputs (legal in ONNX) are answered with correctly shaped empty outputs, never
     handed to a oneDNN primitive (which died of SIGFPE on an empty batch), over the wire and

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Write the seed corpora of the importer fuzz harnesses (onnx, graphdef, tfjs) into
-tests/fuzz/corpus/: small valid models plus the hostile inputs of issue "No request can
-crash braidd" (each a regression). Run once by hand when the seeds change; the output is
+tests/fuzz/corpus/: small valid models plus hostile inputs that once crashed braidd or made
+it allocate gigabytes (each a regression). Run once by hand when the seeds change; the output is
 committed. Usage: gen_importer_seeds.py [CORPUS_DIR]"""
 import json
 import os
@@ -50,7 +50,7 @@ put("onnx", "shape_ops.onnx", onnx_model(
      helper.make_node("ConstantOfShape", ["s"], ["z"]),
      helper.make_node("Transpose", ["r"], ["t"], perm=[1, 0]),
      helper.make_node("MatMul", ["t", "r"], ["y"])], [xs], [y]))
-# 300 attributes on one node (the issue's 6,000-attribute node, scaled down to a seed)
+# 300 attributes on one node (a 6,000-attribute node once took 1.7 GB; scaled down to a seed)
 put("onnx", "many_attrs.onnx", onnx_model(
     [helper.make_node("Relu", ["x"], ["y"], **{"a%d" % i: i for i in range(300)})], [xs], [y]))
 # 200 nodes listed in reverse order: the topological sort must place them all
@@ -113,7 +113,7 @@ c = node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
 put("graphdef", "add.pb", ph + c + node("y", "AddV2", ["x", "c"], attr("T", type_attr(DT_FLOAT))))
 put("graphdef", "relu_fallback.pb", ph + node("r", "Relu", ["x"], attr("T", type_attr(DT_FLOAT))) +
     node("e", "Erf", ["r"], attr("T", type_attr(DT_FLOAT))))
-# one float fills 2^28 elements: 1 GiB once expanded (the issue's 140-byte GraphDef)
+# one float fills 2^28 elements: 1 GiB once expanded (from a 140-byte GraphDef)
 put("graphdef", "fill_1gib.pb", node("c", "Const", attrs=attr("dtype", type_attr(DT_FLOAT)) +
     attr("value", tensor_attr(tensor(DT_FLOAT, [1 << 14, 1 << 14], field(5, 5, struct.pack("<f", 1)))))))
 # under the cap: one float fills 4 MiB, which braid expands as TensorFlow does
@@ -162,7 +162,7 @@ put("tfjs", "quantized.bin", tfjs(topo([ph_j, const_j("w", "DT_FLOAT", [2]), add
       "quantization": {"dtype": "uint8", "scale": 0.5, "min": -1}}]), bytes([0, 4])))
 put("tfjs", "erf_fallback.bin", tfjs(topo([ph_j, {"name": "y", "op": "Erf", "input": ["x"],
                                                "attr": {"T": {"type": "DT_FLOAT"}}}])))
-# the issue's 497-byte model.json: a string Const of shape [2^60]
+# a 497-byte model.json: a string Const of shape [2^60]
 put("tfjs", "string_const_2p60.bin", tfjs(topo([ph_j, const_j("s", "DT_STRING", [1 << 60], stringVal=["YWJj"]),
                                                 {"name": "y", "op": "Identity", "input": ["x"]}])))
 # a string weight of shape [2^60 + 1]
@@ -170,7 +170,7 @@ put("tfjs", "string_weight_2p60p1.bin", tfjs(topo([ph_j, const_j("s", "DT_STRING
                                                    {"name": "y", "op": "Identity", "input": ["x"]}],
                                                   [{"name": "s", "shape": [(1 << 60) + 1], "dtype": "string"}]),
                                              b"\x03\x00\x00\x00abc"))
-# the issue's 481-byte constant fill: one value for 2^28 floats
+# a 481-byte constant fill: one value for 2^28 floats
 put("tfjs", "fill_1gib.bin", tfjs(topo([ph_j, const_j("w", "DT_FLOAT", [1 << 14, 1 << 14], floatVal=[1.0]),
                                         {"name": "y", "op": "Identity", "input": ["x"]}])))
 # a weight whose shape overflows

@@ -97,7 +97,7 @@ def main():
     seeds["wide_raw"] = wide_raw()
     seeds["empty_huge_dims"] = wide_raw((0, 2 ** 62), b"")
 
-    # the crashes and silent misreadings of the issue, at small scale
+    # requests that once crashed braidd or were silently misread, at small scale
     r = req()
     r.inputs.add(name="x", datatype="FP32", shape=[4611686018427387903 // 4, 4]).contents.fp32_contents.extend([1.0] * 64)
     seeds["wrap_fp32"] = r

@@ -3,8 +3,9 @@
 
 Copies the tree's C files into a temporary directory, plants one violation at a time
 (an upward include, a sideways one, an engine named outside its folder, an include loop,
-a relative spelling, a wrong guard, a duplicate name) and checks that the checker exits 1 and
-names the problem, and that it exits 0 on the untouched copy."""
+a bd_ function in an _internal.h header, a relative spelling, a wrong guard, a duplicate
+name) and checks that the checker exits 1 and names the problem, and that it exits 0 on the
+untouched copy."""
 import os
 import shutil
 import subprocess
@@ -60,6 +61,14 @@ PLANTS = [
                 write(r, "core/loop_b.h", '#ifndef BD_CORE_LOOP_B_H\n#define BD_CORE_LOOP_B_H\n'
                       '#include "core/loop_a.h"\n#endif\n')),
      "include loop: core/loop_a <-> core/loop_b"),
+    ("loop between the TensorFlow translator and its op mappers",
+     lambda r: append(r, "partitioner/tf/tf_ops.c", '#include "partitioner/tf/tf_translate.h"\n'),
+     "include loop: partitioner/tf/tf_ops <-> partitioner/tf/tf_translate"),
+    ("public prefix on an internal function",
+     lambda r: append(r, "daemon/registry_internal.h",
+                      "static inline int bd_registry_peek(const bd_registry *r)\n"
+                      "{\n    return r != 0;\n}\n"),
+     "daemon/registry_internal.h: bd_registry_peek is internal"),
     ("relative spelling", lambda r: append(r, "core/arena.c", '#include "error.h"\n'),
      'include "error.h": spell it from the root'),
     ("wrong guard",

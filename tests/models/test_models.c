@@ -27,8 +27,8 @@
 #include "cli/npy.h"
 #include "runtime/model.h"
 
-/* Max abs error relative to max |reference|. The brief allows 1e-4; measured ~1e-6 on every
- * model (oneDNN FP32 vs PyTorch FP32), so 1e-5 keeps a 10x margin and still catches drift. */
+/* Max abs error relative to max |reference|. Measured ~1e-6 on every model (oneDNN FP32
+ * vs PyTorch FP32), so 1e-5 keeps a 10x margin and still catches drift. */
 #define TOL        1e-5
 #define MAX_IO     8
 #define MAX_CASES  4

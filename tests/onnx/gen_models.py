@@ -160,7 +160,7 @@ for e in m.graph.initializer[1].external_data:      # e2: the same file under an
         e.value = "./weights.bin"
 save(m, "external_alias.onnx")
 
-# a node with 6,000 attributes (the 89 KB file that once took 1.7 GB to import)
+# a node with 6,000 attributes (an 89 KB file that once took 1.7 GB to import)
 save(model([h.make_node("Relu", ["x"], ["y"], name="relu", **{"attr_%d" % i: i for i in range(6000)})],
            [vi("x", TP.FLOAT, [2])], [vi("y", TP.FLOAT, [2])]), "many_attrs.onnx")
 dup = h.make_node("Relu", ["x"], ["y"], name="relu", alpha=1, beta=2)

@@ -662,7 +662,7 @@ static void test_tfjs_bad_inputs_fail_cleanly(void **state)
 }
 
 
-/* ---- hostile files (issue "No request can crash braidd") ------------------------------- */
+/* ---- hostile files ----------------------------------------------------------------------- */
 
 /* A regression input of the importer fuzz corpora (tests/fuzz/corpus/SUB/NAME), or with SUB
  * "fixtures" one of tests/tf/fixtures (written by tests/fuzz/gen_importer_seeds.py too). */
@@ -697,7 +697,7 @@ static void expect_graphdef_error(const char *name, int code, const char *needle
     free(buf);
 }
 
-/* One value filling a huge shape is expanded only up to 64 MiB: the issue's 140-byte GraphDef
+/* One value filling a huge shape is expanded only up to 64 MiB: a 140-byte GraphDef
  * once became 1 GiB, a string fill of 2^60 elements overflowed the element table. */
 static void test_graphdef_constant_expansion_is_capped(void **state)
 {
@@ -748,8 +748,8 @@ static const char *tiny_json(const char *c, const char *manifest)
     "{\"name\": \"" name "\", \"op\": \"Const\", \"attr\": {\"dtype\": {\"type\": \"" dtype "\"}," \
     " \"value\": {\"tensor\": {\"dtype\": \"" dtype "\", \"tensorShape\": {\"dim\": [" dims "]}" extra "}}}}"
 
-/* The issue's TF.js crashes: a string Const of shape [2^60] (SIGSEGV), a string weight of
- * shape [2^60+1] (heap corruption), a 481-byte fill of 1 GiB. */
+/* TF.js files that once crashed the importer: a string Const of shape [2^60] (SIGSEGV), a
+ * string weight of shape [2^60+1] (heap corruption), a 481-byte fill of 1 GiB. */
 static void test_tfjs_sizes_are_overflow_checked_and_capped(void **state)
 {
     (void)state;

@@ -195,8 +195,8 @@ static void test_static_output_of_the_wrong_shape_is_an_error(void **state)
     bd_graph_destroy(s.fx.g);
 }
 
-/* Through the core library (annotate, partition, plan, executor), once the partitioner has
- * registered the engine in backends/registry.c. */
+/* Through the runtime library (annotate, partition, plan, executor), with the engine
+ * registered in runtime/engines.c. */
 static void test_model_runs_through_the_plan(void **state)
 {
     (void)state;

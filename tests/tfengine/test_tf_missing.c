@@ -1,6 +1,6 @@
 /* Without TensorFlow: the engine declines every node with a reason that names the library
- * and how to provide it, compile() fails the same way, and (once the engine is registered in
- * backends/registry.c) a model with GatherTree or control flow fails to load naming those
+ * and how to provide it, compile() fails the same way, and (with the engine registered in
+ * runtime/engines.c) a model with GatherTree or control flow fails to load naming those
  * ops and the missing library. */
 #include <dlfcn.h>
 #include <setjmp.h>

@@ -217,8 +217,8 @@ static void test_attributes(void **state)
 }
 
 /* Attributes are appended into a doubling array: 100,000 of them on one node take a few MB.
- * (Copying the array on every add, as braid once did, needs ~400 GB for this node: the
- * issue's 6,000-attribute ONNX node took 1.7 GB.) */
+ * (Copying the array on every add, as braid once did, needs ~400 GB for this node: a
+ * 6,000-attribute ONNX node took 1.7 GB.) */
 static void test_many_attributes_build_in_linear_space(void **state)
 {
     (void)state;

@@ -1,6 +1,6 @@
 /* The run-memory guard: legal input shapes that would make a run hold more tensor memory than
  * allowed (an outer product of a long vector with itself) are refused before anything is
- * compiled, and bd_plan_peak_tensor_bytes counts what a run holds at once, not the sum of
+ * compiled, and plan_peak_tensor_bytes counts what a run holds at once, not the sum of
  * every tensor. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,7 +95,7 @@ static void test_peak_counts_live_tensors_not_all(void **state)
     node(g, "r2", "Relu", &v[1], 1, v[2]);
     node(g, "r3", "Relu", &v[2], 1, v[3]);
     size_t peak = 0;
-    assert_int_equal(bd_plan_peak_tensor_bytes(g, &peak), 0);
+    assert_int_equal(plan_peak_tensor_bytes(g, &peak), 0);
     assert_int_equal(peak, 2 * N * sizeof(float));
     bd_graph_destroy(g);
 }
