@@ -92,22 +92,12 @@ int dn_binary_build(dn_compiler *c, const bd_node *n)
             return rc;
         }
     }
-    if ((rc = dn_postops_build(c, 0, amd.ndims, amd.dims, &po, &pa))) {
-        if (po)
-            dnnl_post_ops_destroy(po);
+    if ((rc = dn_postops_build(c, 0, amd.ndims, amd.dims, &po, &pa)))
         return rc;
-    }
-    dnnl_primitive_attr_t attr = dn_attr(c, po);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_binary_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_binary_desc_init(&desc, alg, &amd, &bmd, &amd), "dnnl_binary_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_binary_desc_init(&desc, alg, &amd, &bmd, &amd), "dnnl_binary_desc_init",
+                    &desc, po, 1.0f, &pd);
     if (rc)
         return rc;
     if (pa.residual)

@@ -167,12 +167,38 @@ dnnl_primitive_attr_t dn_attr(dn_compiler *c, const_dnnl_post_ops_t post_ops)
     return attr;
 }
 
-int dn_pd(dn_compiler *c, const void *desc, const_dnnl_primitive_attr_t attr,
-          dnnl_primitive_desc_t *pd)
+int dn_pd_make(dn_compiler *c, dnnl_status_t init, const char *init_what, const void *desc,
+               dnnl_post_ops_t po, float out_scale, dnnl_primitive_desc_t *pd)
 {
     *pd = NULL;
-    return dn_check(c, dnnl_primitive_desc_create(pd, desc, attr, c->eng, NULL),
-                    "dnnl_primitive_desc_create");
+    dnnl_primitive_attr_t attr = dn_attr(c, po);
+    if (po)
+        dnnl_post_ops_destroy(po);    /* the attr holds its own copy */
+    if (!attr)
+        return BD_EBACKEND;
+    int rc = 0;
+    if (out_scale != 1.0f)
+        rc = dn_check(c, dnnl_primitive_attr_set_output_scales(attr, 1, 0, &out_scale),
+                      "dnnl_primitive_attr_set_output_scales");
+    if (!rc)
+        rc = dn_check(c, init, init_what);
+    if (!rc)
+        rc = dn_check(c, dnnl_primitive_desc_create(pd, desc, attr, c->eng, NULL),
+                      "dnnl_primitive_desc_create");
+    dnnl_primitive_attr_destroy(attr);
+    return rc;
+}
+
+int dn_reorder_pd(dn_compiler *c, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
+                  const char *what, dnnl_primitive_desc_t *pd)
+{
+    *pd = NULL;
+    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
+    if (!attr)
+        return BD_EBACKEND;
+    int rc = dn_check(c, dnnl_reorder_primitive_desc_create(pd, src, c->eng, dst, c->eng, attr), what);
+    dnnl_primitive_attr_destroy(attr);
+    return rc;
 }
 
 static int push_step(dn_compiler *c, dn_step_kind kind, dnnl_primitive_t prim, size_t scratch,
@@ -388,13 +414,8 @@ int dn_input(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *want, 
     if (src->kind == DN_BUF_CONST) {
         rc = dn_const(c, src->data, &t->md, want, &nb);
     } else {
-        dnnl_primitive_desc_t pd = NULL;
-        dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-        if (!attr)
-            return BD_EBACKEND;
-        rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, &t->md, c->eng, want, c->eng, attr),
-                      "dnnl_reorder_primitive_desc_create");
-        dnnl_primitive_attr_destroy(attr);
+        dnnl_primitive_desc_t pd;
+        rc = dn_reorder_pd(c, &t->md, want, "dnnl_reorder_primitive_desc_create", &pd);
         if (!rc)
             rc = new_buffer(c, DN_BUF_ARENA, -1, dnnl_memory_desc_get_size(want), &nb);
         if (rc) {
@@ -508,14 +529,8 @@ int dn_output_with_residual(dn_compiler *c, const bd_value *v, const dnnl_memory
         rmd = &rplain;
     }
     const dnnl_memory_desc_t *dmd = &c->t[v->index].md;
-    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    if (!attr)
-        return BD_EBACKEND;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, rmd, c->eng, dmd, c->eng, attr),
-                  "dnnl_reorder_primitive_desc_create (residual copy)");
-    dnnl_primitive_attr_destroy(attr);
-    if (rc)
+    dnnl_primitive_desc_t pd;
+    if ((rc = dn_reorder_pd(c, rmd, dmd, "dnnl_reorder_primitive_desc_create (residual copy)", &pd)))
         return rc;
     dn_arg a[2] = { { DNNL_ARG_FROM, rbuf, *rmd }, { DNNL_ARG_TO, *buf, *dmd } };
     return dn_add_step(c, pd, a, 2);
@@ -676,14 +691,8 @@ static int compile_nodes(dn_compiler *c)
             continue;
         dnnl_memory_desc_t md;
         dn_md_of_shape(&md, v);
-        dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-        if (!attr)
-            return BD_EBACKEND;
-        dnnl_primitive_desc_t pd = NULL;
-        rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, &t->md, c->eng, &md, c->eng, attr),
-                      "dnnl_reorder_primitive_desc_create (output)");
-        dnnl_primitive_attr_destroy(attr);
-        if (rc)
+        dnnl_primitive_desc_t pd;
+        if ((rc = dn_reorder_pd(c, &t->md, &md, "dnnl_reorder_primitive_desc_create (output)", &pd)))
             return rc;
         dn_arg a[2] = { { DNNL_ARG_FROM, t->buf, t->md }, { DNNL_ARG_TO, obuf, md } };
         if ((rc = dn_add_step(c, pd, a, 2)))

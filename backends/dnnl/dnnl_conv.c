@@ -116,19 +116,12 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
     rc = dn_postops_build_ex(c, 0, rank, y->shape.dims, g.last, &po, &pa);
     if (rc)
         return rc;
-    dnnl_primitive_attr_t attr = dn_attr(c, po);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_convolution_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
-                     dnnl_convolution_direct, &src_any, &wei_any, b ? &bias_md : NULL, &dst_any,
-                     strides, dil, pl, pr), "dnnl_dilated_convolution_forward_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
+                       dnnl_convolution_direct, &src_any, &wei_any, b ? &bias_md : NULL, &dst_any,
+                       strides, dil, pl, pr),
+                    "dnnl_dilated_convolution_forward_desc_init", &desc, po, 1.0f, &pd);
     if (rc)
         return rc;
 

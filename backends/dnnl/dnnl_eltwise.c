@@ -104,18 +104,10 @@ int dn_eltwise_build(dn_compiler *c, const bd_node *n)
     dn_post_args pa;
     if ((rc = dn_postops_build(c, 0, md.ndims, md.dims, &po, &pa)))
         return rc;
-    dnnl_primitive_attr_t attr = dn_attr(c, po);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_eltwise_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, alg, &md, alpha, beta),
-                  "dnnl_eltwise_forward_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, alg, &md, alpha, beta),
+                    "dnnl_eltwise_forward_desc_init", &desc, po, 1.0f, &pd);
     if (rc)
         return rc;
     const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);

@@ -6,8 +6,9 @@
  * nChw16c, or a strided view such as a transpose). A builder:
  *   1. reads its inputs with dn_input()/dn_input_plain(): these return the buffer holding the
  *      value in the wanted layout, inserting a (cached) reorder step when needed;
- *   2. creates its primitive desc, asks dn_output() for the output buffer in the layout the
- *      primitive chose (a graph output in plain layout is bound to the caller's buffer);
+ *   2. builds its fused post-ops (dn_postops_build) and creates its primitive desc with them
+ *      (dn_pd_make), then asks dn_output() for the output buffer in the layout the primitive
+ *      chose (a graph output in plain layout is bound to the caller's buffer);
  *   3. appends its step with dn_add_step() (which creates the primitive and scratchpad arg).
  * Buffers are external inputs/outputs, kernel-owned constants, or arena slots whose offsets
  * come from a liveness analysis once every step is known.
@@ -205,9 +206,15 @@ int  dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int na
 void dn_native_run(const dn_step *s, dnnl_memory_t *mems);
 /* An attr with user scratchpad mode (and POST_OPS if not NULL). NULL on failure (reported). */
 dnnl_primitive_attr_t dn_attr(dn_compiler *c, const_dnnl_post_ops_t post_ops);
-/* Create a pd from an op desc with ATTR; *PD NULL on failure (reported). */
-int  dn_pd(dn_compiler *c, const void *desc, const_dnnl_primitive_attr_t attr,
-           dnnl_primitive_desc_t *pd);
+/* The pd of an op: DESC was initialised by a *_desc_init call that returned INIT (INIT_WHAT
+ * names it in the error). The attr has user scratchpad mode, post-ops PO (may be NULL) and,
+ * unless OUT_SCALE is 1, that common output scale. PO is consumed: destroyed here on every
+ * path, so builders hold nothing to release when this fails. *PD NULL on failure (reported). */
+int  dn_pd_make(dn_compiler *c, dnnl_status_t init, const char *init_what, const void *desc,
+                dnnl_post_ops_t po, float out_scale, dnnl_primitive_desc_t *pd);
+/* A reorder pd from SRC to DST (user scratchpad mode); WHAT names it in the error. */
+int  dn_reorder_pd(dn_compiler *c, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
+                   const char *what, dnnl_primitive_desc_t *pd);
 /* The md a pd chose for WHAT (dnnl_query_*_md, index 0). */
 const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what);
 

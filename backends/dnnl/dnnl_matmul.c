@@ -85,30 +85,13 @@ static int mm_emit(dn_compiler *c, const bd_node *n, mm_spec *s)
             return rc;
         }
     }
-    rc = dn_postops_build(c, s->first_post, s->rank, s->dst_md.dims, &po, &pa);
-    if (rc) {
-        if (po)
-            dnnl_post_ops_destroy(po);
+    if ((rc = dn_postops_build(c, s->first_post, s->rank, s->dst_md.dims, &po, &pa)))
         return rc;
-    }
-    dnnl_primitive_attr_t attr = dn_attr(c, po);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (!attr)
-        return BD_EBACKEND;
-    if (s->out_scale != 1.0f &&
-        (rc = dn_check(c, dnnl_primitive_attr_set_output_scales(attr, 1, 0, &s->out_scale),
-                       "dnnl_primitive_attr_set_output_scales"))) {
-        dnnl_primitive_attr_destroy(attr);
-        return rc;
-    }
     dnnl_matmul_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_matmul_desc_init(&desc, &s->src_md, &w_desc, s->bias ? &s->bias_md : NULL,
-                                           &s->dst_md), "dnnl_matmul_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_matmul_desc_init(&desc, &s->src_md, &w_desc, s->bias ? &s->bias_md : NULL,
+                                             &s->dst_md),
+                    "dnnl_matmul_desc_init", &desc, po, s->out_scale, &pd);
     if (rc)
         return rc;
 

@@ -109,16 +109,11 @@ int dn_softmax_build(dn_compiler *c, const bd_node *n)
         dn_md_plain(&smd, 2, d);
         axis = 1;
     }
-    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_softmax_v2_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_softmax_accurate,
-                                                       &smd, &smd, axis), "dnnl_softmax_v2_forward_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_softmax_accurate,
+                                                         &smd, &smd, axis),
+                    "dnnl_softmax_v2_forward_desc_init", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;
     return finish(c, n, pd, x, sbuf, &smd, NULL, 0, false);
@@ -173,18 +168,12 @@ int dn_lnorm_build(dn_compiler *c, const bd_node *n)
             return rc;
         extra[ne++].arg = DNNL_ARG_SHIFT;
     }
-    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_layer_normalization_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_desc_t pd;
     unsigned flags = dnnl_use_scale | (bias ? dnnl_use_shift : 0);
-    rc = dn_check(c, dnnl_layer_normalization_forward_desc_init(&desc, dnnl_forward_inference, &smd, NULL,
-                                                                eps, flags),
-                  "dnnl_layer_normalization_forward_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    rc = dn_pd_make(c, dnnl_layer_normalization_forward_desc_init(&desc, dnnl_forward_inference, &smd, NULL,
+                                                                  eps, flags),
+                    "dnnl_layer_normalization_forward_desc_init", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;
     return finish(c, n, pd, x, sbuf, &smd, extra, ne, false);
@@ -234,18 +223,12 @@ int dn_bnorm_build(dn_compiler *c, const bd_node *n)
             return rc;
         extra[i].arg = argk[i];
     }
-    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_batch_normalization_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_desc_t pd;
     unsigned flags = dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift;
-    rc = dn_check(c, dnnl_batch_normalization_forward_desc_init(&desc, dnnl_forward_inference, &smd,
-                                                                bd_node_attr_float(n, "epsilon", 1e-5f), flags),
-                  "dnnl_batch_normalization_forward_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    rc = dn_pd_make(c, dnnl_batch_normalization_forward_desc_init(&desc, dnnl_forward_inference, &smd,
+                                                                  bd_node_attr_float(n, "epsilon", 1e-5f), flags),
+                    "dnnl_batch_normalization_forward_desc_init", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;
     return finish(c, n, pd, x, sbuf, &smd, extra, 4, last);

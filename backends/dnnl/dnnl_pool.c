@@ -95,17 +95,11 @@ int dn_pool_build(dn_compiler *c, const bd_node *n)
     if ((rc = dn_input_cf(c, x, g.last, &sbuf, &smd)))
         return rc;
     dn_md_any(&dany, y->shape.rank, g.yd);
-    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_pooling_v2_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, g.alg, &smd, &dany,
-                                                       g.stride, g.kernel, g.dil, g.pl, g.pr),
-                  "dnnl_pooling_v2_forward_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, g.alg, &smd, &dany,
+                                                         g.stride, g.kernel, g.dil, g.pl, g.pr),
+                    "dnnl_pooling_v2_forward_desc_init", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;
     const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);

@@ -63,16 +63,10 @@ int dn_prelu_build(dn_compiler *c, const bd_node *n)
     dn_md_plain(&wir, x->shape.rank, dims);
     if ((rc = dn_md_cf(c, cf, &wmd, &wir)))
         return rc;
-    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_prelu_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_prelu_forward_desc_init(&desc, dnnl_forward_inference, &xmd, &wmd),
-                  "dnnl_prelu_forward_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_prelu_forward_desc_init(&desc, dnnl_forward_inference, &xmd, &wmd),
+                    "dnnl_prelu_forward_desc_init", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;
     const dnnl_memory_desc_t *pw = dn_pd_md(pd, dnnl_query_weights_md);

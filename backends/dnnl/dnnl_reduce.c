@@ -96,15 +96,10 @@ int dn_reduce_build(dn_compiler *c, const bd_node *n)
         dn_md_of_shape(&smd, x);
     dn_md_plain(&dmd, x->shape.rank, dims);
     dn_md_of_shape(&ymd, y);
-    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    if (!attr)
-        return BD_EBACKEND;
     dnnl_reduction_desc_t desc;
-    dnnl_primitive_desc_t pd = NULL;
-    rc = dn_check(c, dnnl_reduction_desc_init(&desc, alg, &smd, &dmd, 0.0f, 0.0f), "dnnl_reduction_desc_init");
-    if (!rc)
-        rc = dn_pd(c, &desc, attr, &pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_reduction_desc_init(&desc, alg, &smd, &dmd, 0.0f, 0.0f),
+                    "dnnl_reduction_desc_init", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;
     if ((rc = dn_output(c, y, &ymd, &dbuf))) {

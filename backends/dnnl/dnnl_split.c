@@ -65,15 +65,9 @@ int dn_split_build(dn_compiler *c, const bd_node *n)
         dn_md_of_shape(&ymd, y);
         rc = dn_check(c, dnnl_memory_desc_init_submemory(&sub, &xmd, dims, offs),
                       "dnnl_memory_desc_init_submemory");
-        dnnl_primitive_attr_t attr = rc ? NULL : dn_attr(c, NULL);
-        if (!rc && !attr)
-            rc = BD_EBACKEND;
         dnnl_primitive_desc_t pd = NULL;
         if (!rc)
-            rc = dn_check(c, dnnl_reorder_primitive_desc_create(&pd, &sub, c->eng, &ymd, c->eng, attr),
-                          "dnnl_reorder_primitive_desc_create (split)");
-        if (attr)
-            dnnl_primitive_attr_destroy(attr);
+            rc = dn_reorder_pd(c, &sub, &ymd, "dnnl_reorder_primitive_desc_create (split)", &pd);
         if (!rc)
             rc = dn_output(c, y, &ymd, &ybuf);
         if (!rc) {

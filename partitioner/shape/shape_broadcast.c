@@ -7,9 +7,6 @@
 
 int shp_unary(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
     bd_value *x = shp_in(n, 0);
     shp_pass_through(n);
     /* Neg/Abs of integer constants are shape arithmetic (LayerNormalization's expansion
@@ -32,9 +29,7 @@ int shp_unary(bd_graph *g, bd_node *n, bd_error *err)
 /* Clip's min/max are attributes before opset 11 and optional scalar inputs from 11 on. */
 int shp_clip(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 3, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     for (size_t i = 1; i < 3; i++) {
         bd_value *b = shp_in(n, i);
         int64_t count;
@@ -52,9 +47,6 @@ int shp_clip(bd_graph *g, bd_node *n, bd_error *err)
 /* Dropout in inference is Identity; the optional mask output is BOOL of the same shape. */
 int shp_dropout(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 3, 2, err);
-    if (rc)
-        return rc;
     bd_value *x = shp_in(n, 0);
     if (!shp_ranked(x)) {
         shp_all_unknown(n);
@@ -131,9 +123,7 @@ static int fold_elementwise(bd_graph *g, bd_node *n, bd_value *out, bd_error *er
 
 int shp_binary(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *a = shp_in(n, 0), *b = shp_in(n, 1), *out = n->outputs[0];
     bool is_pow = strcmp(n->op_type, "Pow") == 0;
     if (!is_pow && a->dtype != BD_DT_UNDEFINED && b->dtype != BD_DT_UNDEFINED && a->dtype != b->dtype)
@@ -157,9 +147,7 @@ int shp_binary(bd_graph *g, bd_node *n, bd_error *err)
 /* Equal/Less/Greater/...: broadcast, BOOL result. */
 int shp_compare(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *a = shp_in(n, 0), *b = shp_in(n, 1);
     if (!shp_ranked(a) || !shp_ranked(b)) {
         shp_set_unknown(n->outputs[0], BD_DT_BOOL);
@@ -177,9 +165,7 @@ int shp_compare(bd_graph *g, bd_node *n, bd_error *err)
 /* Where(cond, x, y): three-way broadcast, dtype of X. */
 int shp_where(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 3, 3, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *c = shp_in(n, 0), *x = shp_in(n, 1), *y = shp_in(n, 2);
     int dtype = x->dtype != BD_DT_UNDEFINED ? x->dtype : y->dtype;
     if (x->dtype != BD_DT_UNDEFINED && y->dtype != BD_DT_UNDEFINED && x->dtype != y->dtype)
@@ -202,9 +188,7 @@ int shp_where(bd_graph *g, bd_node *n, bd_error *err)
 /* Expand(x, shape): X broadcast against the constant target SHAPE (numpy rules both ways). */
 int shp_expand(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *sv = shp_in(n, 1), *out = n->outputs[0];
     if (!shp_is_const(sv)) {
         /* Run-time target: the rank is known when X's rank and the target's length are. */
@@ -243,9 +227,6 @@ int shp_expand(bd_graph *g, bd_node *n, bd_error *err)
 /* PRelu: Y has X's shape; the slope broadcasts onto X (unidirectionally). */
 int shp_prelu(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
     bd_value *x = shp_in(n, 0), *slope = shp_in(n, 1);
     if (!shp_ranked(x))
         return shp_all_unknown(n);
@@ -271,9 +252,7 @@ int shp_prelu(bd_graph *g, bd_node *n, bd_error *err)
 int shp_variadic(bd_graph *g, bd_node *n, bd_error *err)
 {
     size_t nin = shp_n_inputs(n);
-    int rc = shp_arity(n, 1, nin > 1 ? nin : 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *a = shp_in(n, 0);
     int dtype = a->dtype;
     bool ranked = shp_ranked(a);

@@ -8,9 +8,7 @@
 /* Shape: INT64 [end - start] (start/end from opset 15, clamped like Slice). */
 int shp_shape(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *out = n->outputs[0];
     int64_t start, end;
     if ((rc = shp_attr_int(n, "start", 0, &start, err)) ||
@@ -42,14 +40,14 @@ int shp_shape(bd_graph *g, bd_node *n, bd_error *err)
  * static. */
 int shp_size(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
     bd_value *x = shp_in(n, 0), *out = n->outputs[0];
     bd_shape s = shp_dynamic(0);
     shp_set(out, BD_DT_INT64, &s);
+    if (!shp_ranked(x))
+        return 0;
     int64_t count;
-    if (!shp_ranked(x) || (rc = shp_numel(n, &x->shape, &count, err)) || count < 0)
+    int rc = shp_numel(n, &x->shape, &count, err);
+    if (rc || count < 0)
         return rc;
     return shp_fold_ints(g, out, &count, 1, err);
 }
@@ -57,9 +55,7 @@ int shp_size(bd_graph *g, bd_node *n, bd_error *err)
 /* Constant: the value of its one attribute (value, value_int(s), value_float(s)). */
 int shp_constant(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 0, 0, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *out = n->outputs[0];
     const bd_attr *a;
     bd_shape s = shp_dynamic(0);
@@ -125,9 +121,7 @@ int shp_constant(bd_graph *g, bd_node *n, bd_error *err)
  * ConstantOfShape -> Mul -> Equal -> Where chains of exported expand()). */
 int shp_constant_of_shape(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *in = shp_in(n, 0), *out = n->outputs[0];
     const bd_attr *a = bd_node_attr(n, "value");
     int dtype = BD_DT_FLOAT;
@@ -194,9 +188,7 @@ static int range_float(bd_node *n, bd_value *const *in, bd_shape *s, bd_error *e
  * length is known when all three are constants, and integer values are folded. */
 int shp_range(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 3, 3, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *in[3] = { shp_in(n, 0), shp_in(n, 1), shp_in(n, 2) }, *out = n->outputs[0];
     int dtype = in[0]->dtype;
     int64_t v[3];

@@ -159,9 +159,7 @@ int bd_window_resolve(const bd_node *n, const bd_shape *x, const bd_shape *wt, b
 
 int shp_conv(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 3, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *wv = shp_in(n, 1), *b = shp_in(n, 2);
     int64_t group;
     bool last;
@@ -214,10 +212,7 @@ int shp_conv(bd_graph *g, bd_node *n, bd_error *err)
 /* MaxPool (optional INT64 Indices output) and AveragePool: channels pass through. */
 int shp_pool(bd_graph *g, bd_node *n, bd_error *err)
 {
-    bool is_max = strcmp(n->op_type, "MaxPool") == 0;
-    int rc = shp_arity(n, 1, 1, is_max ? 2 : 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     bool last;
     if ((rc = shp_channels_last(n, &last, err)))
@@ -250,9 +245,7 @@ int shp_pool(bd_graph *g, bd_node *n, bd_error *err)
 /* GlobalAveragePool / GlobalMaxPool: every spatial dim becomes 1 (NHWC: dims 1..rank-2). */
 int shp_global_pool(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     bool last;
     if ((rc = shp_channels_last(n, &last, err)))

@@ -1,5 +1,5 @@
-/* Helpers every rule shares: error messages that name the node, arity and typed attribute
- * checks, axis normalisation, and checked dim arithmetic with numpy broadcasting. */
+/* Helpers every rule shares: error messages that name the node, the op's own inputs, typed
+ * attribute checks, axis normalisation, and checked dim arithmetic with numpy broadcasting. */
 #include "partitioner/shape/shape_rules.h"
 
 #include <stdarg.h>
@@ -49,26 +49,6 @@ size_t shp_n_inputs(const bd_node *n)
 bd_value *shp_in(const bd_node *n, size_t i)
 {
     return i < shp_n_inputs(n) ? n->inputs[i] : NULL;
-}
-
-int shp_arity(const bd_node *n, size_t min_in, size_t max_in, size_t max_out, bd_error *err)
-{
-    size_t nin = shp_n_inputs(n);
-    if (nin < min_in || nin > max_in) {
-        if (min_in == max_in)
-            return shp_fail(err, n, "expected %zu input%s, got %zu", min_in,
-                            min_in == 1 ? "" : "s", nin);
-        return shp_fail(err, n, "expected %zu to %zu inputs, got %zu", min_in, max_in, nin);
-    }
-    for (size_t i = 0; i < min_in; i++)
-        if (!n->inputs[i])
-            return shp_fail(err, n, "required input %zu is missing", i);
-    if (n->n_outputs < 1 || n->n_outputs > max_out) {
-        if (max_out == 1)
-            return shp_fail(err, n, "expected 1 output, got %zu", n->n_outputs);
-        return shp_fail(err, n, "expected 1 to %zu outputs, got %zu", max_out, n->n_outputs);
-    }
-    return 0;
 }
 
 int shp_attr_int(const bd_node *n, const char *name, int64_t dflt, int64_t *out, bd_error *err)

@@ -42,9 +42,7 @@ static int fold_gather(bd_graph *g, bd_node *n, const bd_value *data, const bd_v
 
 int shp_gather(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *data = shp_in(n, 0), *idx = shp_in(n, 1), *out = n->outputs[0];
     int64_t axis;
     if ((rc = shp_attr_int(n, "axis", 0, &axis, err)))
@@ -100,9 +98,7 @@ int shp_gather(bd_graph *g, bd_node *n, bd_error *err)
 int shp_gather_elements(bd_graph *g, bd_node *n, bd_error *err)
 {
     (void)g;
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *data = shp_in(n, 0), *idx = shp_in(n, 1);
     int64_t axis;
     if ((rc = shp_attr_int(n, "axis", 0, &axis, err)))
@@ -212,9 +208,7 @@ static int fold_slice(bd_graph *g, bd_node *n, const bd_value *x, const int64_t 
 
 int shp_slice(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 5, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *out = n->outputs[0];
     int64_t starts[BD_MAX_RANK], ends[BD_MAX_RANK], axes[BD_MAX_RANK], steps[BD_MAX_RANK];
     size_t count;

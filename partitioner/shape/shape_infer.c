@@ -2,63 +2,103 @@
 #include "partitioner/shape/shape_infer.h"
 #include "partitioner/shape/shape_rules.h"
 
+#include <stdint.h>
 #include <string.h>
 
+/* An op's rule and its arity, which the driver checks before the rule runs: between MIN_IN
+ * and MAX_IN inputs of the op's own (SHP_ANY: no upper bound), the first MIN_IN present, and
+ * between 1 and MAX_OUT outputs. Rules read inputs past MIN_IN through shp_in(), which
+ * returns NULL for an omitted optional input. */
 typedef struct shp_entry {
     const char *op_type;
     shp_rule_fn rule;
+    size_t      min_in, max_in, max_out;
 } shp_entry;
 
-/* ONNX default domain (opsets 7-17). */
+#define SHP_ANY SIZE_MAX
+
+/* ONNX default domain (opsets 7-17): op, rule, min and max inputs, max outputs. */
 static const shp_entry onnx_rules[] = {
-    { "Conv", shp_conv },
-    { "MaxPool", shp_pool },              { "AveragePool", shp_pool },
-    { "GlobalAveragePool", shp_global_pool }, { "GlobalMaxPool", shp_global_pool },
-    { "MatMul", shp_matmul },             { "Gemm", shp_gemm },
-    { "Relu", shp_unary },                { "LeakyRelu", shp_unary },
-    { "Sigmoid", shp_unary },             { "Tanh", shp_unary },
-    { "Erf", shp_unary },                 { "Gelu", shp_unary },
-    { "Sqrt", shp_unary },                { "Exp", shp_unary },
-    { "Log", shp_unary },                 { "Neg", shp_unary },
-    { "Abs", shp_unary },                 { "Reciprocal", shp_unary },
-    { "Elu", shp_unary },                 { "HardSigmoid", shp_unary },
-    { "HardSwish", shp_unary },           { "Softplus", shp_unary },
-    { "Not", shp_unary },
-    { "Clip", shp_clip },                 { "Dropout", shp_dropout },
-    { "Add", shp_binary },                { "Sub", shp_binary },
-    { "Mul", shp_binary },                { "Div", shp_binary },
-    { "Pow", shp_binary },
-    { "Equal", shp_compare },             { "Less", shp_compare },
-    { "Greater", shp_compare },           { "Where", shp_where },
-    { "ReduceMean", shp_reduce },         { "ReduceSum", shp_reduce },
-    { "ReduceMax", shp_reduce },          { "ReduceMin", shp_reduce },
-    { "ReduceProd", shp_reduce },         { "ArgMax", shp_argreduce },
-    { "ArgMin", shp_argreduce },
-    { "BatchNormalization", shp_batchnorm },
-    { "LayerNormalization", shp_layernorm },
-    { "Softmax", shp_softmax },           { "LogSoftmax", shp_softmax },
-    { "Reshape", shp_reshape },           { "Flatten", shp_flatten },
-    { "Transpose", shp_transpose },       { "Squeeze", shp_squeeze },
-    { "Unsqueeze", shp_unsqueeze },       { "Concat", shp_concat },
-    { "Identity", shp_identity },         { "Cast", shp_cast },
-    { "Gather", shp_gather },             { "GatherElements", shp_gather_elements },             { "Slice", shp_slice },
-    { "Shape", shp_shape },               { "Size", shp_size },
-    { "Constant", shp_constant },
-    { "ConstantOfShape", shp_constant_of_shape }, { "Range", shp_range },
-    { "Expand", shp_expand },             { "Split", shp_split },
-    { "Tile", shp_tile },
-    { "Pad", shp_pad },                   { "Resize", shp_resize },
-    { "PRelu", shp_prelu },               { "Max", shp_variadic },
-    { "Min", shp_variadic },              { "TopK", shp_topk },
-    { "NonZero", shp_nonzero },
+    { "Conv",               shp_conv,                2, 3,        1 },
+    { "MaxPool",            shp_pool,                1, 1,        2 },
+    { "AveragePool",        shp_pool,                1, 1,        1 },
+    { "GlobalAveragePool",  shp_global_pool,         1, 1,        1 },
+    { "GlobalMaxPool",      shp_global_pool,         1, 1,        1 },
+    { "MatMul",             shp_matmul,              2, 2,        1 },
+    { "Gemm",               shp_gemm,                2, 3,        1 },
+    { "Relu",               shp_unary,               1, 1,        1 },
+    { "LeakyRelu",          shp_unary,               1, 1,        1 },
+    { "Sigmoid",            shp_unary,               1, 1,        1 },
+    { "Tanh",               shp_unary,               1, 1,        1 },
+    { "Erf",                shp_unary,               1, 1,        1 },
+    { "Gelu",               shp_unary,               1, 1,        1 },
+    { "Sqrt",               shp_unary,               1, 1,        1 },
+    { "Exp",                shp_unary,               1, 1,        1 },
+    { "Log",                shp_unary,               1, 1,        1 },
+    { "Neg",                shp_unary,               1, 1,        1 },
+    { "Abs",                shp_unary,               1, 1,        1 },
+    { "Reciprocal",         shp_unary,               1, 1,        1 },
+    { "Elu",                shp_unary,               1, 1,        1 },
+    { "HardSigmoid",        shp_unary,               1, 1,        1 },
+    { "HardSwish",          shp_unary,               1, 1,        1 },
+    { "Softplus",           shp_unary,               1, 1,        1 },
+    { "Not",                shp_unary,               1, 1,        1 },
+    { "Clip",               shp_clip,                1, 3,        1 },
+    { "Dropout",            shp_dropout,             1, 3,        2 },
+    { "Add",                shp_binary,              2, 2,        1 },
+    { "Sub",                shp_binary,              2, 2,        1 },
+    { "Mul",                shp_binary,              2, 2,        1 },
+    { "Div",                shp_binary,              2, 2,        1 },
+    { "Pow",                shp_binary,              2, 2,        1 },
+    { "Equal",              shp_compare,             2, 2,        1 },
+    { "Less",               shp_compare,             2, 2,        1 },
+    { "Greater",            shp_compare,             2, 2,        1 },
+    { "Where",              shp_where,               3, 3,        1 },
+    { "ReduceMean",         shp_reduce,              1, 2,        1 },
+    { "ReduceSum",          shp_reduce,              1, 2,        1 },
+    { "ReduceMax",          shp_reduce,              1, 2,        1 },
+    { "ReduceMin",          shp_reduce,              1, 2,        1 },
+    { "ReduceProd",         shp_reduce,              1, 2,        1 },
+    { "ArgMax",             shp_argreduce,           1, 1,        1 },
+    { "ArgMin",             shp_argreduce,           1, 1,        1 },
+    { "BatchNormalization", shp_batchnorm,           5, 5,        5 },
+    { "LayerNormalization", shp_layernorm,           2, 3,        3 },
+    { "Softmax",            shp_softmax,             1, 1,        1 },
+    { "LogSoftmax",         shp_softmax,             1, 1,        1 },
+    { "Reshape",            shp_reshape,             1, 2,        1 },
+    { "Flatten",            shp_flatten,             1, 1,        1 },
+    { "Transpose",          shp_transpose,           1, 1,        1 },
+    { "Squeeze",            shp_squeeze,             1, 2,        1 },
+    { "Unsqueeze",          shp_unsqueeze,           1, 2,        1 },
+    { "Concat",             shp_concat,              1, SHP_ANY,  1 },
+    { "Identity",           shp_identity,            1, 1,        1 },
+    { "Cast",               shp_cast,                1, 1,        1 },
+    { "Gather",             shp_gather,              2, 2,        1 },
+    { "GatherElements",     shp_gather_elements,     2, 2,        1 },
+    { "Slice",              shp_slice,               1, 5,        1 },
+    { "Shape",              shp_shape,               1, 1,        1 },
+    { "Size",               shp_size,                1, 1,        1 },
+    { "Constant",           shp_constant,            0, 0,        1 },
+    { "ConstantOfShape",    shp_constant_of_shape,   1, 1,        1 },
+    { "Range",              shp_range,               3, 3,        1 },
+    { "Expand",             shp_expand,              2, 2,        1 },
+    { "Split",              shp_split,               1, 2,       64 },
+    { "Tile",               shp_tile,                2, 2,        1 },
+    { "Pad",                shp_pad,                 1, 4,        1 },
+    { "Resize",             shp_resize,              1, 4,        1 },
+    { "PRelu",              shp_prelu,               2, 2,        1 },
+    { "Max",                shp_variadic,            1, SHP_ANY,  1 },
+    { "Min",                shp_variadic,            1, SHP_ANY,  1 },
+    { "TopK",               shp_topk,                1, 2,        2 },
+    { "NonZero",            shp_nonzero,             1, 1,        1 },
 };
 
 /* Composites braid creates (domain "braid"). */
 static const shp_entry braid_rules[] = {
-    { "Gelu", shp_unary },
+    { "Gelu",               shp_unary,               1, 1,        1 },
 };
 
-static shp_rule_fn find_rule(const char *domain, const char *op_type)
+static const shp_entry *find_rule(const char *domain, const char *op_type)
 {
     const shp_entry *table;
     size_t count;
@@ -75,13 +115,37 @@ static shp_rule_fn find_rule(const char *domain, const char *op_type)
     }
     for (size_t i = 0; i < count; i++)
         if (strcmp(table[i].op_type, op_type) == 0)
-            return table[i].rule;
+            return &table[i];
     return NULL;
 }
 
 bool bd_shape_has_rule(const char *domain, const char *op_type)
 {
     return find_rule(domain, op_type) != NULL;
+}
+
+/* N's inputs and outputs number what rule E expects (inputs appended by fused post-ops are
+ * not counted). */
+static int check_arity(const bd_node *n, const shp_entry *e, bd_error *err)
+{
+    size_t nin = shp_n_inputs(n), min_in = e->min_in, max_in = e->max_in;
+    if (max_in == SHP_ANY)
+        max_in = nin > min_in ? nin : min_in;
+    if (nin < min_in || nin > max_in) {
+        if (min_in == max_in)
+            return shp_fail(err, n, "expected %zu input%s, got %zu", min_in,
+                            min_in == 1 ? "" : "s", nin);
+        return shp_fail(err, n, "expected %zu to %zu inputs, got %zu", min_in, max_in, nin);
+    }
+    for (size_t i = 0; i < min_in; i++)
+        if (!n->inputs[i])
+            return shp_fail(err, n, "required input %zu is missing", i);
+    if (n->n_outputs < 1 || n->n_outputs > e->max_out) {
+        if (e->max_out == 1)
+            return shp_fail(err, n, "expected 1 output, got %zu", n->n_outputs);
+        return shp_fail(err, n, "expected 1 to %zu outputs, got %zu", e->max_out, n->n_outputs);
+    }
+    return 0;
 }
 
 /* An input shape the rules can trust: rank within bounds, dims -1 or >= 0. */
@@ -139,8 +203,8 @@ static int infer_node(bd_graph *g, bd_node *n, bool require_static, bd_error *er
         n->outputs[k]->data   = NULL;
         n->outputs[k]->nbytes = 0;
     }
-    shp_rule_fn rule = find_rule(n->domain, n->op_type);
-    if (!rule) {
+    const shp_entry *e = find_rule(n->domain, n->op_type);
+    if (!e) {
         if (require_static)
             return shp_unsupported(err, n, "no shape rule for op '%s%s%s'",
                                    n->domain && *n->domain ? n->domain : "",
@@ -152,8 +216,8 @@ static int infer_node(bd_graph *g, bd_node *n, bool require_static, bd_error *er
                 shp_set_unknown(n->outputs[k], n->outputs[k]->dtype);
         return 0;
     }
-    int rc = rule(g, n, err);
-    if (rc || (rc = check_postops(n, err)))
+    int rc = check_arity(n, e, err);
+    if (rc || (rc = e->rule(g, n, err)) || (rc = check_postops(n, err)))
         return rc;
     if (require_static)
         for (size_t k = 0; k < n->n_outputs; k++) {

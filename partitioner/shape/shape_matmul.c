@@ -16,9 +16,7 @@ static int check_k(const bd_node *n, const bd_value *a, int64_t ka, const bd_val
 
 int shp_matmul(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *a = shp_in(n, 0), *b = shp_in(n, 1);
     int dtype = a->dtype != BD_DT_UNDEFINED ? a->dtype : b->dtype;
     if (!shp_ranked(a) || !shp_ranked(b)) {
@@ -67,9 +65,7 @@ int shp_matmul(bd_graph *g, bd_node *n, bd_error *err)
 /* Y = alpha * op(A) op(B) + beta * C, A and B 2-D, C unidirectionally broadcast to [M,N]. */
 int shp_gemm(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 3, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *a = shp_in(n, 0), *b = shp_in(n, 1), *c = shp_in(n, 2);
     int64_t ta, tb;
     if ((rc = shp_attr_int(n, "transA", 0, &ta, err)) ||

@@ -4,9 +4,7 @@
 /* Softmax keeps its shape; the axis default moved from 1 to -1 in opset 13. */
 int shp_softmax(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     int64_t opset = bd_graph_opset(g), axis;
     if ((rc = shp_attr_int(n, "axis", opset > 0 && opset < 13 ? 1 : -1, &axis, err)))
@@ -38,9 +36,7 @@ static int per_channel(const bd_node *n, size_t i, const char *what, int64_t c, 
  * data_format NHWC). */
 int shp_batchnorm(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 5, 5, 5, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     bool last;
     if ((rc = shp_channels_last(n, &last, err)))
@@ -67,9 +63,7 @@ int shp_batchnorm(bd_graph *g, bd_node *n, bd_error *err)
  * Scale (and bias) must broadcast to X's trailing dims from AXIS. */
 int shp_layernorm(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 3, 3, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     int64_t axis;
     if ((rc = shp_attr_int(n, "axis", -1, &axis, err)))

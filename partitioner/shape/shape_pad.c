@@ -6,9 +6,7 @@
 
 int shp_pad(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 4, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *pv = shp_in(n, 1), *av = shp_in(n, 3);
     const char *mode = bd_node_attr_string(n, "mode", "constant");
     if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") &&

@@ -8,9 +8,7 @@
 
 int shp_transpose(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     const int64_t *perm;
     size_t len;
@@ -68,9 +66,7 @@ static int fold_concat(bd_graph *g, bd_node *n, int ax, bd_value *out, bd_error 
 int shp_concat(bd_graph *g, bd_node *n, bd_error *err)
 {
     size_t nin = shp_n_inputs(n);
-    int rc = shp_arity(n, 1, nin > 0 ? nin : 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     int64_t axis;
     const bd_attr *a = bd_node_attr(n, "axis");
     if (!a)
@@ -145,9 +141,7 @@ int shp_concat(bd_graph *g, bd_node *n, bd_error *err)
  * equal parts, one per output. */
 int shp_split(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 2, 64, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *sv = shp_in(n, 1);
     int64_t axis, sizes[64];
     const int64_t *attr;
@@ -206,9 +200,7 @@ int shp_split(bd_graph *g, bd_node *n, bd_error *err)
  * rank (a run-time repeats keeps only the rank). */
 int shp_tile(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 2, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *rv = shp_in(n, 1);
     if (!shp_ranked(x))
         return shp_all_unknown(n);

@@ -5,9 +5,7 @@
 
 int shp_reduce(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     int64_t keepdims, noop, axes[BD_MAX_RANK];
     size_t n_axes;
@@ -59,9 +57,7 @@ int shp_reduce(bd_graph *g, bd_node *n, bd_error *err)
 int shp_argreduce(bd_graph *g, bd_node *n, bd_error *err)
 {
     (void)g;
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     int64_t axis, keepdims;
     if ((rc = shp_attr_int(n, "axis", 0, &axis, err)) ||

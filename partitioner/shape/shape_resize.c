@@ -29,9 +29,7 @@ static bool const_floats(const bd_value *v, double *out, size_t cap, size_t *cou
 
 int shp_resize(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 4, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bool last;
     const int64_t *attr_axes;
     size_t n_axes;

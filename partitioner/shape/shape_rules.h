@@ -9,7 +9,8 @@
 #include "core/ir/graph.h"
 
 /* A rule sets dtype and shape of every output of N (and may fold constant data into them).
- * Inputs of unknown rank make the outputs unknown rather than failing. Returns 0 or a
+ * The driver has checked N's arity against the rule's table row (shape_infer.c) before the
+ * rule runs. Inputs of unknown rank make the outputs unknown rather than failing. Returns 0 or a
  * negative BD_E* code with ERR filled. */
 typedef int (*shp_rule_fn)(bd_graph *g, bd_node *n, bd_error *err);
 
@@ -73,7 +74,7 @@ int shp_constant(bd_graph *g, bd_node *n, bd_error *err);
 int shp_constant_of_shape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_range(bd_graph *g, bd_node *n, bd_error *err);
 
-/* ---- errors, arity and attributes (shape_dims.c) ------------------------------------- */
+/* ---- errors, inputs and attributes (shape_dims.c) ------------------------------------- */
 
 /* BD_EMODEL "node 'NAME' (OP): <message>". */
 int  shp_fail(bd_error *err, const bd_node *n, const char *fmt, ...)
@@ -81,9 +82,6 @@ int  shp_fail(bd_error *err, const bd_node *n, const char *fmt, ...)
 /* BD_EUNSUPPORTED with the same prefix. */
 int  shp_unsupported(bd_error *err, const bd_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Check N has between MIN_IN and MAX_IN inputs (the first MIN_IN present) and between 1 and
- * MAX_OUT outputs; BD_EMODEL otherwise. Inputs appended by fused post-ops are not counted. */
-int  shp_arity(const bd_node *n, size_t min_in, size_t max_in, size_t max_out, bd_error *err);
 /* Number of N's inputs before any appended for fused post-ops or as implicit inputs. */
 size_t shp_n_inputs(const bd_node *n);
 /* Input I when present and not a post-op operand, else NULL. */

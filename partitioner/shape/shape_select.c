@@ -9,9 +9,7 @@
 int shp_topk(bd_graph *g, bd_node *n, bd_error *err)
 {
     (void)g;
-    int rc = shp_arity(n, 1, 2, 2, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *kv = shp_in(n, 1);
     int64_t axis, k = -1;
     if ((rc = shp_attr_int(n, "axis", -1, &axis, err)))
@@ -69,9 +67,6 @@ int shp_topk(bd_graph *g, bd_node *n, bd_error *err)
 int shp_nonzero(bd_graph *g, bd_node *n, bd_error *err)
 {
     (void)g;
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
     bd_value *x = shp_in(n, 0);
     bd_shape s = shp_dynamic(2);
     if (shp_ranked(x) && x->shape.rank > 0)

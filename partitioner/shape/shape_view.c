@@ -117,9 +117,7 @@ static int reshape_dims(const bd_node *n, const bd_value *x, const int64_t *shap
 
 int shp_reshape(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *sv = shp_in(n, 1), *out = n->outputs[0];
     int64_t allowzero;
     const int64_t *attr_shape;
@@ -154,9 +152,7 @@ int shp_reshape(bd_graph *g, bd_node *n, bd_error *err)
 
 int shp_flatten(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     int64_t axis;
     if ((rc = shp_attr_int(n, "axis", 1, &axis, err)))
@@ -181,9 +177,7 @@ int shp_flatten(bd_graph *g, bd_node *n, bd_error *err)
 
 int shp_squeeze(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     int64_t axes[BD_MAX_RANK];
     size_t count;
@@ -229,9 +223,7 @@ int shp_squeeze(bd_graph *g, bd_node *n, bd_error *err)
 
 int shp_unsqueeze(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 2, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0);
     int64_t axes[BD_MAX_RANK];
     size_t count;
@@ -274,9 +266,6 @@ int shp_unsqueeze(bd_graph *g, bd_node *n, bd_error *err)
 
 int shp_identity(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
     shp_pass_through(n);
     maybe_view(n->outputs[0], shp_in(n, 0));
     return 0;
@@ -284,9 +273,7 @@ int shp_identity(bd_graph *g, bd_node *n, bd_error *err)
 
 int shp_cast(bd_graph *g, bd_node *n, bd_error *err)
 {
-    int rc = shp_arity(n, 1, 1, 1, err);
-    if (rc)
-        return rc;
+    int rc;
     bd_value *x = shp_in(n, 0), *out = n->outputs[0];
     int64_t to;
     if ((rc = shp_attr_int(n, "to", -1, &to, err)))
