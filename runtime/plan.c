@@ -328,9 +328,12 @@ static int rewrite(bd_graph *g, const bd_placement_opts *popts, bd_error *err)
     int engine, rc = bd_place_engine(popts, backends, nb, &engine, err);
     if (rc)
         return rc;
-    bd_place_pin(g, popts, engine);
-    bd_fuse_target target = { .backend = backends[0], .forced_ops = engine < 0 ? popts->fallback_ops : NULL };
-    return engine > 0 ? bd_graph_validate(g, err) : bd_passes_run(g, &target, err);
+    const bd_backend *forced = engine >= 0 ? backends[engine] : NULL, *fast = bd_engines_fast_path();
+    bd_place_pin(g, popts, forced);
+    if (!fast || (forced && forced != fast))
+        return bd_graph_validate(g, err);
+    bd_fuse_target target = { .backend = fast, .forced_ops = forced ? NULL : popts->fallback_ops };
+    return bd_passes_run(g, &target, err);
 }
 
 /* Refuse shapes whose run would hold more than LIMIT bytes of tensors at once: legal shapes

@@ -22,26 +22,26 @@
 #include "core/error.h"
 #include "backends/tf/tf_runtime.h"
 
-typedef struct bd_tf_session {
+typedef struct tf_session {
     TF_Graph         *graph;        /* the imported fallback GraphDef */
     TF_Session       *session;
-    const bd_tf_lib  *lib;
+    const tf_lib  *lib;
     /* cache bookkeeping (tf_session.c) */
     uint64_t          hash;
     size_t            len;
     int               threads;
     int               refs;
-    struct bd_tf_session *next;
-} bd_tf_session;
+    struct tf_session *next;
+} tf_session;
 
 /* The session for GRAPHDEF (LEN bytes), importing it and creating the session on first
  * use; THREADS = intra-op threads (0 = TensorFlow's default). Release with
- * bd_tf_session_release. Fails with BD_EBACKEND naming TensorFlow's message when the
+ * tf_session_release. Fails with BD_EBACKEND naming TensorFlow's message when the
  * import or the session creation fails (e.g. an op this TensorFlow build lacks). */
-int    bd_tf_session_acquire(const bd_tf_lib *lib, const void *graphdef, size_t len, int threads,
-                             bd_tf_session **out, bd_error *err);
-void   bd_tf_session_release(bd_tf_session *s);       /* NULL is allowed */
+int    tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int threads,
+                             tf_session **out, bd_error *err);
+void   tf_session_release(tf_session *s);       /* NULL is allowed */
 /* Number of live sessions in the cache (for tests and reports). */
-size_t bd_tf_session_count(void);
+size_t tf_session_count(void);
 
 #endif

@@ -41,8 +41,8 @@ static bool slow_supports(const bd_graph *g, const bd_node *n, char *why, size_t
     return true;
 }
 
-static const bd_backend fast = { .name = "fast", .supports = fast_supports };
-static const bd_backend slow = { .name = "slow", .supports = slow_supports };
+static const bd_backend fast = { .name = "fast", .kind = BD_ENGINE_FAST_PATH, .supports = fast_supports };
+static const bd_backend slow = { .name = "slow", .kind = BD_ENGINE_FALLBACK, .supports = slow_supports };
 static const bd_backend *const backends[] = { &fast, &slow };
 #define NB 2
 
@@ -167,11 +167,11 @@ static void test_annotate_forced_ops_and_engine(void **state)
     assert_non_null(strstr(err.msg, "slow"));
 
     /* pinning marks exactly the forced nodes */
-    assert_int_equal(bd_place_pin(g, &o, -1), 0);
+    assert_int_equal(bd_place_pin(g, &o, NULL), 0);
     o.fallback_ops = "Relu";
-    assert_int_equal(bd_place_pin(g, &o, -1), 1);
+    assert_int_equal(bd_place_pin(g, &o, NULL), 1);
     assert_int_equal(find(g, "relu")->backend, BD_BACKEND_PINNED);
-    assert_int_equal(bd_place_pin(g, &o, 1), 2);
+    assert_int_equal(bd_place_pin(g, &o, &slow), 2);
     bd_graph_destroy(g);
 }
 
