@@ -269,10 +269,10 @@ static int wrap(const bd_kernel *k, wrapped *w, const DLTensor *t, int dtype, co
         return bd_error_set(err, BD_EINVAL, "subgraph at %s: onnxruntime: tensor '%s' has no buffer",
                             k->where, name);
     int rc = ort_check(api, api->CreateTensorWithDataAsOrtValue(k->rt->cpu, data ? data : &empty,
-                                                                   nbytes, w->dims, (size_t)t->ndim,
-                                                                   (ONNXTensorElementDataType)dtype,
-                                                                   &w->v),
-                          err, name);
+                                                                nbytes, w->dims, (size_t)t->ndim,
+                                                                (ONNXTensorElementDataType)dtype,
+                                                                &w->v),
+                       err, name);
     if (rc)
         return bd_error_prefix(err, "subgraph at %s: ", k->where);
     w->data = data;

@@ -102,9 +102,9 @@ static bool init_runtime(void *h)
     }
     bd_error e = { 0 };
     if (ort_check(rt.api, rt.api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "braid", &rt.env), &e,
-                     "create environment") ||
+                  "create environment") ||
         ort_check(rt.api, rt.api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault,
-                                                         &rt.cpu), &e, "CPU memory info")) {
+                                                      &rt.cpu), &e, "CPU memory info")) {
         snprintf(once.failure, sizeof once.failure, NOT_AVAILABLE "%s", e.msg);
         rt.api->ReleaseEnv(rt.env);
         rt.env = NULL;

@@ -4,13 +4,13 @@
  * ort_backend.h).
  *
  * Where the library comes from, first match wins:
- *   1. the path given to bd_ort_configure();
+ *   1. the path given to ort_runtime_configure() (the engine's configure());
  *   2. the environment variable BRAID_ORT_LIBRARY (a path);
  *   3. dlopen("libonnxruntime.so.1") (the loader's search path: LD_LIBRARY_PATH, ldconfig);
  *   4. $BRAID_ORT_DIR/libonnxruntime.so.1, then ~/.cache/braid/ort-1.30.0/libonnxruntime.so.1
  *      (where scripts/fetch_ort.sh puts it).
  * An explicit path (1 or 2) is the only one tried. A failed attempt is remembered, so a
- * missing library costs one search, not one per node; bd_ort_configure() allows a new try.
+ * missing library costs one search, not one per node; ort_runtime_configure() allows a new try.
  *
  * Thread safety: every function may be called from any thread. */
 #ifndef BD_BACKENDS_ORT_ORT_RUNTIME_H

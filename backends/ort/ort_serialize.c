@@ -439,7 +439,7 @@ static int build(scratch *sc, const bd_subgraph *sg, const ort_serialize_opts *o
 }
 
 int ort_serialize(const bd_subgraph *sg, const ort_serialize_opts *opts, ort_model *out,
-                     bd_error *err)
+                  bd_error *err)
 {
     static const ort_serialize_opts defaults = { .external_min_bytes = 1024 };
     const ort_serialize_opts *o = opts ? opts : &defaults;

@@ -53,7 +53,7 @@ typedef struct ort_model {
  * the bodies name. Fails with BD_EUNSUPPORTED on what ONNX cannot express here (string
  * tensors, a list longer than 65535) and BD_ENOMEM. */
 int  ort_serialize(const bd_subgraph *sg, const ort_serialize_opts *opts,
-                      ort_model *out, bd_error *err);
+                   ort_model *out, bd_error *err);
 void ort_model_free(ort_model *m);     /* NULL is allowed */
 
 /* Opset version written for DOMAIN ("" = the graph's default-domain opset, else a fixed

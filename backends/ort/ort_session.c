@@ -70,13 +70,13 @@ static int make_options(const ort_runtime *rt, int threads, OrtSessionOptions **
         rc = ort_check(api, api->SetSessionExecutionMode(so, ORT_SEQUENTIAL), err, "execution mode");
     if (!rc)
         rc = ort_check(api, api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL), err,
-                          "optimization level");
+                       "optimization level");
     if (!rc)
         rc = ort_check(api, api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"),
-                          err, "intra-op spinning");
+                       err, "intra-op spinning");
     if (!rc)
         rc = ort_check(api, api->AddSessionConfigEntry(so, "session.inter_op.allow_spinning", "0"),
-                          err, "inter-op spinning");
+                       err, "inter-op spinning");
     if (rc) {
         api->ReleaseSessionOptions(so);
         return rc;
@@ -116,10 +116,10 @@ static int create(const ort_runtime *rt, const ort_model *m, int threads, uint64
         names[i] = v->name;
         /* ORT only reads initializers; the cast drops const for the API's sake. */
         rc = ort_check(api, api->CreateTensorWithDataAsOrtValue(rt->cpu, (void *)v->data, v->nbytes,
-                                                                   v->shape.dims, (size_t)v->shape.rank,
-                                                                   (ONNXTensorElementDataType)v->dtype,
-                                                                   &s->ext_values[i]),
-                          err, v->name);
+                                                                v->shape.dims, (size_t)v->shape.rank,
+                                                                (ONNXTensorElementDataType)v->dtype,
+                                                                &s->ext_values[i]),
+                       err, v->name);
     }
     OrtSessionOptions *so = NULL;
     if (!rc)
@@ -130,13 +130,13 @@ static int create(const ort_runtime *rt, const ort_model *m, int threads, uint64
      * (tests/ort: editing a weight after compile changes the next result). */
     if (!rc && m->n_external)
         rc = ort_check(api, api->AddExternalInitializers(so, names, (const OrtValue *const *)s->ext_values,
-                                                            m->n_external),
-                          err, "external initializers");
+                                                         m->n_external),
+                       err, "external initializers");
     for (size_t i = 0; i < m->n_external && !rc; i++)
         rc = ort_check(api, api->AddInitializer(so, names[i], s->ext_values[i]), err, names[i]);
     if (!rc)
         rc = ort_check(api, api->CreateSessionFromArray(rt->env, m->bytes, m->len, so, &s->session),
-                          err, "create session");
+                       err, "create session");
     api->ReleaseSessionOptions(so);
     free(names);
     if (rc) {
@@ -148,7 +148,7 @@ static int create(const ort_runtime *rt, const ort_model *m, int threads, uint64
 }
 
 int ort_session_acquire(const ort_runtime *rt, const ort_model *model, int threads,
-                           ort_session **out, bd_error *err)
+                        ort_session **out, bd_error *err)
 {
     uint64_t hash = fnv1a(model->bytes, model->len);
     pthread_mutex_lock(&lock);

@@ -28,7 +28,7 @@ typedef struct ort_session ort_session;
  * new one created with CreateSessionFromArray, its external initializers handed over with
  * AddExternalInitializers + AddInitializer (read in place, never copied). */
 int  ort_session_acquire(const ort_runtime *rt, const ort_model *model, int threads,
-                            ort_session **out, bd_error *err);
+                         ort_session **out, bd_error *err);
 void ort_session_release(ort_session *s);      /* NULL is allowed */
 OrtSession *ort_session_handle(const ort_session *s);
 /* Number of live sessions in the cache (tests, statistics). */

@@ -9,7 +9,7 @@
  *               loads. Otherwise false, with the reason ("TensorFlow fallback not available:
  *               libtensorflow.so.2 not found (set BRAID_LIBTENSORFLOW)").
  *   compile()   serializes ALL the model's fallback nodes (not just this subgraph's) as one
- *               GraphDef (tf_graphdef.h) and takes the model's session from the cache
+ *               GraphDef (tf_subgraph_def.h) and takes the model's session from the cache
  *               (tf_session.h): the GraphDef is imported and the session created once, by the
  *               first fallback subgraph compiled; every other fallback subgraph of the model
  *               (and of its other plans) shares it. The kernel then only holds its feeds and

@@ -1,9 +1,9 @@
 /* TensorFlow's C library as loaded by braid: libtensorflow.so.2 is dlopen()ed once per
  * process, on first use, and never unloaded. Internal to backends/tf (the public knob is
- * bd_tf_configure in tf_backend.h).
+ * the engine's configure() hook, tf_backend.h).
  *
  * Where the library comes from, first match wins:
- *   1. the path given to tf_runtime_configure() (bd_tf_configure);
+ *   1. the path given to tf_runtime_configure() (the engine's configure());
  *   2. the environment variable BRAID_LIBTENSORFLOW (a path);
  *   3. dlopen("libtensorflow.so.2"): the loader's search path (LD_LIBRARY_PATH, ldconfig).
  * An explicit path (1 or 2) is the only one tried. A failed attempt is remembered, so a

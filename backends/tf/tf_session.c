@@ -87,7 +87,7 @@ static int create(const tf_lib *lib, const void *gd, size_t len, int threads,
 }
 
 int tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int threads,
-                          tf_session **out, bd_error *err)
+                       tf_session **out, bd_error *err)
 {
     uint64_t h = fnv1a(graphdef, len);
     pthread_mutex_lock(&lock);

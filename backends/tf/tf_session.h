@@ -2,7 +2,7 @@
  *
  * The backend contract compiles one subgraph at a time, but all fallback subgraphs of a
  * model must run through one TF_Session created once. So the session is keyed by what it
- * runs: the fallback GraphDef's bytes (tf_graphdef.h), which are the same for every
+ * runs: the fallback GraphDef's bytes (tf_subgraph_def.h), which are the same for every
  * fallback subgraph of a plan (the GraphDef holds the model's whole fallback set) and for
  * every plan of the model (Placeholders carry ranks, not the plan's dims). The key is a
  * 64-bit FNV-1a hash of the bytes plus their length and the thread setting; the first
@@ -39,7 +39,7 @@ typedef struct tf_session {
  * tf_session_release. Fails with BD_EBACKEND naming TensorFlow's message when the
  * import or the session creation fails (e.g. an op this TensorFlow build lacks). */
 int    tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int threads,
-                             tf_session **out, bd_error *err);
+                          tf_session **out, bd_error *err);
 void   tf_session_release(tf_session *s);       /* NULL is allowed */
 /* Number of live sessions in the cache (for tests and reports). */
 size_t tf_session_count(void);

@@ -1,4 +1,4 @@
-/* Building the fallback GraphDef (see tf_graphdef.h) with the nanopb messages generated
+/* Building the fallback GraphDef (see tf_subgraph_def.h) with the nanopb messages generated
  * from proto/tf_graph.proto: original NodeDefs are decoded, their attrs kept as
  * the raw bytes of each map entry, and everything is encoded back with pb_encode. */
 #include "backends/tf/tf_subgraph_def.h"
@@ -499,7 +499,7 @@ static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
 }
 
 int tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
-                         tf_graphdef *out, bd_error *err)
+                      tf_graphdef *out, bd_error *err)
 {
     memset(out, 0, sizeof *out);
     size_t nv = bd_graph_num_values(g);

@@ -53,7 +53,7 @@ int  tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_erro
  * decode or whose data inputs disagree with the IR node; BD_EUNSUPPORTED: a string
  * constant or a boundary dtype TensorFlow cannot be fed) fills ERR and leaves OUT empty. */
 int  tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
-                          tf_graphdef *out, bd_error *err);
+                       tf_graphdef *out, bd_error *err);
 void tf_graphdef_free(tf_graphdef *gd);            /* NULL is allowed */
 
 /* Decode the NodeDef at ORIGIN far enough to count its data (non-control) inputs. */
