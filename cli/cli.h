@@ -9,6 +9,7 @@
 
 #include "client/braid_client.h"
 #include "cli/npy.h"
+#include "core/backend.h"
 #include "runtime/model.h"
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -40,11 +41,24 @@ void cli_inputs_free(cli_inputs *in);
 /* Add an --input SPEC (borrowed: argv outlives IN); -1 after "braid CMD: too many" when full. */
 int  cli_inputs_add(cli_inputs *in, const char *cmd, const char *spec);
 
-/* Open model PATH with O, load IN for its inputs (RANDOM_MISSING as for cli_inputs_load), plan
+/* ---- placement flags (cli_placement.c), shared by run, inspect and bench ---- */
+/* What they set: the model's options, and the fallback engines' process-wide settings. */
+typedef struct cli_placement {
+    bd_model_options model;
+    bd_engine_config ort;    /* --ort-library, --ort-threads */
+    bd_engine_config tf;     /* --tf-library, --tf-threads */
+} cli_placement;
+
+/* Configure the engines with P's settings (bd_engines_configure): they are process-wide, so
+ * this runs once, before the model is opened (cli_model_prepare does it). 0 or BD_E*. */
+int  cli_placement_configure(const cli_placement *p, bd_error *err);
+
+/* Configure the engines with P (cli_placement_configure), open model PATH with P's model
+ * options, load IN for its inputs (RANDOM_MISSING as for cli_inputs_load), plan
  * for them and, when E is not NULL, create an executor. A failure is printed with WHAT[0] (open),
  * WHAT[1] (inputs) or WHAT[2] (plan, executor) and returns CLI_FAIL, or CLI_USAGE for an invalid
  * input when RANDOM_MISSING is 0. The caller releases *M, *E and IN on every path. */
-int  cli_model_prepare(const char *path, const bd_model_options *o, cli_inputs *in, int random_missing,
+int  cli_model_prepare(const char *path, const cli_placement *p, cli_inputs *in, int random_missing,
                        const char *const what[3], bd_model **m, const bd_plan **plan, bd_exec **e);
 
 /* Print "braid: <message>" and a hint line to stderr. */
@@ -52,21 +66,23 @@ void cli_error(const char *what, const bd_error *err);
 /* Parse a positive int option value; returns -1 (after an error message) when invalid. */
 int  cli_parse_count(const char *opt, const char *value);
 
-/* ---- placement flags (cli_placement.c), shared by run, inspect and bench ---- */
+/* The placement flags' getopt entries. */
 enum { CLI_OPT_FALLBACK_OPS = 0x100, CLI_OPT_ENGINE, CLI_OPT_MIN_DNNL_FLOPS, CLI_OPT_ORT_LIBRARY,
-       CLI_OPT_ORT_THREADS };
+       CLI_OPT_ORT_THREADS, CLI_OPT_TF_LIBRARY, CLI_OPT_TF_THREADS };
 #define CLI_PLACEMENT_OPTIONS                                                                  \
     { "fallback-ops", required_argument, 0, CLI_OPT_FALLBACK_OPS },                           \
     { "engine", required_argument, 0, CLI_OPT_ENGINE },                                       \
     { "min-dnnl-flops", required_argument, 0, CLI_OPT_MIN_DNNL_FLOPS },                       \
     { "ort-library", required_argument, 0, CLI_OPT_ORT_LIBRARY },                             \
-    { "ort-threads", required_argument, 0, CLI_OPT_ORT_THREADS }
+    { "ort-threads", required_argument, 0, CLI_OPT_ORT_THREADS },                             \
+    { "tf-library", required_argument, 0, CLI_OPT_TF_LIBRARY },                               \
+    { "tf-threads", required_argument, 0, CLI_OPT_TF_THREADS }
 /* Their lines for a usage text. */
 extern const char cli_placement_usage[];
-/* Apply getopt result C with ARG to O: -1 when it was a placement flag (keep parsing), else the
+/* Apply getopt result C with ARG to P: -1 when it was a placement flag (keep parsing), else the
  * exit code to return at once (--help: USAGE(stdout), CLI_OK; an unknown option: USAGE(stderr),
- * CLI_USAGE; an invalid value: a message, CLI_USAGE). ARG must outlive O (argv does). */
-int  cli_placement_option(int c, const char *arg, bd_model_options *o, void (*usage)(FILE *));
+ * CLI_USAGE; an invalid value: a message, CLI_USAGE). ARG must outlive P (argv does). */
+int  cli_placement_option(int c, const char *arg, cli_placement *p, void (*usage)(FILE *));
 
 /* ---- remote subcommands ---- */
 #define CLI_DEFAULT_SERVER "127.0.0.1:8001"

@@ -1,11 +1,11 @@
 /* Opening a model and planning it for the command line's inputs: shared by run, bench, inspect. */
 #include "cli/cli.h"
 
-int cli_model_prepare(const char *path, const bd_model_options *o, cli_inputs *in, int random_missing,
+int cli_model_prepare(const char *path, const cli_placement *p, cli_inputs *in, int random_missing,
                       const char *const what[3], bd_model **m, const bd_plan **plan, bd_exec **e)
 {
     bd_error err = { 0 };
-    if (bd_model_open(path, o, m, &err)) {
+    if (cli_placement_configure(p, &err) || bd_model_open(path, &p->model, m, &err)) {
         cli_error(what[0], &err);
         return CLI_FAIL;
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "runtime/engines.h"
 
 const char cli_placement_usage[] =
     "      --fallback-ops A,B     never run these op types on oneDNN (e.g. Softmax,Erf)\n"
@@ -12,18 +13,25 @@ const char cli_placement_usage[] =
     "                             move to the fallback (default 1000000; 0 = never)\n"
     "      --ort-library PATH     libonnxruntime.so.1 to load (default: $BRAID_ORT_LIBRARY,\n"
     "                             the loader path, ~/.cache/braid/ort-1.30.0/)\n"
-    "      --ort-threads N        ONNX Runtime intra-op threads per session (default 1)\n";
+    "      --ort-threads N        ONNX Runtime intra-op threads per session (default 1)\n"
+    "      --tf-library PATH      libtensorflow.so.2 to load (default: $BRAID_LIBTENSORFLOW,\n"
+    "                             the loader path)\n"
+    "      --tf-threads N         TensorFlow intra-op threads per session (default: its own)\n";
 
-int cli_placement_option(int c, const char *arg, bd_model_options *o, void (*usage)(FILE *))
+int cli_placement_option(int c, const char *arg, cli_placement *p, void (*usage)(FILE *))
 {
+    bd_model_options *o = &p->model;
     char *end;
     long long v;
     switch (c) {
     case CLI_OPT_FALLBACK_OPS: o->fallback_ops = arg; return -1;
     case CLI_OPT_ENGINE:       o->engine = arg; return -1;
-    case CLI_OPT_ORT_LIBRARY:  o->ort_library = arg; return -1;
+    case CLI_OPT_ORT_LIBRARY:  p->ort.library = arg; return -1;
     case CLI_OPT_ORT_THREADS:
-        return (o->ort_threads = cli_parse_count("--ort-threads", arg)) < 0 ? CLI_USAGE : -1;
+        return (p->ort.threads = cli_parse_count("--ort-threads", arg)) < 0 ? CLI_USAGE : -1;
+    case CLI_OPT_TF_LIBRARY:   p->tf.library = arg; return -1;
+    case CLI_OPT_TF_THREADS:
+        return (p->tf.threads = cli_parse_count("--tf-threads", arg)) < 0 ? CLI_USAGE : -1;
     case CLI_OPT_MIN_DNNL_FLOPS:
         errno = 0;
         v = strtoll(arg, &end, 10);
@@ -40,4 +48,13 @@ int cli_placement_option(int c, const char *arg, bd_model_options *o, void (*usa
         usage(stderr);
         return CLI_USAGE;
     }
+}
+
+int cli_placement_configure(const cli_placement *p, bd_error *err)
+{
+    /* the flags are named after the engine they set (--ort-library sets engine "ort") */
+    int rc = bd_engines_configure("ort", &p->ort, err);
+    if (rc == 0)
+        rc = bd_engines_configure("tf", &p->tf, err);
+    return rc;
 }

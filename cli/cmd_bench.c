@@ -42,18 +42,18 @@ int cmd_bench(int argc, char **argv)
         { "warmup", required_argument, 0, 'w' }, { "input", required_argument, 0, 'i' },
         { "help", no_argument, 0, 'h' }, CLI_PLACEMENT_OPTIONS, { 0 },
     };
-    bd_model_options mopts = { 0 };
+    cli_placement pl = { 0 };
     int iters = 50, warmup = 5, c, rc;
     cli_inputs in = { 0 };
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:n:w:i:h", opts, NULL)) != -1) {
         switch (c) {
-        case 't': if ((mopts.threads = cli_parse_count("--threads", optarg)) < 0) return CLI_USAGE; break;
+        case 't': if ((pl.model.threads = cli_parse_count("--threads", optarg)) < 0) return CLI_USAGE; break;
         case 'n': if ((iters = cli_parse_count("--iters", optarg)) < 0) return CLI_USAGE; break;
         case 'w': if ((warmup = cli_parse_count("--warmup", optarg)) < 0) return CLI_USAGE; break;
         case 'i': if (cli_inputs_add(&in, "bench", optarg)) return CLI_USAGE; break;
         default:
-            if ((rc = cli_placement_option(c, optarg, &mopts, usage)) >= 0)
+            if ((rc = cli_placement_option(c, optarg, &pl, usage)) >= 0)
                 return rc;
         }
     }
@@ -74,7 +74,7 @@ int cmd_bench(int argc, char **argv)
         cli_error("cannot load the model", &err);
         goto out;
     }
-    if (cli_model_prepare(argv[optind], &mopts, &in, 1, what, &m, &plan, &e))
+    if (cli_model_prepare(argv[optind], &pl, &in, 1, what, &m, &plan, &e))
         goto out;
     double t_load = now_ms() - t0;
     for (int i = 0; i < warmup + iters; i++) {
@@ -92,7 +92,7 @@ int cmd_bench(int argc, char **argv)
         sum += ms[i];
     double med = ms[iters / 2];
     printf("model: %s\nthreads: %d  warmup: %d  iters: %d  load+compile: %.1f ms  arena: %.1f MiB\n",
-           argv[optind], mopts.threads, warmup, iters, t_load, bd_plan_arena_size(plan) / 1048576.0);
+           argv[optind], pl.model.threads, warmup, iters, t_load, bd_plan_arena_size(plan) / 1048576.0);
     printf("latency ms: median %.3f  p90 %.3f  p99 %.3f  min %.3f  mean %.3f\n", med,
            ms[(iters * 9) / 10 < iters ? (iters * 9) / 10 : iters - 1],
            ms[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1], ms[0], sum / iters);

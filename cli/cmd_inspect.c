@@ -106,11 +106,11 @@ int cmd_inspect(int argc, char **argv)
     static const struct option opts[] = {
         { "help", no_argument, 0, 'h' }, CLI_PLACEMENT_OPTIONS, { 0 },
     };
-    bd_model_options mopts = { 0 };
+    cli_placement pl = { 0 };
     int c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-        if ((rc = cli_placement_option(c, optarg, &mopts, usage)) >= 0)
+        if ((rc = cli_placement_option(c, optarg, &pl, usage)) >= 0)
             return rc;
     if (optind != argc - 1) {
         usage(stderr);
@@ -138,7 +138,7 @@ int cmd_inspect(int argc, char **argv)
     const bd_plan *plan = NULL;
     static const char *const what[3] = { "cannot plan the model", "cannot plan the model",
                                          "cannot plan the model" };
-    if (cli_model_prepare(path, &mopts, &in, 1, what, &m, &plan, NULL)) {
+    if (cli_model_prepare(path, &pl, &in, 1, what, &m, &plan, NULL)) {
         cli_inputs_free(&in);
         bd_model_close(m);
         return CLI_FAIL;

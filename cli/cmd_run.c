@@ -59,16 +59,16 @@ int cmd_run(int argc, char **argv)
     };
     cli_inputs in = { 0 };
     const char *outdir = NULL;
-    bd_model_options mopts = { 0 };
+    cli_placement pl = { 0 };
     int c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "i:o:t:h", opts, NULL)) != -1) {
         switch (c) {
         case 'i': if (cli_inputs_add(&in, "run", optarg)) return CLI_USAGE; break;
         case 'o': outdir = optarg; break;
-        case 't': if ((mopts.threads = cli_parse_count("--threads", optarg)) < 0) return CLI_USAGE; break;
+        case 't': if ((pl.model.threads = cli_parse_count("--threads", optarg)) < 0) return CLI_USAGE; break;
         default:
-            if ((rc = cli_placement_option(c, optarg, &mopts, usage)) >= 0)
+            if ((rc = cli_placement_option(c, optarg, &pl, usage)) >= 0)
                 return rc;
         }
     }
@@ -82,7 +82,7 @@ int cmd_run(int argc, char **argv)
     bd_model *m = NULL;
     bd_exec *e = NULL;
     const bd_plan *plan;
-    int status = cli_model_prepare(path, &mopts, &in, 0, what, &m, &plan, &e);
+    int status = cli_model_prepare(path, &pl, &in, 0, what, &m, &plan, &e);
     if (status)
         goto out;
     status = CLI_FAIL;

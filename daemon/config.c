@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "daemon/log.h"
+#include "runtime/engines.h"
 
 #ifndef BRAIDD_VERSION
 #define BRAIDD_VERSION "unknown"
@@ -105,6 +106,10 @@ static const key_def keys[] = {
       "PATH", "libonnxruntime.so.1 for the ONNX Runtime fallback [default search]" },
     { "ort_threads", "ort-threads", K_INT, OFF(ort_threads), 0, 0, 1024,
       "N", "ONNX Runtime intra-op threads per session; 0 = 1  [0]" },
+    { "tf_library", "tf-library", K_STRING, OFF(tf_library), sizeof ((bd_daemon_config *)0)->tf_library, 0, 0,
+      "PATH", "libtensorflow.so.2 for the TensorFlow fallback  [default search]" },
+    { "tf_threads", "tf-threads", K_INT, OFF(tf_threads), 0, 0, 1024,
+      "N", "TensorFlow intra-op threads per session; 0 = its default [0]" },
     { "plan_cache_max_plans", "plan-cache-max-plans", K_SIZE, OFF(plan_cache_max_plans), 0, 0, 1 << 20,
       "N", "plans (input shape sets) cached per model; 0 = unbounded [64]" },
     { "max_run_memory_bytes", "max-run-memory-bytes", K_SIZE, OFF(max_run_memory_bytes), 0, 0, 1LL << 50,
@@ -410,4 +415,21 @@ void bd_config_resolve_memory(bd_daemon_config *cfg, size_t budget)
 {
     if (cfg->max_run_memory_bytes == 0)
         cfg->max_run_memory_bytes = budget / 2 ? budget / 2 : 1;
+}
+
+int bd_config_configure_engines(const bd_daemon_config *cfg, bd_error *err)
+{
+    /* the config keys are named after the engine they set ("ort_library" sets engine "ort") */
+    const struct { const char *engine, *library; int threads; } set[] = {
+        { "ort", cfg->ort_library, cfg->ort_threads },
+        { "tf",  cfg->tf_library,  cfg->tf_threads },
+    };
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
+        bd_engine_config ec = { .library = set[i].library[0] ? set[i].library : NULL,
+                                .threads = set[i].threads };
+        int rc = bd_engines_configure(set[i].engine, &ec, err);
+        if (rc)
+            return bd_error_prefix(err, "%s_library/%s_threads: ", set[i].engine, set[i].engine);
+    }
+    return 0;
 }

@@ -30,8 +30,11 @@ typedef struct bd_daemon_config {
      * fallback_ops and engine per model */
     char   fallback_ops[1024];    /* op types never run on oneDNN, comma-separated; "" = none */
     char   engine[32];            /* "auto" or a backend name for whole models ("ort") */
+    /* the fallback engines' process-wide settings, applied once at start (bd_engines_configure) */
     char   ort_library[4096];     /* libonnxruntime.so.1 path; "" = the default search */
     int    ort_threads;           /* ONNX Runtime intra-op threads per session; 0 = 1 */
+    char   tf_library[4096];      /* libtensorflow.so.2 path; "" = the default search */
+    int    tf_threads;            /* TensorFlow intra-op threads per session; 0 = its default */
     /* each model's plan cache (one plan per input shape set); config.json may override */
     size_t plan_cache_max_plans;  /* LRU bound by count; 0 = unbounded */
     size_t plan_cache_max_bytes;  /* LRU bound by estimated bytes; 0 = unbounded */
@@ -76,5 +79,9 @@ void bd_config_resolve(bd_daemon_config *cfg, int ncores);
 /* Resolve max_run_memory_bytes = 0 (auto) to half of BUDGET (bytes braidd may use: a request
  * must not be able to take the whole machine or cgroup); an explicit value is kept. */
 void bd_config_resolve_memory(bd_daemon_config *cfg, size_t budget);
+/* Hand CFG's fallback-engine settings (ort_library/ort_threads, tf_library/tf_threads) to the
+ * engines through bd_engines_configure. They are process-wide (an engine loads its library
+ * once), so braidd calls this once at start, before any model is opened. */
+int  bd_config_configure_engines(const bd_daemon_config *cfg, bd_error *err);
 
 #endif

@@ -297,6 +297,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "braidd: %s\n", err.msg);
         return 2;
     }
+    if ((rc = bd_config_configure_engines(&d->cfg, &err)) != 0) {
+        fprintf(stderr, "braidd: %s\n", err.msg);
+        return 1;
+    }
 
     uv_loop_init(&d->loop);
     uv_signal_init(&d->loop, &d->sig_term);

@@ -475,8 +475,6 @@ static int load_impl(bd_registry *r, const char *name, const char *config_json,
     t->queue_limit = r->cfg.queue_limit;
     snprintf(t->fallback_ops, sizeof t->fallback_ops, "%s", r->cfg.fallback_ops);
     snprintf(t->engine, sizeof t->engine, "%s", r->cfg.engine);
-    snprintf(t->ort_library, sizeof t->ort_library, "%s", r->cfg.ort_library);
-    t->ort_threads = r->cfg.ort_threads;
     t->plan_cache_max_plans = r->cfg.plan_cache_max_plans;
     t->plan_cache_max_bytes = r->cfg.plan_cache_max_bytes;
     t->max_run_memory_bytes = r->cfg.max_run_memory_bytes;

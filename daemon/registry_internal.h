@@ -107,8 +107,6 @@ typedef struct bd_load_task {
     int         queue_limit;      /* daemon queue_limit */
     char        fallback_ops[1024]; /* daemon placement defaults (config.json may override) */
     char        engine[32];
-    char        ort_library[4096];
-    int         ort_threads;
     size_t      plan_cache_max_plans; /* daemon defaults (config.json may override) */
     size_t      plan_cache_max_bytes;
     size_t      max_run_memory_bytes; /* daemon-wide: refuse shapes needing more per run */

@@ -220,8 +220,6 @@ static int load(bd_load_task *t)
         .threads      = mc.threads > 0 ? mc.threads : t->threads,
         .fallback_ops = mc.has_fallback_ops ? mc.fallback_ops : t->fallback_ops,
         .engine       = mc.engine[0] ? mc.engine : t->engine,
-        .ort_library  = t->ort_library[0] ? t->ort_library : NULL,
-        .ort_threads  = t->ort_threads,
         .plan_cache_max_plans = mc.plan_cache_max_plans >= 0 ? (size_t)mc.plan_cache_max_plans
                                                              : t->plan_cache_max_plans,
         .plan_cache_max_bytes = mc.plan_cache_max_bytes >= 0 ? (size_t)mc.plan_cache_max_bytes

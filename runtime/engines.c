@@ -6,7 +6,7 @@
 #include "backends/ort/ort_backend.h"
 #include "backends/tf/tf_backend.h"
 
-/* Annotation order: the fast path first, then the fallback engines. */
+/* Annotation order: the fast path first, then the fallback engines (engines.h). */
 static const bd_backend *const table[] = {
     &bd_dnnl_backend,
     &bd_ort_backend,
@@ -23,6 +23,14 @@ const bd_backend *bd_backend_find(const char *name)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i]->name, name) == 0)
+            return table[i];
+    return NULL;
+}
+
+const bd_backend *bd_engines_fast_path(void)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i]->kind == BD_ENGINE_FAST_PATH)
             return table[i];
     return NULL;
 }

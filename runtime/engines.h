@@ -1,5 +1,8 @@
 /* The backends braid knows, in annotation priority order (the first whose supports()
- * accepts a node gets it). Adding a backend = one line in registry.c. */
+ * accepts a node gets it): the one engine of kind BD_ENGINE_FAST_PATH first, then any native
+ * engine, then the fallback engines (tests/unit/test_engines.c holds the table to this).
+ * What an engine is comes from its kind, never from its place here. Adding a backend = one
+ * line in engines.c. */
 #ifndef BD_RUNTIME_ENGINES_H
 #define BD_RUNTIME_ENGINES_H
 
@@ -11,6 +14,8 @@
 const bd_backend *const *bd_backends(size_t *n);
 /* The backend named NAME ("dnnl"), or NULL. */
 const bd_backend *bd_backend_find(const char *name);
+/* The engine of kind BD_ENGINE_FAST_PATH (the composites are made for it), or NULL. */
+const bd_backend *bd_engines_fast_path(void);
 /* Configure the engine named NAME through its configure() hook (core/backend.h); 0 when it
  * has none. BD_EINVAL for an unknown name; otherwise the engine's own error. */
 int bd_engines_configure(const char *name, const bd_engine_config *cfg, bd_error *err);

@@ -55,25 +55,18 @@ static int copy_string(const char *s, const char **out)
     return s && !(*out = strdup(s)) ? BD_ENOMEM : 0;
 }
 
-/* Keep OPTS (own copies of its strings), check the engine name, and hand the ONNX Runtime
- * knobs to that engine (process-wide: ORT is loaded once). */
+/* Keep OPTS (own copies of its strings) and check the engine name. */
 static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
 {
     m->opts = *opts;
     if (copy_string(opts->fallback_ops, &m->opts.fallback_ops) ||
-        copy_string(opts->engine, &m->opts.engine) ||
-        copy_string(opts->ort_library, &m->opts.ort_library))
+        copy_string(opts->engine, &m->opts.engine))
         return bd_error_set(err, BD_ENOMEM, "out of memory opening a model");
     size_t nb;
     const bd_backend *const *backends = bd_backends(&nb);
     bd_placement_opts popts = { .engine = opts->engine };
-    int engine, rc = bd_place_engine(&popts, backends, nb, &engine, err);
-    if (rc)
-        return rc;
-    if (opts->ort_library || opts->ort_threads > 0)
-        return bd_engines_configure("ort", &(bd_engine_config){ .library = opts->ort_library,
-                                                                .threads = opts->ort_threads }, err);
-    return 0;
+    int engine;
+    return bd_place_engine(&popts, backends, nb, &engine, err);
 }
 
 int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **out, bd_error *err)
@@ -137,7 +130,6 @@ void bd_model_close(bd_model *m)
     bd_graph_destroy(m->graph);
     free((char *)m->opts.fallback_ops);
     free((char *)m->opts.engine);
-    free((char *)m->opts.ort_library);
     free(m);
 }
 

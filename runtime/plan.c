@@ -186,13 +186,24 @@ static int layout_arena(bd_plan *p, bd_error *err)
     return 0;
 }
 
-/* The partition report: one entry per step, one per node not on the fast path. */
+/* The table index of the fast-path engine, or -1. */
+static int fast_index(const bd_backend *const *backends, size_t nb)
+{
+    for (size_t b = 0; b < nb; b++)
+        if (backends[b]->kind == BD_ENGINE_FAST_PATH)
+            return (int)b;
+    return -1;
+}
+
+/* The partition report: one entry per step, one per node not on the fast path (with the fast
+ * path's reason for refusing it). */
 static int build_report(bd_plan *p, bd_error *err)
 {
     size_t nb, n = bd_graph_num_nodes(p->graph), nf = 0;
     const bd_backend *const *backends = bd_backends(&nb);
+    int fast = fast_index(backends, nb);
     for (size_t i = 0; i < n; i++)
-        nf += bd_graph_node(p->graph, i)->backend != 0;
+        nf += bd_graph_node(p->graph, i)->backend != fast;
     p->sg_info = calloc(p->n_steps ? p->n_steps : 1, sizeof *p->sg_info);
     p->fb_info = calloc(nf ? nf : 1, sizeof *p->fb_info);
     if (!p->sg_info || !p->fb_info)
@@ -209,13 +220,14 @@ static int build_report(bd_plan *p, bd_error *err)
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         const bd_node *nd = bd_graph_node(p->graph, i);
-        if (nd->backend == 0)
+        if (nd->backend == fast)
             continue;
         const bd_node_place *pl = &p->places[i];
         p->fb_info[at++] = (bd_fallback_info){
             .node = nd->name, .op_type = nd->op_type,
             .backend = nd->backend >= 0 && (size_t)nd->backend < nb ? backends[nd->backend]->name : "",
-            .reason = bd_reason_name(pl->reason[0]), .detail = pl->why[0],
+            .reason = bd_reason_name(fast >= 0 ? pl->reason[fast] : BD_REASON_NONE),
+            .detail = fast >= 0 ? pl->why[fast] : "",
         };
     }
     p->report = (bd_partition_report){ p->sg_info, p->n_steps, p->fb_info, at };
@@ -292,10 +304,12 @@ static size_t estimate_bytes(const bd_plan *p, const bd_graph *model_graph)
         total += PLAN_BYTES_PER_VALUE + (v->data && !shared ? v->nbytes : 0);
     }
     total += bd_graph_num_nodes(g) * PLAN_BYTES_PER_NODE + p->n_steps * PLAN_BYTES_PER_STEP;
-    for (size_t si = 0; si < p->n_steps; si++)
-        for (size_t k = 0; p->steps[si].backend_index == 0 && k < p->steps[si].n_inputs; k++)
-            if (is_const(p->steps[si].inputs[k]))
-                total += p->steps[si].inputs[k]->nbytes;
+    for (size_t si = 0; si < p->n_steps; si++) {
+        const plan_step *s = &p->steps[si];
+        for (size_t k = 0; s->backend->kind == BD_ENGINE_FAST_PATH && k < s->n_inputs; k++)
+            if (is_const(s->inputs[k]))
+                total += s->inputs[k]->nbytes;
+    }
     return total;
 }
 
@@ -328,9 +342,12 @@ static int rewrite(bd_graph *g, const bd_placement_opts *popts, bd_error *err)
     int engine, rc = bd_place_engine(popts, backends, nb, &engine, err);
     if (rc)
         return rc;
-    bd_place_pin(g, popts, engine);
-    bd_fuse_target target = { .backend = backends[0], .forced_ops = engine < 0 ? popts->fallback_ops : NULL };
-    return engine > 0 ? bd_graph_validate(g, err) : bd_passes_run(g, &target, err);
+    const bd_backend *forced = engine >= 0 ? backends[engine] : NULL, *fast = bd_engines_fast_path();
+    bd_place_pin(g, popts, forced);
+    if (!fast || (forced && forced != fast))
+        return bd_graph_validate(g, err);
+    bd_fuse_target target = { .backend = fast, .forced_ops = forced ? NULL : popts->fallback_ops };
+    return bd_passes_run(g, &target, err);
 }
 
 /* Refuse shapes whose run would hold more than LIMIT bytes of tensors at once: legal shapes

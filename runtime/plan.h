@@ -20,7 +20,9 @@
 #include "core/error.h"
 #include "core/ir/graph.h"
 
-/* How a model is planned and run (bd_model_open reads it; every plan of the model uses it). */
+/* How a model is planned and run (bd_model_open reads it; every plan of the model uses it).
+ * The engines' own settings (library paths, their threads) are process-wide, not per model:
+ * bd_engines_configure (runtime/engines.h) sets them once, before the first model is opened. */
 typedef struct bd_model_options {
     int threads;            /* oneDNN threads per execution context; 0 = all cores */
     /* Placement (docs/partitioning.md). Strings are copied by bd_model_open. */
@@ -30,9 +32,6 @@ typedef struct bd_model_options {
                                       * rest; a backend name ("dnnl", "ort") runs every node */
     int64_t     min_dnnl_region_flops; /* a oneDNN island between fallback subgraphs with less
                                       * compute moves to the fallback; 0 = default, < 0 = never */
-    /* The ONNX Runtime fallback engine (process-wide: the last model opened sets them). */
-    const char *ort_library;         /* path of libonnxruntime.so.1; NULL = the default search */
-    int         ort_threads;         /* ORT intra-op threads per session; 0 = ORT's default */
     /* The plan cache's bounds (least recently used plans evicted past either); 0 = unbounded. */
     size_t      plan_cache_max_plans;
     size_t      plan_cache_max_bytes;  /* by bd_plan_bytes' estimate */

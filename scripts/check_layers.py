@@ -7,7 +7,8 @@ Reads every .c and .h under the layer folders and fails (exit 1, one line per pr
   - an include is not spelled from the root ("core/error.h", never "../error.h" or "error.h");
   - an include runs upward or sideways: a folder includes only its own floor's folder or the
     floors below it (tests/ may include anything);
-  - a file outside backends/X includes backends/X, except the engine registry
+  - a file outside backends/X includes backends/X, or uses a name backends/X's headers declare
+    with the engine's prefix (bd_X_..., X_...), except the engine registry
     (runtime/engines.c), the tests and the benchmarks;
   - files include each other in a loop (module = a .c, its .h and its _internal.h);
   - a header's guard is not BD_<PATH>_H, or two files share a name;
@@ -29,11 +30,12 @@ FLOORS = {
     "tests": 4,
 }
 ENGINE_REGISTRY = "runtime/engines.c"
-# Folders whose _internal.h headers still declare bd_ functions: their renaming is under way
-# on other branches; remove each entry once its folder is converted.
-INTERNAL_NAMES_PENDING = ("backends/", "partitioner/shape/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 GUARD = re.compile(r"^#ifndef (\w+)\n#define \1\b", re.M)
+# comments, string and character literals, and #include lines: not code that names anything
+NOT_CODE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|^\s*#\s*include[^\n]*',
+                      re.S | re.M)
+IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def sources(root):
@@ -120,9 +122,27 @@ def find_cycles(edges):
     return cycles
 
 
+def code_names(text):
+    return set(IDENT.findall(NOT_CODE.sub(" ", text)))
+
+
+def engine_names(root, files):
+    """Per engine X: the names its headers declare with X's prefix (bd_X_..., X_...)."""
+    names = {}
+    for path in files:
+        engine = engine_of(path)
+        if engine and path.endswith(".h"):
+            with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+                found = code_names(f.read())
+            prefixes = (f"bd_{engine}_", f"{engine}_")
+            names.setdefault(engine, set()).update(n for n in found if n.startswith(prefixes))
+    return names
+
+
 def check(root):
     problems = []
     files = list(sources(root))
+    declared = engine_names(root, files)
     edges = {}
     seen_names = {}
     for path in files:
@@ -150,12 +170,20 @@ def check(root):
                                 f"backends/{engine}/ (reach engines through core/backend.h)")
             if module(inc) != module(path):
                 edges.setdefault(module(path), set()).add(module(inc))
+        if top not in ("tests", "bench") and path != ENGINE_REGISTRY:
+            used = code_names(text)
+            for engine, names in sorted(declared.items()):
+                if engine != engine_of(path):
+                    for name in sorted(used & names):
+                        problems.append(f"{path}: {name} names the {engine} engine outside "
+                                        f"backends/{engine}/ (reach engines through "
+                                        f"core/backend.h)")
         if path.endswith(".h"):
             want = "BD_" + re.sub(r"[^A-Za-z0-9]", "_", path[:-2]).upper() + "_H"
             m = GUARD.search(text)
             if not m or m.group(1) != want:
                 problems.append(f"{path}: include guard should be {want}")
-        if path.endswith("_internal.h") and not path.startswith(INTERNAL_NAMES_PENDING):
+        if path.endswith("_internal.h"):
             for name in internal_functions(text):
                 if name.startswith("bd_"):
                     problems.append(f"{path}: {name} is internal: name it after the module "

@@ -11,8 +11,8 @@
 #include "backends/ort/ort_session.h"
 
 struct bd_kernel {
-    const bd_ort_runtime *rt;
-    bd_ort_session       *session;
+    const ort_runtime *rt;
+    ort_session       *session;
     OrtSession           *ort;
     size_t                n_in, n_out;
     size_t                n_fed;         /* constants fed after the inputs (ort_serialize.h) */
@@ -39,24 +39,19 @@ struct bd_kernel_ctx {
 
 /* ---- configuration ------------------------------------------------------------------ */
 
-int bd_ort_configure(const char *library_path, int intra_op_threads, bd_error *err)
-{
-    return bd_ort_runtime_configure(library_path, intra_op_threads, err);
-}
-
 static int ort_configure(const bd_engine_config *cfg, bd_error *err)
 {
-    return bd_ort_runtime_configure(cfg->library, cfg->threads, err);
+    return ort_runtime_configure(cfg->library, cfg->threads, err);
 }
 
 bool bd_ort_available(char *why, size_t why_len)
 {
-    return bd_ort_runtime_get(why, why_len) != NULL;
+    return ort_runtime_get(why, why_len) != NULL;
 }
 
 const char *bd_ort_version(void)
 {
-    const bd_ort_runtime *rt = bd_ort_runtime_get(NULL, 0);
+    const ort_runtime *rt = ort_runtime_get(NULL, 0);
     return rt ? rt->version : NULL;
 }
 
@@ -101,7 +96,7 @@ static bool ort_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
         if (v && (v->dtype == BD_DT_STRING || (v->dtype != BD_DT_UNDEFINED && bd_dtype_size(v->dtype) == 0)))
             return refuse(why, len, "tensor '%s' has a dtype braid cannot pass (string/complex)", v->name);
     }
-    return bd_ort_runtime_get(why, len) != NULL;
+    return ort_runtime_get(why, len) != NULL;
 }
 
 /* ---- compile / release --------------------------------------------------------------- */
@@ -120,12 +115,12 @@ static void ort_release(bd_kernel *k)
     free(k->out_dtype);
     free(k->out_static);
     free(k->fed);
-    bd_ort_session_release(k->session);
+    ort_session_release(k->session);
     free(k);
 }
 
 /* Remember the constants MODEL has as extra inputs: their names follow the boundary inputs'. */
-static int keep_fed(bd_kernel *k, const bd_ort_model *model, bd_error *err)
+static int keep_fed(bd_kernel *k, const ort_model *model, bd_error *err)
 {
     char **names = realloc(k->in_names, (k->n_in + model->n_fed + 1) * sizeof *names);
     if (names)
@@ -148,7 +143,7 @@ static int ort_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     if (sg->n_nodes == 0)
         return bd_error_set(err, BD_EINVAL, "onnxruntime: empty subgraph");
     char why[256];
-    const bd_ort_runtime *rt = bd_ort_runtime_get(why, sizeof why);
+    const ort_runtime *rt = ort_runtime_get(why, sizeof why);
     if (!rt)
         return bd_error_set(err, BD_EUNSUPPORTED, "%s", why);
     bd_kernel *k = calloc(1, sizeof *k);
@@ -176,20 +171,20 @@ static int ort_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
         if (!(k->out_names[i] = strdup(sg->outputs[i]->name)))
             rc = bd_error_set(err, BD_ENOMEM, "out of memory");
     }
-    bd_ort_model model = { 0 };
+    ort_model model = { 0 };
     if (!rc)
-        rc = bd_ort_serialize(sg, NULL, &model, err);
+        rc = ort_serialize(sg, NULL, &model, err);
     if (!rc && model.n_fed)
         rc = keep_fed(k, &model, err);
     if (!rc)
-        rc = bd_ort_session_acquire(rt, &model, bd_ort_runtime_threads(), &k->session, err);
-    bd_ort_model_free(&model);
+        rc = ort_session_acquire(rt, &model, ort_runtime_threads(), &k->session, err);
+    ort_model_free(&model);
     if (rc) {
         bd_error_prefix(err, "subgraph at %s: ", k->where);
         ort_release(k);
         return rc;
     }
-    k->ort = bd_ort_session_handle(k->session);
+    k->ort = ort_session_handle(k->session);
     *out = k;
     return 0;
 }
@@ -273,11 +268,11 @@ static int wrap(const bd_kernel *k, wrapped *w, const DLTensor *t, int dtype, co
     if (!data && nbytes)
         return bd_error_set(err, BD_EINVAL, "subgraph at %s: onnxruntime: tensor '%s' has no buffer",
                             k->where, name);
-    int rc = bd_ort_check(api, api->CreateTensorWithDataAsOrtValue(k->rt->cpu, data ? data : &empty,
-                                                                   nbytes, w->dims, (size_t)t->ndim,
-                                                                   (ONNXTensorElementDataType)dtype,
-                                                                   &w->v),
-                          err, name);
+    int rc = ort_check(api, api->CreateTensorWithDataAsOrtValue(k->rt->cpu, data ? data : &empty,
+                                                                nbytes, w->dims, (size_t)t->ndim,
+                                                                (ONNXTensorElementDataType)dtype,
+                                                                &w->v),
+                       err, name);
     if (rc)
         return bd_error_prefix(err, "subgraph at %s: ", k->where);
     w->data = data;
@@ -294,22 +289,22 @@ static int adopt(const bd_kernel *k, size_t i, OrtValue *v, DLTensor *t, bd_erro
     size_t rank = 0;
     void *data = NULL;
     const char *name = k->out_names[i];
-    int rc = bd_ort_check(api, api->GetTensorTypeAndShape(v, &info), err, name);
+    int rc = ort_check(api, api->GetTensorTypeAndShape(v, &info), err, name);
     if (!rc)
-        rc = bd_ort_check(api, api->GetTensorElementType(info, &et), err, name);
+        rc = ort_check(api, api->GetTensorElementType(info, &et), err, name);
     if (!rc)
-        rc = bd_ort_check(api, api->GetDimensionsCount(info, &rank), err, name);
+        rc = ort_check(api, api->GetDimensionsCount(info, &rank), err, name);
     if (!rc && rank > BD_MAX_RANK)
         rc = bd_error_set(err, BD_EUNSUPPORTED, "onnxruntime: output '%s' has rank %zu (at most %d)", name, rank,
                           BD_MAX_RANK);
     if (!rc)
-        rc = bd_ort_check(api, api->GetDimensions(info, t->shape, rank), err, name);
+        rc = ort_check(api, api->GetDimensions(info, t->shape, rank), err, name);
     api->ReleaseTensorTypeAndShapeInfo(info);
     if (!rc && (int)et != k->out_dtype[i])
         rc = bd_error_set(err, BD_EBACKEND, "onnxruntime: output '%s' came back as %s, expected %s", name,
                           bd_dtype_name((int)et), bd_dtype_name(k->out_dtype[i]));
     if (!rc)
-        rc = bd_ort_check(api, api->GetTensorMutableData(v, &data), err, name);
+        rc = ort_check(api, api->GetTensorMutableData(v, &data), err, name);
     if (rc)
         return bd_error_prefix(err, "subgraph at %s: ", k->where);
     t->data = data;
@@ -348,7 +343,7 @@ static int ort_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *
     OrtStatus *st = api->Run(k->ort, NULL, (const char *const *)k->in_names,
                              (const OrtValue *const *)c->run_in, n_in + k->n_fed,
                              (const char *const *)k->out_names, n_out, c->run_out);
-    int rc = bd_ort_check(api, st, err, "run");
+    int rc = ort_check(api, st, err, "run");
     for (size_t i = 0; i < n_out; i++) {
         if (k->out_static[i])
             continue;
@@ -366,8 +361,8 @@ static int ort_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *
 
 /* ---- test hooks (ort_internal.h) ------------------------------------------------------ */
 
-const void *bd_ort_kernel_session(const bd_kernel *k) { return k->ort; }
-size_t      bd_ort_cached_sessions(void) { return bd_ort_session_count(); }
+const void *ort_kernel_session(const bd_kernel *k) { return k->ort; }
+size_t      ort_cached_sessions(void) { return ort_session_count(); }
 
 static void *value_data(const bd_kernel_ctx *c, OrtValue *v)
 {
@@ -382,12 +377,12 @@ static void *value_data(const bd_kernel_ctx *c, OrtValue *v)
     return p;
 }
 
-void *bd_ort_ctx_input_data(const bd_kernel_ctx *c, size_t i)
+void *ort_ctx_input_data(const bd_kernel_ctx *c, size_t i)
 {
     return i < c->k->n_in ? value_data(c, c->in[i].v) : NULL;
 }
 
-void *bd_ort_ctx_output_data(const bd_kernel_ctx *c, size_t i)
+void *ort_ctx_output_data(const bd_kernel_ctx *c, size_t i)
 {
     return i < c->k->n_out ? value_data(c, c->out[i].v) : NULL;
 }

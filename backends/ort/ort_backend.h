@@ -14,7 +14,12 @@
  *               handed back (valid until the next run on the context). The wrappers are cached
  *               per context and only remade when a buffer address or shape changes.
  *
- * Threads: each session gets N intra-op threads (bd_ort_configure; default 1, because braid's
+ * configure() (core/backend.h) takes where to load libonnxruntime.so.1 from (NULL = the
+ * default search: $BRAID_ORT_LIBRARY, the loader's path, ~/.cache/braid/ort-1.30.0/) and the
+ * intra-op threads of sessions created from then on; it fails with BD_EBUSY when ORT was
+ * already loaded from another path.
+ *
+ * Threads: each session gets N intra-op threads (configure(); default 1, because braid's
  * worker pool already runs one request per core), one inter-op thread, sequential execution,
  * no spin-waiting. */
 #ifndef BD_BACKENDS_ORT_ORT_BACKEND_H
@@ -26,12 +31,6 @@
 #include "core/backend.h"
 
 extern const bd_backend bd_ort_backend;
-
-/* Where to load libonnxruntime.so.1 from (NULL = the default search: $BRAID_ORT_LIBRARY,
- * the loader's path, ~/.cache/braid/ort-1.30.0/) and the intra-op threads of sessions created
- * from now on (<= 0 = 1). Call before the first model is opened (e.g. from model open with the
- * daemon's config). BD_EBUSY when ORT was already loaded from another path. */
-int  bd_ort_configure(const char *library_path, int intra_op_threads, bd_error *err);
 
 /* Is ONNX Runtime loadable? Loads it if not yet done. When not, writes the reason into WHY. */
 bool bd_ort_available(char *why, size_t why_len);

@@ -13,9 +13,9 @@
 #define HOW_TO_GET    "(run scripts/fetch_ort.sh or set BRAID_ORT_LIBRARY)"
 
 static bd_dynlib_once once = BD_DYNLIB_ONCE_INIT("ONNX Runtime", 1);
-static bd_ort_runtime rt;                   /* valid when once.loaded */
+static ort_runtime rt;                   /* valid when once.loaded */
 
-int bd_ort_check(const OrtApi *api, OrtStatus *st, bd_error *err, const char *what)
+int ort_check(const OrtApi *api, OrtStatus *st, bd_error *err, const char *what)
 {
     if (!st)
         return 0;
@@ -24,13 +24,13 @@ int bd_ort_check(const OrtApi *api, OrtStatus *st, bd_error *err, const char *wh
     return BD_EBACKEND;
 }
 
-int bd_ort_runtime_configure(const char *library_path, int intra_op_threads, bd_error *err)
+int ort_runtime_configure(const char *library_path, int intra_op_threads, bd_error *err)
 {
     return bd_dynlib_configure(&once, rt.path, library_path,
                                intra_op_threads > 0 ? intra_op_threads : 1, err);
 }
 
-int bd_ort_runtime_threads(void)
+int ort_runtime_threads(void)
 {
     return bd_dynlib_threads(&once);
 }
@@ -101,10 +101,10 @@ static bool init_runtime(void *h)
         return false;
     }
     bd_error e = { 0 };
-    if (bd_ort_check(rt.api, rt.api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "braid", &rt.env), &e,
-                     "create environment") ||
-        bd_ort_check(rt.api, rt.api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault,
-                                                         &rt.cpu), &e, "CPU memory info")) {
+    if (ort_check(rt.api, rt.api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "braid", &rt.env), &e,
+                  "create environment") ||
+        ort_check(rt.api, rt.api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault,
+                                                      &rt.cpu), &e, "CPU memory info")) {
         snprintf(once.failure, sizeof once.failure, NOT_AVAILABLE "%s", e.msg);
         rt.api->ReleaseEnv(rt.env);
         rt.env = NULL;
@@ -120,7 +120,7 @@ static bool load(bd_dynlib_once *o)
     return h && init_runtime(h);
 }
 
-const bd_ort_runtime *bd_ort_runtime_get(char *why, size_t why_len)
+const ort_runtime *ort_runtime_get(char *why, size_t why_len)
 {
     return bd_dynlib_get(&once, load, why, why_len) ? &rt : NULL;
 }

@@ -101,7 +101,7 @@ static const char *norm_domain(const char *d)
     return (!d || strcmp(d, "ai.onnx") == 0) ? "" : d;
 }
 
-int64_t bd_ort_opset_for(const bd_graph *g, const char *domain)
+int64_t ort_opset_for(const bd_graph *g, const char *domain)
 {
     domain = norm_domain(domain);
     if (domain[0] == '\0') {
@@ -292,7 +292,7 @@ static bool is_boundary_input(const bd_subgraph *sg, const bd_value *v)
     return false;
 }
 
-static bool want_external(const bd_value *v, const bd_ort_serialize_opts *o)
+static bool want_external(const bd_value *v, const ort_serialize_opts *o)
 {
     size_t align = bd_dtype_size(v->dtype);
     return v->data && v->nbytes >= o->external_min_bytes && o->external_min_bytes != SIZE_MAX &&
@@ -332,7 +332,7 @@ static int fill_opsets(scratch *sc, onnx_enc_ModelProto *m, const bd_subgraph *s
     m->opset_import = sc_alloc(sc, sg->n_nodes + 1, sizeof *m->opset_import);
     if (!m->opset_import)
         return bd_error_set(err, BD_ENOMEM, "out of memory serializing the subgraph");
-    m->opset_import[0] = (onnx_enc_OperatorSetIdProto){ (char *)"", true, bd_ort_opset_for(sg->graph, "") };
+    m->opset_import[0] = (onnx_enc_OperatorSetIdProto){ (char *)"", true, ort_opset_for(sg->graph, "") };
     size_t n = 1;
     for (size_t i = 0; i < sg->n_nodes; i++) {
         const char *d = norm_domain(sg->nodes[i]->domain);
@@ -341,7 +341,7 @@ static int fill_opsets(scratch *sc, onnx_enc_ModelProto *m, const bd_subgraph *s
             have = strcmp(m->opset_import[k].domain, d) == 0;
         if (have)
             continue;
-        int64_t v = bd_ort_opset_for(sg->graph, d);
+        int64_t v = ort_opset_for(sg->graph, d);
         if (v <= 0)
             return bd_error_set(err, BD_EUNSUPPORTED, "node '%s' (%s): domain '%s' is not one "
                                 "onnxruntime runs", sg->nodes[i]->name, sg->nodes[i]->op_type, d);
@@ -354,7 +354,7 @@ static int fill_opsets(scratch *sc, onnx_enc_ModelProto *m, const bd_subgraph *s
 /* A subgraph that reads nothing but constants: write them as graph inputs (static shapes)
  * that the engine feeds on every run, so ONNX Runtime has something left to compute. */
 static int feed_constants(scratch *sc, onnx_enc_GraphProto *g, const bd_value **inits,
-                          size_t n_inits, bd_ort_model *out, bd_error *err)
+                          size_t n_inits, ort_model *out, bd_error *err)
 {
     if (n_inits > PB_SIZE_MAX)
         return too_many(err, "the subgraph's constant list", n_inits);
@@ -377,8 +377,8 @@ static int feed_constants(scratch *sc, onnx_enc_GraphProto *g, const bd_value **
     return 0;
 }
 
-static int build(scratch *sc, const bd_subgraph *sg, const bd_ort_serialize_opts *o,
-                 onnx_enc_ModelProto *m, bd_ort_model *out, bd_error *err)
+static int build(scratch *sc, const bd_subgraph *sg, const ort_serialize_opts *o,
+                 onnx_enc_ModelProto *m, ort_model *out, bd_error *err)
 {
     if (sg->n_nodes == 0)
         return bd_error_set(err, BD_EINVAL, "empty subgraph");
@@ -388,7 +388,7 @@ static int build(scratch *sc, const bd_subgraph *sg, const bd_ort_serialize_opts
     if (!g)
         return bd_error_set(err, BD_ENOMEM, "out of memory serializing the subgraph");
     m->has_ir_version = true;
-    m->ir_version = ir_for_opset(bd_ort_opset_for(sg->graph, ""));
+    m->ir_version = ir_for_opset(ort_opset_for(sg->graph, ""));
     m->producer_name = (char *)"braid";
     m->graph = g;
     int rc = fill_opsets(sc, m, sg, err);
@@ -438,12 +438,12 @@ static int build(scratch *sc, const bd_subgraph *sg, const bd_ort_serialize_opts
     return rc;
 }
 
-int bd_ort_serialize(const bd_subgraph *sg, const bd_ort_serialize_opts *opts, bd_ort_model *out,
-                     bd_error *err)
+int ort_serialize(const bd_subgraph *sg, const ort_serialize_opts *opts, ort_model *out,
+                  bd_error *err)
 {
-    static const bd_ort_serialize_opts defaults = { .external_min_bytes = 1024 };
-    const bd_ort_serialize_opts *o = opts ? opts : &defaults;
-    bd_ort_model res = { 0 };
+    static const ort_serialize_opts defaults = { .external_min_bytes = 1024 };
+    const ort_serialize_opts *o = opts ? opts : &defaults;
+    ort_model res = { 0 };
     scratch sc = { 0 };
     onnx_enc_ModelProto m = onnx_enc_ModelProto_init_zero;
     int rc = build(&sc, sg, o, &m, &res, err);
@@ -462,19 +462,19 @@ int bd_ort_serialize(const bd_subgraph *sg, const bd_ort_serialize_opts *opts, b
     }
     sc_free(&sc);       /* the message structs only pointed into the IR and SC */
     if (rc) {
-        bd_ort_model_free(&res);
+        ort_model_free(&res);
         return rc;
     }
     *out = res;
     return 0;
 }
 
-void bd_ort_model_free(bd_ort_model *m)
+void ort_model_free(ort_model *m)
 {
     if (!m)
         return;
     free(m->bytes);
     free(m->external);
     free(m->fed);
-    *m = (bd_ort_model){ 0 };
+    *m = (ort_model){ 0 };
 }

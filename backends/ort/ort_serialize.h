@@ -21,16 +21,16 @@
 
 #include "core/backend.h"
 
-typedef struct bd_ort_serialize_opts {
+typedef struct ort_serialize_opts {
     /* Initializers of at least this many bytes (and aligned to their element size) are
      * external; SIZE_MAX writes every initializer into the bytes. */
     size_t external_min_bytes;
     /* Write the boundary tensors' static dims instead of symbolic ones. */
     bool   static_dims;
-} bd_ort_serialize_opts;
+} ort_serialize_opts;
 
 /* The serialized model. */
-typedef struct bd_ort_model {
+typedef struct ort_model {
     uint8_t          *bytes;      /* malloc'd ModelProto */
     size_t            len;
     const bd_value  **external;   /* initializers kept out of BYTES, in the graph's memory */
@@ -41,23 +41,23 @@ typedef struct bd_ort_model {
      * refuses the session ("OrtValue indexes should have been populated"). */
     const bd_value  **fed;
     size_t            n_fed;
-} bd_ort_model;
+} ort_model;
 
 /* The name under which an external initializer's location is recorded in the model. */
 #define BD_ORT_EXTERNAL_LOCATION "braid-memory"
 
-/* Serialize SG into *OUT (free with bd_ort_model_free). OPTS may be NULL: every initializer
+/* Serialize SG into *OUT (free with ort_model_free). OPTS may be NULL: every initializer
  * of 1 KiB or more external, symbolic dims. GRAPH attributes (If/Loop/Scan bodies) are written
  * back verbatim; a node's implicit inputs (bd_node.n_implicit) are not listed as its inputs
  * but are values of the model (boundary inputs, initializers or other nodes' outputs), which
  * the bodies name. Fails with BD_EUNSUPPORTED on what ONNX cannot express here (string
  * tensors, a list longer than 65535) and BD_ENOMEM. */
-int  bd_ort_serialize(const bd_subgraph *sg, const bd_ort_serialize_opts *opts,
-                      bd_ort_model *out, bd_error *err);
-void bd_ort_model_free(bd_ort_model *m);     /* NULL is allowed */
+int  ort_serialize(const bd_subgraph *sg, const ort_serialize_opts *opts,
+                   ort_model *out, bd_error *err);
+void ort_model_free(ort_model *m);     /* NULL is allowed */
 
 /* Opset version written for DOMAIN ("" = the graph's default-domain opset, else a fixed
  * version per known domain); 0 for a domain braid cannot serialize. */
-int64_t bd_ort_opset_for(const bd_graph *g, const char *domain);
+int64_t ort_opset_for(const bd_graph *g, const char *domain);
 
 #endif

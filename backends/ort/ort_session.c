@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct bd_ort_session {
-    bd_ort_session       *next;
-    const bd_ort_runtime *rt;
+struct ort_session {
+    ort_session       *next;
+    const ort_runtime *rt;
     uint64_t              hash;
     uint8_t              *bytes;         /* the serialized model: the key */
     size_t                len;
@@ -20,7 +20,7 @@ struct bd_ort_session {
 };
 
 static pthread_mutex_t  lock = PTHREAD_MUTEX_INITIALIZER;
-static bd_ort_session  *cache;
+static ort_session  *cache;
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -30,7 +30,7 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
     return h;
 }
 
-static bool same_key(const bd_ort_session *s, uint64_t hash, const bd_ort_model *m, int threads)
+static bool same_key(const ort_session *s, uint64_t hash, const ort_model *m, int threads)
 {
     if (s->hash != hash || s->len != m->len || s->n_ext != m->n_external || s->threads != threads ||
         memcmp(s->bytes, m->bytes, m->len) != 0)
@@ -41,7 +41,7 @@ static bool same_key(const bd_ort_session *s, uint64_t hash, const bd_ort_model 
     return true;
 }
 
-static void destroy(bd_ort_session *s)
+static void destroy(ort_session *s)
 {
     if (!s)
         return;
@@ -57,26 +57,26 @@ static void destroy(bd_ort_session *s)
 
 /* Session options: THREADS intra-op threads that never spin (oneDNN's OpenMP team shares the
  * cores), one inter-op thread, sequential execution, all graph optimizations. */
-static int make_options(const bd_ort_runtime *rt, int threads, OrtSessionOptions **out, bd_error *err)
+static int make_options(const ort_runtime *rt, int threads, OrtSessionOptions **out, bd_error *err)
 {
     const OrtApi *api = rt->api;
     OrtSessionOptions *so = NULL;
-    int rc = bd_ort_check(api, api->CreateSessionOptions(&so), err, "session options");
+    int rc = ort_check(api, api->CreateSessionOptions(&so), err, "session options");
     if (!rc)
-        rc = bd_ort_check(api, api->SetIntraOpNumThreads(so, threads), err, "intra-op threads");
+        rc = ort_check(api, api->SetIntraOpNumThreads(so, threads), err, "intra-op threads");
     if (!rc)
-        rc = bd_ort_check(api, api->SetInterOpNumThreads(so, 1), err, "inter-op threads");
+        rc = ort_check(api, api->SetInterOpNumThreads(so, 1), err, "inter-op threads");
     if (!rc)
-        rc = bd_ort_check(api, api->SetSessionExecutionMode(so, ORT_SEQUENTIAL), err, "execution mode");
+        rc = ort_check(api, api->SetSessionExecutionMode(so, ORT_SEQUENTIAL), err, "execution mode");
     if (!rc)
-        rc = bd_ort_check(api, api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL), err,
-                          "optimization level");
+        rc = ort_check(api, api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL), err,
+                       "optimization level");
     if (!rc)
-        rc = bd_ort_check(api, api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"),
-                          err, "intra-op spinning");
+        rc = ort_check(api, api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"),
+                       err, "intra-op spinning");
     if (!rc)
-        rc = bd_ort_check(api, api->AddSessionConfigEntry(so, "session.inter_op.allow_spinning", "0"),
-                          err, "inter-op spinning");
+        rc = ort_check(api, api->AddSessionConfigEntry(so, "session.inter_op.allow_spinning", "0"),
+                       err, "inter-op spinning");
     if (rc) {
         api->ReleaseSessionOptions(so);
         return rc;
@@ -85,11 +85,11 @@ static int make_options(const bd_ort_runtime *rt, int threads, OrtSessionOptions
     return 0;
 }
 
-static int create(const bd_ort_runtime *rt, const bd_ort_model *m, int threads, uint64_t hash,
-                  bd_ort_session **out, bd_error *err)
+static int create(const ort_runtime *rt, const ort_model *m, int threads, uint64_t hash,
+                  ort_session **out, bd_error *err)
 {
     const OrtApi *api = rt->api;
-    bd_ort_session *s = calloc(1, sizeof *s);
+    ort_session *s = calloc(1, sizeof *s);
     if (!s)
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     s->rt = rt;
@@ -115,11 +115,11 @@ static int create(const bd_ort_runtime *rt, const bd_ort_model *m, int threads, 
         s->ext_data[i] = v->data;
         names[i] = v->name;
         /* ORT only reads initializers; the cast drops const for the API's sake. */
-        rc = bd_ort_check(api, api->CreateTensorWithDataAsOrtValue(rt->cpu, (void *)v->data, v->nbytes,
-                                                                   v->shape.dims, (size_t)v->shape.rank,
-                                                                   (ONNXTensorElementDataType)v->dtype,
-                                                                   &s->ext_values[i]),
-                          err, v->name);
+        rc = ort_check(api, api->CreateTensorWithDataAsOrtValue(rt->cpu, (void *)v->data, v->nbytes,
+                                                                v->shape.dims, (size_t)v->shape.rank,
+                                                                (ONNXTensorElementDataType)v->dtype,
+                                                                &s->ext_values[i]),
+                       err, v->name);
     }
     OrtSessionOptions *so = NULL;
     if (!rc)
@@ -129,14 +129,14 @@ static int create(const bd_ort_runtime *rt, const bd_ort_model *m, int threads, 
      * look for the external file; together the session reads braid's memory in place
      * (tests/ort: editing a weight after compile changes the next result). */
     if (!rc && m->n_external)
-        rc = bd_ort_check(api, api->AddExternalInitializers(so, names, (const OrtValue *const *)s->ext_values,
-                                                            m->n_external),
-                          err, "external initializers");
+        rc = ort_check(api, api->AddExternalInitializers(so, names, (const OrtValue *const *)s->ext_values,
+                                                         m->n_external),
+                       err, "external initializers");
     for (size_t i = 0; i < m->n_external && !rc; i++)
-        rc = bd_ort_check(api, api->AddInitializer(so, names[i], s->ext_values[i]), err, names[i]);
+        rc = ort_check(api, api->AddInitializer(so, names[i], s->ext_values[i]), err, names[i]);
     if (!rc)
-        rc = bd_ort_check(api, api->CreateSessionFromArray(rt->env, m->bytes, m->len, so, &s->session),
-                          err, "create session");
+        rc = ort_check(api, api->CreateSessionFromArray(rt->env, m->bytes, m->len, so, &s->session),
+                       err, "create session");
     api->ReleaseSessionOptions(so);
     free(names);
     if (rc) {
@@ -147,12 +147,12 @@ static int create(const bd_ort_runtime *rt, const bd_ort_model *m, int threads, 
     return 0;
 }
 
-int bd_ort_session_acquire(const bd_ort_runtime *rt, const bd_ort_model *model, int threads,
-                           bd_ort_session **out, bd_error *err)
+int ort_session_acquire(const ort_runtime *rt, const ort_model *model, int threads,
+                        ort_session **out, bd_error *err)
 {
     uint64_t hash = fnv1a(model->bytes, model->len);
     pthread_mutex_lock(&lock);
-    for (bd_ort_session *s = cache; s; s = s->next)
+    for (ort_session *s = cache; s; s = s->next)
         if (same_key(s, hash, model, threads)) {
             s->refs++;
             pthread_mutex_unlock(&lock);
@@ -161,7 +161,7 @@ int bd_ort_session_acquire(const bd_ort_runtime *rt, const bd_ort_model *model, 
         }
     /* Created under the lock: two plans of one model compiling the same subgraph at once
      * must end up sharing one session, and loads are rare next to runs. */
-    bd_ort_session *s = NULL;
+    ort_session *s = NULL;
     int rc = create(rt, model, threads, hash, &s, err);
     if (!rc) {
         s->next = cache;
@@ -172,14 +172,14 @@ int bd_ort_session_acquire(const bd_ort_runtime *rt, const bd_ort_model *model, 
     return rc;
 }
 
-void bd_ort_session_release(bd_ort_session *s)
+void ort_session_release(ort_session *s)
 {
     if (!s)
         return;
     pthread_mutex_lock(&lock);
     bool last = --s->refs == 0;
     if (last)
-        for (bd_ort_session **p = &cache; *p; p = &(*p)->next)
+        for (ort_session **p = &cache; *p; p = &(*p)->next)
             if (*p == s) {
                 *p = s->next;
                 break;
@@ -189,13 +189,13 @@ void bd_ort_session_release(bd_ort_session *s)
         destroy(s);
 }
 
-OrtSession *bd_ort_session_handle(const bd_ort_session *s) { return s->session; }
+OrtSession *ort_session_handle(const ort_session *s) { return s->session; }
 
-size_t bd_ort_session_count(void)
+size_t ort_session_count(void)
 {
     pthread_mutex_lock(&lock);
     size_t n = 0;
-    for (const bd_ort_session *s = cache; s; s = s->next)
+    for (const ort_session *s = cache; s; s = s->next)
         n++;
     pthread_mutex_unlock(&lock);
     return n;

@@ -22,16 +22,16 @@
 #include "backends/ort/ort_runtime.h"
 #include "backends/ort/ort_serialize.h"
 
-typedef struct bd_ort_session bd_ort_session;
+typedef struct ort_session ort_session;
 
 /* The session for MODEL with THREADS intra-op threads: a cached one (reference added) or a
  * new one created with CreateSessionFromArray, its external initializers handed over with
  * AddExternalInitializers + AddInitializer (read in place, never copied). */
-int  bd_ort_session_acquire(const bd_ort_runtime *rt, const bd_ort_model *model, int threads,
-                            bd_ort_session **out, bd_error *err);
-void bd_ort_session_release(bd_ort_session *s);      /* NULL is allowed */
-OrtSession *bd_ort_session_handle(const bd_ort_session *s);
+int  ort_session_acquire(const ort_runtime *rt, const ort_model *model, int threads,
+                         ort_session **out, bd_error *err);
+void ort_session_release(ort_session *s);      /* NULL is allowed */
+OrtSession *ort_session_handle(const ort_session *s);
 /* Number of live sessions in the cache (tests, statistics). */
-size_t bd_ort_session_count(void);
+size_t ort_session_count(void);
 
 #endif

@@ -6,8 +6,8 @@
  * (tensorflow/tensorflow); the C API is stable across TensorFlow 2.x releases.
  *
  * BD_TF_FUNCTIONS lists every function braid resolves, as (name, return type, parameters):
- * it generates one function type per entry (bd_tf_fn_TF_SessionRun, ...), the table of
- * pointers in bd_tf_lib (tf_runtime.h) and the list of names looked up with dlsym. To use
+ * it generates one function type per entry (tf_fn_TF_SessionRun, ...), the table of
+ * pointers in tf_lib (tf_runtime.h) and the list of names looked up with dlsym. To use
  * another function, add a line here with its exact signature from the header. */
 #ifndef BD_BACKENDS_TF_TF_API_H
 #define BD_BACKENDS_TF_TF_API_H
@@ -66,7 +66,7 @@ typedef struct TF_Output {
 } TF_Output;
 
 /* TF_NewTensor's deallocator: called when TensorFlow drops its last reference to DATA. */
-typedef void bd_tf_deallocator(void *data, size_t len, void *arg);
+typedef void tf_deallocator(void *data, size_t len, void *arg);
 
 /* ------------------------------------------------------------------------- functions */
 
@@ -105,7 +105,7 @@ typedef void bd_tf_deallocator(void *data, size_t len, void *arg);
                                               TF_Status *))                                   \
     X(TF_NewTensor,          TF_Tensor *,    (TF_DataType, const int64_t *dims, int num_dims, \
                                               void *data, size_t len,                         \
-                                              bd_tf_deallocator *deallocator,                 \
+                                              tf_deallocator *deallocator,                 \
                                               void *deallocator_arg))                         \
     X(TF_DeleteTensor,       void,           (TF_Tensor *))                                   \
     X(TF_TensorType,         TF_DataType,    (const TF_Tensor *))                             \
@@ -114,9 +114,9 @@ typedef void bd_tf_deallocator(void *data, size_t len, void *arg);
     X(TF_TensorByteSize,     size_t,         (const TF_Tensor *))                             \
     X(TF_TensorData,         void *,         (const TF_Tensor *))
 
-/* One function type per entry: bd_tf_fn_TF_NewStatus etc. (a test double declares its
+/* One function type per entry: tf_fn_TF_NewStatus etc. (a test double declares its
  * definitions with these, so the compiler checks them against braid's declarations). */
-#define BD_TF_FN_TYPEDEF(name, ret, params) typedef ret bd_tf_fn_##name params;
+#define BD_TF_FN_TYPEDEF(name, ret, params) typedef ret tf_fn_##name params;
 BD_TF_FUNCTIONS(BD_TF_FN_TYPEDEF)
 #undef BD_TF_FN_TYPEDEF
 

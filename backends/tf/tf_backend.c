@@ -11,8 +11,8 @@
 #include "backends/tf/tf_session.h"
 
 struct bd_kernel {
-    const bd_tf_lib *lib;
-    bd_tf_session   *sess;          /* the model's shared session (one reference) */
+    const tf_lib *lib;
+    tf_session   *sess;          /* the model's shared session (one reference) */
     size_t           n_in, n_out;
     TF_Output       *feeds;         /* [n_in] */
     TF_Output       *fetches;       /* [n_out] */
@@ -48,14 +48,14 @@ static bool tf_supports(const bd_graph *g, const bd_node *n, char *why, size_t w
     bool mapped = strcmp(n->domain ? n->domain : "", "tf") != 0;
     if (mapped) {
         size_t k = 0;
-        if (bd_tf_nodedef_data_inputs(n->origin, n->origin_len, &k, NULL) != 0 || k != n->n_inputs) {
+        if (tf_nodedef_data_inputs(n->origin, n->origin_len, &k, NULL) != 0 || k != n->n_inputs) {
             if (why_len && !why[0])
                 snprintf(why, why_len, "TensorFlow fallback: its IR inputs differ from its NodeDef's");
             return false;
         }
     }
     char reason[256];
-    if (!bd_tf_runtime_get(reason, sizeof reason)) {
+    if (!tf_runtime_get(reason, sizeof reason)) {
         size_t used = why_len ? strlen(why) : 0;
         if (mapped && used && used + 2 < why_len)      /* keep oneDNN's reason first */
             snprintf(why + used, why_len - used, "; %s", reason);
@@ -72,7 +72,7 @@ static void tf_release(bd_kernel *k)
 {
     if (!k)
         return;
-    bd_tf_session_release(k->sess);
+    tf_session_release(k->sess);
     free(k->feeds);
     free(k->fetches);
     free(k->in_dt);
@@ -84,7 +84,7 @@ static void tf_release(bd_kernel *k)
 }
 
 /* The TF_Output holding value V in the session's graph, and its TF dtype. */
-static int resolve(const bd_kernel *k, const bd_tf_graphdef *gd, const bd_value *v,
+static int resolve(const bd_kernel *k, const tf_graphdef *gd, const bd_value *v,
                    TF_Output *out, TF_DataType *dt, const char *role, bd_error *err)
 {
     const char *op = v->index >= 0 && (size_t)v->index < gd->n_values ? gd->op_name[v->index] : NULL;
@@ -95,7 +95,7 @@ static int resolve(const bd_kernel *k, const bd_tf_graphdef *gd, const bd_value 
     if (!oper)
         return bd_error_set(err, BD_EBACKEND, "tensorflow: the imported fallback graph has no "
                             "operation '%s' (for %s '%s')", op, role, v->name);
-    int tf = bd_tf_dtype_from_ir(v->dtype);
+    int tf = tf_dtype_from_ir(v->dtype);
     if (!tf || tf == TF_STRING)
         return bd_error_set(err, BD_EUNSUPPORTED, "%s '%s': dtype %s cannot cross into or out "
                             "of the TensorFlow fallback", role, v->name, bd_dtype_name(v->dtype));
@@ -107,7 +107,7 @@ static int resolve(const bd_kernel *k, const bd_tf_graphdef *gd, const bd_value 
 static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 {
     char why[256];
-    const bd_tf_lib *lib = bd_tf_runtime_get(why, sizeof why);
+    const tf_lib *lib = tf_runtime_get(why, sizeof why);
     if (!lib)
         return bd_error_set(err, BD_EUNSUPPORTED, "%s", why);
     if (!sg->n_nodes)
@@ -134,17 +134,17 @@ static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 
     bd_node **nodes = NULL;
     size_t n_nodes = 0;
-    bd_tf_graphdef gd;
+    tf_graphdef gd;
     memset(&gd, 0, sizeof gd);
     int64_t producer = bd_graph_opset(sg->graph);
     if (strcmp(bd_graph_framework(sg->graph), "tensorflow") != 0 || producer <= 0 || producer > INT32_MAX)
         producer = BD_TF_DEFAULT_PRODUCER;
-    int rc = bd_tf_fallback_nodes(sg, &nodes, &n_nodes, err);
+    int rc = tf_fallback_nodes(sg, &nodes, &n_nodes, err);
     if (rc == 0)
-        rc = bd_tf_graphdef_build(sg->graph, nodes, n_nodes, (int)producer, &gd, err);
+        rc = tf_graphdef_build(sg->graph, nodes, n_nodes, (int)producer, &gd, err);
     free(nodes);
     if (rc == 0)
-        rc = bd_tf_session_acquire(lib, gd.bytes, gd.len, bd_tf_runtime_threads(), &k->sess, err);
+        rc = tf_session_acquire(lib, gd.bytes, gd.len, tf_runtime_threads(), &k->sess, err);
     for (size_t i = 0; rc == 0 && i < k->n_in; i++) {
         k->in_v[i] = sg->inputs[i];
         rc = resolve(k, &gd, sg->inputs[i], &k->feeds[i], &k->in_dt[i], "input", err);
@@ -154,7 +154,7 @@ static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
         k->out_v[i] = sg->outputs[i];
         rc = resolve(k, &gd, sg->outputs[i], &k->fetches[i], &k->out_dt[i], "output", err);
     }
-    bd_tf_graphdef_free(&gd);
+    tf_graphdef_free(&gd);
     if (rc) {
         tf_release(k);
         return rc;
@@ -255,7 +255,7 @@ static bool aliases_input(const bd_kernel_ctx *c, const char *p, size_t n)
 static int take_output(bd_kernel_ctx *c, size_t i, DLTensor *o, bd_error *err)
 {
     const bd_kernel *k = c->k;
-    const bd_tf_lib *lib = k->lib;
+    const tf_lib *lib = k->lib;
     TF_Tensor *t = c->out_t[i];
     const char *name = k->out_v[i]->name;
     if (lib->TF_TensorType(t) != k->out_dt[i])
@@ -321,7 +321,7 @@ static int tf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
                   bd_error *err)
 {
     const bd_kernel *k = c->k;
-    const bd_tf_lib *lib = k->lib;
+    const tf_lib *lib = k->lib;
     if (n_in != k->n_in || n_out != k->n_out)
         return bd_error_set(err, BD_EINVAL, "fallback step from '%s': %zu inputs and %zu outputs "
                             "given, %zu and %zu expected", k->first, n_in, n_out, k->n_in, k->n_out);
@@ -330,7 +330,7 @@ static int tf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
     if (rc == 0) {
         lib->TF_SessionRun(k->sess->session, NULL, k->feeds, c->in_t, (int)k->n_in,
                            k->fetches, c->out_t, (int)k->n_out, NULL, 0, NULL, c->st);
-        rc = bd_tf_check(lib, c->st, err, "running the fallback step");
+        rc = tf_check(lib, c->st, err, "running the fallback step");
         if (rc)
             bd_error_prefix(err, "step from '%s': ", k->first);
     }
@@ -348,25 +348,26 @@ static int tf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
 
 /* ---- public knobs ------------------------------------------------------------------------ */
 
-int bd_tf_configure(const char *library_path, int threads, bd_error *err)
+static int tf_configure(const bd_engine_config *cfg, bd_error *err)
 {
-    return bd_tf_runtime_configure(library_path, threads, err);
+    return tf_runtime_configure(cfg->library, cfg->threads, err);
 }
 
 bool bd_tf_available(char *why, size_t why_len)
 {
-    return bd_tf_runtime_get(why, why_len) != NULL;
+    return tf_runtime_get(why, why_len) != NULL;
 }
 
 const char *bd_tf_version(void)
 {
-    const bd_tf_lib *lib = bd_tf_runtime_get(NULL, 0);
+    const tf_lib *lib = tf_runtime_get(NULL, 0);
     return lib ? lib->version : NULL;
 }
 
 const bd_backend bd_tf_backend = {
     .name        = "tf",
     .kind        = BD_ENGINE_FALLBACK,
+    .configure   = tf_configure,
     .supports    = tf_supports,
     .compile     = tf_compile,
     .ctx_create  = tf_ctx_create,

@@ -9,7 +9,7 @@
  *               loads. Otherwise false, with the reason ("TensorFlow fallback not available:
  *               libtensorflow.so.2 not found (set BRAID_LIBTENSORFLOW)").
  *   compile()   serializes ALL the model's fallback nodes (not just this subgraph's) as one
- *               GraphDef (tf_graphdef.h) and takes the model's session from the cache
+ *               GraphDef (tf_subgraph_def.h) and takes the model's session from the cache
  *               (tf_session.h): the GraphDef is imported and the session created once, by the
  *               first fallback subgraph compiled; every other fallback subgraph of the model
  *               (and of its other plans) shares it. The kernel then only holds its feeds and
@@ -23,8 +23,10 @@
  *               until the next run on the context (copied only if TensorFlow returned a view
  *               of an input buffer, which braid may reuse).
  *
- * The library is found as tf_runtime.h says: bd_tf_configure's path, else
- * $BRAID_LIBTENSORFLOW, else dlopen("libtensorflow.so.2"). */
+ * configure() (core/backend.h) takes where to load libtensorflow.so.2 from (NULL =
+ * $BRAID_LIBTENSORFLOW, else dlopen("libtensorflow.so.2"), as tf_runtime.h says) and the
+ * intra-op threads of sessions created from then on (<= 0 = TensorFlow's default); it fails
+ * with BD_EBUSY when the library is already loaded from another path. */
 #ifndef BD_BACKENDS_TF_TF_BACKEND_H
 #define BD_BACKENDS_TF_TF_BACKEND_H
 
@@ -35,11 +37,6 @@
 
 extern const bd_backend bd_tf_backend;     /* name "tf" */
 
-/* Where to load libtensorflow.so.2 from (NULL = $BRAID_LIBTENSORFLOW, else the default
- * library path) and the intra-op threads of sessions created from now on (<= 0 =
- * TensorFlow's default). Call before the first TensorFlow model loads; BD_EBUSY when the
- * library is already loaded from another path. */
-int         bd_tf_configure(const char *library_path, int threads, bd_error *err);
 /* Whether the TensorFlow fallback can run (loads the library on first call); when not,
  * the reason goes into WHY. */
 bool        bd_tf_available(char *why, size_t why_len);

@@ -23,7 +23,7 @@ static const struct { int ir, tf; } table[] = {
     { BD_DT_UINT64,   TF_UINT64   },
 };
 
-int bd_tf_dtype_from_ir(int dtype)
+int tf_dtype_from_ir(int dtype)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].ir == dtype)
@@ -31,7 +31,7 @@ int bd_tf_dtype_from_ir(int dtype)
     return 0;
 }
 
-int bd_tf_dtype_to_ir(int tf)
+int tf_dtype_to_ir(int tf)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].tf == tf)

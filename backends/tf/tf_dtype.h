@@ -4,8 +4,8 @@
 #define BD_BACKENDS_TF_TF_DTYPE_H
 
 /* TF_DataType for IR dtype DTYPE, or 0 (DT_INVALID) when TensorFlow has no equivalent. */
-int bd_tf_dtype_from_ir(int dtype);
+int tf_dtype_from_ir(int dtype);
 /* IR dtype for TF_DataType TF, or BD_DT_UNDEFINED when braid has no equivalent. */
-int bd_tf_dtype_to_ir(int tf);
+int tf_dtype_to_ir(int tf);
 
 #endif

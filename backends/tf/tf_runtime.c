@@ -12,9 +12,9 @@
 #define NOT_AVAILABLE "TensorFlow fallback not available: "
 
 static bd_dynlib_once once = BD_DYNLIB_ONCE_INIT("TensorFlow", 0);
-static bd_tf_lib      rt;                   /* valid when once.loaded */
+static tf_lib      rt;                   /* valid when once.loaded */
 
-int bd_tf_lib_open(const char *path, bd_tf_lib *out, bd_error *err)
+int tf_lib_open(const char *path, tf_lib *out, bd_error *err)
 {
     memset(out, 0, sizeof *out);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -40,7 +40,7 @@ int bd_tf_lib_open(const char *path, bd_tf_lib *out, bd_error *err)
     return 0;
 }
 
-void bd_tf_lib_close(bd_tf_lib *lib)
+void tf_lib_close(tf_lib *lib)
 {
     if (lib && lib->handle)
         dlclose(lib->handle);
@@ -48,12 +48,12 @@ void bd_tf_lib_close(bd_tf_lib *lib)
         memset(lib, 0, sizeof *lib);
 }
 
-int bd_tf_runtime_configure(const char *library_path, int n_threads, bd_error *err)
+int tf_runtime_configure(const char *library_path, int n_threads, bd_error *err)
 {
     return bd_dynlib_configure(&once, rt.path, library_path, n_threads > 0 ? n_threads : 0, err);
 }
 
-int bd_tf_runtime_threads(void)
+int tf_runtime_threads(void)
 {
     return bd_dynlib_threads(&once);
 }
@@ -64,7 +64,7 @@ static bool load(bd_dynlib_once *o)
     bd_error e = {0};
     const char *explicit_path = bd_dynlib_explicit_path(o, "BRAID_LIBTENSORFLOW");
     if (explicit_path) {
-        if (bd_tf_lib_open(explicit_path, &rt, &e) == 0)
+        if (tf_lib_open(explicit_path, &rt, &e) == 0)
             return true;
         if (access(explicit_path, F_OK) != 0)
             snprintf(o->failure, sizeof o->failure,
@@ -74,7 +74,7 @@ static bool load(bd_dynlib_once *o)
             snprintf(o->failure, sizeof o->failure, NOT_AVAILABLE "%s", e.msg);
         return false;
     }
-    if (bd_tf_lib_open(BD_TF_LIBRARY_NAME, &rt, &e) == 0)
+    if (tf_lib_open(BD_TF_LIBRARY_NAME, &rt, &e) == 0)
         return true;
     /* A library that is found but unusable (missing symbol) is reported as such. */
     if (strstr(e.msg, " lacks "))
@@ -85,12 +85,12 @@ static bool load(bd_dynlib_once *o)
     return false;
 }
 
-const bd_tf_lib *bd_tf_runtime_get(char *why, size_t why_len)
+const tf_lib *tf_runtime_get(char *why, size_t why_len)
 {
     return bd_dynlib_get(&once, load, why, why_len) ? &rt : NULL;
 }
 
-int bd_tf_check(const bd_tf_lib *lib, const TF_Status *st, bd_error *err, const char *what)
+int tf_check(const tf_lib *lib, const TF_Status *st, bd_error *err, const char *what)
 {
     if (lib->TF_GetCode(st) == TF_OK)
         return 0;

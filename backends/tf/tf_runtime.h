@@ -1,13 +1,13 @@
 /* TensorFlow's C library as loaded by braid: libtensorflow.so.2 is dlopen()ed once per
  * process, on first use, and never unloaded. Internal to backends/tf (the public knob is
- * bd_tf_configure in tf_backend.h).
+ * the engine's configure() hook, tf_backend.h).
  *
  * Where the library comes from, first match wins:
- *   1. the path given to bd_tf_runtime_configure() (bd_tf_configure);
+ *   1. the path given to tf_runtime_configure() (the engine's configure());
  *   2. the environment variable BRAID_LIBTENSORFLOW (a path);
  *   3. dlopen("libtensorflow.so.2"): the loader's search path (LD_LIBRARY_PATH, ldconfig).
  * An explicit path (1 or 2) is the only one tried. A failed attempt is remembered, so a
- * missing library costs one search, not one per node; bd_tf_runtime_configure() allows a
+ * missing library costs one search, not one per node; tf_runtime_configure() allows a
  * new try.
  *
  * Thread safety: every function may be called from any thread. */
@@ -21,38 +21,38 @@
 #include "backends/tf/tf_api.h"
 
 /* A loaded libtensorflow: one pointer per function of BD_TF_FUNCTIONS, resolved with dlsym. */
-typedef struct bd_tf_lib {
-#define BD_TF_FN_MEMBER(name, ret, params) bd_tf_fn_##name *name;
+typedef struct tf_lib {
+#define BD_TF_FN_MEMBER(name, ret, params) tf_fn_##name *name;
     BD_TF_FUNCTIONS(BD_TF_FN_MEMBER)
 #undef BD_TF_FN_MEMBER
     void       *handle;         /* dlopen handle */
     const char *version;        /* TF_Version() (library storage) */
     char        path[1024];     /* what was dlopen()ed */
-} bd_tf_lib;
+} tf_lib;
 
 /* dlopen PATH and resolve every BD_TF_FUNCTIONS symbol into OUT. Fails with BD_ENOTFOUND
  * when the file cannot be loaded ("cannot load PATH: <dlerror>") or a symbol is missing
  * ("libtensorflow.so.2 at PATH lacks TF_SessionRun"); nothing stays open on failure.
  * Used by the process-wide runtime below and directly by tests. */
-int  bd_tf_lib_open(const char *path, bd_tf_lib *out, bd_error *err);
-/* dlclose a library opened with bd_tf_lib_open (the runtime never does this: TensorFlow's
+int  tf_lib_open(const char *path, tf_lib *out, bd_error *err);
+/* dlclose a library opened with tf_lib_open (the runtime never does this: TensorFlow's
  * static state makes unloading unsafe; tests use it on their test doubles). */
-void bd_tf_lib_close(bd_tf_lib *lib);
+void tf_lib_close(tf_lib *lib);
 
 /* Set the library path (NULL = the default search) and the intra-op thread count of
  * sessions created from now on (<= 0 = TensorFlow's default). Fails with BD_EBUSY when the
  * library is already loaded from another path (a process loads TensorFlow once). */
-int  bd_tf_runtime_configure(const char *library_path, int threads, bd_error *err);
+int  tf_runtime_configure(const char *library_path, int threads, bd_error *err);
 
 /* The runtime, loading it on first call. NULL when TensorFlow is not available, with the
  * reason (naming the library and how to provide it) in WHY. */
-const bd_tf_lib *bd_tf_runtime_get(char *why, size_t why_len);
+const tf_lib *tf_runtime_get(char *why, size_t why_len);
 
-/* Intra-op threads for new sessions (from bd_tf_runtime_configure; 0 = TF's default). */
-int  bd_tf_runtime_threads(void);
+/* Intra-op threads for new sessions (from tf_runtime_configure; 0 = TF's default). */
+int  tf_runtime_threads(void);
 
 /* Turn a failed TF_Status into ERR (code BD_EBACKEND, "tensorflow: WHAT: message").
  * Returns 0 when ST is OK. Does not free ST. */
-int  bd_tf_check(const bd_tf_lib *lib, const TF_Status *st, bd_error *err, const char *what);
+int  tf_check(const tf_lib *lib, const TF_Status *st, bd_error *err, const char *what);
 
 #endif

@@ -7,7 +7,7 @@
 #include <pb_encode.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static bd_tf_session  *cache;
+static tf_session  *cache;
 
 static uint64_t fnv1a(const void *p, size_t n)
 {
@@ -30,9 +30,9 @@ static size_t config_proto(int threads, uint8_t *buf, size_t size)
     return os.bytes_written;
 }
 
-static void destroy(bd_tf_session *s)
+static void destroy(tf_session *s)
 {
-    const bd_tf_lib *lib = s->lib;
+    const tf_lib *lib = s->lib;
     TF_Status *st = lib->TF_NewStatus();
     if (s->session) {
         lib->TF_CloseSession(s->session, st);
@@ -43,10 +43,10 @@ static void destroy(bd_tf_session *s)
     free(s);
 }
 
-static int create(const bd_tf_lib *lib, const void *gd, size_t len, int threads,
-                  bd_tf_session **out, bd_error *err)
+static int create(const tf_lib *lib, const void *gd, size_t len, int threads,
+                  tf_session **out, bd_error *err)
 {
-    bd_tf_session *s = calloc(1, sizeof *s);
+    tf_session *s = calloc(1, sizeof *s);
     TF_Status *st = lib->TF_NewStatus();
     if (!s || !st) {
         free(s);
@@ -61,17 +61,17 @@ static int create(const bd_tf_lib *lib, const void *gd, size_t len, int threads,
     TF_ImportGraphDefOptions *opts = lib->TF_NewImportGraphDefOptions();
     lib->TF_GraphImportGraphDef(s->graph, &buf, opts, st);
     lib->TF_DeleteImportGraphDefOptions(opts);
-    int rc = bd_tf_check(lib, st, err, "importing the fallback GraphDef");
+    int rc = tf_check(lib, st, err, "importing the fallback GraphDef");
     if (rc == 0) {
         TF_SessionOptions *so = lib->TF_NewSessionOptions();
         uint8_t cfg[32];
         size_t n = config_proto(threads, cfg, sizeof cfg);
         if (threads > 0 && n)
             lib->TF_SetConfig(so, cfg, n, st);
-        rc = bd_tf_check(lib, st, err, "setting the session's thread count");
+        rc = tf_check(lib, st, err, "setting the session's thread count");
         if (rc == 0) {
             s->session = lib->TF_NewSession(s->graph, so, st);
-            rc = bd_tf_check(lib, st, err, "creating the session");
+            rc = tf_check(lib, st, err, "creating the session");
             if (rc == 0 && !s->session)
                 rc = bd_error_set(err, BD_EBACKEND, "tensorflow: TF_NewSession returned no session");
         }
@@ -86,12 +86,12 @@ static int create(const bd_tf_lib *lib, const void *gd, size_t len, int threads,
     return 0;
 }
 
-int bd_tf_session_acquire(const bd_tf_lib *lib, const void *graphdef, size_t len, int threads,
-                          bd_tf_session **out, bd_error *err)
+int tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int threads,
+                       tf_session **out, bd_error *err)
 {
     uint64_t h = fnv1a(graphdef, len);
     pthread_mutex_lock(&lock);
-    bd_tf_session *s = cache;
+    tf_session *s = cache;
     while (s && !(s->hash == h && s->len == len && s->threads == threads && s->lib == lib))
         s = s->next;
     int rc = 0;
@@ -111,14 +111,14 @@ int bd_tf_session_acquire(const bd_tf_lib *lib, const void *graphdef, size_t len
     return rc;
 }
 
-void bd_tf_session_release(bd_tf_session *s)
+void tf_session_release(tf_session *s)
 {
     if (!s)
         return;
     pthread_mutex_lock(&lock);
     bool last = --s->refs == 0;
     if (last)
-        for (bd_tf_session **p = &cache; *p; p = &(*p)->next)
+        for (tf_session **p = &cache; *p; p = &(*p)->next)
             if (*p == s) {
                 *p = s->next;
                 break;
@@ -128,11 +128,11 @@ void bd_tf_session_release(bd_tf_session *s)
         destroy(s);
 }
 
-size_t bd_tf_session_count(void)
+size_t tf_session_count(void)
 {
     pthread_mutex_lock(&lock);
     size_t n = 0;
-    for (bd_tf_session *s = cache; s; s = s->next)
+    for (tf_session *s = cache; s; s = s->next)
         n++;
     pthread_mutex_unlock(&lock);
     return n;

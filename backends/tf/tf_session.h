@@ -2,7 +2,7 @@
  *
  * The backend contract compiles one subgraph at a time, but all fallback subgraphs of a
  * model must run through one TF_Session created once. So the session is keyed by what it
- * runs: the fallback GraphDef's bytes (tf_graphdef.h), which are the same for every
+ * runs: the fallback GraphDef's bytes (tf_subgraph_def.h), which are the same for every
  * fallback subgraph of a plan (the GraphDef holds the model's whole fallback set) and for
  * every plan of the model (Placeholders carry ranks, not the plan's dims). The key is a
  * 64-bit FNV-1a hash of the bytes plus their length and the thread setting; the first
@@ -22,26 +22,26 @@
 #include "core/error.h"
 #include "backends/tf/tf_runtime.h"
 
-typedef struct bd_tf_session {
+typedef struct tf_session {
     TF_Graph         *graph;        /* the imported fallback GraphDef */
     TF_Session       *session;
-    const bd_tf_lib  *lib;
+    const tf_lib  *lib;
     /* cache bookkeeping (tf_session.c) */
     uint64_t          hash;
     size_t            len;
     int               threads;
     int               refs;
-    struct bd_tf_session *next;
-} bd_tf_session;
+    struct tf_session *next;
+} tf_session;
 
 /* The session for GRAPHDEF (LEN bytes), importing it and creating the session on first
  * use; THREADS = intra-op threads (0 = TensorFlow's default). Release with
- * bd_tf_session_release. Fails with BD_EBACKEND naming TensorFlow's message when the
+ * tf_session_release. Fails with BD_EBACKEND naming TensorFlow's message when the
  * import or the session creation fails (e.g. an op this TensorFlow build lacks). */
-int    bd_tf_session_acquire(const bd_tf_lib *lib, const void *graphdef, size_t len, int threads,
-                             bd_tf_session **out, bd_error *err);
-void   bd_tf_session_release(bd_tf_session *s);       /* NULL is allowed */
+int    tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int threads,
+                          tf_session **out, bd_error *err);
+void   tf_session_release(tf_session *s);       /* NULL is allowed */
 /* Number of live sessions in the cache (for tests and reports). */
-size_t bd_tf_session_count(void);
+size_t tf_session_count(void);
 
 #endif

@@ -1,4 +1,4 @@
-/* Building the fallback GraphDef (see tf_graphdef.h) with the nanopb messages generated
+/* Building the fallback GraphDef (see tf_subgraph_def.h) with the nanopb messages generated
  * from proto/tf_graph.proto: original NodeDefs are decoded, their attrs kept as
  * the raw bytes of each map entry, and everything is encoded back with pb_encode. */
 #include "backends/tf/tf_subgraph_def.h"
@@ -79,7 +79,7 @@ static size_t count_data_inputs(const tensorflow_NodeDef *nd)
     return n;
 }
 
-int bd_tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err)
+int tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err)
 {
     tensorflow_NodeDef nd;
     int rc = decode_nodedef(origin, len, &nd, (pb_callback_t){ .funcs.decode = NULL }, err, "?");
@@ -92,7 +92,7 @@ int bd_tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_erro
 
 /* ---- choosing the nodes ------------------------------------------------------------------ */
 
-int bd_tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err)
+int tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err)
 {
     int b = sg->n_nodes ? sg->nodes[0]->backend : -1;
     size_t total = b >= 0 ? bd_graph_num_nodes(sg->graph) : sg->n_nodes;
@@ -133,7 +133,7 @@ typedef struct builder {
     gen_node       *gen;
     size_t          n_gen;
     struct hsearch_data names;      /* every node name in the GraphDef */
-    bd_tf_graphdef *gd;
+    tf_graphdef *gd;
     int             producer;
 } builder;
 
@@ -204,7 +204,7 @@ static char *tensor_ref(const char *op, int index)
 static int add_generated(builder *b, const bd_value *v, const bd_node *reader, bd_error *err)
 {
     bool is_const = v->data != NULL;
-    int tf = bd_tf_dtype_from_ir(v->dtype);
+    int tf = tf_dtype_from_ir(v->dtype);
     if (!tf)
         return bd_error_set(err, BD_EUNSUPPORTED, "node '%s': input '%s' has dtype %s, which "
                             "TensorFlow cannot take", reader->name, v->name, bd_dtype_name(v->dtype));
@@ -441,7 +441,7 @@ static int encode(builder *b, bd_error *err)
 static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
 {
     const bd_graph *g = b->g;
-    bd_tf_graphdef *gd = b->gd;
+    tf_graphdef *gd = b->gd;
     /* 1. decode every NodeDef; register the model's own names */
     for (size_t i = 0; i < n; i++) {
         const bd_node *node = nodes[i];
@@ -498,8 +498,8 @@ static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
     return encode(b, err);
 }
 
-int bd_tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
-                         bd_tf_graphdef *out, bd_error *err)
+int tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
+                      tf_graphdef *out, bd_error *err)
 {
     memset(out, 0, sizeof *out);
     size_t nv = bd_graph_num_values(g);
@@ -530,11 +530,11 @@ int bd_tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int
     free(b.fb);
     free(b.gen);
     if (rc)
-        bd_tf_graphdef_free(out);
+        tf_graphdef_free(out);
     return rc;
 }
 
-void bd_tf_graphdef_free(bd_tf_graphdef *gd)
+void tf_graphdef_free(tf_graphdef *gd)
 {
     if (!gd)
         return;

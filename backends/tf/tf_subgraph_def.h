@@ -32,7 +32,7 @@
  * TensorFlow graph = the model's own VersionDef.producer when the frontend records it). */
 #define BD_TF_DEFAULT_PRODUCER 1205
 
-typedef struct bd_tf_graphdef {
+typedef struct tf_graphdef {
     uint8_t *bytes;          /* the serialized GraphDef (malloc'd) */
     size_t   len;
     size_t   n_values;       /* = bd_graph_num_values of the graph it was built from */
@@ -41,22 +41,22 @@ typedef struct bd_tf_graphdef {
     size_t   n_nodes;        /* fallback nodes emitted */
     size_t   n_placeholders;
     size_t   n_consts;
-} bd_tf_graphdef;
+} tf_graphdef;
 
 /* The model's fallback nodes for SG: every node of SG->graph annotated with the backend of
  * SG's nodes (so all fallback subgraphs of one plan yield the same set), or SG's own nodes
  * when SG is not annotated (backend < 0). *OUT is malloc'd (free it), in graph order. */
-int  bd_tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err);
+int  tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err);
 
 /* Serialize NODES (topological order, all from G, each with an origin NodeDef) as described
  * above. PRODUCER = VersionDef.producer. On failure (BD_EMODEL: a NodeDef that does not
  * decode or whose data inputs disagree with the IR node; BD_EUNSUPPORTED: a string
  * constant or a boundary dtype TensorFlow cannot be fed) fills ERR and leaves OUT empty. */
-int  bd_tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
-                          bd_tf_graphdef *out, bd_error *err);
-void bd_tf_graphdef_free(bd_tf_graphdef *gd);            /* NULL is allowed */
+int  tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
+                       tf_graphdef *out, bd_error *err);
+void tf_graphdef_free(tf_graphdef *gd);            /* NULL is allowed */
 
 /* Decode the NodeDef at ORIGIN far enough to count its data (non-control) inputs. */
-int  bd_tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err);
+int  tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err);
 
 #endif

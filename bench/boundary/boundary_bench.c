@@ -194,7 +194,8 @@ int main(int argc, char **argv)
     /* Inputs: the model's signature, deterministic random data (masks all ones). */
     bd_model *probe = NULL;
     bd_error err = { 0 };
-    if (bd_model_open(a.model, NULL, &probe, &err)) {
+    if (bd_engines_configure("ort", &(bd_engine_config){ .library = a.ort, .threads = a.threads }, &err) ||
+        bd_model_open(a.model, NULL, &probe, &err)) {
         fprintf(stderr, "braid-bench-boundary: %s\n", err.msg);
         return 1;
     }
@@ -218,7 +219,7 @@ int main(int argc, char **argv)
     }
     bd_model_close(probe);
 
-    bd_model_options base = { .threads = a.threads, .ort_library = a.ort, .ort_threads = a.threads };
+    bd_model_options base = { .threads = a.threads };
     bd_model_options o_dnnl = base, o_ort = base, o_mixed = base;
     o_dnnl.engine = "dnnl";
     o_ort.engine = "ort";

@@ -62,14 +62,19 @@ bool bd_place_op_listed(const char *list, const char *op)
     return false;
 }
 
-bool bd_place_forced_off_fast(const bd_placement_opts *opts, int engine, const bd_node *n)
+static bool fast_path(const bd_backend *b)
 {
-    if (engine > 0)
-        return true;
-    return opts && engine < 0 && bd_place_op_listed(opts->fallback_ops, n->op_type);
+    return b->kind == BD_ENGINE_FAST_PATH;
 }
 
-size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts, int engine)
+bool bd_place_forced_off_fast(const bd_placement_opts *opts, const bd_backend *engine, const bd_node *n)
+{
+    if (engine)
+        return !fast_path(engine);
+    return opts && bd_place_op_listed(opts->fallback_ops, n->op_type);
+}
+
+size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts, const bd_backend *engine)
 {
     size_t pinned = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
@@ -106,7 +111,8 @@ static bd_reason classify(const char *why)
 static void place_node(bd_graph *g, bd_node *n, const bd_backend *const *backends, size_t nb,
                        const bd_placement_opts *opts, int engine, bd_node_place *pl)
 {
-    bool pinned = n->backend == BD_BACKEND_PINNED || bd_place_forced_off_fast(opts, engine, n);
+    bool pinned = n->backend == BD_BACKEND_PINNED ||
+                  bd_place_forced_off_fast(opts, engine >= 0 ? backends[engine] : NULL, n);
     memset(pl, 0, sizeof *pl);
     pl->backend = -1;
     for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS; b++) {
@@ -114,10 +120,10 @@ static void place_node(bd_graph *g, bd_node *n, const bd_backend *const *backend
         if (engine >= 0 && (int)b != engine) {
             pl->reason[b] = BD_REASON_FORCED;
             snprintf(pl->why[b], sizeof pl->why[b], "engine %s runs the whole model", backends[engine]->name);
-        } else if (b == 0 && pinned) {
+        } else if (fast_path(backends[b]) && pinned) {
             pl->reason[b] = BD_REASON_FORCED;
             snprintf(pl->why[b], sizeof pl->why[b], "op %s is in fallback_ops", n->op_type);
-        } else if (b == 0 && (dyn = dynamic_value(n))) {
+        } else if (fast_path(backends[b]) && (dyn = dynamic_value(n))) {
             char s[64];
             pl->reason[b] = BD_REASON_DYNAMIC;
             snprintf(pl->why[b], sizeof pl->why[b], "'%s' has shape %s until run time", dyn->name,

@@ -1,5 +1,4 @@
-/* MergeComposite: the pattern table of each backend, and the order its patterns run in. */
-#include <string.h>
+/* MergeComposite: the pattern table of each kind of engine, and the order its patterns run in. */
 
 #include "partitioner/passes/passes.h"
 
@@ -14,9 +13,9 @@ static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err
     return bd_pass_fuse_postops(g, target->backend, err);   /* anchors keep their op type */
 }
 
-/* oneDNN: fold BN first (it makes Conv anchors), build the big composites (GELU, layer norm,
- * q/k/v) before post-op fusion, which then absorbs their bias adds and activations. */
-static const bd_composite k_dnnl[] = {
+/* The fast path: fold BN first (it makes Conv anchors), build the big composites (GELU, layer
+ * norm, q/k/v) before post-op fusion, which then absorbs their bias adds and activations. */
+static const bd_composite k_fast_path[] = {
     { "fold_batchnorm", fold_batchnorm },
     { "gelu",           bd_pass_gelu },
     { "layernorm",      bd_pass_layernorm },
@@ -25,17 +24,17 @@ static const bd_composite k_dnnl[] = {
 };
 
 static const struct {
-    const char         *backend;
+    bd_engine_kind      kind;
     const bd_composite *patterns;
     size_t              n;
 } k_tables[] = {
-    { "dnnl", k_dnnl, sizeof k_dnnl / sizeof k_dnnl[0] },
+    { BD_ENGINE_FAST_PATH, k_fast_path, sizeof k_fast_path / sizeof k_fast_path[0] },
 };
 
-const bd_composite *bd_composites_for(const char *backend, size_t *n)
+const bd_composite *bd_composites_for(bd_engine_kind kind, size_t *n)
 {
     for (size_t i = 0; i < sizeof k_tables / sizeof k_tables[0]; i++)
-        if (backend && strcmp(k_tables[i].backend, backend) == 0) {
+        if (k_tables[i].kind == kind) {
             *n = k_tables[i].n;
             return k_tables[i].patterns;
         }
@@ -46,7 +45,7 @@ const bd_composite *bd_composites_for(const char *backend, size_t *n)
 int bd_passes_run(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     size_t n;
-    const bd_composite *pats = bd_composites_for(target->backend->name, &n);
+    const bd_composite *pats = bd_composites_for(target->backend->kind, &n);
     for (size_t i = 0; i < n; i++) {
         int rc = pats[i].run(g, target, err);
         if (rc < 0)

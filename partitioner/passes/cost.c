@@ -72,6 +72,12 @@ static bool all_supported(bd_graph *g, const bd_backend *b, const int *region, i
     return true;
 }
 
+/* Is table entry B (a node's backend index; -1 = none) the fast path? */
+static bool fast_path(const bd_backend *const *backends, size_t nb, int b)
+{
+    return b >= 0 && (size_t)b < nb && backends[b]->kind == BD_ENGINE_FAST_PATH;
+}
+
 size_t bd_cost_rule(bd_graph *g, const bd_backend *const *backends, size_t nb, double min_flops,
                     const int *region, size_t n_regions, bd_node_place *places)
 {
@@ -91,21 +97,24 @@ size_t bd_cost_rule(bd_graph *g, const bd_backend *const *backends, size_t nb, d
         count[region[i]]++;
     }
     for (size_t r = 0; r < n_regions; r++) {
-        if (backend_of[r] != 0 || flops[r] >= min_flops)
+        int from = backend_of[r];
+        if (!fast_path(backends, nb, from) || flops[r] >= min_flops)
             continue;
         memset(adj, 0, n_regions * sizeof *adj);
         neighbours(g, region, (int)r, adj);
-        bool any = false, only_fallback = true;
+        bool any = false, only_others = true;
         for (size_t q = 0; q < n_regions; q++)
             if (adj[q]) {
                 any = true;
-                only_fallback &= backend_of[q] > 0;
+                only_others &= backend_of[q] >= 0 && !fast_path(backends, nb, backend_of[q]);
             }
-        if (!any || !only_fallback)
+        if (!any || !only_others)
             continue;
-        /* the first fallback, in table order, among the neighbours that runs every node */
+        /* the first other backend, in table order, among the neighbours that runs every node */
         int to = -1;
-        for (size_t b = 1; b < nb && to < 0; b++) {
+        for (size_t b = 0; b < nb && to < 0; b++) {
+            if (fast_path(backends, nb, (int)b))
+                continue;
             bool adjacent = false;
             for (size_t q = 0; q < n_regions; q++)
                 adjacent |= adj[q] && backend_of[q] == (int)b;
@@ -121,8 +130,8 @@ size_t bd_cost_rule(bd_graph *g, const bd_backend *const *backends, size_t nb, d
             nd->backend = to;
             bd_node_place *pl = &places[i];
             pl->backend = to;
-            pl->reason[0] = BD_REASON_COST;
-            snprintf(pl->why[0], sizeof pl->why[0],
+            pl->reason[from] = BD_REASON_COST;
+            snprintf(pl->why[from], sizeof pl->why[from],
                      "island of %zu node(s), %.0f FLOPs < min_dnnl_region_flops %.0f", count[r],
                      flops[r], min_flops);
             moved++;

@@ -13,8 +13,11 @@
  *   bd_partition        regions become subgraphs in a topological order, with their boundary
  *                       inputs and outputs
  *
- * Backend 0 of the table is the fast path (oneDNN); every later backend is a fallback engine.
- * All functions take the backend table explicitly, so tests can use fake backends. */
+ * What each backend is comes from its kind (core/backend.h), never from its place in the table:
+ * "the fast path" below is the backend of kind BD_ENGINE_FAST_PATH, and the table's order is
+ * only the order backends are offered a node (the registry puts the fast path first, so it takes
+ * every node it supports). All functions take the backend table explicitly, so tests can use
+ * fake backends. */
 #ifndef BD_PARTITIONER_PASSES_PARTITION_H
 #define BD_PARTITIONER_PASSES_PARTITION_H
 
@@ -48,7 +51,7 @@ typedef enum bd_reason {
 const char *bd_reason_name(bd_reason r);
 
 typedef struct bd_placement_opts {
-    const char *fallback_ops;          /* comma-separated op types never offered to backend 0 */
+    const char *fallback_ops;          /* comma-separated op types never offered to the fast path */
     const char *engine;                /* NULL / "" / "auto", or the one backend offered every node */
     int64_t     min_dnnl_region_flops; /* cost rule threshold; 0 = the default, < 0 = rule off */
 } bd_placement_opts;
@@ -77,18 +80,18 @@ bool bd_place_op_listed(const char *list, const char *op);
  * or BD_EINVAL (with a message listing the known names) when no backend has that name. */
 int  bd_place_engine(const bd_placement_opts *opts, const bd_backend *const *backends, size_t nb,
                      int *engine, bd_error *err);
-/* True when OPTS keeps N off backend 0 (its op is in fallback_ops, or engine names another
- * backend). ENGINE is bd_place_engine's answer. */
-bool bd_place_forced_off_fast(const bd_placement_opts *opts, int engine, const bd_node *n);
-/* Set node->backend = BD_BACKEND_PINNED on every node forced off backend 0 (others -1), so the
- * composite passes leave them alone. Returns how many were pinned. */
-size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts, int engine);
+/* True when OPTS keeps N off the fast path: ENGINE, the backend OPTS->engine names (NULL for
+ * automatic placement), is not the fast path, or it is NULL and N's op is in fallback_ops. */
+bool bd_place_forced_off_fast(const bd_placement_opts *opts, const bd_backend *engine, const bd_node *n);
+/* Set node->backend = BD_BACKEND_PINNED on every node forced off the fast path (others -1), so
+ * the composite passes leave them alone. ENGINE as above. Returns how many were pinned. */
+size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts, const bd_backend *engine);
 
 /* ---- annotation ------------------------------------------------------------------------ */
 
 /* Give every node of G a backend: the first in BACKENDS (NB of them, at most
  * BD_PLACE_MAX_BACKENDS) whose supports() accepts it, skipping those OPTS forbids; a node
- * touching a non-static value is never offered to backend 0. Sets node->backend and fills
+ * touching a non-static value is never offered to the fast path. Sets node->backend and fills
  * PLACES[node->index]. When some node has no backend, returns BD_EUNSUPPORTED with a
  * message naming the first few nodes, their ops and every backend's reason. */
 int  bd_annotate(bd_graph *g, const bd_backend *const *backends, size_t nb,
@@ -107,10 +110,10 @@ int  bd_region_merge(const bd_graph *g, int *region, size_t *n_regions, bd_error
 /* Rough floating-point operations of N as shaped (2*M*N*K for MatMul/Gemm, the same for
  * Conv's MACs, 0 for views, else one per output element; rank-unknown outputs count 0). */
 double bd_node_flops(const bd_node *n);
-/* Move every backend-0 region whose total FLOPs are below MIN_FLOPS and whose neighbours
+/* Move every fast-path region whose total FLOPs are below MIN_FLOPS and whose neighbours
  * (regions it reads from or feeds; graph inputs, outputs and constants do not count) are all
- * fallback regions, at least one, to the first such fallback (table order) that supports all
- * its nodes. Moved nodes get reason COST for backend 0 in PLACES. MIN_FLOPS <= 0 disables
+ * regions of other backends, at least one, to the first such backend (table order) that
+ * supports all its nodes. Moved nodes get reason COST for the fast path in PLACES. MIN_FLOPS <= 0 disables
  * the rule. Returns the number of nodes moved (>= 0). */
 size_t bd_cost_rule(bd_graph *g, const bd_backend *const *backends, size_t nb, double min_flops,
                     const int *region, size_t n_regions, bd_node_place *places);

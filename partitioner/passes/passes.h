@@ -50,18 +50,18 @@ int bd_pass_qkv_merge(bd_graph *g, const bd_fuse_target *target, bd_error *err);
  * that are not graph outputs are absorbed. */
 int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err);
 
-/* ---- the per-backend pattern table (composites.c) ---------------------------------------- */
+/* ---- the pattern table of each kind of engine (composites.c) ---------------------------- */
 
 typedef struct bd_composite {
     const char *name;                                   /* "gelu", "qkv_merge", ... */
     int (*run)(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 } bd_composite;
 
-/* The composite patterns merged for the backend named BACKEND, in the order they run; *N
- * receives the count (0 for the fallback engines: their runtimes fuse on their own). */
-const bd_composite *bd_composites_for(const char *backend, size_t *n);
+/* The composite patterns merged for engines of KIND, in the order they run; *N receives the
+ * count (0 for the fallback engines: their runtimes fuse on their own). */
+const bd_composite *bd_composites_for(bd_engine_kind kind, size_t *n);
 
-/* Run the composite patterns of TARGET's backend in order, then re-validate the graph.
+/* Run the composite patterns of TARGET's backend's kind in order, then re-validate the graph.
  * Returns 0 or a negative code. */
 int bd_passes_run(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 

@@ -10,6 +10,8 @@ import unittest
 import numpy as np
 
 BRAID = os.environ.get("BRAID_CLI") or sys.argv.pop(1)
+# a TensorFlow GraphDef whose GatherTree only the TensorFlow engine runs (tests/tf/fixtures)
+TF_FALLBACK = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1].endswith(".pb") else None
 ROOT = os.environ["BRAID_SOURCE_ROOT"]
 DEMO = os.path.join(ROOT, "daemon", "demo-repository", "tinycnn", "1", "model.onnx")
 FIX = os.path.join(ROOT, "tests", "fixtures", "demo")
@@ -96,6 +98,27 @@ class Cli(unittest.TestCase):
         self.assertIn("image", r.stdout)
         self.assertIn("Conv+Relu", r.stdout)
         self.assertRegex(r.stdout, r"dnnl +7 of 7 nodes")
+
+    def test_engine_library_flags_reach_the_engines(self):
+        # the path given is the one each engine tried (it does not exist, so the plan fails)
+        ort = "/nonexistent/braid-cli/libonnxruntime.so.1"
+        r = braid("run", DEMO, "--engine", "ort", "--ort-library", ort, "--ort-threads", "2",
+                  "--input", "image=" + os.path.join(FIX, "image.npy"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("not found at '%s'" % ort, r.stderr)
+        r = braid("inspect", DEMO, "--ort-threads", "none")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--ort-threads expects a positive integer", r.stderr)
+        r = braid("inspect", DEMO, "--tf-threads", "none")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--tf-threads expects a positive integer", r.stderr)
+        if TF_FALLBACK is None:
+            self.skipTest("no TensorFlow GraphDef fixture given")
+        tf = "/nonexistent/braid-cli/libtensorflow.so.2"
+        r = braid("inspect", TF_FALLBACK, "--tf-library", tf, "--tf-threads", "2")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("GatherTree", r.stderr)
+        self.assertIn("not found at '%s'" % tf, r.stderr)
 
     def test_bench_prints_percentiles(self):
         r = braid("bench", DEMO, "--iters", "5", "--warmup", "1", "--threads", "1")

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/engines.h"
 #include "runtime/model.h"
 
 /* True when every subgraph of P runs on oneDNN (the partition report's view). */
@@ -95,12 +96,13 @@ void cf_run_braid(const char *dir, const cf_options *o, cf_result *r)
         cf_fail(r, CF_UNSUPPORTED_TYPE, "test data", err.msg);
         return;
     }
-    /* One thread per engine: the runner parallelizes across cases instead. The cost rule
-     * keeps its default, as a user gets it. */
-    bd_model_options opts = { .threads = 1, .engine = o->engine, .ort_library = o->ort_library,
-                              .ort_threads = 1 };
+    /* One thread per engine: the runner parallelizes across cases instead (each case runs in
+     * its own process, so this configures ORT once per process). The cost rule keeps its
+     * default, as a user gets it. */
+    bd_model_options opts = { .threads = 1, .engine = o->engine };
     bd_model *m = NULL;
-    if (bd_model_open(path, &opts, &m, &err)) {
+    if (bd_engines_configure("ort", &(bd_engine_config){ .library = o->ort_library, .threads = 1 }, &err) ||
+        bd_model_open(path, &opts, &m, &err)) {
         cf_fail(r, cf_is_type_gap(err.msg) ? CF_UNSUPPORTED_TYPE : CF_FAIL, "open", err.msg);
         cf_case_free(&c);
         return;

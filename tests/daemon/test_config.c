@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "backends/ort/ort_backend.h"
+#include "backends/tf/tf_backend.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/memory_budget.h"
@@ -155,6 +157,43 @@ static void test_flags_override_file(void **state)
 
 /* exit_timeout_secs (Triton's name) wins over the deprecated drain_timeout_ms, whatever the
  * order they come in. */
+/* The fallback engines' keys: read from the file and flags, range-checked, and handed to the
+ * engines by bd_config_configure_engines (a path that does not exist is the one named when
+ * the engine cannot load). */
+static void test_engine_keys_reach_the_engines(void **state)
+{
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    assert_string_equal(c.tf_library, "");
+    assert_int_equal(c.tf_threads, 0);
+    const char *p = write_json("engines.json", "{\"ort_library\":\"/nonexistent/ort/libonnxruntime.so.1\","
+                               "\"ort_threads\":2,\"tf_library\":\"/a/libtensorflow.so.2\",\"tf_threads\":3}");
+    char cfgpath[4200];
+    snprintf(cfgpath, sizeof cfgpath, "%s", p);
+    int rc = parse(&c, &err, 5, "--config", cfgpath, "--tf-library", "/nonexistent/tf/libtensorflow.so.2");
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_string_equal(c.ort_library, "/nonexistent/ort/libonnxruntime.so.1");
+    assert_int_equal(c.ort_threads, 2);
+    assert_string_equal(c.tf_library, "/nonexistent/tf/libtensorflow.so.2");
+    assert_int_equal(c.tf_threads, 3);
+
+    assert_int_equal(bd_config_configure_engines(&c, &err), 0);
+    char why[256] = "";
+    assert_false(bd_ort_available(why, sizeof why));
+    if (!strstr(why, "/nonexistent/ort/libonnxruntime.so.1"))
+        fail_msg("ORT's reason does not name the configured path: %s", why);
+    why[0] = '\0';
+    assert_false(bd_tf_available(why, sizeof why));
+    if (!strstr(why, "/nonexistent/tf/libtensorflow.so.2"))
+        fail_msg("TensorFlow's reason does not name the configured path: %s", why);
+
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 3, "--tf-threads", "1025"), BD_EINVAL);
+    assert_non_null(strstr(err.msg, "tf-threads"));
+}
+
 static void test_exit_timeout_and_its_deprecated_alias(void **state)
 {
     (void)state;
@@ -297,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_exit_timeout_and_its_deprecated_alias),
+        cmocka_unit_test(test_engine_keys_reach_the_engines),
         cmocka_unit_test(test_help_and_version_exit_zero),
         cmocka_unit_test(test_resolve_auto),
         cmocka_unit_test(test_plan_cache_keys),

@@ -2,10 +2,10 @@
 """scripts/check_layers.py passes on the real tree and fails on each planted violation.
 
 Copies the tree's C files into a temporary directory, plants one violation at a time
-(an upward include, a sideways one, an engine named outside its folder, an include loop,
-a bd_ function in an _internal.h header, a relative spelling, a wrong guard, a duplicate
-name) and checks that the checker exits 1 and names the problem, and that it exits 0 on the
-untouched copy."""
+(an upward include, a sideways one, an engine named outside its folder by an include or by
+one of its functions, an include loop, a bd_ function in an _internal.h header, a relative
+spelling, a wrong guard, a duplicate name) and checks that the checker exits 1 and names the
+problem, and that it exits 0 on the untouched copy."""
 import os
 import shutil
 import subprocess
@@ -55,6 +55,10 @@ PLANTS = [
     ("engine named outside its folder",
      lambda r: append(r, "runtime/plan.c", '#include "backends/ort/ort_backend.h"\n'),
      "names the ort engine outside backends/ort/"),
+    ("engine function named outside its folder",
+     lambda r: append(r, "daemon/status_json.c", "const char *bd_ort_version(void);\n"
+                      "const char *engine_version(void) { return bd_ort_version(); }\n"),
+     "daemon/status_json.c: bd_ort_version names the ort engine outside backends/ort/"),
     ("include loop",
      lambda r: (write(r, "core/loop_a.h", '#ifndef BD_CORE_LOOP_A_H\n#define BD_CORE_LOOP_A_H\n'
                       '#include "core/loop_b.h"\n#endif\n'),

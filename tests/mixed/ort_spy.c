@@ -2,7 +2,7 @@
  * records, for the zero-copy test, every buffer braid hands to ONNX Runtime without a copy
  * (CreateTensorWithDataAsOrtValue) and every Run.
  *
- * braid's ORT engine is pointed at this file (bd_model_options.ort_library); it exports
+ * braid's ORT engine is pointed at this file (its configure() hook); it exports
  * OrtGetApiBase like the real library and returns a copy of the real API table with two
  * entries replaced. The real library is $BRAID_ORT_SPY_TARGET, else $BRAID_ORT_DIR's or
  * ~/.cache/braid/ort-1.30.0's libonnxruntime.so.1. The test reads the record through

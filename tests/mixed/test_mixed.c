@@ -160,8 +160,6 @@ static bd_model_options placement(const char *fallback_ops, const char *engine, 
         /* The cost rule would rightly fold the tiny oneDNN islands of these test models into
          * the fallback; they are there to make the engines alternate. */
         .min_dnnl_region_flops = keep_islands ? -1 : 0,
-        .ort_library = spy_path,
-        .ort_threads = 1,
     };
 }
 
@@ -431,7 +429,7 @@ int main(int argc, char **argv)
     }
     spy_path = argv[1];
     bd_error err = { 0 };
-    if (bd_ort_configure(spy_path, 1, &err))
+    if (bd_ort_backend.configure(&(bd_engine_config){ .library = spy_path, .threads = 1 }, &err))
         snprintf(ort_missing, sizeof ort_missing, "%s", err.msg);
     else if (!bd_ort_available(ort_missing, sizeof ort_missing) && !ort_missing[0])
         snprintf(ort_missing, sizeof ort_missing, "not loadable");

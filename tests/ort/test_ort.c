@@ -86,10 +86,10 @@ static void test_serialize_round_trip(void **state)
     bd_subgraph sg = whole(g, nodes, in, 1, out, 2);
 
     for (int static_dims = 0; static_dims < 2; static_dims++) {
-        bd_ort_serialize_opts o = { .external_min_bytes = SIZE_MAX, .static_dims = static_dims };
-        bd_ort_model m = { 0 };
+        ort_serialize_opts o = { .external_min_bytes = SIZE_MAX, .static_dims = static_dims };
+        ort_model m = { 0 };
         bd_error err = { 0 };
-        assert_int_equal(bd_ort_serialize(&sg, &o, &m, &err), 0);
+        assert_int_equal(ort_serialize(&sg, &o, &m, &err), 0);
         assert_int_equal(m.n_external, 0);
         bd_graph *back = NULL;
         int rc = bd_onnx_import_memory(m.bytes, m.len, NULL, &back, &err);
@@ -137,7 +137,7 @@ static void test_serialize_round_trip(void **state)
         assert_string_equal(bd_graph_output(back, 1)->name, "I");
         assert_int_equal(bd_graph_output(back, 1)->dtype, BD_DT_INT64);
         bd_graph_destroy(back);
-        bd_ort_model_free(&m);
+        ort_model_free(&m);
     }
     bd_graph_destroy(g);
 }
@@ -156,13 +156,13 @@ static void test_serialize_keeps_large_weights_external(void **state)
     node(g, "add", "Add", (bd_value *[]){ y, b }, 2, &z, 1);
     bd_node *nodes[2];
     bd_subgraph sg = whole(g, nodes, &x, 1, &z, 1);
-    bd_ort_model m = { 0 };
+    ort_model m = { 0 };
     bd_error err = { 0 };
-    assert_int_equal(bd_ort_serialize(&sg, NULL, &m, &err), 0);
+    assert_int_equal(ort_serialize(&sg, NULL, &m, &err), 0);
     assert_int_equal(m.n_external, 1);
     assert_ptr_equal(m.external[0], w);
     assert_true(m.len < 1024);          /* 16 KiB of weights are not in there */
-    bd_ort_model_free(&m);
+    ort_model_free(&m);
     bd_graph_destroy(g);
 }
 
@@ -304,11 +304,11 @@ static void rtn_check(rtn *t, const float *xin, int64_t kk)
 
     /* Zero copy: ORT's input values wrap braid's buffers, the static output is the caller's
      * buffer, and run-time-shaped outputs hand ORT's own memory over. */
-    assert_ptr_equal(bd_ort_ctx_input_data(t->ctx, 0), x);
-    assert_ptr_equal(bd_ort_ctx_input_data(t->ctx, 1), &kbuf);
-    assert_ptr_equal(bd_ort_ctx_output_data(t->ctx, 0), r);
+    assert_ptr_equal(ort_ctx_input_data(t->ctx, 0), x);
+    assert_ptr_equal(ort_ctx_input_data(t->ctx, 1), &kbuf);
+    assert_ptr_equal(ort_ctx_output_data(t->ctx, 0), r);
     for (size_t o = 1; o < 4; o++)
-        assert_ptr_equal(bd_ort_ctx_output_data(t->ctx, o), out[o].data);
+        assert_ptr_equal(ort_ctx_output_data(t->ctx, o), out[o].data);
 }
 
 static void test_relu_topk_nonzero_vs_reference(void **state)
@@ -431,26 +431,26 @@ static void test_session_shared_across_batch_sizes(void **state)
         w[i] = (float)((i * 13) % 17) / 8.0f - 1.0f;
         w2[i] = -w[i];
     }
-    size_t base = bd_ort_cached_sessions();
+    size_t base = ort_cached_sessions();
     bd_graph *model = mlp_graph(w), *other = mlp_graph(w2);
     bd_graph *p1 = bd_graph_clone(model), *p4 = bd_graph_clone(model);
     set_batch(p4, 4);
     bd_kernel *k1 = compile_mlp(p1), *k4 = compile_mlp(p4);
-    assert_ptr_equal(bd_ort_kernel_session(k1), bd_ort_kernel_session(k4));
-    assert_int_equal(bd_ort_cached_sessions(), base + 1);
+    assert_ptr_equal(ort_kernel_session(k1), ort_kernel_session(k4));
+    assert_int_equal(ort_cached_sessions(), base + 1);
     bd_kernel *ko = compile_mlp(other);
-    assert_ptr_not_equal(bd_ort_kernel_session(ko), bd_ort_kernel_session(k1));
-    assert_int_equal(bd_ort_cached_sessions(), base + 2);
+    assert_ptr_not_equal(ort_kernel_session(ko), ort_kernel_session(k1));
+    assert_int_equal(ort_cached_sessions(), base + 2);
 
     run_mlp(k1, w, 1);
     run_mlp(k4, w, 4);
     run_mlp(ko, w2, 3);
 
     bd_ort_backend.release(k1);
-    assert_int_equal(bd_ort_cached_sessions(), base + 2);   /* k4 still holds it */
+    assert_int_equal(ort_cached_sessions(), base + 2);   /* k4 still holds it */
     bd_ort_backend.release(k4);
     bd_ort_backend.release(ko);
-    assert_int_equal(bd_ort_cached_sessions(), base);
+    assert_int_equal(ort_cached_sessions(), base);
     bd_graph_destroy(p1);
     bd_graph_destroy(p4);
     bd_graph_destroy(model);
@@ -561,9 +561,9 @@ static void test_resize_runtime_sizes_input(void **state)
     bd_value *in[] = { x, sz };
     bd_subgraph sg = whole(g, nodes, in, 2, &y, 1);
 
-    bd_ort_model m = { 0 };
+    ort_model m = { 0 };
     bd_error err = { 0 };
-    assert_int_equal(bd_ort_serialize(&sg, NULL, &m, &err), 0);
+    assert_int_equal(ort_serialize(&sg, NULL, &m, &err), 0);
     bd_graph *back = NULL;
     if (bd_onnx_import_memory(m.bytes, m.len, NULL, &back, &err))
         fail_msg("import of the serialized subgraph failed: %s", err.msg);
@@ -576,7 +576,7 @@ static void test_resize_runtime_sizes_input(void **state)
     assert_null(bn->inputs[1]);                          /* omitted stays omitted ("") */
     assert_null(bn->inputs[2]);
     bd_graph_destroy(back);
-    bd_ort_model_free(&m);
+    ort_model_free(&m);
 
     char avail[256];
     if (!bd_ort_available(avail, sizeof avail)) {
@@ -626,13 +626,13 @@ static void test_all_constant_subgraph_runs(void **state)
     bd_value *out[] = { v, ix };
     bd_subgraph sg = whole(g, nodes, NULL, 0, out, 2);
 
-    bd_ort_model m = { 0 };
+    ort_model m = { 0 };
     bd_error err = { 0 };
-    assert_int_equal(bd_ort_serialize(&sg, NULL, &m, &err), 0);
+    assert_int_equal(ort_serialize(&sg, NULL, &m, &err), 0);
     assert_int_equal(m.n_fed, 2);
     assert_ptr_equal(m.fed[0], c);
     assert_ptr_equal(m.fed[1], k);
-    bd_ort_model_free(&m);
+    ort_model_free(&m);
 
     char avail[256];
     if (!bd_ort_available(avail, sizeof avail)) {
@@ -710,9 +710,9 @@ static void test_if_bodies_round_trip_and_run(void **state)
     in[1] = bd_graph_input(g, 1);
     out[0] = bd_graph_output(g, 0);
     bd_subgraph sg = whole(g, nodes, in, 2, out, 1);
-    bd_ort_model m = { 0 };
+    ort_model m = { 0 };
     bd_error err = { 0 };
-    assert_int_equal(bd_ort_serialize(&sg, NULL, &m, &err), 0);
+    assert_int_equal(ort_serialize(&sg, NULL, &m, &err), 0);
     bd_graph *back = NULL;
     if (bd_onnx_import_memory(m.bytes, m.len, NULL, &back, &err))
         fail_msg("import of the serialized subgraph failed: %s", err.msg);
@@ -729,7 +729,7 @@ static void test_if_bodies_round_trip_and_run(void **state)
         assert_memory_equal(x->graph, y->graph, x->graph_len);   /* written back verbatim */
     }
     bd_graph_destroy(back);
-    bd_ort_model_free(&m);
+    ort_model_free(&m);
     bd_graph_destroy(g);
 
     char avail[256];

@@ -9,7 +9,7 @@ static void test_absent_library_is_named(void **state)
 {
     (void)state;
     bd_error err = { 0 };
-    assert_int_equal(bd_ort_configure(BOGUS, 1, &err), 0);
+    assert_int_equal(bd_ort_backend.configure(&(bd_engine_config){ .library = BOGUS, .threads = 1 }, &err), 0);
 
     char why[160];
     assert_false(bd_ort_available(why, sizeof why));
@@ -44,7 +44,7 @@ static void test_default_search_message(void **state)
     setenv("HOME", "/nonexistent/braid-home", 1);
     unsetenv("BRAID_ORT_DIR");
     unsetenv("BRAID_ORT_LIBRARY");
-    assert_int_equal(bd_ort_configure(NULL, 1, &err), 0);
+    assert_int_equal(bd_ort_backend.configure(&(bd_engine_config){ .library = NULL, .threads = 1 }, &err), 0);
     char why[160];
     if (bd_ort_available(why, sizeof why)) {
         print_message("SKIPPED: libonnxruntime.so.1 is on the loader's path here\n");

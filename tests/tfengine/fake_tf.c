@@ -68,7 +68,7 @@ struct TF_Tensor {
     int64_t     dims[8];
     void       *data;
     size_t      len;
-    bd_tf_deallocator *dealloc;
+    tf_deallocator *dealloc;
     void       *arg;
     bool        owned;              /* data malloc'd by the fake */
 };
@@ -81,22 +81,22 @@ static void set_status(TF_Status *s, TF_Code c, const char *msg)
 
 /* ---- plain objects ------------------------------------------------------------------ */
 
-bd_tf_fn_TF_Version TF_Version;
+tf_fn_TF_Version TF_Version;
 EXPORT const char *TF_Version(void) { return "0.0-fake (braid test double, not TensorFlow)"; }
 
-bd_tf_fn_TF_NewStatus TF_NewStatus;
+tf_fn_TF_NewStatus TF_NewStatus;
 EXPORT TF_Status *TF_NewStatus(void) { return calloc(1, sizeof(TF_Status)); }
-bd_tf_fn_TF_DeleteStatus TF_DeleteStatus;
+tf_fn_TF_DeleteStatus TF_DeleteStatus;
 EXPORT void TF_DeleteStatus(TF_Status *s) { free(s); }
-bd_tf_fn_TF_GetCode TF_GetCode;
+tf_fn_TF_GetCode TF_GetCode;
 EXPORT TF_Code TF_GetCode(const TF_Status *s) { return s->code; }
-bd_tf_fn_TF_Message TF_Message;
+tf_fn_TF_Message TF_Message;
 EXPORT const char *TF_Message(const TF_Status *s) { return s->code ? s->msg : ""; }
 
 static void free_buffer(void *d, size_t n) { (void)n; free(d); }
-bd_tf_fn_TF_NewBuffer TF_NewBuffer;
+tf_fn_TF_NewBuffer TF_NewBuffer;
 EXPORT TF_Buffer *TF_NewBuffer(void) { return calloc(1, sizeof(TF_Buffer)); }
-bd_tf_fn_TF_NewBufferFromString TF_NewBufferFromString;
+tf_fn_TF_NewBufferFromString TF_NewBufferFromString;
 EXPORT TF_Buffer *TF_NewBufferFromString(const void *p, size_t n)
 {
     TF_Buffer *b = calloc(1, sizeof *b);
@@ -107,7 +107,7 @@ EXPORT TF_Buffer *TF_NewBufferFromString(const void *p, size_t n)
     b->data_deallocator = free_buffer;
     return b;
 }
-bd_tf_fn_TF_DeleteBuffer TF_DeleteBuffer;
+tf_fn_TF_DeleteBuffer TF_DeleteBuffer;
 EXPORT void TF_DeleteBuffer(TF_Buffer *b)
 {
     if (b && b->data_deallocator)
@@ -115,9 +115,9 @@ EXPORT void TF_DeleteBuffer(TF_Buffer *b)
     free(b);
 }
 
-bd_tf_fn_TF_NewGraph TF_NewGraph;
+tf_fn_TF_NewGraph TF_NewGraph;
 EXPORT TF_Graph *TF_NewGraph(void) { return calloc(1, sizeof(TF_Graph)); }
-bd_tf_fn_TF_DeleteGraph TF_DeleteGraph;
+tf_fn_TF_DeleteGraph TF_DeleteGraph;
 EXPORT void TF_DeleteGraph(TF_Graph *g)
 {
     if (!g)
@@ -135,11 +135,11 @@ EXPORT void TF_DeleteGraph(TF_Graph *g)
     free(g);
 }
 
-bd_tf_fn_TF_NewImportGraphDefOptions TF_NewImportGraphDefOptions;
+tf_fn_TF_NewImportGraphDefOptions TF_NewImportGraphDefOptions;
 EXPORT TF_ImportGraphDefOptions *TF_NewImportGraphDefOptions(void) { return calloc(1, sizeof(TF_ImportGraphDefOptions)); }
-bd_tf_fn_TF_DeleteImportGraphDefOptions TF_DeleteImportGraphDefOptions;
+tf_fn_TF_DeleteImportGraphDefOptions TF_DeleteImportGraphDefOptions;
 EXPORT void TF_DeleteImportGraphDefOptions(TF_ImportGraphDefOptions *o) { free(o); }
-bd_tf_fn_TF_ImportGraphDefOptionsSetPrefix TF_ImportGraphDefOptionsSetPrefix;
+tf_fn_TF_ImportGraphDefOptionsSetPrefix TF_ImportGraphDefOptionsSetPrefix;
 EXPORT void TF_ImportGraphDefOptionsSetPrefix(TF_ImportGraphDefOptions *o, const char *p) { (void)o; (void)p; }
 
 /* ---- importing a GraphDef ---------------------------------------------------------------- */
@@ -268,7 +268,7 @@ static TF_Operation *parse_input(TF_Graph *g, const char *in, int *index)
     return find_op(g, in, colon ? (size_t)(colon - in) : strlen(in));
 }
 
-bd_tf_fn_TF_GraphImportGraphDef TF_GraphImportGraphDef;
+tf_fn_TF_GraphImportGraphDef TF_GraphImportGraphDef;
 EXPORT void TF_GraphImportGraphDef(TF_Graph *g, const TF_Buffer *gd,
                                    const TF_ImportGraphDefOptions *o, TF_Status *st)
 {
@@ -309,7 +309,7 @@ EXPORT void TF_GraphImportGraphDef(TF_Graph *g, const TF_Buffer *gd,
     set_status(st, TF_OK, "");
 }
 
-bd_tf_fn_TF_GraphOperationByName TF_GraphOperationByName;
+tf_fn_TF_GraphOperationByName TF_GraphOperationByName;
 EXPORT TF_Operation *TF_GraphOperationByName(TF_Graph *g, const char *name)
 {
     return find_op(g, name, strlen(name));
@@ -317,11 +317,11 @@ EXPORT TF_Operation *TF_GraphOperationByName(TF_Graph *g, const char *name)
 
 /* ---- sessions ---------------------------------------------------------------------------- */
 
-bd_tf_fn_TF_NewSessionOptions TF_NewSessionOptions;
+tf_fn_TF_NewSessionOptions TF_NewSessionOptions;
 EXPORT TF_SessionOptions *TF_NewSessionOptions(void) { return calloc(1, sizeof(TF_SessionOptions)); }
-bd_tf_fn_TF_DeleteSessionOptions TF_DeleteSessionOptions;
+tf_fn_TF_DeleteSessionOptions TF_DeleteSessionOptions;
 EXPORT void TF_DeleteSessionOptions(TF_SessionOptions *o) { free(o); }
-bd_tf_fn_TF_SetConfig TF_SetConfig;
+tf_fn_TF_SetConfig TF_SetConfig;
 EXPORT void TF_SetConfig(TF_SessionOptions *o, const void *proto, size_t len, TF_Status *st)
 {
     (void)o;
@@ -342,7 +342,7 @@ EXPORT void TF_SetConfig(TF_SessionOptions *o, const void *proto, size_t len, TF
     set_status(st, TF_OK, "");
 }
 
-bd_tf_fn_TF_NewSession TF_NewSession;
+tf_fn_TF_NewSession TF_NewSession;
 EXPORT TF_Session *TF_NewSession(TF_Graph *g, const TF_SessionOptions *o, TF_Status *st)
 {
     (void)o;
@@ -352,9 +352,9 @@ EXPORT TF_Session *TF_NewSession(TF_Graph *g, const TF_SessionOptions *o, TF_Sta
     set_status(st, TF_OK, "");
     return s;
 }
-bd_tf_fn_TF_CloseSession TF_CloseSession;
+tf_fn_TF_CloseSession TF_CloseSession;
 EXPORT void TF_CloseSession(TF_Session *s, TF_Status *st) { (void)s; set_status(st, TF_OK, ""); }
-bd_tf_fn_TF_DeleteSession TF_DeleteSession;
+tf_fn_TF_DeleteSession TF_DeleteSession;
 EXPORT void TF_DeleteSession(TF_Session *s, TF_Status *st)
 {
     if (s)
@@ -377,7 +377,7 @@ static size_t dt_size(TF_DataType dt)
 }
 
 static TF_Tensor *make(TF_DataType dt, const int64_t *dims, int nd, void *data, size_t len,
-                       bd_tf_deallocator *dealloc, void *arg, bool owned)
+                       tf_deallocator *dealloc, void *arg, bool owned)
 {
     TF_Tensor *t = calloc(1, sizeof *t);
     t->dt = dt;
@@ -393,9 +393,9 @@ static TF_Tensor *make(TF_DataType dt, const int64_t *dims, int nd, void *data, 
     return t;
 }
 
-bd_tf_fn_TF_NewTensor TF_NewTensor;
+tf_fn_TF_NewTensor TF_NewTensor;
 EXPORT TF_Tensor *TF_NewTensor(TF_DataType dt, const int64_t *dims, int nd, void *data, size_t len,
-                               bd_tf_deallocator *dealloc, void *arg)
+                               tf_deallocator *dealloc, void *arg)
 {
     size_t n = dt_size(dt);
     for (int i = 0; i < nd; i++)
@@ -409,7 +409,7 @@ EXPORT TF_Tensor *TF_NewTensor(TF_DataType dt, const int64_t *dims, int nd, void
     return make(dt, dims, nd, data, len, dealloc, arg, false);
 }
 
-bd_tf_fn_TF_DeleteTensor TF_DeleteTensor;
+tf_fn_TF_DeleteTensor TF_DeleteTensor;
 EXPORT void TF_DeleteTensor(TF_Tensor *t)
 {
     if (!t)
@@ -421,15 +421,15 @@ EXPORT void TF_DeleteTensor(TF_Tensor *t)
     stats.tensors_live--;
     free(t);
 }
-bd_tf_fn_TF_TensorType TF_TensorType;
+tf_fn_TF_TensorType TF_TensorType;
 EXPORT TF_DataType TF_TensorType(const TF_Tensor *t) { return t->dt; }
-bd_tf_fn_TF_NumDims TF_NumDims;
+tf_fn_TF_NumDims TF_NumDims;
 EXPORT int TF_NumDims(const TF_Tensor *t) { return t->nd; }
-bd_tf_fn_TF_Dim TF_Dim;
+tf_fn_TF_Dim TF_Dim;
 EXPORT int64_t TF_Dim(const TF_Tensor *t, int i) { return t->dims[i]; }
-bd_tf_fn_TF_TensorByteSize TF_TensorByteSize;
+tf_fn_TF_TensorByteSize TF_TensorByteSize;
 EXPORT size_t TF_TensorByteSize(const TF_Tensor *t) { return t->len; }
-bd_tf_fn_TF_TensorData TF_TensorData;
+tf_fn_TF_TensorData TF_TensorData;
 EXPORT void *TF_TensorData(const TF_Tensor *t) { return t->data; }
 
 /* ---- running ----------------------------------------------------------------------------- */
@@ -524,7 +524,7 @@ static TF_Tensor *eval(run_state *r, const TF_Operation *op, int index, int dept
     return NULL;
 }
 
-bd_tf_fn_TF_SessionRun TF_SessionRun;
+tf_fn_TF_SessionRun TF_SessionRun;
 EXPORT void TF_SessionRun(TF_Session *s, const TF_Buffer *run_options,
                           const TF_Output *inputs, TF_Tensor *const *input_values, int ninputs,
                           const TF_Output *outputs, TF_Tensor **output_values, int noutputs,

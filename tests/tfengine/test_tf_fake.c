@@ -1,5 +1,5 @@
 /* The TensorFlow engine end to end against a FAKE libtensorflow (fake_tf.c — not
- * TensorFlow): library loading through bd_tf_configure, supports(), one GraphDef import and
+ * TensorFlow): library loading through the engine's configure(), supports(), one GraphDef import and
  * one session shared by two fallback steps, zero-copy feeds, static outputs copied into the
  * caller's buffer, a run-time-shaped output handed over (and copied when it is a view of an
  * input), TensorFlow errors reported with the step, and clean teardown (no live session or
@@ -104,8 +104,8 @@ static void test_two_steps_share_one_session(void **state)
     assert_int_equal(st->imports, imports0 + 1);          /* one import for the model */
     assert_int_equal(st->last_graph_nodes, 6);
     assert_int_equal(st->sessions_live, 1);
-    assert_int_equal(bd_tf_session_count(), 1);
-    assert_int_equal(st->intra_threads, 2);               /* from bd_tf_configure */
+    assert_int_equal(tf_session_count(), 1);
+    assert_int_equal(st->intra_threads, 2);               /* from the engine's configure() */
 
     bd_kernel_ctx *ca = NULL, *cb = NULL;
     assert_int_equal(bd_tf_backend.ctx_create(ka, &ca, &err), 0);
@@ -145,7 +145,7 @@ static void test_two_steps_share_one_session(void **state)
     assert_int_equal(st->sessions_live, 1);                   /* still used by kb */
     bd_tf_backend.release(kb);
     assert_int_equal(st->sessions_live, 0);
-    assert_int_equal(bd_tf_session_count(), 0);
+    assert_int_equal(tf_session_count(), 0);
     bd_graph_destroy(s.fx.g);
 }
 
@@ -170,7 +170,7 @@ static void test_tensorflow_errors_name_the_step(void **state)
     bd_tf_backend.ctx_destroy(cb);
     bd_tf_backend.release(kb);
     assert_int_equal(stats()->tensors_live, 0);
-    assert_int_equal(bd_tf_session_count(), 0);
+    assert_int_equal(tf_session_count(), 0);
     bd_graph_destroy(s.fx.g);
 }
 
@@ -227,13 +227,13 @@ static void test_model_runs_through_the_plan(void **state)
     assert_memory_equal(out->data, want_mid, sizeof want_mid);
     bd_exec_destroy(e);
     bd_model_close(m);
-    assert_int_equal(bd_tf_session_count(), 0);
+    assert_int_equal(tf_session_count(), 0);
 }
 
 int main(void)
 {
     bd_error err = {0};
-    if (bd_tf_configure(getenv("FAKE_TF_LIB"), 2, &err)) {
+    if (bd_tf_backend.configure(&(bd_engine_config){ .library = getenv("FAKE_TF_LIB"), .threads = 2 }, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }

@@ -39,7 +39,7 @@ static void test_fixture_runs_in_real_tensorflow(void **state)
     if (bd_tf_backend.compile(&a, &ka, &err) || bd_tf_backend.compile(&b, &kb, &err) ||
         bd_tf_backend.ctx_create(ka, &ca, &err) || bd_tf_backend.ctx_create(kb, &cb, &err))
         fail_msg("%s", err.msg);
-    assert_int_equal(bd_tf_session_count(), 1);
+    assert_int_equal(tf_session_count(), 1);
     _Alignas(64) float x[6] = { 1, 2, 3, 4, 5, 60 }, add[6], mid[6], want_add[6], want_mid[6];
     int64_t shape[2] = { 2, 3 }, got[BD_MAX_RANK] = {0};
     fx_expected(x, want_add, want_mid);
@@ -60,7 +60,7 @@ static void test_fixture_runs_in_real_tensorflow(void **state)
     bd_tf_backend.ctx_destroy(cb);
     bd_tf_backend.release(ka);
     bd_tf_backend.release(kb);
-    assert_int_equal(bd_tf_session_count(), 0);
+    assert_int_equal(tf_session_count(), 0);
     bd_graph_destroy(fx.g);
 }
 

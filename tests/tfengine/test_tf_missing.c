@@ -27,7 +27,7 @@ static void test_default_search_names_the_library(void **state)
         printf("SKIPPED: a libtensorflow.so.2 is reachable here; the not-found message is not tested\n");
         skip();
     }
-    assert_int_equal(bd_tf_configure(NULL, 0, NULL), 0);
+    assert_int_equal(bd_tf_backend.configure(&(bd_engine_config){ 0 }, NULL), 0);
     fx_graph fx;
     fx_build(&fx);
     char why[160] = "";
@@ -45,7 +45,8 @@ static void test_default_search_names_the_library(void **state)
 static void test_explicit_path_is_named(void **state)
 {
     (void)state;
-    assert_int_equal(bd_tf_configure("/nonexistent/dir/libtensorflow.so.2", 0, NULL), 0);
+    bd_engine_config cfg = { .library = "/nonexistent/dir/libtensorflow.so.2" };
+    assert_int_equal(bd_tf_backend.configure(&cfg, NULL), 0);
     fx_graph fx;
     fx_build(&fx);
     char why[160] = "";
@@ -74,7 +75,8 @@ static void test_model_with_gathertree_fails_to_load(void **state)
         printf("SKIPPED: the \"tf\" backend is not registered in backends/registry.c yet\n");
         skip();
     }
-    assert_int_equal(bd_tf_configure("/nonexistent/libtensorflow.so.2", 0, NULL), 0);
+    bd_engine_config cfg = { .library = "/nonexistent/libtensorflow.so.2" };
+    assert_int_equal(bd_tf_backend.configure(&cfg, NULL), 0);
     bd_graph *g = bd_graph_create("beam");
     bd_graph_set_framework(g, "tensorflow");
     int64_t d23[2] = { 2, 3 };

@@ -210,20 +210,20 @@ static void test_dtype_mapping_round_trips(void **state)
         { BD_DT_UINT32, 22 }, { BD_DT_UINT64, 23 },
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
-        assert_int_equal(bd_tf_dtype_from_ir(pairs[i].ir), pairs[i].tf);
-        assert_int_equal(bd_tf_dtype_to_ir(pairs[i].tf), pairs[i].ir);
+        assert_int_equal(tf_dtype_from_ir(pairs[i].ir), pairs[i].tf);
+        assert_int_equal(tf_dtype_to_ir(pairs[i].tf), pairs[i].ir);
     }
     /* the enum in tf_api.h carries TensorFlow's numbers */
     assert_int_equal(TF_FLOAT, 1);
     assert_int_equal(TF_HALF, 19);
     assert_int_equal(TF_BFLOAT16, 14);
     assert_int_equal(TF_UINT64, 23);
-    assert_int_equal(bd_tf_dtype_from_ir(BD_DT_UNDEFINED), 0);
-    assert_int_equal(bd_tf_dtype_to_ir(8 /* DT_COMPLEX64 */), BD_DT_UNDEFINED);
-    assert_int_equal(bd_tf_dtype_to_ir(20 /* DT_RESOURCE */), BD_DT_UNDEFINED);
+    assert_int_equal(tf_dtype_from_ir(BD_DT_UNDEFINED), 0);
+    assert_int_equal(tf_dtype_to_ir(8 /* DT_COMPLEX64 */), BD_DT_UNDEFINED);
+    assert_int_equal(tf_dtype_to_ir(20 /* DT_RESOURCE */), BD_DT_UNDEFINED);
 }
 
-static void build_fixture_graphdef(fx_graph *fx, bd_tf_graphdef *gd)
+static void build_fixture_graphdef(fx_graph *fx, tf_graphdef *gd)
 {
     fx_build(fx);
     bd_node *step[2] = { fx->n_neg, fx->n_add };
@@ -231,13 +231,13 @@ static void build_fixture_graphdef(fx_graph *fx, bd_tf_graphdef *gd)
     bd_node **nodes = NULL;
     size_t n = 0;
     bd_error err = {0};
-    assert_int_equal(bd_tf_fallback_nodes(&sg, &nodes, &n, &err), 0);
+    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, &err), 0);
     /* the model's whole fallback set, not just this step's nodes */
     assert_int_equal(n, 3);
     assert_ptr_equal(nodes[0], fx->n_neg);
     assert_ptr_equal(nodes[1], fx->n_add);
     assert_ptr_equal(nodes[2], fx->n_idn);
-    int rc = bd_tf_graphdef_build(fx->g, nodes, n, 1205, gd, &err);
+    int rc = tf_graphdef_build(fx->g, nodes, n, 1205, gd, &err);
     free(nodes);
     if (rc)
         fail_msg("%s", err.msg);
@@ -247,7 +247,7 @@ static void test_graphdef_holds_nodes_consts_and_placeholders(void **state)
 {
     (void)state;
     fx_graph fx;
-    bd_tf_graphdef gd;
+    tf_graphdef gd;
     build_fixture_graphdef(&fx, &gd);
     assert_int_equal(gd.n_nodes, 3);
     assert_int_equal(gd.n_consts, 1);
@@ -323,7 +323,7 @@ static void test_graphdef_holds_nodes_consts_and_placeholders(void **state)
     assert_int_equal(gd.out_index[fx.add->index], 0);
     assert_string_equal(gd.op_name[fx.idn->index], "idn");
     assert_string_equal(gd.op_name[fx.mid->index], "braid_feed/mid");
-    bd_tf_graphdef_free(&gd);
+    tf_graphdef_free(&gd);
     bd_graph_destroy(fx.g);
 }
 
@@ -331,7 +331,7 @@ static void test_graphdef_is_the_same_for_every_step_and_plan(void **state)
 {
     (void)state;
     fx_graph fx;
-    bd_tf_graphdef a, b;
+    tf_graphdef a, b;
     build_fixture_graphdef(&fx, &a);
     /* a plan for other input shapes: the same bytes (Placeholders carry ranks only) */
     fx.x->shape.dims[0] = 7;
@@ -339,13 +339,13 @@ static void test_graphdef_is_the_same_for_every_step_and_plan(void **state)
     bd_subgraph sg = { .graph = fx.g, .nodes = step, .n_nodes = 1 };
     bd_node **nodes;
     size_t n;
-    assert_int_equal(bd_tf_fallback_nodes(&sg, &nodes, &n, NULL), 0);
-    assert_int_equal(bd_tf_graphdef_build(fx.g, nodes, n, 1205, &b, NULL), 0);
+    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, NULL), 0);
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, n, 1205, &b, NULL), 0);
     free(nodes);
     assert_int_equal(a.len, b.len);
     assert_memory_equal(a.bytes, b.bytes, a.len);
-    bd_tf_graphdef_free(&a);
-    bd_tf_graphdef_free(&b);
+    tf_graphdef_free(&a);
+    tf_graphdef_free(&b);
     bd_graph_destroy(fx.g);
 }
 
@@ -357,15 +357,15 @@ static void test_graphdef_rejects_mismatched_inputs(void **state)
     static const char *const two[] = { "x", "y" };
     fx_set_origin(fx.g, fx.n_neg, "neg", "Neg", two, 2, NULL, false);
     bd_node *nodes[1] = { fx.n_neg };
-    bd_tf_graphdef gd;
+    tf_graphdef gd;
     bd_error err = {0};
-    assert_int_equal(bd_tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
     assert_non_null(strstr(err.msg, "node 'neg' (op Neg): its NodeDef has 2 data inputs, the IR node 1"));
     assert_null(gd.bytes);
 
     fx.n_neg->origin = "\xff\xff";                  /* not a NodeDef */
     fx.n_neg->origin_len = 2;
-    assert_int_equal(bd_tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
     assert_non_null(strstr(err.msg, "node 'neg': its NodeDef does not decode"));
     bd_graph_destroy(fx.g);
 }
@@ -377,9 +377,9 @@ static void test_graphdef_rejects_string_constants(void **state)
     fx_build(&fx);
     fx.c->dtype = BD_DT_STRING;
     bd_node *nodes[2] = { fx.n_neg, fx.n_add };
-    bd_tf_graphdef gd;
+    tf_graphdef gd;
     bd_error err = {0};
-    assert_int_equal(bd_tf_graphdef_build(fx.g, nodes, 2, 1205, &gd, &err), BD_EUNSUPPORTED);
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 2, 1205, &gd, &err), BD_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "input 'c' is a string tensor constant"));
     bd_graph_destroy(fx.g);
 }
@@ -393,16 +393,16 @@ static void test_generated_names_do_not_clash_with_the_model(void **state)
     static const char *const in[] = { "x" };
     fx_set_origin(fx.g, fx.n_neg, "braid_feed/x", "Neg", in, 1, NULL, false);
     bd_node *nodes[1] = { fx.n_neg };
-    bd_tf_graphdef gd;
+    tf_graphdef gd;
     bd_error err = {0};
-    assert_int_equal(bd_tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), 0);
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), 0);
     char want[64];
     snprintf(want, sizeof want, "braid_feed/x_%d", fx.x->index);
     assert_string_equal(gd.op_name[fx.x->index], want);
     dec_graph g;
     decode_graph(gd.bytes, gd.len, &g);
     assert_string_equal(find(&g, "braid_feed/x")->inputs[0], want);
-    bd_tf_graphdef_free(&gd);
+    tf_graphdef_free(&gd);
     bd_graph_destroy(fx.g);
 }
 
@@ -412,7 +412,7 @@ static void test_nodedef_data_inputs_skip_control_inputs(void **state)
     fx_graph fx;
     fx_build(&fx);
     size_t n = 0;
-    assert_int_equal(bd_tf_nodedef_data_inputs(fx.n_add->origin, fx.n_add->origin_len, &n, NULL), 0);
+    assert_int_equal(tf_nodedef_data_inputs(fx.n_add->origin, fx.n_add->origin_len, &n, NULL), 0);
     assert_int_equal(n, 2);
     bd_graph_destroy(fx.g);
 }
@@ -420,9 +420,9 @@ static void test_nodedef_data_inputs_skip_control_inputs(void **state)
 static void test_missing_library_is_named(void **state)
 {
     (void)state;
-    bd_tf_lib lib;
+    tf_lib lib;
     bd_error err = {0};
-    assert_int_equal(bd_tf_lib_open("/nonexistent/libtensorflow.so.2", &lib, &err), BD_ENOTFOUND);
+    assert_int_equal(tf_lib_open("/nonexistent/libtensorflow.so.2", &lib, &err), BD_ENOTFOUND);
     assert_non_null(strstr(err.msg, "cannot load /nonexistent/libtensorflow.so.2"));
 }
 
@@ -431,9 +431,9 @@ static void test_missing_symbol_is_named(void **state)
     (void)state;
     const char *path = getenv("FAKE_TF_PARTIAL_LIB");
     assert_non_null(path);
-    bd_tf_lib lib;
+    tf_lib lib;
     bd_error err = {0};
-    assert_int_equal(bd_tf_lib_open(path, &lib, &err), BD_ENOTFOUND);
+    assert_int_equal(tf_lib_open(path, &lib, &err), BD_ENOTFOUND);
     char want[1200];
     snprintf(want, sizeof want, "libtensorflow.so.2 at %s lacks TF_SessionRun", path);
     assert_string_equal(err.msg, want);
@@ -445,15 +445,15 @@ static void test_complete_library_resolves_every_symbol(void **state)
     (void)state;
     const char *path = getenv("FAKE_TF_LIB");
     assert_non_null(path);
-    bd_tf_lib lib;
+    tf_lib lib;
     bd_error err = {0};
-    if (bd_tf_lib_open(path, &lib, &err))
+    if (tf_lib_open(path, &lib, &err))
         fail_msg("%s", err.msg);
 #define CHECK_RESOLVED(name, ret, params) assert_non_null(lib.name);
     BD_TF_FUNCTIONS(CHECK_RESOLVED)
 #undef CHECK_RESOLVED
     assert_non_null(strstr(lib.version, "fake"));
-    bd_tf_lib_close(&lib);
+    tf_lib_close(&lib);
 }
 
 int main(void)

@@ -41,8 +41,8 @@ static bool slow_supports(const bd_graph *g, const bd_node *n, char *why, size_t
     return true;
 }
 
-static const bd_backend fast = { .name = "fast", .supports = fast_supports };
-static const bd_backend slow = { .name = "slow", .supports = slow_supports };
+static const bd_backend fast = { .name = "fast", .kind = BD_ENGINE_FAST_PATH, .supports = fast_supports };
+static const bd_backend slow = { .name = "slow", .kind = BD_ENGINE_FALLBACK, .supports = slow_supports };
 static const bd_backend *const backends[] = { &fast, &slow };
 #define NB 2
 
@@ -167,11 +167,11 @@ static void test_annotate_forced_ops_and_engine(void **state)
     assert_non_null(strstr(err.msg, "slow"));
 
     /* pinning marks exactly the forced nodes */
-    assert_int_equal(bd_place_pin(g, &o, -1), 0);
+    assert_int_equal(bd_place_pin(g, &o, NULL), 0);
     o.fallback_ops = "Relu";
-    assert_int_equal(bd_place_pin(g, &o, -1), 1);
+    assert_int_equal(bd_place_pin(g, &o, NULL), 1);
     assert_int_equal(find(g, "relu")->backend, BD_BACKEND_PINNED);
-    assert_int_equal(bd_place_pin(g, &o, 1), 2);
+    assert_int_equal(bd_place_pin(g, &o, &slow), 2);
     bd_graph_destroy(g);
 }
 
@@ -473,6 +473,58 @@ static void test_cost_rule_counts_only_region_neighbours(void **state)
     bd_graph_destroy(g);
 }
 
+/* The fast path is the backend of kind FAST_PATH wherever it sits in the table: behind a
+ * "glue" engine listed first, forcing, dynamic shapes and the cost rule still single it out. */
+static bool glue_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    if (strcmp(n->op_type, "Glue") != 0) {
+        snprintf(why, len, "op %s is not supported by glue", n->op_type);
+        return false;
+    }
+    return true;
+}
+
+static void test_fast_path_is_its_kind_not_its_index(void **state)
+{
+    static const bd_backend glue = { .name = "glue", .kind = BD_ENGINE_NATIVE, .supports = glue_supports };
+    static const bd_backend *const table[] = { &glue, &fast, &slow };
+    bd_graph *g = island_graph("Relu", 16);
+    bd_node_place pl[3];
+    int region[3];
+    size_t nr;
+    bd_node *f = find(g, "F");
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    assert_int_equal(bd_annotate(g, table, 3, NULL, pl, NULL), 0);
+    assert_int_equal(f->backend, 1);
+    assert_int_equal(pl[f->index].reason[0], BD_REASON_OP);           /* glue was asked first */
+    assert_int_equal(find(g, "S1")->backend, 2);
+
+    /* the cost rule moves the fast island (index 1) to its neighbours' engine */
+    assert_int_equal(bd_region_merge(g, region, &nr, NULL), 0);
+    assert_int_equal(bd_cost_rule(g, table, 3, 1e6, region, nr, pl), 1);
+    assert_int_equal(f->backend, 2);
+    assert_int_equal(pl[f->index].reason[1], BD_REASON_COST);
+    assert_int_equal(pl[f->index].reason[0], BD_REASON_OP);
+
+    /* fallback_ops keeps a node off the fast path, not off the engine at index 0 */
+    bd_placement_opts o = { .fallback_ops = "Relu" };
+    assert_int_equal(bd_annotate(g, table, 3, &o, pl, NULL), 0);
+    assert_int_equal(f->backend, 2);
+    assert_int_equal(pl[f->index].reason[1], BD_REASON_FORCED);
+
+    /* a dynamic shape keeps it off the fast path too */
+    f->outputs[0]->shape.dims[1] = -1;
+    assert_int_equal(bd_annotate(g, table, 3, NULL, pl, NULL), 0);
+    assert_int_equal(f->backend, 2);
+    assert_int_equal(pl[f->index].reason[1], BD_REASON_DYNAMIC);
+    f->outputs[0]->shape.dims[1] = 16;
+
+    /* forcing an engine that is not the fast path pins every node; forcing the fast path none */
+    assert_int_equal(bd_place_pin(g, &o, &glue), 3);
+    assert_int_equal(bd_place_pin(g, &o, &fast), 0);
+    bd_graph_destroy(g);
+}
+
 static void test_node_flops(void **state)
 {
     bd_graph *g = bd_graph_create("flops");
@@ -514,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_cost_rule_keeps_heavy_island),
         cmocka_unit_test(test_cost_rule_needs_fallback_support),
         cmocka_unit_test(test_cost_rule_counts_only_region_neighbours),
+        cmocka_unit_test(test_fast_path_is_its_kind_not_its_index),
         cmocka_unit_test(test_node_flops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

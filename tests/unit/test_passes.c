@@ -295,7 +295,7 @@ static void test_gelu_not_fused_over_forced_node(void **state)
 {
     bd_graph *g = gelu_graph();
     bd_placement_opts o = { .fallback_ops = "Erf" };
-    assert_int_equal(bd_place_pin(g, &o, -1), 1);
+    assert_int_equal(bd_place_pin(g, &o, NULL), 1);
     bd_fuse_target t = { .backend = &accept_backend, .forced_ops = o.fallback_ops };
     assert_int_equal(bd_pass_gelu(g, &t, NULL), 0);
     assert_int_equal(bd_graph_num_nodes(g), 5);
@@ -326,10 +326,10 @@ static void test_fuse_postops_skips_pinned_consumer(void **state)
     op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, y);
     op(g, "relu", "Relu", (bd_value *[]){ y }, 1, z);
     bd_placement_opts o = { .fallback_ops = "Relu" };
-    bd_place_pin(g, &o, -1);
+    bd_place_pin(g, &o, NULL);
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 0);
     o.fallback_ops = NULL;
-    bd_place_pin(g, &o, -1);
+    bd_place_pin(g, &o, NULL);
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 1);
     bd_graph_destroy(g);
 }
@@ -420,10 +420,10 @@ static void test_qkv_merge_respects_pins_and_target(void **state)
 {
     bd_graph *g = qkv_graph(true);
     bd_placement_opts o = { .fallback_ops = "MatMul" };
-    bd_place_pin(g, &o, -1);
+    bd_place_pin(g, &o, NULL);
     assert_int_equal(bd_pass_qkv_merge(g, NULL, NULL), 0);
     o.fallback_ops = NULL;
-    bd_place_pin(g, &o, -1);
+    bd_place_pin(g, &o, NULL);
     bd_fuse_target t = { .backend = &accept_backend, .forced_ops = "Split" };
     assert_int_equal(bd_pass_qkv_merge(g, &t, NULL), 0);
     assert_int_equal(bd_graph_num_nodes(g), 6);
@@ -433,12 +433,12 @@ static void test_qkv_merge_respects_pins_and_target(void **state)
 static void test_composite_table(void **state)
 {
     size_t n;
-    const bd_composite *c = bd_composites_for("dnnl", &n);
+    const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
     assert_int_equal(n, 5);
     assert_string_equal(c[0].name, "fold_batchnorm");
     assert_string_equal(c[n - 1].name, "fuse_postops");
-    assert_null(bd_composites_for("ort", &n));
+    assert_null(bd_composites_for(BD_ENGINE_FALLBACK, &n));
     assert_int_equal(n, 0);
 }
 
