@@ -14,32 +14,7 @@
 
 #include "backends/ort/ort_backend.h"
 #include "runtime/model.h"
-
-static bd_value *tensor(bd_graph *g, const char *name, int dtype, int rank, const int64_t *dims)
-{
-    bd_shape s = bd_shape_make(rank, dims);
-    bd_value *v;
-    assert_int_equal(bd_graph_add_value(g, name, dtype, &s, &v, NULL), 0);
-    return v;
-}
-
-static bd_value *constant(bd_graph *g, const char *name, int rank, const int64_t *dims, const float *data)
-{
-    bd_value *v = tensor(g, name, BD_DT_FLOAT, rank, dims);
-    size_t bytes = (size_t)bd_shape_numel(&v->shape) * sizeof(float);
-    float *copy = bd_graph_alloc(g, bytes);
-    memcpy(copy, data, bytes);
-    v->data = copy;
-    v->nbytes = bytes;
-    return v;
-}
-
-static bd_node *op(bd_graph *g, const char *name, const char *type, bd_value **in, size_t n_in, bd_value *out)
-{
-    bd_node *n;
-    assert_int_equal(bd_graph_add_node(g, name, type, "", in, n_in, &out, 1, &n, NULL), 0);
-    return n;
-}
+#include "tests/lib/tl_graph.h"
 
 static DLTensor input_tensor(float *data, int ndim, int64_t *shape)
 {
@@ -76,7 +51,7 @@ static bd_graph *qkv_model(void)
     bd_graph *g = bd_graph_create("qkv");
     bd_graph_set_opset(g, 13);
     int64_t xd[] = { 1, M, K };
-    bd_value *x = tensor(g, "x", BD_DT_FLOAT, 3, xd);
+    bd_value *x = tl_value(g, "x", BD_DT_FLOAT, 3, xd);
     bd_graph_mark_input(g, x, NULL);
     const char *names[3] = { "q", "k", "v" };
     for (int i = 0; i < 3; i++) {
@@ -85,15 +60,15 @@ static bd_graph *qkv_model(void)
         float w[K * 6], b[6];
         qkv_weights(i, w, b);
         snprintf(buf, sizeof buf, "w%s", names[i]);
-        bd_value *wv = constant(g, buf, 2, wd, w);
+        bd_value *wv = tl_const(g, buf, BD_DT_FLOAT, 2, wd, w);
         snprintf(buf, sizeof buf, "b%s", names[i]);
-        bd_value *bv = constant(g, buf, 1, &qkv_n[i], b);
+        bd_value *bv = tl_const(g, buf, BD_DT_FLOAT, 1, &qkv_n[i], b);
         snprintf(buf, sizeof buf, "%s_mm", names[i]);
-        bd_value *y = tensor(g, buf, BD_DT_FLOAT, 3, yd);
-        op(g, buf, "MatMul", (bd_value *[]){ x, wv }, 2, y);
-        bd_value *out = tensor(g, names[i], BD_DT_FLOAT, 3, yd);
+        bd_value *y = tl_value(g, buf, BD_DT_FLOAT, 3, yd);
+        tl_op(g, buf, "MatMul", (bd_value *[]){ x, wv }, 2, y);
+        bd_value *out = tl_value(g, names[i], BD_DT_FLOAT, 3, yd);
         snprintf(buf, sizeof buf, "%s_add", names[i]);
-        op(g, buf, "Add", (bd_value *[]){ y, bv }, 2, out);
+        tl_op(g, buf, "Add", (bd_value *[]){ y, bv }, 2, out);
         bd_graph_mark_output(g, out, NULL);
     }
     return g;
@@ -148,15 +123,15 @@ static bd_graph *chain_model(void)
     float w[256];
     for (int i = 0; i < 256; i++)
         w[i] = 0.05f * sinf((float)i);
-    bd_value *x = tensor(g, "x", BD_DT_FLOAT, 2, d), *a = tensor(g, "a", BD_DT_FLOAT, 2, d),
-             *b = tensor(g, "b", BD_DT_FLOAT, 2, d), *c = tensor(g, "c", BD_DT_FLOAT, 2, d),
-             *y = tensor(g, "y", BD_DT_FLOAT, 2, d);
+    bd_value *x = tl_value(g, "x", BD_DT_FLOAT, 2, d), *a = tl_value(g, "a", BD_DT_FLOAT, 2, d),
+             *b = tl_value(g, "b", BD_DT_FLOAT, 2, d), *c = tl_value(g, "c", BD_DT_FLOAT, 2, d),
+             *y = tl_value(g, "y", BD_DT_FLOAT, 2, d);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "mm", "MatMul", (bd_value *[]){ x, constant(g, "w", 2, wd, w) }, 2, a);
-    op(g, "sm1", "Softmax", &a, 1, b);
-    op(g, "relu", "Relu", &b, 1, c);
-    op(g, "sm2", "Softmax", &c, 1, y);
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ x, tl_const(g, "w", BD_DT_FLOAT, 2, wd, w) }, 2, a);
+    tl_op(g, "sm1", "Softmax", &a, 1, b);
+    tl_op(g, "relu", "Relu", &b, 1, c);
+    tl_op(g, "sm2", "Softmax", &c, 1, y);
     return g;
 }
 
@@ -310,14 +285,14 @@ static void test_dynamic_output_from_fallback(void **state)
     bd_graph *g = bd_graph_create("nonzero");
     bd_graph_set_opset(g, 13);
     int64_t d[] = { 2, 3 };
-    bd_value *x = tensor(g, "x", BD_DT_FLOAT, 2, d), *r = tensor(g, "r", BD_DT_FLOAT, 2, d);
+    bd_value *x = tl_value(g, "x", BD_DT_FLOAT, 2, d), *r = tl_value(g, "r", BD_DT_FLOAT, 2, d);
     bd_shape unknown = { .rank = -1 };
     bd_value *idx;
     assert_int_equal(bd_graph_add_value(g, "idx", BD_DT_INT64, &unknown, &idx, NULL), 0);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, idx, NULL);
-    op(g, "relu", "Relu", &x, 1, r);
-    op(g, "nz", "NonZero", &r, 1, idx);
+    tl_op(g, "relu", "Relu", &x, 1, r);
+    tl_op(g, "nz", "NonZero", &r, 1, idx);
     bd_model *m;
     bd_error err = { 0 };
     bd_model_options o = { .min_dnnl_region_flops = -1 };

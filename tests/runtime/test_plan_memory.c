@@ -12,33 +12,20 @@
 
 #include "runtime/model.h"
 #include "runtime/plan_internal.h"
-
-static bd_value *value(bd_graph *g, const char *name, int rank, const int64_t *dims)
-{
-    bd_shape s = bd_shape_make(rank, dims);
-    bd_value *v;
-    assert_int_equal(bd_graph_add_value(g, name, BD_DT_FLOAT, &s, &v, NULL), 0);
-    return v;
-}
-
-static void node(bd_graph *g, const char *name, const char *op, bd_value **in, size_t n_in, bd_value *out)
-{
-    bd_node *n;
-    assert_int_equal(bd_graph_add_node(g, name, op, "", in, n_in, &out, 1, &n, NULL), 0);
-}
+#include "tests/lib/tl_graph.h"
 
 /* x[n,1] -> y = x @ transpose(x): [n,n] from n floats. */
 static bd_model *outer_product(size_t max_run_memory_bytes)
 {
     bd_graph *g = bd_graph_create("outer");
     bd_graph_set_opset(g, 13);
-    bd_value *x = value(g, "x", 2, (int64_t[]){ -1, 1 });
-    bd_value *xt = value(g, "xt", 2, (int64_t[]){ 1, -1 });
-    bd_value *y = value(g, "y", 2, (int64_t[]){ -1, -1 });
+    bd_value *x = tl_value(g, "x", BD_DT_FLOAT, 2, (int64_t[]){ -1, 1 });
+    bd_value *xt = tl_value(g, "xt", BD_DT_FLOAT, 2, (int64_t[]){ 1, -1 });
+    bd_value *y = tl_value(g, "y", BD_DT_FLOAT, 2, (int64_t[]){ -1, -1 });
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    node(g, "t", "Transpose", &x, 1, xt);
-    node(g, "mm", "MatMul", (bd_value *[]){ x, xt }, 2, y);
+    tl_op(g, "t", "Transpose", &x, 1, xt);
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ x, xt }, 2, y);
     bd_model_options o = { .max_run_memory_bytes = max_run_memory_bytes };
     bd_model *m;
     bd_error err = { 0 };
@@ -88,12 +75,12 @@ static void test_peak_counts_live_tensors_not_all(void **state)
     bd_value *v[4];
     const char *names[4] = { "a", "b", "c", "out" };
     for (int i = 0; i < 4; i++)
-        v[i] = value(g, names[i], 2, d);
+        v[i] = tl_value(g, names[i], BD_DT_FLOAT, 2, d);
     bd_graph_mark_input(g, v[0], NULL);
     bd_graph_mark_output(g, v[3], NULL);
-    node(g, "r1", "Relu", &v[0], 1, v[1]);
-    node(g, "r2", "Relu", &v[1], 1, v[2]);
-    node(g, "r3", "Relu", &v[2], 1, v[3]);
+    tl_op(g, "r1", "Relu", &v[0], 1, v[1]);
+    tl_op(g, "r2", "Relu", &v[1], 1, v[2]);
+    tl_op(g, "r3", "Relu", &v[2], 1, v[3]);
     size_t peak = 0;
     assert_int_equal(bd_plan_peak_tensor_bytes(g, &peak), 0);
     assert_int_equal(peak, 2 * N * sizeof(float));

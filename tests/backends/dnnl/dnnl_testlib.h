@@ -15,6 +15,8 @@
 
 #include "backends/dnnl/dnnl_backend.h"
 #include "core/ir/graph.h"
+#include "tests/lib/tl_compare.h"
+#include "tests/lib/tl_graph.h"
 
 #define DIMS(...) ((const int64_t[]){ __VA_ARGS__ })
 #define NDIMS(...) ((int)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)))
@@ -127,34 +129,22 @@ static bd_node *t_node(tg *t, const char *op, const char *domain, int nin, bd_va
 
 static void t_attr_i(tg *t, bd_node *n, const char *name, int64_t v)
 {
-    bd_attr a = { .name = bd_graph_strdup(t->g, name, (size_t)-1), .type = BD_ATTR_INT, .i = v };
-    bd_error err = { 0 };
-    assert_int_equal(bd_node_add_attr(t->g, n, &a, &err), 0);
+    tl_attr_int(t->g, n, name, v);
 }
 
 static void t_attr_f(tg *t, bd_node *n, const char *name, float v)
 {
-    bd_attr a = { .name = bd_graph_strdup(t->g, name, (size_t)-1), .type = BD_ATTR_FLOAT, .f = v };
-    bd_error err = { 0 };
-    assert_int_equal(bd_node_add_attr(t->g, n, &a, &err), 0);
+    tl_attr_float(t->g, n, name, v);
 }
 
 static void t_attr_s(tg *t, bd_node *n, const char *name, const char *v)
 {
-    bd_attr a = { .name = bd_graph_strdup(t->g, name, (size_t)-1), .type = BD_ATTR_STRING,
-                  .s = bd_graph_strdup(t->g, v, (size_t)-1), .s_len = strlen(v) };
-    bd_error err = { 0 };
-    assert_int_equal(bd_node_add_attr(t->g, n, &a, &err), 0);
+    tl_attr_str(t->g, n, name, v);
 }
 
 static void t_attr_ints(tg *t, bd_node *n, const char *name, int cnt, const int64_t *v)
 {
-    int64_t *p = bd_graph_alloc(t->g, sizeof *p * (size_t)(cnt ? cnt : 1));
-    memcpy(p, v, sizeof *p * (size_t)cnt);
-    bd_attr a = { .name = bd_graph_strdup(t->g, name, (size_t)-1), .type = BD_ATTR_INTS,
-                  .ints = p, .n = (size_t)cnt };
-    bd_error err = { 0 };
-    assert_int_equal(bd_node_add_attr(t->g, n, &a, &err), 0);
+    tl_attr_ints(t->g, n, name, (size_t)cnt, v);
 }
 
 #define ATTR_INTS(t, n, name, ...) t_attr_ints((t), (n), (name), NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__))
@@ -262,22 +252,7 @@ static void t_run_free(trun *r)
 /* Compare N floats; tolerance 1e-4 relative to the reference's magnitude. */
 static void t_compare(const char *what, const float *got, const float *ref, size_t n)
 {
-    double max_err = 0, max_ref = 1;
-    for (size_t i = 0; i < n; i++)
-        if (fabs(ref[i]) > max_ref)
-            max_ref = fabs(ref[i]);
-    size_t worst = 0;
-    for (size_t i = 0; i < n; i++) {
-        double e = fabs((double)got[i] - ref[i]);
-        if (!(e <= max_err)) {
-            max_err = e;
-            worst = i;
-        }
-    }
-    printf("    %-44s n=%-7zu max abs err %.3g (rel %.3g)\n", what, n, max_err, max_err / max_ref);
-    if (!(max_err <= 1e-4 * max_ref))
-        fprintf(stderr, "%s: element %zu got %g want %g\n", what, worst, got[worst], ref[worst]);
-    assert_true(max_err <= 1e-4 * max_ref);
+    assert_true(tl_close_f32(what, got, ref, n, 1e-4));
 }
 
 /* ---- references ---------------------------------------------------------------------------- */

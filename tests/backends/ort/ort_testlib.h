@@ -15,6 +15,7 @@
 #include "core/backend.h"
 #include "backends/ort/ort_backend.h"
 #include "core/ir/graph.h"
+#include "tests/lib/tl_graph.h"
 
 #define SHP(...) shp((int64_t[]){ __VA_ARGS__ }, (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)))
 
@@ -23,18 +24,12 @@ static inline bd_shape shp(const int64_t *d, int rank) { return bd_shape_make(ra
 /* A value NAME of DTYPE and SHAPE (dims may be -1). */
 static inline bd_value *val(bd_graph *g, const char *name, int dtype, bd_shape s)
 {
-    bd_error err = { 0 };
-    bd_value *v = NULL;
-    assert_int_equal(bd_graph_add_value(g, name, dtype, &s, &v, &err), 0);
-    return v;
+    return tl_value(g, name, dtype, s.rank, s.dims);
 }
 
 static inline bd_value *input(bd_graph *g, const char *name, int dtype, bd_shape s)
 {
-    bd_error err = { 0 };
-    bd_value *v = val(g, name, dtype, s);
-    assert_int_equal(bd_graph_mark_input(g, v, &err), 0);
-    return v;
+    return tl_input(g, name, dtype, s.rank, s.dims);
 }
 
 /* An initializer NAME with a copy of DATA (NBYTES) in the graph's pool. */
@@ -53,10 +48,7 @@ static inline bd_value *constant(bd_graph *g, const char *name, int dtype, bd_sh
 static inline bd_node *node(bd_graph *g, const char *name, const char *op, bd_value *const *in, size_t n_in,
                             bd_value *const *out, size_t n_out)
 {
-    bd_error err = { 0 };
-    bd_node *n = NULL;
-    assert_int_equal(bd_graph_add_node(g, name, op, "", in, n_in, out, n_out, &n, &err), 0);
-    return n;
+    return tl_node(g, name, op, "", in, n_in, out, n_out);
 }
 
 static inline void attr(bd_graph *g, bd_node *n, bd_attr a)

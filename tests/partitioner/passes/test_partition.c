@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "partitioner/passes/partition.h"
+#include "tests/lib/tl_graph.h"
 
 /* "fast" runs everything but ops starting with 'X' (and only static shapes, as oneDNN);
  * "slow" runs everything but braid composites and ops named "Weird". */
@@ -46,20 +47,10 @@ static const bd_backend slow = { .name = "slow", .supports = slow_supports };
 static const bd_backend *const backends[] = { &fast, &slow };
 #define NB 2
 
+/* A [1, n] float tensor. */
 static bd_value *tensor(bd_graph *g, const char *name, int64_t n)
 {
-    int64_t dims[] = { 1, n };
-    bd_shape s = bd_shape_make(2, dims);
-    bd_value *v;
-    assert_int_equal(bd_graph_add_value(g, name, BD_DT_FLOAT, &s, &v, NULL), 0);
-    return v;
-}
-
-static bd_node *op(bd_graph *g, const char *name, const char *type, bd_value **in, size_t n_in, bd_value *out)
-{
-    bd_node *n;
-    assert_int_equal(bd_graph_add_node(g, name, type, "", in, n_in, &out, 1, &n, NULL), 0);
-    return n;
+    return tl_value(g, name, BD_DT_FLOAT, 2, (const int64_t[]){ 1, n });
 }
 
 static bd_node *find(bd_graph *g, const char *name)
@@ -89,9 +80,9 @@ static void test_annotate_first_backend_wins_with_reasons(void **state)
     bd_value *x = tensor(g, "x", 4), *y = tensor(g, "y", 4), *z = tensor(g, "z", 4), *w = tensor(g, "w", 4);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, w, NULL);
-    op(g, "relu", "Relu", &x, 1, y);
-    op(g, "topk", "XTopK", &y, 1, z);
-    op(g, "str", "Strided", &z, 1, w);
+    tl_op(g, "relu", "Relu", &x, 1, y);
+    tl_op(g, "topk", "XTopK", &y, 1, z);
+    tl_op(g, "str", "Strided", &z, 1, w);
     bd_node_place pl[3];
     assert_int_equal(bd_graph_validate(g, NULL), 0);
     assert_int_equal(bd_annotate(g, backends, NB, NULL, pl, NULL), 0);
@@ -113,8 +104,8 @@ static void test_annotate_dtype_and_dynamic_shape(void **state)
     y->shape.dims[1] = -1;                 /* known only at run time */
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, z, NULL);
-    op(g, "nz", "Relu", &x, 1, y);
-    op(g, "cast", "Int", &y, 1, z);
+    tl_op(g, "nz", "Relu", &x, 1, y);
+    tl_op(g, "cast", "Int", &y, 1, z);
     bd_node_place pl[2];
     assert_int_equal(bd_graph_validate(g, NULL), 0);
     assert_int_equal(bd_annotate(g, backends, NB, NULL, pl, NULL), 0);
@@ -135,8 +126,8 @@ static void test_annotate_forced_ops_and_engine(void **state)
     bd_value *x = tensor(g, "x", 4), *y = tensor(g, "y", 4), *z = tensor(g, "z", 4);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, z, NULL);
-    op(g, "sm", "Softmax", &x, 1, y);
-    op(g, "relu", "Relu", &y, 1, z);
+    tl_op(g, "sm", "Softmax", &x, 1, y);
+    tl_op(g, "relu", "Relu", &y, 1, z);
     bd_node_place pl[2];
     assert_int_equal(bd_graph_validate(g, NULL), 0);
 
@@ -181,7 +172,7 @@ static void test_annotate_no_backend_names_the_node(void **state)
     bd_value *x = tensor(g, "x", 4), *y = tensor(g, "y", 4);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "odd", "Weird", &x, 1, y);
+    tl_op(g, "odd", "Weird", &x, 1, y);
     bd_node_place pl[1];
     bd_error err = { 0 };
     assert_int_equal(bd_graph_validate(g, NULL), 0);
@@ -211,7 +202,7 @@ static void test_region_merge_chain_is_one_region(void **state)
     bd_graph_mark_output(g, v[4], NULL);
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof name, "n%d", i);
-        op(g, name, "Relu", &v[i], 1, v[i + 1]);
+        tl_op(g, name, "Relu", &v[i], 1, v[i + 1]);
     }
     bd_node_place pl[4];
     int region[4];
@@ -240,10 +231,10 @@ static void test_region_merge_diamond_would_cycle(void **state)
              *c = tensor(g, "c", 4), *d = tensor(g, "d", 4);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, d, NULL);
-    op(g, "A", "Relu", &x, 1, a);
-    op(g, "B", "XTopK", &a, 1, b);
-    op(g, "C", "Relu", &a, 1, c);
-    op(g, "D", "Add", (bd_value *[]){ b, c }, 2, d);
+    tl_op(g, "A", "Relu", &x, 1, a);
+    tl_op(g, "B", "XTopK", &a, 1, b);
+    tl_op(g, "C", "Relu", &a, 1, c);
+    tl_op(g, "D", "Add", (bd_value *[]){ b, c }, 2, d);
     bd_node_place pl[4];
     int region[4];
     size_t nr;
@@ -277,10 +268,10 @@ static void test_region_merge_diamond_other_branch(void **state)
              *c = tensor(g, "c", 4), *d = tensor(g, "d", 4);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, d, NULL);
-    op(g, "A", "Relu", &x, 1, a);
-    op(g, "B", "Relu", &a, 1, b);
-    op(g, "C", "XTopK", &a, 1, c);
-    op(g, "D", "Add", (bd_value *[]){ b, c }, 2, d);
+    tl_op(g, "A", "Relu", &x, 1, a);
+    tl_op(g, "B", "Relu", &a, 1, b);
+    tl_op(g, "C", "XTopK", &a, 1, c);
+    tl_op(g, "D", "Add", (bd_value *[]){ b, c }, 2, d);
     bd_node_place pl[4];
     int region[4];
     size_t nr;
@@ -301,11 +292,11 @@ static void test_region_merge_side_branch_merges(void **state)
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, d, NULL);
     bd_graph_mark_output(g, s, NULL);
-    op(g, "A", "Relu", &x, 1, a);
-    op(g, "B", "Relu", &a, 1, b);
-    op(g, "C", "Relu", &a, 1, c);
-    op(g, "D", "Add", (bd_value *[]){ b, c }, 2, d);
-    op(g, "S", "XTopK", &a, 1, s);
+    tl_op(g, "A", "Relu", &x, 1, a);
+    tl_op(g, "B", "Relu", &a, 1, b);
+    tl_op(g, "C", "Relu", &a, 1, c);
+    tl_op(g, "D", "Add", (bd_value *[]){ b, c }, 2, d);
+    tl_op(g, "S", "XTopK", &a, 1, s);
     bd_node_place pl[5];
     int region[5];
     size_t nr;
@@ -339,7 +330,7 @@ static void test_partition_alternating_order(void **state)
     const char *types[] = { "Relu", "Relu", "XTopK", "Relu", "XNms", "XNms" };
     for (int i = 0; i < 6; i++) {
         snprintf(name, sizeof name, "n%d", i);
-        op(g, name, types[i], &v[i], 1, v[i + 1]);
+        tl_op(g, name, types[i], &v[i], 1, v[i + 1]);
     }
     bd_node_place pl[6];
     int region[6];
@@ -371,7 +362,7 @@ static void test_partition_skips_constants(void **state)
     w->nbytes = sizeof wd;
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "add", "Add", (bd_value *[]){ x, w }, 2, y);
+    tl_op(g, "add", "Add", (bd_value *[]){ x, w }, 2, y);
     bd_node_place pl[1];
     int region[1];
     size_t nr;
@@ -395,9 +386,9 @@ static bd_graph *island_graph(const char *type, int64_t width)
              *c = tensor(g, "c", width);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, c, NULL);
-    op(g, "S1", "XTopK", &x, 1, a);
-    op(g, "F", type, &a, 1, b);
-    op(g, "S2", "XNms", &b, 1, c);
+    tl_op(g, "S1", "XTopK", &x, 1, a);
+    tl_op(g, "F", type, &a, 1, b);
+    tl_op(g, "S2", "XNms", &b, 1, c);
     return g;
 }
 
@@ -453,8 +444,8 @@ static void test_cost_rule_counts_only_region_neighbours(void **state)
     bd_value *x = tensor(g, "x", 4), *a = tensor(g, "a", 4), *b = tensor(g, "b", 4);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, b, NULL);
-    op(g, "F", "Relu", &x, 1, a);
-    op(g, "S", "XTopK", &a, 1, b);
+    tl_op(g, "F", "Relu", &x, 1, a);
+    tl_op(g, "S", "XTopK", &a, 1, b);
     bd_node_place pl[2];
     int region[2];
     size_t nr;
@@ -466,8 +457,8 @@ static void test_cost_rule_counts_only_region_neighbours(void **state)
     x = tensor(g, "x", 4), a = tensor(g, "a", 4), b = tensor(g, "b", 4);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, b, NULL);
-    op(g, "F", "Relu", &x, 1, a);
-    op(g, "G", "Relu", &a, 1, b);
+    tl_op(g, "F", "Relu", &x, 1, a);
+    tl_op(g, "G", "Relu", &a, 1, b);
     place(g, NULL, pl, region, &nr);
     assert_int_equal(bd_cost_rule(g, backends, NB, 1e6, region, nr, pl), 0);
     bd_graph_destroy(g);
@@ -488,9 +479,9 @@ static void test_node_flops(void **state)
     bd_graph_add_value(g, "k", BD_DT_FLOAT, &ks, &k, NULL);
     bd_graph_add_value(g, "o", BD_DT_FLOAT, &os, &o, NULL);
     bd_graph_add_value(g, "r", BD_DT_FLOAT, &ys, &r, NULL);
-    bd_node *mm = op(g, "mm", "MatMul", (bd_value *[]){ a, w }, 2, y);
-    bd_node *cv = op(g, "cv", "Conv", (bd_value *[]){ x, k }, 2, o);
-    bd_node *rs = op(g, "rs", "Reshape", &y, 1, r);
+    bd_node *mm = tl_op(g, "mm", "MatMul", (bd_value *[]){ a, w }, 2, y);
+    bd_node *cv = tl_op(g, "cv", "Conv", (bd_value *[]){ x, k }, 2, o);
+    bd_node *rs = tl_op(g, "rs", "Reshape", &y, 1, r);
     assert_true(bd_node_flops(mm) == 2.0 * 2 * 8 * 4 * 16);
     assert_true(bd_node_flops(cv) == 2.0 * 6 * 6 * 6 * 27);
     assert_true(bd_node_flops(rs) == 0);

@@ -12,6 +12,7 @@
 
 #include "partitioner/passes/partition.h"
 #include "partitioner/passes/passes.h"
+#include "tests/lib/tl_graph.h"
 
 /* A backend that accepts every node, so the passes' own matching is what is tested. */
 static bool accept_all(const bd_graph *g, const bd_node *n, char *why, size_t len) { return true; }
@@ -30,33 +31,12 @@ static const bd_backend no_gelu_backend = { .name = "nogelu", .supports = no_gel
 
 static bd_value *tensor(bd_graph *g, const char *name, int rank, const int64_t *dims)
 {
-    bd_shape s = bd_shape_make(rank, dims);
-    bd_value *v;
-    assert_int_equal(bd_graph_add_value(g, name, BD_DT_FLOAT, &s, &v, NULL), 0);
-    return v;
-}
-
-static bd_value *constant(bd_graph *g, const char *name, int rank, const int64_t *dims, const float *data)
-{
-    bd_value *v = tensor(g, name, rank, dims);
-    size_t bytes = (size_t)bd_shape_numel(&v->shape) * sizeof(float);
-    float *copy = bd_graph_alloc(g, bytes);
-    memcpy(copy, data, bytes);
-    v->data = copy;
-    v->nbytes = bytes;
-    return v;
+    return tl_value(g, name, BD_DT_FLOAT, rank, dims);
 }
 
 static bd_value *scalar(bd_graph *g, const char *name, float x)
 {
-    return constant(g, name, 0, NULL, &x);
-}
-
-static bd_node *op(bd_graph *g, const char *name, const char *type, bd_value **in, size_t n_in, bd_value *out)
-{
-    bd_node *n;
-    assert_int_equal(bd_graph_add_node(g, name, type, "", in, n_in, &out, 1, &n, NULL), 0);
-    return n;
+    return tl_const(g, name, BD_DT_FLOAT, 0, NULL, &x);
 }
 
 static void test_fold_batchnorm(void **state)
@@ -64,15 +44,15 @@ static void test_fold_batchnorm(void **state)
     bd_graph *g = bd_graph_create("bn");
     int64_t xd[] = { 1, 1, 3, 3 }, wd[] = { 2, 1, 1, 1 }, cd[] = { 2 }, yd[] = { 1, 2, 3, 3 };
     bd_value *x = tensor(g, "x", 4, xd), *y = tensor(g, "y", 4, yd), *z = tensor(g, "z", 4, yd);
-    bd_value *w = constant(g, "w", 4, wd, (float[]){ 2, 3 });
-    bd_value *sc = constant(g, "scale", 1, cd, (float[]){ 1, 2 });
-    bd_value *sh = constant(g, "shift", 1, cd, (float[]){ 0.5f, -1 });
-    bd_value *mu = constant(g, "mean", 1, cd, (float[]){ 1, 0 });
-    bd_value *va = constant(g, "var", 1, cd, (float[]){ 3, 0 });
+    bd_value *w = tl_const(g, "w", BD_DT_FLOAT, 4, wd, (float[]){ 2, 3 });
+    bd_value *sc = tl_const(g, "scale", BD_DT_FLOAT, 1, cd, (float[]){ 1, 2 });
+    bd_value *sh = tl_const(g, "shift", BD_DT_FLOAT, 1, cd, (float[]){ 0.5f, -1 });
+    bd_value *mu = tl_const(g, "mean", BD_DT_FLOAT, 1, cd, (float[]){ 1, 0 });
+    bd_value *va = tl_const(g, "var", BD_DT_FLOAT, 1, cd, (float[]){ 3, 0 });
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, z, NULL);
-    op(g, "conv", "Conv", (bd_value *[]){ x, w }, 2, y);
-    bd_node *bn = op(g, "bn", "BatchNormalization", (bd_value *[]){ y, sc, sh, mu, va }, 5, z);
+    tl_op(g, "conv", "Conv", (bd_value *[]){ x, w }, 2, y);
+    bd_node *bn = tl_op(g, "bn", "BatchNormalization", (bd_value *[]){ y, sc, sh, mu, va }, 5, z);
     bd_node_add_attr(g, bn, &(bd_attr){ .name = "epsilon", .type = BD_ATTR_FLOAT, .f = 1.0f }, NULL);
 
     assert_int_equal(bd_pass_fold_batchnorm(g, NULL), 1);
@@ -101,11 +81,11 @@ static void test_gelu_pattern(void **state)
              *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
-    op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
-    op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "one", 1) }, 2, c);
-    op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
-    op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    tl_op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    tl_op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "one", 1) }, 2, c);
+    tl_op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    tl_op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
     assert_int_equal(bd_pass_gelu(g, NULL, NULL), 1);
     assert_int_equal(bd_graph_num_nodes(g), 1);
     bd_node *n = bd_graph_node(g, 0);
@@ -124,11 +104,11 @@ static void test_gelu_pattern_rejects_wrong_constant(void **state)
              *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
-    op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
-    op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "two", 2) }, 2, c);   /* not 1 */
-    op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
-    op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    tl_op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    tl_op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "two", 2) }, 2, c);   /* not 1 */
+    tl_op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    tl_op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
     assert_int_equal(bd_pass_gelu(g, NULL, NULL), 0);
     assert_int_equal(bd_graph_num_nodes(g), 5);
     bd_graph_destroy(g);
@@ -143,20 +123,20 @@ static void test_layernorm_pattern(void **state)
              *p = tensor(g, "p", 3, d), *v = tensor(g, "v", 3, r), *ve = tensor(g, "ve", 3, r),
              *s = tensor(g, "s", 3, r), *n = tensor(g, "n", 3, d), *gm = tensor(g, "gm", 3, d),
              *y = tensor(g, "y", 3, d);
-    bd_value *gamma = constant(g, "gamma", 1, v8, ones), *beta = constant(g, "beta", 1, v8, zeros);
+    bd_value *gamma = tl_const(g, "gamma", BD_DT_FLOAT, 1, v8, ones), *beta = tl_const(g, "beta", BD_DT_FLOAT, 1, v8, zeros);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
     static const int64_t last[] = { -1 };
     bd_attr axes = { .name = "axes", .type = BD_ATTR_INTS, .ints = last, .n = 1 };
-    bd_node_add_attr(g, op(g, "mean", "ReduceMean", (bd_value *[]){ x }, 1, m), &axes, NULL);
-    op(g, "sub", "Sub", (bd_value *[]){ x, m }, 2, dd);
-    op(g, "pow", "Pow", (bd_value *[]){ dd, scalar(g, "two", 2) }, 2, p);
-    bd_node_add_attr(g, op(g, "var", "ReduceMean", (bd_value *[]){ p }, 1, v), &axes, NULL);
-    op(g, "eps", "Add", (bd_value *[]){ v, scalar(g, "epsilon", 1e-5f) }, 2, ve);
-    op(g, "sqrt", "Sqrt", (bd_value *[]){ ve }, 1, s);
-    op(g, "div", "Div", (bd_value *[]){ dd, s }, 2, n);
-    op(g, "gamma_mul", "Mul", (bd_value *[]){ n, gamma }, 2, gm);
-    op(g, "beta_add", "Add", (bd_value *[]){ gm, beta }, 2, y);
+    bd_node_add_attr(g, tl_op(g, "mean", "ReduceMean", (bd_value *[]){ x }, 1, m), &axes, NULL);
+    tl_op(g, "sub", "Sub", (bd_value *[]){ x, m }, 2, dd);
+    tl_op(g, "pow", "Pow", (bd_value *[]){ dd, scalar(g, "two", 2) }, 2, p);
+    bd_node_add_attr(g, tl_op(g, "var", "ReduceMean", (bd_value *[]){ p }, 1, v), &axes, NULL);
+    tl_op(g, "eps", "Add", (bd_value *[]){ v, scalar(g, "epsilon", 1e-5f) }, 2, ve);
+    tl_op(g, "sqrt", "Sqrt", (bd_value *[]){ ve }, 1, s);
+    tl_op(g, "div", "Div", (bd_value *[]){ dd, s }, 2, n);
+    tl_op(g, "gamma_mul", "Mul", (bd_value *[]){ n, gamma }, 2, gm);
+    tl_op(g, "beta_add", "Add", (bd_value *[]){ gm, beta }, 2, y);
     assert_int_equal(bd_pass_layernorm(g, NULL, NULL), 1);
     assert_int_equal(bd_graph_num_nodes(g), 1);
     bd_node *ln = bd_graph_node(g, 0);
@@ -177,14 +157,14 @@ static void test_fuse_conv_relu_residual(void **state)
     float w[16] = { 0 };
     bd_value *x = tensor(g, "x", 4, d), *a = tensor(g, "a", 4, d), *b = tensor(g, "b", 4, d),
              *r = tensor(g, "r", 4, d), *c = tensor(g, "c", 4, d), *y = tensor(g, "y", 4, d);
-    bd_value *wv = constant(g, "w", 4, wd, w);
+    bd_value *wv = tl_const(g, "w", BD_DT_FLOAT, 4, wd, w);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "conv", "Conv", (bd_value *[]){ x, wv }, 2, a);
-    op(g, "relu1", "Relu", (bd_value *[]){ a }, 1, b);
-    op(g, "side", "Sigmoid", (bd_value *[]){ x }, 1, r);
-    op(g, "add", "Add", (bd_value *[]){ r, b }, 2, c);
-    op(g, "relu2", "Relu", (bd_value *[]){ c }, 1, y);
+    tl_op(g, "conv", "Conv", (bd_value *[]){ x, wv }, 2, a);
+    tl_op(g, "relu1", "Relu", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "side", "Sigmoid", (bd_value *[]){ x }, 1, r);
+    tl_op(g, "add", "Add", (bd_value *[]){ r, b }, 2, c);
+    tl_op(g, "relu2", "Relu", (bd_value *[]){ c }, 1, y);
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 3);
     assert_int_equal(bd_graph_num_nodes(g), 2);
     assert_int_equal(bd_graph_validate(g, NULL), 0);
@@ -209,15 +189,15 @@ static void test_fuse_respects_backend_and_broadcast(void **state)
     bd_value *q = tensor(g, "q", 4, d), *k = tensor(g, "k", 4, d), *s = tensor(g, "s", 4, d),
              *t = tensor(g, "t", 4, d), *u = tensor(g, "u", 4, d), *mask = tensor(g, "mask", 4, md),
              *y = tensor(g, "y", 4, d);
-    bd_value *bias = constant(g, "bias", 1, bd, (float[]){ 1, 2, 3, 4 });
+    bd_value *bias = tl_const(g, "bias", BD_DT_FLOAT, 1, bd, (float[]){ 1, 2, 3, 4 });
     bd_graph_mark_input(g, q, NULL);
     bd_graph_mark_input(g, k, NULL);
     bd_graph_mark_input(g, mask, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "mm", "MatMul", (bd_value *[]){ q, k }, 2, s);
-    op(g, "bias", "Add", (bd_value *[]){ bias, s }, 2, t);
-    op(g, "scale", "Div", (bd_value *[]){ t, scalar(g, "eight", 8) }, 2, u);
-    op(g, "mask_add", "Add", (bd_value *[]){ u, mask }, 2, y);
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ q, k }, 2, s);
+    tl_op(g, "bias", "Add", (bd_value *[]){ bias, s }, 2, t);
+    tl_op(g, "scale", "Div", (bd_value *[]){ t, scalar(g, "eight", 8) }, 2, u);
+    tl_op(g, "mask_add", "Add", (bd_value *[]){ u, mask }, 2, y);
 
     bd_graph *g2 = bd_graph_clone(g);
     assert_int_equal(bd_pass_fuse_postops(g2, &limited_backend, NULL), 1);
@@ -246,8 +226,8 @@ static void test_fuse_conv_elu(void **state)
     bd_value *x = tensor(g, "x", 4, d), *a = tensor(g, "a", 4, d), *y = tensor(g, "y", 4, d);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "conv", "Conv", (bd_value *[]){ x, constant(g, "w", 4, wd, w) }, 2, a);
-    bd_node *elu = op(g, "elu", "Elu", (bd_value *[]){ a }, 1, y);
+    tl_op(g, "conv", "Conv", (bd_value *[]){ x, tl_const(g, "w", BD_DT_FLOAT, 4, wd, w) }, 2, a);
+    bd_node *elu = tl_op(g, "elu", "Elu", (bd_value *[]){ a }, 1, y);
     bd_node_add_attr(g, elu, &(bd_attr){ .name = "alpha", .type = BD_ATTR_FLOAT, .f = 0.5f }, NULL);
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 1);
     bd_node *conv = bd_graph_node(g, 0);
@@ -261,14 +241,14 @@ static void test_fuse_stops_at_shared_value(void **state)
 {
     bd_graph *g = bd_graph_create("shared");
     int64_t d[] = { 2, 2 };
-    bd_value *x = tensor(g, "x", 2, d), *w = constant(g, "w", 2, d, (float[]){ 1, 0, 0, 1 }),
+    bd_value *x = tensor(g, "x", 2, d), *w = tl_const(g, "w", BD_DT_FLOAT, 2, d, (float[]){ 1, 0, 0, 1 }),
              *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d), *c = tensor(g, "c", 2, d);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, b, NULL);
     bd_graph_mark_output(g, c, NULL);
-    op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, a);
-    op(g, "r", "Relu", (bd_value *[]){ a }, 1, b);
-    op(g, "t", "Tanh", (bd_value *[]){ a }, 1, c);    /* a has two readers: nothing fuses */
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, a);
+    tl_op(g, "r", "Relu", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "t", "Tanh", (bd_value *[]){ a }, 1, c);    /* a has two readers: nothing fuses */
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 0);
     assert_int_equal(bd_graph_num_nodes(g), 3);
     bd_graph_destroy(g);
@@ -283,11 +263,11 @@ static bd_graph *gelu_graph(void)
              *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, y, NULL);
-    op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
-    op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
-    op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "one", 1) }, 2, c);
-    op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
-    op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    tl_op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    tl_op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "one", 1) }, 2, c);
+    tl_op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    tl_op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
     return g;
 }
 
@@ -320,11 +300,11 @@ static void test_fuse_postops_skips_pinned_consumer(void **state)
     bd_graph *g = bd_graph_create("pin");
     int64_t xd[] = { 2, 4 }, wd[] = { 4, 3 }, yd[] = { 2, 3 };
     bd_value *x = tensor(g, "x", 2, xd), *y = tensor(g, "y", 2, yd), *z = tensor(g, "z", 2, yd);
-    bd_value *w = constant(g, "w", 2, wd, (float[12]){ 0 });
+    bd_value *w = tl_const(g, "w", BD_DT_FLOAT, 2, wd, (float[12]){ 0 });
     bd_graph_mark_input(g, x, NULL);
     bd_graph_mark_output(g, z, NULL);
-    op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, y);
-    op(g, "relu", "Relu", (bd_value *[]){ y }, 1, z);
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, y);
+    tl_op(g, "relu", "Relu", (bd_value *[]){ y }, 1, z);
     bd_placement_opts o = { .fallback_ops = "Relu" };
     bd_place_pin(g, &o, -1);
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 0);
@@ -354,17 +334,17 @@ static bd_graph *qkv_graph(bool bias_on_all)
         for (int j = 0; j < n[i]; j++)
             b[j] = (float)(-10 * i - j);
         snprintf(buf, sizeof buf, "w%s", names[i]);
-        bd_value *wv = constant(g, buf, 2, wd, w);
+        bd_value *wv = tl_const(g, buf, BD_DT_FLOAT, 2, wd, w);
         snprintf(buf, sizeof buf, "%s_mm", names[i]);
         bd_value *y = tensor(g, buf, 3, yd);
-        op(g, buf, "MatMul", (bd_value *[]){ x, wv }, 2, y);
+        tl_op(g, buf, "MatMul", (bd_value *[]){ x, wv }, 2, y);
         bd_value *out = y;
         if (bias_on_all || i != 1) {
             snprintf(buf, sizeof buf, "b%s", names[i]);
-            bd_value *bv = constant(g, buf, 1, &n[i], b);
+            bd_value *bv = tl_const(g, buf, BD_DT_FLOAT, 1, &n[i], b);
             out = tensor(g, names[i], 3, yd);
             snprintf(buf, sizeof buf, "%s_add", names[i]);
-            op(g, buf, "Add", (bd_value *[]){ y, bv }, 2, out);
+            tl_op(g, buf, "Add", (bd_value *[]){ y, bv }, 2, out);
         }
         bd_graph_mark_output(g, out, NULL);
     }

@@ -1,5 +1,6 @@
 /* Builders and assertions shared by the shape-inference tests. */
 #include "tests/partitioner/shape/shape_test.h"
+#include "tests/lib/tl_graph.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -95,38 +96,24 @@ bd_value *tout(const bd_node *n, size_t k)
     return n->outputs[k];
 }
 
-static void add_attr(bd_graph *g, bd_node *n, bd_attr a)
-{
-    bd_error err = { 0 };
-    assert_int_equal(bd_node_add_attr(g, n, &a, &err), 0);
-}
-
 void tattr_int(bd_graph *g, bd_node *n, const char *name, int64_t v)
 {
-    add_attr(g, n, (bd_attr){ .name = bd_graph_strdup(g, name, (size_t)-1), .type = BD_ATTR_INT,
-                              .i = v });
+    tl_attr_int(g, n, name, v);
 }
 
 void tattr_float(bd_graph *g, bd_node *n, const char *name, float v)
 {
-    add_attr(g, n, (bd_attr){ .name = bd_graph_strdup(g, name, (size_t)-1),
-                              .type = BD_ATTR_FLOAT, .f = v });
+    tl_attr_float(g, n, name, v);
 }
 
 void tattr_str(bd_graph *g, bd_node *n, const char *name, const char *s)
 {
-    add_attr(g, n, (bd_attr){ .name = bd_graph_strdup(g, name, (size_t)-1),
-                              .type = BD_ATTR_STRING, .s = bd_graph_strdup(g, s, (size_t)-1),
-                              .s_len = strlen(s) });
+    tl_attr_str(g, n, name, s);
 }
 
 void tattr_ints(bd_graph *g, bd_node *n, const char *name, size_t count, const int64_t *vals)
 {
-    int64_t *p = bd_graph_alloc(g, count * sizeof *p);
-    assert_non_null(p);
-    memcpy(p, vals, count * sizeof *p);
-    add_attr(g, n, (bd_attr){ .name = bd_graph_strdup(g, name, (size_t)-1), .type = BD_ATTR_INTS,
-                              .ints = p, .n = count });
+    tl_attr_ints(g, n, name, count, vals);
 }
 
 /* Validation wants graph outputs: tests read every node output, so declare them all. */

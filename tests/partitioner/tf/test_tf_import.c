@@ -16,6 +16,7 @@
 
 #include "partitioner/tf/tf_import.h"
 #include "proto/tf_graph.pb.h"
+#include "tests/lib/tl_file.h"
 
 static const char *fixture_dir = ".";
 
@@ -25,16 +26,8 @@ static uint8_t *read_fixture(const char *name, size_t *len)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", fixture_dir, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
+    uint8_t *buf = tl_read_file(path, len);
     assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
     return buf;
 }
 

@@ -30,6 +30,7 @@
 #include "backends/ort/ort_backend.h"
 #include "cli/npy.h"
 #include "runtime/model.h"
+#include "tests/lib/tl_file.h"
 
 #define TOL     1e-4
 #define MAX_IO  8
@@ -80,27 +81,6 @@ static int generate(const char *generator, const char *name)
     return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && n < (1 << 24) && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf[n] = '\0';
-            }
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 /* Read NAME's manifest and the default case's inputs and PyTorch outputs. */
 static void load_case(const char *generator, const char *name, ref_case *c)
 {
@@ -109,7 +89,7 @@ static void load_case(const char *generator, const char *name, ref_case *c)
         fail_msg("generator %s failed for %s", generator, name);
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.json", cache_dir(), name);
-    char *text = slurp(path);
+    char *text = tl_read_text(path);
     assert_non_null(text);
     cJSON *man = cJSON_Parse(text);
     free(text);

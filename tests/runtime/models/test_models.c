@@ -26,6 +26,7 @@
 
 #include "cli/npy.h"
 #include "runtime/model.h"
+#include "tests/lib/tl_file.h"
 
 /* Max abs error relative to max |reference|. The brief allows 1e-4; measured ~1e-6 on every
  * model (oneDNN FP32 vs PyTorch FP32), so 1e-5 keeps a 10x margin and still catches drift. */
@@ -108,27 +109,6 @@ static int generate(char **names, int n)
 
 /* ------------------------------------------------------------------- fixture loading */
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && n < (1 << 24) && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf[n] = '\0';
-            }
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 static int read_npy(const model_fixture *f, const cJSON *files, const char *tensor, bd_npy *out)
 {
     const cJSON *file = cJSON_GetObjectItemCaseSensitive(files, tensor);
@@ -165,7 +145,7 @@ static int open_fixture(void **state)
     cache_dir(f->dir, sizeof f->dir);
     char path[2048];
     snprintf(path, sizeof path, "%s/%s.json", f->dir, f->name);
-    char *text = slurp(path);
+    char *text = tl_read_text(path);
     cJSON *man = text ? cJSON_Parse(text) : NULL;
     free(text);
     if (!man) {

@@ -28,6 +28,7 @@
 #include "runtime/engines.h"
 #include "cli/npy.h"
 #include "runtime/model.h"
+#include "tests/lib/tl_file.h"
 
 #define TOL    1e-3
 #define MAX_IO 16
@@ -44,27 +45,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && n < (1 << 24) && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            if (fread(buf, 1, (size_t)n, f) == (size_t)n)
-                buf[n] = '\0';
-            else {
-                free(buf);
-                buf = NULL;
-            }
-        }
-    }
-    fclose(f);
-    return buf;
 }
 
 /* TF tensor names: "x:0" and "x" are the same tensor. */
@@ -107,7 +87,7 @@ static int read_refs(const char *cache, const char *model, refs *r)
     char dir[2048], path[4096];
     snprintf(dir, sizeof dir, "%s/refs/%s", cache, model);
     snprintf(path, sizeof path, "%s/refs.json", dir);
-    char *text = slurp(path);
+    char *text = tl_read_text(path);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
     if (!root)
