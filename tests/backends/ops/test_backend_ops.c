@@ -303,7 +303,8 @@ static void ref_conv(const op_case *c, const tensor *in, float *out)
                                 int64_t iw = ow * s[1] - p[1] + kw * d[1];
                                 if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
                                     continue;
-                                acc += (double)in[0].f[((n * C + (m / mg) * cg + ci) * H + ih) * Wd + iw] *
+                                int64_t xc = (m / mg) * cg + ci;    /* its group's channel */
+                                acc += (double)in[0].f[((n * C + xc) * H + ih) * Wd + iw] *
                                        in[1].f[((m * cg + ci) * KH + kh) * KW + kw];
                             }
                     out[((n * M + m) * OH + oh) * OW + ow] = (float)acc;
