@@ -42,7 +42,7 @@ echo "== onnxruntime"
 ORT="$("$ROOT/scripts/fetch_ort.sh")"
 
 echo "== models"
-/usr/bin/python3 "$ROOT/tests/models/gen_models.py" --bench --out "$MODEL_DIR" --only $MODELS
+/usr/bin/python3 "$ROOT/tests/runtime/models/gen_models.py" --bench --out "$MODEL_DIR" --only $MODELS
 
 if [ -z "${BENCH:-}" ]; then
   echo "== build ($BUILD_DIR)"

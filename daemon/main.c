@@ -52,7 +52,7 @@ typedef struct braidd {
 
 /* After the drain, closing the ports takes at most the server's linger (2 s) and grace (5 s)
  * periods and the status port's close: the hard stop comes this long after the exit timeout.
- * systemd's TimeoutStopSec must exceed exit_timeout_secs + 10 s (tests/ops checks the unit). */
+ * systemd's TimeoutStopSec must exceed exit_timeout_secs + 10 s (tests/daemon/http checks the unit). */
 #define CLOSE_MARGIN_MS 10000
 #define DRAIN_POLL_MS   10
 

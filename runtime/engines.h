@@ -1,6 +1,6 @@
 /* The backends braid knows, in annotation priority order (the first whose supports()
  * accepts a node gets it): the one engine of kind BD_ENGINE_FAST_PATH first, then any native
- * engine, then the fallback engines (tests/unit/test_engines.c holds the table to this).
+ * engine, then the fallback engines (tests/runtime/test_engines.c holds the table to this).
  * What an engine is comes from its kind, never from its place here. Adding a backend = one
  * line in engines.c. */
 #ifndef BD_RUNTIME_ENGINES_H

@@ -22,7 +22,7 @@ hm_version="${BRAID_HUMAN_MODELS_VERSION:-3.0.4}"
 tfjs_version="${BRAID_TFJS_VERSION:-4.22.0}"
 dir="${BRAID_TFJS_DIR:-$HOME/.cache/braid/tfjs}"
 
-# The models the tests use (tests/tfjs/meson.build lists them too; keep in sync).
+# The models the tests use (tests/runtime/tfjs/meson.build lists them too; keep in sync).
 models=(blazeface-front emotion facemesh iris antispoof liveness mobileface blazepose-lite handtrack)
 
 stamp_models="$dir/models/.complete-$hm_version"

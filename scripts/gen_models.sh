@@ -4,4 +4,4 @@
 #   scripts/gen_models.sh [--bench] [--only NAME ...] [--out DIR] [--force] [--list]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exec /usr/bin/python3 "$here/../tests/models/gen_models.py" "$@"
+exec /usr/bin/python3 "$here/../tests/runtime/models/gen_models.py" "$@"

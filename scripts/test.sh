@@ -2,7 +2,7 @@
 # Set up, build and run braid's whole test suite: the normal build (all suites), an
 # ASan+UBSan build of the unit-level suites, and each libFuzzer harness for a short bounded
 # time (clang, ASan+UBSan). Last line: "N passed, N failed".
-# Usage: scripts/test.sh [meson test args...]   (e.g. --suite unit)
+# Usage: scripts/test.sh [meson test args...]   (e.g. --suite core)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -29,11 +29,12 @@ if [ -z "${BRAID_SKIP_ASAN:-}" ]; then
     ninja -C "$asan" || { echo "sanitizer build failed"; status=1; }
   # ONNX Runtime leaks a few bytes inside itself once loaded: suppressed by name only.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  LSAN_OPTIONS=suppressions=$root/tests/ort/lsan.supp \
+  LSAN_OPTIONS=suppressions=$root/tests/backends/ort/lsan.supp \
     meson test -C "$asan" --print-errorlogs --num-processes 1 \
-      --suite unit --suite onnx --suite shape --suite dnnl --suite cli \
-      --suite proto --suite daemon --suite ops --suite client --suite e2e \
-      --suite ort --suite tf --suite tfengine --suite tf_ops --suite tfjs --suite mixed --suite fuzz || status=1
+      --suite core --suite proto --suite onnx --suite tf --suite shape --suite passes \
+      --suite dnnl --suite ort --suite tfengine --suite backend_ops \
+      --suite runtime --suite tf_ops --suite tfjs --suite mixed \
+      --suite daemon --suite daemon_http --suite client --suite cli --suite e2e --suite fuzz || status=1
 fi
 
 # Fuzzing: every libFuzzer harness (tests/fuzz) for a short bounded time under ASan+UBSan,

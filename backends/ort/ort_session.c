@@ -127,7 +127,7 @@ static int create(const ort_runtime *rt, const ort_model *m, int threads, uint64
     /* Both calls, measured on ORT 1.30: AddExternalInitializers alone satisfies the model's
      * external-data records but the session copies the bytes; AddInitializer alone makes ORT
      * look for the external file; together the session reads braid's memory in place
-     * (tests/ort: editing a weight after compile changes the next result). */
+     * (tests/backends/ort: editing a weight after compile changes the next result). */
     if (!rc && m->n_external)
         rc = ort_check(api, api->AddExternalInitializers(so, names, (const OrtValue *const *)s->ext_values,
                                                          m->n_external),

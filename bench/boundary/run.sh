@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The boundary benchmark: BERT-2 (tests/models, opset 17) all on oneDNN, all on the ONNX
+# The boundary benchmark: BERT-2 (tests/runtime/models, opset 17) all on oneDNN, all on the ONNX
 # Runtime engine, and with Softmax forced to ORT, in one process, at 1 and 2 threads.
 #
 #   bench/boundary/run.sh
@@ -22,7 +22,7 @@ MODEL_DIR="${BRAID_MODEL_CACHE:-$HOME/.cache/braid/models}"
 echo "== onnxruntime"
 ORT="$("$ROOT/scripts/fetch_ort.sh")"
 echo "== model"
-/usr/bin/python3 "$ROOT/tests/models/gen_models.py" --out "$MODEL_DIR" --only "$MODEL"
+/usr/bin/python3 "$ROOT/tests/runtime/models/gen_models.py" --out "$MODEL_DIR" --only "$MODEL"
 if [ -z "${BENCH:-}" ]; then
   echo "== build ($BUILD_DIR)"
   [ -f "$BUILD_DIR/build.ninja" ] ||

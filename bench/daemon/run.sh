@@ -62,7 +62,7 @@ if [ -z "${BRAIDD:-}" ] || [ -z "${BRAID:-}" ] || [ -z "${ECHO_SERVER:-}" ] || [
 fi
 
 echo "== models"
-$PY "$ROOT/tests/models/gen_models.py" --bench --out "$MODEL_DIR" --only resnet50 | tail -n 2
+$PY "$ROOT/tests/runtime/models/gen_models.py" --bench --out "$MODEL_DIR" --only resnet50 | tail -n 2
 WORK="$(mktemp -d /tmp/braid-bench-daemon.XXXXXX)"
 PIDS=()
 cleanup() {

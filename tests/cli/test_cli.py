@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The `braid` CLI as a user meets it: help, exit codes, errors that say what to do, and the
-demo model's output against its PyTorch reference (tests/models/gen_demo.py)."""
+demo model's output against its PyTorch reference (tests/runtime/models/gen_demo.py)."""
 import os
 import subprocess
 import sys

@@ -26,6 +26,7 @@
 
 #include "client/braid_client.h"
 #include "cli/npy.h"
+#include "tests/lib/tl_file.h"
 
 extern char **environ;
 
@@ -64,25 +65,6 @@ static void dump_log(void)
     fclose(f);
 }
 
-static char *read_whole(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    long n;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = '\0';
-        *size = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
 static int write_whole(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -109,7 +91,7 @@ static int make_repository(void)
     snprintf(logpath, sizeof logpath, "%s/braidd.log", tmpdir);
     char dir[512];
     size_t size;
-    char *model = read_whole(demo_model_path(), &size);
+    char *model = tl_read_file(demo_model_path(), &size);
     int rc = model ? 0 : -1;
     rc = rc || mkdir(repo, 0755);
     snprintf(dir, sizeof dir, "%s/tinycnn", repo);
@@ -153,7 +135,7 @@ static int start_braidd(void)
     /* Bounded wait for "grpc_port http_port\n". */
     for (double end = now_s() + START_TIMEOUT_S; now_s() < end; sleep_ms(20)) {
         size_t size;
-        char *text = read_whole(ports, &size);
+        char *text = tl_read_file(ports, &size);
         int grpc_port = 0, http_port = 0;
         if (text && size && text[size - 1] == '\n' && sscanf(text, "%d %d", &grpc_port, &http_port) == 2) {
             free(text);
@@ -501,7 +483,7 @@ static void test_upload_reload_and_unload(void **state)
 {
     char msg[512];
     size_t size;
-    char *bytes = read_whole(demo_model_path(), &size);
+    char *bytes = tl_read_file(demo_model_path(), &size);
     assert_non_null(bytes);
     assert_int_equal(braid_model_load_bytes(client, "uploaded", "3", bytes, size, "{}", msg, sizeof msg), BRAID_OK);
     free(bytes);

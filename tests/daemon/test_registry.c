@@ -19,6 +19,7 @@
 
 #include "daemon/registry_internal.h"
 #include "tests/daemon/daemon_testlib.h"
+#include "tests/lib/tl_file.h"
 
 typedef struct fixture {
     uv_loop_t         loop;
@@ -424,11 +425,10 @@ static void test_model_names(void **state)
 
 static void read_file(const char *path, char *buf, size_t size)
 {
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    size_t n = fread(buf, 1, size - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
+    char *text = tl_read_text(path);
+    assert_non_null(text);
+    snprintf(buf, size, "%s", text);
+    free(text);
 }
 
 static size_t model_bytes(fixture *f, char **out)

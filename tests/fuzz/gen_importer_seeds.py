@@ -13,9 +13,10 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
-# Inputs that allocate tens of MiB on purpose go to tests/tf's fixtures instead: in a fuzz
+# Inputs that allocate tens of MiB on purpose go to tests/partitioner/tf's fixtures instead: in a fuzz
 # corpus they would slow every mutation of them down to a crawl.
-TF_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tf", "fixtures")
+TF_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "partitioner", "tf",
+                           "fixtures")
 
 
 def put(sub, name, data):

@@ -19,6 +19,7 @@
 #include "proto/health.pb.h"
 #include "proto/inference.pb.h"
 #include "proto/wire_span.h"
+#include "tests/lib/tl_file.h"
 
 #define MIB (1u << 20)
 
@@ -41,17 +42,9 @@ static bool matches_pattern(const uint8_t *p, size_t n, unsigned mul, unsigned a
 
 static uint8_t *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    uint8_t *buf = malloc((size_t)n);
+    uint8_t *buf = tl_read_file(path, len);
     assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
+    assert_true(*len > 0);
     return buf;
 }
 

@@ -1,0 +1,474 @@
+/* The TensorFlow engine's parts that need no TensorFlow: dtype mapping, the fallback
+ * GraphDef (decoded back with nanopb and checked node by node), the fallback-set choice,
+ * and loading a library: a missing file, a library lacking a symbol (a fake built by this
+ * suite), a complete fake.
+ *
+ * Environment: FAKE_TF_LIB, FAKE_TF_PARTIAL_LIB (paths of the two fakes, set by meson);
+ * BRAID_TF_DUMP=FILE additionally writes the fixture's GraphDef to FILE (used by the protoc
+ * cross-check, graphdef_protoc.py). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <pb_decode.h>
+
+#include "backends/tf/tf_api.h"
+#include "backends/tf/tf_dtype.h"
+#include "backends/tf/tf_subgraph_def.h"
+#include "backends/tf/tf_runtime.h"
+#include "tests/backends/tf/tf_fixture.h"
+#include "proto/tf_graph.pb.h"
+
+/* ---- a decoded GraphDef ------------------------------------------------------------------ */
+
+#define MAXN 16
+#define MAXA 8
+
+typedef struct dec_attr {
+    char    key[32];
+    int     type;                  /* AttrValue.type */
+    int     rank;                  /* AttrValue.shape or the tensor's shape; -2 = none */
+    bool    unknown_rank;
+    int64_t dims[8];
+    int     tensor_dtype;
+    uint8_t content[64];
+    size_t  content_len;
+    bool    has_tensor;
+} dec_attr;
+
+typedef struct dec_node {
+    char     name[64], op[32], device[64];
+    char     inputs[8][64];
+    int      n_inputs;
+    dec_attr attrs[MAXA];
+    int      n_attrs;
+} dec_node;
+
+typedef struct dec_graph {
+    dec_node nodes[MAXN];
+    int      n;
+    int      producer;
+} dec_graph;
+
+static bool d_dim(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    dec_attr *a = *arg;
+    tensorflow_TensorShapeProto_Dim d = tensorflow_TensorShapeProto_Dim_init_zero;
+    if (!pb_decode(s, tensorflow_TensorShapeProto_Dim_fields, &d) || a->rank >= 8)
+        return false;
+    a->dims[a->rank++] = d.size;
+    return true;
+}
+
+static bool d_shape(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    dec_attr *a = *arg;
+    tensorflow_TensorShapeProto sp = tensorflow_TensorShapeProto_init_zero;
+    sp.dim.funcs.decode = d_dim;
+    sp.dim.arg = a;
+    a->rank = 0;
+    if (!pb_decode(s, tensorflow_TensorShapeProto_fields, &sp))
+        return false;
+    a->unknown_rank = sp.has_unknown_rank && sp.unknown_rank;
+    return true;
+}
+
+static bool d_content(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    dec_attr *a = *arg;
+    if (s->bytes_left > sizeof a->content)
+        return false;
+    a->content_len = s->bytes_left;
+    return pb_read(s, a->content, a->content_len);
+}
+
+static bool d_tensor(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    dec_attr *a = *arg;
+    tensorflow_TensorProto t = tensorflow_TensorProto_init_zero;
+    t.tensor_shape.funcs.decode = d_shape;
+    t.tensor_shape.arg = a;
+    t.tensor_content.funcs.decode = d_content;
+    t.tensor_content.arg = a;
+    if (!pb_decode(s, tensorflow_TensorProto_fields, &t))
+        return false;
+    a->tensor_dtype = t.dtype;
+    a->has_tensor = true;
+    return true;
+}
+
+static bool d_attr(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    dec_node *n = *arg;
+    if (n->n_attrs >= MAXA)
+        return false;
+    dec_attr *a = &n->attrs[n->n_attrs++];
+    memset(a, 0, sizeof *a);
+    a->rank = -2;
+    while (s->bytes_left) {
+        pb_wire_type_t wt;
+        uint32_t tag;
+        bool eof;
+        if (!pb_decode_tag(s, &wt, &tag, &eof))
+            return false;
+        pb_istream_t sub;
+        if ((tag != 1 && tag != 2) || wt != PB_WT_STRING) {
+            if (!pb_skip_field(s, wt))
+                return false;
+            continue;
+        }
+        if (!pb_make_string_substream(s, &sub))
+            return false;
+        bool ok;
+        if (tag == 1) {
+            size_t len = sub.bytes_left < sizeof a->key - 1 ? sub.bytes_left : sizeof a->key - 1;
+            ok = pb_read(&sub, (pb_byte_t *)a->key, len) && pb_read(&sub, NULL, sub.bytes_left);
+        } else {
+            tensorflow_AttrValue v = tensorflow_AttrValue_init_zero;
+            v.shape.funcs.decode = d_shape;
+            v.shape.arg = a;
+            v.tensor.funcs.decode = d_tensor;
+            v.tensor.arg = a;
+            ok = pb_decode(&sub, tensorflow_AttrValue_fields, &v);
+            if (v.has_type)
+                a->type = v.type;
+        }
+        if (!pb_close_string_substream(s, &sub) || !ok)
+            return false;
+    }
+    return true;
+}
+
+static bool d_node(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    dec_graph *g = *arg;
+    if (g->n >= MAXN)
+        return false;
+    dec_node *n = &g->nodes[g->n++];
+    memset(n, 0, sizeof *n);
+    tensorflow_NodeDef nd = tensorflow_NodeDef_init_zero;
+    nd.attr.funcs.decode = d_attr;
+    nd.attr.arg = n;
+    if (!pb_decode(s, tensorflow_NodeDef_fields, &nd))
+        return false;
+    snprintf(n->name, sizeof n->name, "%s", nd.name ? nd.name : "");
+    snprintf(n->op, sizeof n->op, "%s", nd.op ? nd.op : "");
+    snprintf(n->device, sizeof n->device, "%s", nd.device ? nd.device : "");
+    for (pb_size_t i = 0; i < nd.input_count && i < 8; i++)
+        snprintf(n->inputs[n->n_inputs++], 64, "%s", nd.input[i]);
+    pb_release(tensorflow_NodeDef_fields, &nd);
+    return true;
+}
+
+static void decode_graph(const uint8_t *bytes, size_t len, dec_graph *g)
+{
+    memset(g, 0, sizeof *g);
+    tensorflow_GraphDef def = tensorflow_GraphDef_init_zero;
+    def.node.funcs.decode = d_node;
+    def.node.arg = g;
+    pb_istream_t is = pb_istream_from_buffer(bytes, len);
+    assert_true(pb_decode(&is, tensorflow_GraphDef_fields, &def));
+    assert_true(def.has_versions);
+    g->producer = def.versions.producer;
+}
+
+static const dec_node *find(const dec_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->nodes[i].name, name) == 0)
+            return &g->nodes[i];
+    return NULL;
+}
+
+static const dec_attr *attr(const dec_node *n, const char *key)
+{
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].key, key) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+static void test_dtype_mapping_round_trips(void **state)
+{
+    (void)state;
+    static const struct { int ir, tf; } pairs[] = {
+        { BD_DT_FLOAT, 1 }, { BD_DT_DOUBLE, 2 }, { BD_DT_INT32, 3 }, { BD_DT_UINT8, 4 },
+        { BD_DT_INT16, 5 }, { BD_DT_INT8, 6 }, { BD_DT_STRING, 7 }, { BD_DT_INT64, 9 },
+        { BD_DT_BOOL, 10 }, { BD_DT_BFLOAT16, 14 }, { BD_DT_UINT16, 17 }, { BD_DT_FLOAT16, 19 },
+        { BD_DT_UINT32, 22 }, { BD_DT_UINT64, 23 },
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        assert_int_equal(tf_dtype_from_ir(pairs[i].ir), pairs[i].tf);
+        assert_int_equal(tf_dtype_to_ir(pairs[i].tf), pairs[i].ir);
+    }
+    /* the enum in tf_api.h carries TensorFlow's numbers */
+    assert_int_equal(TF_FLOAT, 1);
+    assert_int_equal(TF_HALF, 19);
+    assert_int_equal(TF_BFLOAT16, 14);
+    assert_int_equal(TF_UINT64, 23);
+    assert_int_equal(tf_dtype_from_ir(BD_DT_UNDEFINED), 0);
+    assert_int_equal(tf_dtype_to_ir(8 /* DT_COMPLEX64 */), BD_DT_UNDEFINED);
+    assert_int_equal(tf_dtype_to_ir(20 /* DT_RESOURCE */), BD_DT_UNDEFINED);
+}
+
+static void build_fixture_graphdef(fx_graph *fx, tf_graphdef *gd)
+{
+    fx_build(fx);
+    bd_node *step[2] = { fx->n_neg, fx->n_add };
+    bd_subgraph sg = { .graph = fx->g, .nodes = step, .n_nodes = 2 };
+    bd_node **nodes = NULL;
+    size_t n = 0;
+    bd_error err = {0};
+    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, &err), 0);
+    /* the model's whole fallback set, not just this step's nodes */
+    assert_int_equal(n, 3);
+    assert_ptr_equal(nodes[0], fx->n_neg);
+    assert_ptr_equal(nodes[1], fx->n_add);
+    assert_ptr_equal(nodes[2], fx->n_idn);
+    int rc = tf_graphdef_build(fx->g, nodes, n, 1205, gd, &err);
+    free(nodes);
+    if (rc)
+        fail_msg("%s", err.msg);
+}
+
+static void test_graphdef_holds_nodes_consts_and_placeholders(void **state)
+{
+    (void)state;
+    fx_graph fx;
+    tf_graphdef gd;
+    build_fixture_graphdef(&fx, &gd);
+    assert_int_equal(gd.n_nodes, 3);
+    assert_int_equal(gd.n_consts, 1);
+    assert_int_equal(gd.n_placeholders, 2);
+
+    const char *dump = getenv("BRAID_TF_DUMP");
+    if (dump) {
+        FILE *f = fopen(dump, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(gd.bytes, 1, gd.len, f), gd.len);
+        fclose(f);
+    }
+
+    dec_graph g;
+    decode_graph(gd.bytes, gd.len, &g);
+    assert_int_equal(g.n, 6);
+    assert_int_equal(g.producer, 1205);
+
+    /* boundary tensors: Placeholders with dtype and rank (dims unknown) */
+    const dec_node *px = find(&g, "braid_feed/x");
+    assert_non_null(px);
+    assert_string_equal(px->op, "Placeholder");
+    assert_int_equal(px->n_inputs, 0);
+    assert_int_equal(attr(px, "dtype")->type, 1);
+    const dec_attr *sh = attr(px, "shape");
+    assert_non_null(sh);
+    assert_int_equal(sh->rank, 2);
+    assert_int_equal(sh->dims[0], -1);
+    assert_int_equal(sh->dims[1], -1);
+    assert_non_null(find(&g, "braid_feed/mid"));
+
+    /* the initializer: a Const with the bytes of value->data */
+    const dec_node *pc = find(&g, "braid_const/c");
+    assert_non_null(pc);
+    assert_string_equal(pc->op, "Const");
+    assert_int_equal(attr(pc, "dtype")->type, 1);
+    const dec_attr *val = attr(pc, "value");
+    assert_non_null(val);
+    assert_true(val->has_tensor);
+    assert_int_equal(val->tensor_dtype, 1);
+    assert_int_equal(val->rank, 1);
+    assert_int_equal(val->dims[0], 3);
+    assert_int_equal(val->content_len, 12);
+    assert_memory_equal(val->content, fx.c->data, 12);
+
+    /* fallback nodes: original name/op/attrs; inputs rewritten; device and _class dropped */
+    const dec_node *neg = find(&g, "neg");
+    assert_non_null(neg);
+    assert_string_equal(neg->op, "Neg");
+    assert_string_equal(neg->device, "");
+    assert_int_equal(neg->n_inputs, 1);
+    assert_string_equal(neg->inputs[0], "braid_feed/x");
+    assert_int_equal(neg->n_attrs, 1);
+    assert_int_equal(attr(neg, "T")->type, 1);
+    assert_null(attr(neg, "_class"));
+
+    const dec_node *add = find(&g, "add");
+    assert_non_null(add);
+    assert_string_equal(add->op, "AddV2");
+    assert_int_equal(add->n_inputs, 3);            /* "^elsewhere" is not in the GraphDef */
+    assert_string_equal(add->inputs[0], "neg");
+    assert_string_equal(add->inputs[1], "braid_const/c");
+    assert_string_equal(add->inputs[2], "^neg");
+
+    const dec_node *idn = find(&g, "idn");
+    assert_non_null(idn);
+    assert_int_equal(idn->n_inputs, 1);
+    assert_string_equal(idn->inputs[0], "braid_feed/mid");
+    assert_null(find(&g, "mid"));                   /* oneDNN's node stays out */
+
+    /* where each value lives, for feeds and fetches */
+    assert_string_equal(gd.op_name[fx.add->index], "add");
+    assert_int_equal(gd.out_index[fx.add->index], 0);
+    assert_string_equal(gd.op_name[fx.idn->index], "idn");
+    assert_string_equal(gd.op_name[fx.mid->index], "braid_feed/mid");
+    tf_graphdef_free(&gd);
+    bd_graph_destroy(fx.g);
+}
+
+static void test_graphdef_is_the_same_for_every_step_and_plan(void **state)
+{
+    (void)state;
+    fx_graph fx;
+    tf_graphdef a, b;
+    build_fixture_graphdef(&fx, &a);
+    /* a plan for other input shapes: the same bytes (Placeholders carry ranks only) */
+    fx.x->shape.dims[0] = 7;
+    bd_node *step[1] = { fx.n_idn };
+    bd_subgraph sg = { .graph = fx.g, .nodes = step, .n_nodes = 1 };
+    bd_node **nodes;
+    size_t n;
+    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, NULL), 0);
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, n, 1205, &b, NULL), 0);
+    free(nodes);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.bytes, b.bytes, a.len);
+    tf_graphdef_free(&a);
+    tf_graphdef_free(&b);
+    bd_graph_destroy(fx.g);
+}
+
+static void test_graphdef_rejects_mismatched_inputs(void **state)
+{
+    (void)state;
+    fx_graph fx;
+    fx_build(&fx);
+    static const char *const two[] = { "x", "y" };
+    fx_set_origin(fx.g, fx.n_neg, "neg", "Neg", two, 2, NULL, false);
+    bd_node *nodes[1] = { fx.n_neg };
+    tf_graphdef gd;
+    bd_error err = {0};
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
+    assert_non_null(strstr(err.msg, "node 'neg' (op Neg): its NodeDef has 2 data inputs, the IR node 1"));
+    assert_null(gd.bytes);
+
+    fx.n_neg->origin = "\xff\xff";                  /* not a NodeDef */
+    fx.n_neg->origin_len = 2;
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
+    assert_non_null(strstr(err.msg, "node 'neg': its NodeDef does not decode"));
+    bd_graph_destroy(fx.g);
+}
+
+static void test_graphdef_rejects_string_constants(void **state)
+{
+    (void)state;
+    fx_graph fx;
+    fx_build(&fx);
+    fx.c->dtype = BD_DT_STRING;
+    bd_node *nodes[2] = { fx.n_neg, fx.n_add };
+    tf_graphdef gd;
+    bd_error err = {0};
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 2, 1205, &gd, &err), BD_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "input 'c' is a string tensor constant"));
+    bd_graph_destroy(fx.g);
+}
+
+static void test_generated_names_do_not_clash_with_the_model(void **state)
+{
+    (void)state;
+    fx_graph fx;
+    fx_build(&fx);
+    /* a model node already called braid_feed/x: the Placeholder takes another name */
+    static const char *const in[] = { "x" };
+    fx_set_origin(fx.g, fx.n_neg, "braid_feed/x", "Neg", in, 1, NULL, false);
+    bd_node *nodes[1] = { fx.n_neg };
+    tf_graphdef gd;
+    bd_error err = {0};
+    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), 0);
+    char want[64];
+    snprintf(want, sizeof want, "braid_feed/x_%d", fx.x->index);
+    assert_string_equal(gd.op_name[fx.x->index], want);
+    dec_graph g;
+    decode_graph(gd.bytes, gd.len, &g);
+    assert_string_equal(find(&g, "braid_feed/x")->inputs[0], want);
+    tf_graphdef_free(&gd);
+    bd_graph_destroy(fx.g);
+}
+
+static void test_nodedef_data_inputs_skip_control_inputs(void **state)
+{
+    (void)state;
+    fx_graph fx;
+    fx_build(&fx);
+    size_t n = 0;
+    assert_int_equal(tf_nodedef_data_inputs(fx.n_add->origin, fx.n_add->origin_len, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    bd_graph_destroy(fx.g);
+}
+
+static void test_missing_library_is_named(void **state)
+{
+    (void)state;
+    tf_lib lib;
+    bd_error err = {0};
+    assert_int_equal(tf_lib_open("/nonexistent/libtensorflow.so.2", &lib, &err), BD_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "cannot load /nonexistent/libtensorflow.so.2"));
+}
+
+static void test_missing_symbol_is_named(void **state)
+{
+    (void)state;
+    const char *path = getenv("FAKE_TF_PARTIAL_LIB");
+    assert_non_null(path);
+    tf_lib lib;
+    bd_error err = {0};
+    assert_int_equal(tf_lib_open(path, &lib, &err), BD_ENOTFOUND);
+    char want[1200];
+    snprintf(want, sizeof want, "libtensorflow.so.2 at %s lacks TF_SessionRun", path);
+    assert_string_equal(err.msg, want);
+    assert_null(lib.handle);
+}
+
+static void test_complete_library_resolves_every_symbol(void **state)
+{
+    (void)state;
+    const char *path = getenv("FAKE_TF_LIB");
+    assert_non_null(path);
+    tf_lib lib;
+    bd_error err = {0};
+    if (tf_lib_open(path, &lib, &err))
+        fail_msg("%s", err.msg);
+#define CHECK_RESOLVED(name, ret, params) assert_non_null(lib.name);
+    BD_TF_FUNCTIONS(CHECK_RESOLVED)
+#undef CHECK_RESOLVED
+    assert_non_null(strstr(lib.version, "fake"));
+    tf_lib_close(&lib);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dtype_mapping_round_trips),
+        cmocka_unit_test(test_graphdef_holds_nodes_consts_and_placeholders),
+        cmocka_unit_test(test_graphdef_is_the_same_for_every_step_and_plan),
+        cmocka_unit_test(test_graphdef_rejects_mismatched_inputs),
+        cmocka_unit_test(test_graphdef_rejects_string_constants),
+        cmocka_unit_test(test_generated_names_do_not_clash_with_the_model),
+        cmocka_unit_test(test_nodedef_data_inputs_skip_control_inputs),
+        cmocka_unit_test(test_missing_library_is_named),
+        cmocka_unit_test(test_missing_symbol_is_named),
+        cmocka_unit_test(test_complete_library_resolves_every_symbol),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,554 @@
+/* The status endpoint's HTTP server (daemon/http_server.h) with a stub handler: routing
+ * results, HEAD, keep-alive, pipelining, every bound a client controls (head, URL, body,
+ * time, connections, unread output), and a clean shutdown with connections still open.
+ *
+ * The loop runs on its own thread; the test thread is the client (blocking sockets with
+ * receive timeouts). Every test stops the server from the loop thread and proves the loop
+ * closes with no handle left. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "daemon/http_server.h"
+#include "tests/daemon/http/http_client.h"
+
+#define BIG_BYTES (1024 * 1024)
+
+typedef struct fixture {
+    uv_loop_t       loop;
+    uv_async_t      stop;
+    uv_thread_t     thread;
+    bd_http_server *srv;
+    int             port;
+    atomic_int      closed;
+    atomic_int      requests;
+} fixture;
+
+static void stub(void *arg, const bd_http_request *req, bd_http_response *res)
+{
+    fixture *f = arg;
+    int n = atomic_fetch_add(&f->requests, 1) + 1;
+    if (strcmp(req->path, "/hello") != 0 && strcmp(req->path, "/count") != 0 &&
+        strcmp(req->path, "/big") != 0) {
+        res->status = 404;
+        res->len = (size_t)asprintf(&res->body, "no %s\n", req->path);
+        return;
+    }
+    if (req->method != HTTP_GET && req->method != HTTP_HEAD) {
+        res->status = 405;
+        res->allow = "GET, HEAD";
+        return;
+    }
+    res->status = 200;
+    if (strcmp(req->path, "/big") == 0) {
+        res->body = malloc(BIG_BYTES);
+        if (!res->body) {
+            res->status = 500;
+            return;
+        }
+        memset(res->body, 'x', BIG_BYTES);
+        res->len = BIG_BYTES;
+    } else if (strcmp(req->path, "/count") == 0) {
+        res->len = (size_t)asprintf(&res->body, "%d", n);
+    } else {
+        res->content_type = "text/x-hello";
+        res->len = (size_t)asprintf(&res->body, "hello %s\n", req->query);
+    }
+}
+
+static void run_loop(void *arg)
+{
+    fixture *f = arg;
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+}
+
+static void on_closed(void *arg)
+{
+    fixture *f = arg;
+    atomic_fetch_add(&f->closed, 1);
+}
+
+static void on_stop(uv_async_t *a)
+{
+    fixture *f = a->data;
+    bd_http_server_close(f->srv, on_closed, f);
+    uv_close((uv_handle_t *)&f->stop, NULL);
+}
+
+static fixture *start(const bd_http_limits *lim)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    bd_error err = {0};
+    int rc = bd_http_server_start(&f->loop, "127.0.0.1:0", lim, stub, f, &f->srv, &err);
+    if (rc)
+        fail_msg("start: %s", err.msg);
+    f->port = bd_http_server_port(f->srv);
+    assert_true(f->port > 0);
+    uv_async_init(&f->loop, &f->stop, on_stop);
+    f->stop.data = f;
+    assert_int_equal(uv_thread_create(&f->thread, run_loop, f), 0);
+    return f;
+}
+
+/* Close from the loop thread; the loop must end with every handle closed. */
+static void stop(fixture *f)
+{
+    uv_async_send(&f->stop);
+    uv_thread_join(&f->thread);
+    assert_int_equal(atomic_load(&f->closed), 1);
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+    free(f);
+}
+
+static bd_http_limits limits(void)
+{
+    bd_http_limits l;
+    bd_http_limits_default(&l);
+    return l;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+#define REQ(path) "GET " path " HTTP/1.1\r\nHost: x\r\n\r\n"
+
+/* ---- tests ----------------------------------------------------------------------------- */
+
+static void test_routes_status_and_headers(void **state)
+{
+    fixture *f = start(NULL);
+    tc_response r;
+    assert_int_equal(tc_get(f->port, "GET", "/hello?a=1", &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "hello a=1\n");
+    assert_string_equal(r.content_type, "text/x-hello");
+    assert_int_equal(r.content_length, (long)r.len);
+    tc_response_free(&r);
+
+    assert_int_equal(tc_get(f->port, "GET", "/nope", &r), 0);
+    assert_int_equal(r.status, 404);
+    tc_response_free(&r);
+
+    assert_int_equal(tc_get(f->port, "DELETE", "/hello", &r), 0);
+    assert_int_equal(r.status, 405);
+    assert_string_equal(r.allow, "GET, HEAD");
+    tc_response_free(&r);
+    stop(f);
+}
+
+static void test_head_sends_length_without_body(void **state)
+{
+    fixture *f = start(NULL);
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    const char *reqs = "HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n" REQ("/hello");
+    assert_int_equal(tc_send(&c, reqs, strlen(reqs)), 0);
+    tc_response r;
+    assert_int_equal(tc_read(&c, true, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.content_length, (long)strlen("hello \n"));
+    assert_int_equal(r.len, 0);
+    tc_response_free(&r);
+    /* the next response parses cleanly: no stray body bytes followed the HEAD answer */
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_string_equal(r.body, "hello \n");
+    tc_response_free(&r);
+    tc_close(&c);
+    stop(f);
+}
+
+static void test_keep_alive_100_requests_one_connection(void **state)
+{
+    fixture *f = start(NULL);
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    for (int i = 1; i <= 100; i++) {
+        assert_int_equal(tc_send(&c, REQ("/count"), strlen(REQ("/count"))), 0);
+        tc_response r;
+        assert_int_equal(tc_read(&c, false, &r), 0);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.connection, "keep-alive");
+        assert_int_equal(atoi(r.body), i);
+        tc_response_free(&r);
+    }
+    tc_close(&c);
+    stop(f);
+}
+
+static void test_pipelined_requests_answered_in_order(void **state)
+{
+    fixture *f = start(NULL);
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    char reqs[20 * 64] = "";
+    for (int i = 0; i < 20; i++)
+        strcat(reqs, REQ("/count"));
+    assert_int_equal(tc_send(&c, reqs, strlen(reqs)), 0);
+    for (int i = 1; i <= 20; i++) {
+        tc_response r;
+        assert_int_equal(tc_read(&c, false, &r), 0);
+        assert_int_equal(atoi(r.body), i);
+        tc_response_free(&r);
+    }
+    tc_close(&c);
+    stop(f);
+}
+
+static void expect_rejected(fixture *f, const char *head, size_t head_len, const char *body,
+                            size_t body_len, int status)
+{
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, head, head_len);                 /* the server may stop reading early */
+    if (body)
+        tc_send(&c, body, body_len);
+    tc_response r;
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, status);
+    assert_string_equal(r.connection, "close");
+    tc_response_free(&r);
+    assert_int_equal(tc_wait_closed(&c, 5000), 1);
+    tc_close(&c);
+}
+
+static char *repeat(char ch, size_t n)
+{
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = ch;
+    s[n] = '\0';
+    return s;
+}
+
+static void test_oversize_header_gets_431_and_close(void **state)
+{
+    fixture *f = start(NULL);
+    char *fill = repeat('a', 20 * 1024), *req = NULL;
+    int n = asprintf(&req, "GET /hello HTTP/1.1\r\nHost: x\r\nX-Fill: %s\r\n\r\n", fill);
+    assert_true(n > 0);
+    expect_rejected(f, req, (size_t)n, NULL, 0, 431);
+    free(req);
+    free(fill);
+    assert_int_equal(atomic_load(&f->requests), 0);  /* never reached the handler */
+    stop(f);
+}
+
+static void test_long_url_gets_414(void **state)
+{
+    fixture *f = start(NULL);
+    char *path = repeat('u', 9000), *req = NULL;
+    int n = asprintf(&req, "GET /%s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+    assert_true(n > 0);
+    expect_rejected(f, req, (size_t)n, NULL, 0, 414);
+    free(req);
+    free(path);
+    stop(f);
+}
+
+static void test_large_body_gets_413(void **state)
+{
+    fixture *f = start(NULL);
+    size_t len = 100 * 1024;
+    char *body = repeat('b', len);
+    char head[128];
+    int n = snprintf(head, sizeof head, "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", len);
+    expect_rejected(f, head, (size_t)n, body, len, 413);
+    free(body);
+    stop(f);
+}
+
+static void test_malformed_request_gets_400(void **state)
+{
+    fixture *f = start(NULL);
+    const char *bad = "THIS IS NOT HTTP\r\n\r\n";
+    expect_rejected(f, bad, strlen(bad), NULL, 0, 400);
+    stop(f);
+}
+
+static void test_http10_and_connection_close_end_the_connection(void **state)
+{
+    fixture *f = start(NULL);
+    const char *reqs[] = { "GET /hello HTTP/1.0\r\n\r\n",
+                           "GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n" REQ("/hello") };
+    for (int i = 0; i < 2; i++) {
+        tc_conn c;
+        assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+        assert_int_equal(tc_send(&c, reqs[i], strlen(reqs[i])), 0);
+        tc_response r;
+        assert_int_equal(tc_read(&c, false, &r), 0);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.connection, "close");
+        tc_response_free(&r);
+        assert_int_equal(tc_wait_closed(&c, 5000), 1);   /* the pipelined 2nd is ignored */
+        tc_close(&c);
+    }
+    assert_int_equal(atomic_load(&f->requests), 2);
+    stop(f);
+}
+
+static void test_idle_connection_times_out(void **state)
+{
+    bd_http_limits l = limits();
+    l.timeout_ms = 300;
+    fixture *f = start(&l);
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(tc_wait_closed(&c, 5000), 1);
+    long ms = ms_since(&t0);
+    assert_true(ms >= 250 && ms < 4000);
+    tc_close(&c);
+    stop(f);
+}
+
+/* A client that trickles its headers (slowloris) is cut off by the request timeout even
+ * though bytes keep arriving. */
+static void test_trickling_client_times_out(void **state)
+{
+    bd_http_limits l = limits();
+    l.timeout_ms = 300;
+    fixture *f = start(&l);
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tc_send(&c, "GET /hello HTTP/1.1\r\n", 21);
+    int closed = 0;
+    for (int i = 0; i < 60 && !closed; i++) {
+        if (tc_send(&c, "X-A: b\r\n", 8) != 0)
+            closed = 1;
+        else
+            closed = tc_wait_closed(&c, 50);
+    }
+    assert_true(closed);
+    assert_true(ms_since(&t0) < 2500);
+    tc_close(&c);
+    assert_int_equal(atomic_load(&f->requests), 0);
+    stop(f);
+}
+
+static void test_connection_limit(void **state)
+{
+    bd_http_limits l = limits();
+    l.max_connections = 2;
+    fixture *f = start(&l);
+    tc_conn a, b, c, d;
+    tc_response r;
+    assert_int_equal(tc_connect(&a, f->port, 5000), 0);
+    assert_int_equal(tc_connect(&b, f->port, 5000), 0);
+    tc_send(&a, REQ("/hello"), strlen(REQ("/hello")));
+    tc_send(&b, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&a, false, &r), 0);
+    tc_response_free(&r);
+    assert_int_equal(tc_read(&b, false, &r), 0);
+    tc_response_free(&r);
+
+    /* at the limit, the oldest idle connection (A) makes room for a new one */
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    tc_response_free(&r);
+    assert_int_equal(tc_wait_closed(&a, 5000), 1);
+    tc_close(&a);
+
+    /* connections in the middle of a request (head sent, body still due) are not taken:
+     * a new connection beyond the limit is accepted, then closed */
+    static const char partial[] = "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+    tc_send(&b, partial, strlen(partial));
+    tc_send(&c, partial, strlen(partial));
+    int refused = 0;
+    for (int i = 0; i < 50 && !refused; i++) {      /* the heads may still be in flight */
+        assert_int_equal(tc_connect(&d, f->port, 5000), 0);
+        refused = tc_wait_closed(&d, 200);
+        tc_close(&d);
+    }
+    assert_true(refused);
+    assert_int_equal(atomic_load(&f->requests), 3);
+    tc_close(&b);
+    tc_close(&c);
+    stop(f);
+}
+
+/* The per-address cap works like the global limit, among one client address's connections
+ * (all of this test's come from 127.0.0.1). */
+static void test_per_address_cap(void **state)
+{
+    bd_http_limits l = limits();
+    l.max_connections = 100;
+    l.max_connections_per_ip = 2;
+    fixture *f = start(&l);
+    tc_conn a, b, c, d;
+    tc_response r;
+    assert_int_equal(tc_connect(&a, f->port, 5000), 0);
+    assert_int_equal(tc_connect(&b, f->port, 5000), 0);
+    static const char partial[] = "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+    tc_send(&b, partial, strlen(partial));          /* B is busy, A idle */
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 200);
+    tc_response_free(&r);
+    assert_int_equal(tc_wait_closed(&a, 5000), 1);  /* the idle one made room */
+    tc_close(&a);
+    tc_send(&c, partial, strlen(partial));
+    int refused = 0;
+    for (int i = 0; i < 50 && !refused; i++) {
+        assert_int_equal(tc_connect(&d, f->port, 5000), 0);
+        refused = tc_wait_closed(&d, 200);
+        tc_close(&d);
+    }
+    assert_true(refused);
+    assert_int_equal(tc_wait_closed(&b, 50), 0);    /* busy connections were kept */
+    tc_close(&b);
+    tc_close(&c);
+    stop(f);
+}
+
+/* 3 x the limit of idle connections (a flood of sockets that send nothing): a client that
+ * comes afterwards is still served, because idle connections are reused oldest first. */
+static void test_idle_flood_does_not_starve_new_clients(void **state)
+{
+    bd_http_limits l = limits();
+    l.max_connections = 8;
+    fixture *f = start(&l);
+    tc_conn idle[24], c;
+    tc_response r;
+    for (int i = 0; i < 24; i++)
+        assert_int_equal(tc_connect(&idle[i], f->port, 5000), 0);
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 200);
+    tc_response_free(&r);
+    tc_close(&c);
+    for (int i = 0; i < 24; i++)
+        tc_close(&idle[i]);
+    stop(f);
+}
+
+/* A client that sends many requests without reading: the server stops reading once the
+ * unsent output passes the limit, and resumes when the client catches up. */
+static void test_client_that_does_not_read_is_paused_then_served(void **state)
+{
+    bd_http_limits l = limits();
+    l.max_unsent_bytes = 64 * 1024;
+    fixture *f = start(&l);
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 10000), 0);
+    enum { N = 32 };
+    char reqs[N * 64] = "";
+    for (int i = 0; i < N; i++)
+        strcat(reqs, REQ("/big"));
+    assert_int_equal(tc_send(&c, reqs, strlen(reqs)), 0);
+    usleep(300 * 1000);
+    /* N x 1 MiB is 32 MiB; the socket buffers hold far less, so the server must
+     * have paused rather than produced every answer */
+    assert_true(atomic_load(&f->requests) < N);
+    for (int i = 0; i < N; i++) {
+        tc_response r;
+        assert_int_equal(tc_read(&c, false, &r), 0);
+        assert_int_equal(r.status, 200);
+        assert_int_equal(r.len, BIG_BYTES);
+        tc_response_free(&r);
+    }
+    assert_int_equal(atomic_load(&f->requests), N);
+    tc_close(&c);
+    stop(f);
+}
+
+static void test_close_with_open_connections_leaves_no_handle(void **state)
+{
+    fixture *f = start(NULL);
+    tc_conn idle, partial;
+    tc_response r;
+    assert_int_equal(tc_connect(&idle, f->port, 5000), 0);
+    tc_send(&idle, REQ("/hello"), strlen(REQ("/hello")));
+    assert_int_equal(tc_read(&idle, false, &r), 0);           /* now idle, kept alive */
+    tc_response_free(&r);
+    assert_int_equal(tc_connect(&partial, f->port, 5000), 0);
+    tc_send(&partial, "GET /hello HTTP/1.1\r\nHo", 23);       /* mid-request */
+    usleep(50 * 1000);
+    stop(f);                                                   /* uv_loop_close == 0 */
+    assert_int_equal(tc_wait_closed(&idle, 2000), 1);
+    assert_int_equal(tc_wait_closed(&partial, 2000), 1);
+    tc_close(&idle);
+    tc_close(&partial);
+}
+
+static void test_parse_address(void **state)
+{
+    struct sockaddr_storage a;
+    bd_error err = {0};
+    assert_int_equal(bd_http_parse_address("127.0.0.1:8002", &a, &err), 0);
+    assert_int_equal(a.ss_family, AF_INET);
+    assert_int_equal(ntohs(((struct sockaddr_in *)&a)->sin_port), 8002);
+    assert_int_equal(bd_http_parse_address("[::1]:0", &a, &err), 0);
+    assert_int_equal(a.ss_family, AF_INET6);
+    assert_int_equal(bd_http_parse_address("localhost:80", &a, &err), 0);
+    const char *bad[] = { "nocolon", "127.0.0.1:", "127.0.0.1:99999", "127.0.0.1:12x",
+                          "127.0.0.1:-1", "no.such.host.invalid:80" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(bd_http_parse_address(bad[i], &a, &err), BD_EINVAL);
+        assert_non_null(strstr(err.msg, bad[i]));
+    }
+}
+
+static void test_port_in_use_fails_cleanly(void **state)
+{
+    fixture *f = start(NULL);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", f->port);
+    bd_http_server *s = NULL;
+    bd_error err = {0};
+    assert_int_equal(bd_http_server_start(&loop, addr, NULL, stub, f, &s, &err), BD_EIO);
+    assert_non_null(strstr(err.msg, addr));
+    uv_run(&loop, UV_RUN_DEFAULT);                  /* lets the failed listener close */
+    assert_int_equal(uv_loop_close(&loop), 0);
+    stop(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes_status_and_headers),
+        cmocka_unit_test(test_head_sends_length_without_body),
+        cmocka_unit_test(test_keep_alive_100_requests_one_connection),
+        cmocka_unit_test(test_pipelined_requests_answered_in_order),
+        cmocka_unit_test(test_oversize_header_gets_431_and_close),
+        cmocka_unit_test(test_long_url_gets_414),
+        cmocka_unit_test(test_large_body_gets_413),
+        cmocka_unit_test(test_malformed_request_gets_400),
+        cmocka_unit_test(test_http10_and_connection_close_end_the_connection),
+        cmocka_unit_test(test_idle_connection_times_out),
+        cmocka_unit_test(test_trickling_client_times_out),
+        cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_idle_flood_does_not_starve_new_clients),
+        cmocka_unit_test(test_per_address_cap),
+        cmocka_unit_test(test_client_that_does_not_read_is_paused_then_served),
+        cmocka_unit_test(test_close_with_open_connections_leaves_no_handle),
+        cmocka_unit_test(test_parse_address),
+        cmocka_unit_test(test_port_in_use_fails_cleanly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,445 @@
+/* Graph rewrites: batch-norm folding, GELU and layer-norm pattern fusion, post-op merging. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "partitioner/passes/partition.h"
+#include "partitioner/passes/passes.h"
+#include "tests/lib/tl_graph.h"
+
+/* A backend that accepts every node, so the passes' own matching is what is tested. */
+static bool accept_all(const bd_graph *g, const bd_node *n, char *why, size_t len) { return true; }
+static bool accept_one_postop(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    return n->n_post <= 1;
+}
+static const bd_backend accept_backend = { .name = "test", .supports = accept_all };
+static const bd_backend limited_backend = { .name = "limited", .supports = accept_one_postop };
+/* A fast path without a Gelu kernel. */
+static bool no_gelu(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    return strcmp(n->op_type, "Gelu") != 0;
+}
+static const bd_backend no_gelu_backend = { .name = "nogelu", .supports = no_gelu };
+
+static bd_value *tensor(bd_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    return tl_value(g, name, BD_DT_FLOAT, rank, dims);
+}
+
+static bd_value *scalar(bd_graph *g, const char *name, float x)
+{
+    return tl_const(g, name, BD_DT_FLOAT, 0, NULL, &x);
+}
+
+static void test_fold_batchnorm(void **state)
+{
+    bd_graph *g = bd_graph_create("bn");
+    int64_t xd[] = { 1, 1, 3, 3 }, wd[] = { 2, 1, 1, 1 }, cd[] = { 2 }, yd[] = { 1, 2, 3, 3 };
+    bd_value *x = tensor(g, "x", 4, xd), *y = tensor(g, "y", 4, yd), *z = tensor(g, "z", 4, yd);
+    bd_value *w = tl_const(g, "w", BD_DT_FLOAT, 4, wd, (float[]){ 2, 3 });
+    bd_value *sc = tl_const(g, "scale", BD_DT_FLOAT, 1, cd, (float[]){ 1, 2 });
+    bd_value *sh = tl_const(g, "shift", BD_DT_FLOAT, 1, cd, (float[]){ 0.5f, -1 });
+    bd_value *mu = tl_const(g, "mean", BD_DT_FLOAT, 1, cd, (float[]){ 1, 0 });
+    bd_value *va = tl_const(g, "var", BD_DT_FLOAT, 1, cd, (float[]){ 3, 0 });
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, z, NULL);
+    tl_op(g, "conv", "Conv", (bd_value *[]){ x, w }, 2, y);
+    bd_node *bn = tl_op(g, "bn", "BatchNormalization", (bd_value *[]){ y, sc, sh, mu, va }, 5, z);
+    bd_node_add_attr(g, bn, &(bd_attr){ .name = "epsilon", .type = BD_ATTR_FLOAT, .f = 1.0f }, NULL);
+
+    assert_int_equal(bd_pass_fold_batchnorm(g, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    bd_node *conv = bd_graph_node(g, 0);
+    assert_ptr_equal(conv->outputs[0], z);
+    assert_int_equal(conv->n_inputs, 3);
+    const float *nw = conv->inputs[1]->data, *nb = conv->inputs[2]->data;
+    /* channel 0: s = 1/sqrt(3+1) = 0.5; channel 1: s = 2/sqrt(0+1) = 2 */
+    assert_float_equal(nw[0], 1.0f, 1e-6);
+    assert_float_equal(nw[1], 6.0f, 1e-6);
+    assert_float_equal(nb[0], (0 - 1) * 0.5f + 0.5f, 1e-6);
+    assert_float_equal(nb[1], -1.0f, 1e-6);
+    const float *orig = w->data;
+    assert_float_equal(orig[0], 2.0f, 0);   /* the original initializer is untouched */
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_graph_destroy(g);
+}
+
+/* x -> Div(√2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5) -> y */
+static void test_gelu_pattern(void **state)
+{
+    bd_graph *g = bd_graph_create("gelu");
+    int64_t d[] = { 2, 8 };
+    bd_value *x = tensor(g, "x", 2, d), *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d),
+             *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    tl_op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "one", 1) }, 2, c);
+    tl_op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    tl_op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    assert_int_equal(bd_pass_gelu(g, NULL, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    bd_node *n = bd_graph_node(g, 0);
+    assert_string_equal(n->op_type, "Gelu");
+    assert_string_equal(n->domain, "braid");
+    assert_ptr_equal(n->inputs[0], x);
+    assert_ptr_equal(n->outputs[0], y);
+    bd_graph_destroy(g);
+}
+
+static void test_gelu_pattern_rejects_wrong_constant(void **state)
+{
+    bd_graph *g = bd_graph_create("notgelu");
+    int64_t d[] = { 2, 8 };
+    bd_value *x = tensor(g, "x", 2, d), *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d),
+             *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    tl_op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "two", 2) }, 2, c);   /* not 1 */
+    tl_op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    tl_op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    assert_int_equal(bd_pass_gelu(g, NULL, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 5);
+    bd_graph_destroy(g);
+}
+
+static void test_layernorm_pattern(void **state)
+{
+    bd_graph *g = bd_graph_create("ln");
+    int64_t d[] = { 1, 4, 8 }, r[] = { 1, 4, 1 }, v8[] = { 8 };
+    float ones[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, zeros[8] = { 0 };
+    bd_value *x = tensor(g, "x", 3, d), *m = tensor(g, "m", 3, r), *dd = tensor(g, "d", 3, d),
+             *p = tensor(g, "p", 3, d), *v = tensor(g, "v", 3, r), *ve = tensor(g, "ve", 3, r),
+             *s = tensor(g, "s", 3, r), *n = tensor(g, "n", 3, d), *gm = tensor(g, "gm", 3, d),
+             *y = tensor(g, "y", 3, d);
+    bd_value *gamma = tl_const(g, "gamma", BD_DT_FLOAT, 1, v8, ones), *beta = tl_const(g, "beta", BD_DT_FLOAT, 1, v8, zeros);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    static const int64_t last[] = { -1 };
+    bd_attr axes = { .name = "axes", .type = BD_ATTR_INTS, .ints = last, .n = 1 };
+    bd_node_add_attr(g, tl_op(g, "mean", "ReduceMean", (bd_value *[]){ x }, 1, m), &axes, NULL);
+    tl_op(g, "sub", "Sub", (bd_value *[]){ x, m }, 2, dd);
+    tl_op(g, "pow", "Pow", (bd_value *[]){ dd, scalar(g, "two", 2) }, 2, p);
+    bd_node_add_attr(g, tl_op(g, "var", "ReduceMean", (bd_value *[]){ p }, 1, v), &axes, NULL);
+    tl_op(g, "eps", "Add", (bd_value *[]){ v, scalar(g, "epsilon", 1e-5f) }, 2, ve);
+    tl_op(g, "sqrt", "Sqrt", (bd_value *[]){ ve }, 1, s);
+    tl_op(g, "div", "Div", (bd_value *[]){ dd, s }, 2, n);
+    tl_op(g, "gamma_mul", "Mul", (bd_value *[]){ n, gamma }, 2, gm);
+    tl_op(g, "beta_add", "Add", (bd_value *[]){ gm, beta }, 2, y);
+    assert_int_equal(bd_pass_layernorm(g, NULL, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    bd_node *ln = bd_graph_node(g, 0);
+    assert_string_equal(ln->op_type, "LayerNormalization");
+    assert_ptr_equal(ln->inputs[1], gamma);
+    assert_ptr_equal(ln->inputs[2], beta);
+    assert_float_equal(bd_node_attr_float(ln, "epsilon", 0), 1e-5f, 1e-12);
+    assert_int_equal(bd_node_attr_int(ln, "axis", 0), -1);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_graph_destroy(g);
+}
+
+/* conv -> Relu -> Add(residual r) -> Relu, with r produced *after* conv in node order. */
+static void test_fuse_conv_relu_residual(void **state)
+{
+    bd_graph *g = bd_graph_create("res");
+    int64_t d[] = { 1, 4, 5, 5 }, wd[] = { 4, 4, 1, 1 };
+    float w[16] = { 0 };
+    bd_value *x = tensor(g, "x", 4, d), *a = tensor(g, "a", 4, d), *b = tensor(g, "b", 4, d),
+             *r = tensor(g, "r", 4, d), *c = tensor(g, "c", 4, d), *y = tensor(g, "y", 4, d);
+    bd_value *wv = tl_const(g, "w", BD_DT_FLOAT, 4, wd, w);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "conv", "Conv", (bd_value *[]){ x, wv }, 2, a);
+    tl_op(g, "relu1", "Relu", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "side", "Sigmoid", (bd_value *[]){ x }, 1, r);
+    tl_op(g, "add", "Add", (bd_value *[]){ r, b }, 2, c);
+    tl_op(g, "relu2", "Relu", (bd_value *[]){ c }, 1, y);
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 3);
+    assert_int_equal(bd_graph_num_nodes(g), 2);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_node *conv = bd_graph_node(g, 1);      /* re-sorted after the side branch */
+    assert_string_equal(conv->name, "conv");
+    assert_int_equal(conv->n_post, 3);
+    assert_int_equal(conv->post[0].kind, BD_POST_ELTWISE);
+    assert_int_equal(conv->post[0].alg, BD_ELT_RELU);
+    assert_int_equal(conv->post[1].kind, BD_POST_SUM);
+    assert_ptr_equal(conv->inputs[conv->post[1].input], r);
+    assert_int_equal(conv->post[2].alg, BD_ELT_RELU);
+    assert_ptr_equal(conv->outputs[0], y);
+    assert_string_equal(conv->composite, "Conv+Relu+Add+Relu");
+    bd_graph_destroy(g);
+}
+
+/* matmul -> Add(bias const) -> Div(8) -> Add(mask, broadcast) ; backend allows one post-op. */
+static void test_fuse_respects_backend_and_broadcast(void **state)
+{
+    bd_graph *g = bd_graph_create("attn");
+    int64_t d[] = { 1, 2, 4, 4 }, md[] = { 1, 1, 1, 4 }, bd[] = { 4 };
+    bd_value *q = tensor(g, "q", 4, d), *k = tensor(g, "k", 4, d), *s = tensor(g, "s", 4, d),
+             *t = tensor(g, "t", 4, d), *u = tensor(g, "u", 4, d), *mask = tensor(g, "mask", 4, md),
+             *y = tensor(g, "y", 4, d);
+    bd_value *bias = tl_const(g, "bias", BD_DT_FLOAT, 1, bd, (float[]){ 1, 2, 3, 4 });
+    bd_graph_mark_input(g, q, NULL);
+    bd_graph_mark_input(g, k, NULL);
+    bd_graph_mark_input(g, mask, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ q, k }, 2, s);
+    tl_op(g, "bias", "Add", (bd_value *[]){ bias, s }, 2, t);
+    tl_op(g, "scale", "Div", (bd_value *[]){ t, scalar(g, "eight", 8) }, 2, u);
+    tl_op(g, "mask_add", "Add", (bd_value *[]){ u, mask }, 2, y);
+
+    bd_graph *g2 = bd_graph_clone(g);
+    assert_int_equal(bd_pass_fuse_postops(g2, &limited_backend, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g2), 3);
+    bd_graph_destroy(g2);
+
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 3);
+    bd_node *mm = bd_graph_node(g, 0);
+    assert_int_equal(mm->n_post, 3);
+    assert_int_equal(mm->post[0].kind, BD_POST_BINARY);
+    assert_ptr_equal(mm->inputs[mm->post[0].input], bias);
+    assert_int_equal(mm->post[1].kind, BD_POST_ELTWISE);
+    assert_int_equal(mm->post[1].alg, BD_ELT_LINEAR);
+    assert_float_equal(mm->post[1].alpha, 0.125f, 1e-7);
+    assert_int_equal(mm->post[2].kind, BD_POST_BINARY);
+    assert_int_equal(mm->post[2].alg, BD_BIN_ADD);
+    assert_ptr_equal(mm->inputs[mm->post[2].input], mask);
+    bd_graph_destroy(g);
+}
+
+static void test_fuse_conv_elu(void **state)
+{
+    bd_graph *g = bd_graph_create("elu");
+    int64_t d[] = { 1, 2, 3, 3 }, wd[] = { 2, 2, 1, 1 };
+    float w[4] = { 1, 0, 0, 1 };
+    bd_value *x = tensor(g, "x", 4, d), *a = tensor(g, "a", 4, d), *y = tensor(g, "y", 4, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "conv", "Conv", (bd_value *[]){ x, tl_const(g, "w", BD_DT_FLOAT, 4, wd, w) }, 2, a);
+    bd_node *elu = tl_op(g, "elu", "Elu", (bd_value *[]){ a }, 1, y);
+    bd_node_add_attr(g, elu, &(bd_attr){ .name = "alpha", .type = BD_ATTR_FLOAT, .f = 0.5f }, NULL);
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 1);
+    bd_node *conv = bd_graph_node(g, 0);
+    assert_int_equal(conv->n_post, 1);
+    assert_int_equal(conv->post[0].alg, BD_ELT_ELU);
+    assert_float_equal(conv->post[0].alpha, 0.5f, 0);
+    bd_graph_destroy(g);
+}
+
+static void test_fuse_stops_at_shared_value(void **state)
+{
+    bd_graph *g = bd_graph_create("shared");
+    int64_t d[] = { 2, 2 };
+    bd_value *x = tensor(g, "x", 2, d), *w = tl_const(g, "w", BD_DT_FLOAT, 2, d, (float[]){ 1, 0, 0, 1 }),
+             *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d), *c = tensor(g, "c", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, b, NULL);
+    bd_graph_mark_output(g, c, NULL);
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, a);
+    tl_op(g, "r", "Relu", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "t", "Tanh", (bd_value *[]){ a }, 1, c);    /* a has two readers: nothing fuses */
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 3);
+    bd_graph_destroy(g);
+}
+
+/* The GELU chain of test_gelu_pattern, for the placement-aware variants below. */
+static bd_graph *gelu_graph(void)
+{
+    bd_graph *g = bd_graph_create("gelu");
+    int64_t d[] = { 2, 8 };
+    bd_value *x = tensor(g, "x", 2, d), *a = tensor(g, "a", 2, d), *b = tensor(g, "b", 2, d),
+             *c = tensor(g, "c", 2, d), *e = tensor(g, "e", 2, d), *y = tensor(g, "y", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "div", "Div", (bd_value *[]){ x, scalar(g, "sqrt2", 1.4142135f) }, 2, a);
+    tl_op(g, "erf", "Erf", (bd_value *[]){ a }, 1, b);
+    tl_op(g, "add", "Add", (bd_value *[]){ b, scalar(g, "one", 1) }, 2, c);
+    tl_op(g, "mul", "Mul", (bd_value *[]){ x, c }, 2, e);
+    tl_op(g, "half", "Mul", (bd_value *[]){ e, scalar(g, "h", 0.5f) }, 2, y);
+    return g;
+}
+
+static void test_gelu_not_fused_over_forced_node(void **state)
+{
+    bd_graph *g = gelu_graph();
+    bd_placement_opts o = { .fallback_ops = "Erf" };
+    assert_int_equal(bd_place_pin(g, &o, NULL), 1);
+    bd_fuse_target t = { .backend = &accept_backend, .forced_ops = o.fallback_ops };
+    assert_int_equal(bd_pass_gelu(g, &t, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 5);
+    bd_graph_destroy(g);
+}
+
+static void test_gelu_only_for_a_backend_that_runs_it(void **state)
+{
+    bd_graph *g = gelu_graph();
+    bd_fuse_target t = { .backend = &no_gelu_backend };
+    assert_int_equal(bd_pass_gelu(g, &t, NULL), 0);
+    /* forcing the composite's own op type off the fast path also keeps it apart */
+    t = (bd_fuse_target){ .backend = &accept_backend, .forced_ops = "Softmax,Gelu" };
+    assert_int_equal(bd_pass_gelu(g, &t, NULL), 0);
+    t.forced_ops = NULL;
+    assert_int_equal(bd_pass_gelu(g, &t, NULL), 1);
+    bd_graph_destroy(g);
+}
+
+static void test_fuse_postops_skips_pinned_consumer(void **state)
+{
+    bd_graph *g = bd_graph_create("pin");
+    int64_t xd[] = { 2, 4 }, wd[] = { 4, 3 }, yd[] = { 2, 3 };
+    bd_value *x = tensor(g, "x", 2, xd), *y = tensor(g, "y", 2, yd), *z = tensor(g, "z", 2, yd);
+    bd_value *w = tl_const(g, "w", BD_DT_FLOAT, 2, wd, (float[12]){ 0 });
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, z, NULL);
+    tl_op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, y);
+    tl_op(g, "relu", "Relu", (bd_value *[]){ y }, 1, z);
+    bd_placement_opts o = { .fallback_ops = "Relu" };
+    bd_place_pin(g, &o, NULL);
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 0);
+    o.fallback_ops = NULL;
+    bd_place_pin(g, &o, NULL);
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 1);
+    bd_graph_destroy(g);
+}
+
+/* x[1,2,4] feeds three MatMuls (weights [4,2], [4,3], [4,1]) each + a bias: one MatMul over
+ * [4,6], one Add of the concatenated bias, one Split back into the three outputs. */
+static bd_graph *qkv_graph(bool bias_on_all)
+{
+    bd_graph *g = bd_graph_create("qkv");
+    bd_graph_set_opset(g, 13);
+    int64_t xd[] = { 1, 2, 4 };
+    bd_value *x = tensor(g, "x", 3, xd);
+    bd_graph_mark_input(g, x, NULL);
+    const int64_t n[3] = { 2, 3, 1 };
+    const char *names[3] = { "q", "k", "v" };
+    for (int i = 0; i < 3; i++) {
+        char buf[32];
+        int64_t wd[] = { 4, n[i] }, yd[] = { 1, 2, n[i] };
+        float w[12], b[3];
+        for (int j = 0; j < 4 * n[i]; j++)
+            w[j] = (float)(100 * i + j);
+        for (int j = 0; j < n[i]; j++)
+            b[j] = (float)(-10 * i - j);
+        snprintf(buf, sizeof buf, "w%s", names[i]);
+        bd_value *wv = tl_const(g, buf, BD_DT_FLOAT, 2, wd, w);
+        snprintf(buf, sizeof buf, "%s_mm", names[i]);
+        bd_value *y = tensor(g, buf, 3, yd);
+        tl_op(g, buf, "MatMul", (bd_value *[]){ x, wv }, 2, y);
+        bd_value *out = y;
+        if (bias_on_all || i != 1) {
+            snprintf(buf, sizeof buf, "b%s", names[i]);
+            bd_value *bv = tl_const(g, buf, BD_DT_FLOAT, 1, &n[i], b);
+            out = tensor(g, names[i], 3, yd);
+            snprintf(buf, sizeof buf, "%s_add", names[i]);
+            tl_op(g, buf, "Add", (bd_value *[]){ y, bv }, 2, out);
+        }
+        bd_graph_mark_output(g, out, NULL);
+    }
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    return g;
+}
+
+static void test_qkv_merge(void **state)
+{
+    bd_graph *g = qkv_graph(true);
+    assert_int_equal(bd_pass_qkv_merge(g, NULL, NULL), 1);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 3);
+    bd_node *mm = bd_graph_node(g, 0), *add = bd_graph_node(g, 1), *split = bd_graph_node(g, 2);
+    assert_string_equal(mm->op_type, "MatMul");
+    assert_string_equal(add->op_type, "Add");
+    assert_string_equal(split->op_type, "Split");
+    const bd_value *w = mm->inputs[1];
+    assert_int_equal(w->shape.rank, 2);
+    assert_int_equal(w->shape.dims[0], 4);
+    assert_int_equal(w->shape.dims[1], 6);
+    const float *wc = w->data;
+    /* row 1: q's w[1,0..1] = 2,3; k's w[1,0..2] = 103,104,105; v's w[1,0] = 201 */
+    float row1[6] = { 2, 3, 103, 104, 105, 201 };
+    for (int j = 0; j < 6; j++)
+        assert_float_equal(wc[6 + j], row1[j], 0);
+    const float *bc = add->inputs[1]->data;
+    float bias[6] = { 0, -1, -10, -11, -12, -20 };
+    for (int j = 0; j < 6; j++)
+        assert_float_equal(bc[j], bias[j], 0);
+    assert_int_equal(split->n_inputs, 2);       /* opset 13: sizes are an input */
+    const int64_t *sz = split->inputs[1]->data;
+    assert_int_equal(sz[0], 2);
+    assert_int_equal(sz[1], 3);
+    assert_int_equal(sz[2], 1);
+    assert_int_equal(split->n_outputs, 3);
+    assert_string_equal(split->outputs[0]->name, "q");
+    assert_string_equal(split->outputs[2]->name, "v");
+    bd_graph_destroy(g);
+}
+
+static void test_qkv_merge_mixed_bias_keeps_adds(void **state)
+{
+    bd_graph *g = qkv_graph(false);
+    assert_int_equal(bd_pass_qkv_merge(g, NULL, NULL), 1);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    /* MatMul + Split + the two Adds that stay outside */
+    assert_int_equal(bd_graph_num_nodes(g), 4);
+    bd_graph_destroy(g);
+}
+
+static void test_qkv_merge_respects_pins_and_target(void **state)
+{
+    bd_graph *g = qkv_graph(true);
+    bd_placement_opts o = { .fallback_ops = "MatMul" };
+    bd_place_pin(g, &o, NULL);
+    assert_int_equal(bd_pass_qkv_merge(g, NULL, NULL), 0);
+    o.fallback_ops = NULL;
+    bd_place_pin(g, &o, NULL);
+    bd_fuse_target t = { .backend = &accept_backend, .forced_ops = "Split" };
+    assert_int_equal(bd_pass_qkv_merge(g, &t, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 6);
+    bd_graph_destroy(g);
+}
+
+static void test_composite_table(void **state)
+{
+    size_t n;
+    const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
+    assert_non_null(c);
+    assert_int_equal(n, 5);
+    assert_string_equal(c[0].name, "fold_batchnorm");
+    assert_string_equal(c[n - 1].name, "fuse_postops");
+    assert_null(bd_composites_for(BD_ENGINE_FALLBACK, &n));
+    assert_int_equal(n, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fold_batchnorm),
+        cmocka_unit_test(test_gelu_pattern),
+        cmocka_unit_test(test_gelu_pattern_rejects_wrong_constant),
+        cmocka_unit_test(test_layernorm_pattern),
+        cmocka_unit_test(test_fuse_conv_relu_residual),
+        cmocka_unit_test(test_fuse_respects_backend_and_broadcast),
+        cmocka_unit_test(test_fuse_conv_elu),
+        cmocka_unit_test(test_fuse_stops_at_shared_value),
+        cmocka_unit_test(test_gelu_not_fused_over_forced_node),
+        cmocka_unit_test(test_gelu_only_for_a_backend_that_runs_it),
+        cmocka_unit_test(test_fuse_postops_skips_pinned_consumer),
+        cmocka_unit_test(test_qkv_merge),
+        cmocka_unit_test(test_qkv_merge_mixed_bias_keeps_adds),
+        cmocka_unit_test(test_qkv_merge_respects_pins_and_target),
+        cmocka_unit_test(test_composite_table),
+    };
+    return cmocka_run_group_tests_name("passes", tests, NULL, NULL);
+}
