@@ -15,9 +15,12 @@
  * spin-waiting off by default (--ort-spin 1 turns it on): spinning workers of one engine
  * would steal the cores the other engine is about to use in the interleaved loop.
  *
- * The last line is machine-readable (bench/run.sh builds its table from it):
+ * The last line is machine-readable (bench/run.sh and bench/zoo/run.sh build their tables
+ * from it):
  *   RESULT model=<file> threads=N runs=R ort_ms=<median> braid_ms=<median> ratio=<ort/braid>
- *          ort_p90=... braid_p90=... maxdiff=... */
+ *          ort_p90=... braid_p90=... maxdiff=... steps=<plan steps>
+ *          engines=<backend:steps,... in order of first use> reorders=<n, or ? if unknown>
+ * (braid's fields are "-" with --ort-only). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -34,7 +37,9 @@
 #include "runtime/omp_env.h"
 #include "runtime/model.h"
 
-#define WHY_LEN 1024
+#define WHY_LEN     1024
+#define ENGINES_LEN 256          /* "dnnl:3,ort:2" */
+#define MAX_ENGINES 16
 
 typedef struct args {
     const char *model;
@@ -169,7 +174,44 @@ typedef struct braid_side {
     bd_exec       *exec;
     DLTensor      *in;        /* in braid's signature order, pointing into the shared inputs */
     size_t         n_in;
+    size_t         steps;
+    char           engines[ENGINES_LEN];
+    char           reorders[32];           /* a count, or "?" */
 } braid_side;
+
+/* The plan's engines in order of first use, each with its number of steps: "dnnl:3,ort:2". */
+static void describe_engines(const bd_plan *plan, char *buf, size_t len)
+{
+    const bd_partition_report *r = bd_plan_partition(plan);
+    const char *names[MAX_ENGINES];
+    size_t counts[MAX_ENGINES], n = 0;
+    for (size_t i = 0; r && i < r->n_subgraphs; i++) {
+        size_t k = 0;
+        while (k < n && strcmp(names[k], r->subgraphs[i].backend) != 0)
+            k++;
+        if (k == n && n == MAX_ENGINES)
+            continue;
+        if (k == n) {
+            names[n] = r->subgraphs[i].backend;
+            counts[n++] = 0;
+        }
+        counts[k]++;
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < n && used < len; k++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s:%zu", k ? "," : "", names[k], counts[k]);
+    if (n == 0)
+        snprintf(buf, len, "-");
+}
+
+/* Layout reorders the plan runs per inference. The runtime does not report them yet: this is
+ * the one place to fill when it does (e.g. from the plan's partition report); until then "?". */
+static void describe_reorders(const bd_plan *plan, char *buf, size_t len)
+{
+    (void)plan;
+    snprintf(buf, len, "?");
+}
 
 static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, size_t n_inputs)
 {
@@ -203,7 +245,10 @@ static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, 
         fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
         return -1;
     }
-    printf("braid: %zu plan steps, arena %.1f MiB\n", bd_plan_num_steps(plan),
+    b->steps = bd_plan_num_steps(plan);
+    describe_engines(plan, b->engines, sizeof b->engines);
+    describe_reorders(plan, b->reorders, sizeof b->reorders);
+    printf("braid: %zu plan steps (%s), arena %.1f MiB\n", b->steps, b->engines,
            (double)bd_plan_arena_size(plan) / (1024.0 * 1024.0));
     return 0;
 }
@@ -359,14 +404,16 @@ int main(int argc, char **argv)
         print_stats("ORT", so, &a);
         if (a.ort_only) {
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=- braid_p90=- "
-                   "ratio=- maxdiff=-\n", a.model, a.threads, a.runs, so.median, so.p90);
+                   "ratio=- maxdiff=- steps=- engines=- reorders=-\n", a.model, a.threads, a.runs,
+                   so.median, so.p90);
         } else {
             stats sb = summarize(t_braid, a.runs);
             print_stats("braid", sb, &a);
             printf("ratio ORT/braid (medians) %.3f  (> 1: braid is faster)\n", so.median / sb.median);
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=%.3f braid_p90=%.3f "
-                   "ratio=%.3f maxdiff=%.3g\n", a.model, a.threads, a.runs, so.median, so.p90, sb.median,
-                   sb.p90, so.median / sb.median, maxdiff);
+                   "ratio=%.3f maxdiff=%.3g steps=%zu engines=%s reorders=%s\n", a.model, a.threads,
+                   a.runs, so.median, so.p90, sb.median, sb.p90, so.median / sb.median, maxdiff,
+                   braid.steps, braid.engines, braid.reorders);
         }
     }
 
