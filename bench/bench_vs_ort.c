@@ -13,7 +13,9 @@
  * before main, so the program re-executes itself once with the variable set. ORT gets N
  * intra-op threads, 1 inter-op thread, sequential execution, graph optimizations ALL, and
  * spin-waiting off by default (--ort-spin 1 turns it on): spinning workers of one engine
- * would steal the cores the other engine is about to use in the interleaved loop.
+ * would steal the cores the other engine is about to use in the interleaved loop. braid's
+ * own ORT engine (the steps it falls back on) is configured with the same library and N
+ * intra-op threads, so both sides run on N threads everywhere.
  *
  * The last line is machine-readable (bench/run.sh and bench/zoo/run.sh build their tables
  * from it):
@@ -34,6 +36,7 @@
 
 #include "bench/bench_tensor.h"
 #include "bench/ort_runner.h"
+#include "runtime/engines.h"
 #include "runtime/omp_env.h"
 #include "runtime/model.h"
 
@@ -217,7 +220,8 @@ static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, 
 {
     bd_error err = {0};
     bd_model_options mo = { .threads = a->threads };
-    if (bd_model_open(a->model, &mo, &b->model, &err)) {
+    bd_engine_config ec = { .library = a->ort_path, .threads = a->threads };
+    if (bd_engines_configure("ort", &ec, &err) || bd_model_open(a->model, &mo, &b->model, &err)) {
         fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
         return -1;
     }
