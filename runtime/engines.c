@@ -3,12 +3,15 @@
 #include <string.h>
 
 #include "backends/dnnl/dnnl_backend.h"
+#include "backends/native/native_backend.h"
 #include "backends/ort/ort_backend.h"
 #include "backends/tf/tf_backend.h"
 
-/* Annotation order: the fast path first, then the fallback engines (engines.h). */
+/* Annotation order: the fast path first, then braid's native kernels, then the fallback
+ * engines (engines.h). */
 static const bd_backend *const table[] = {
     &bd_dnnl_backend,
+    &bd_native_backend,
     &bd_ort_backend,
     &bd_tf_backend,
 };

@@ -65,8 +65,8 @@ static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
     size_t nb;
     const bd_backend *const *backends = bd_backends(&nb);
     bd_placement_opts popts = { .engine = opts->engine };
-    int engine;
-    return bd_place_engine(&popts, backends, nb, &engine, err);
+    unsigned allowed;
+    return bd_place_engines(&popts, backends, nb, &allowed, err);
 }
 
 int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **out, bd_error *err)

@@ -334,19 +334,25 @@ void plan_test_compile_gate(void)
 void plan_test_compile_gate(void) {}
 #endif
 
-/* Composites for the fast path, unless a fallback engine runs everything. */
+/* Composites for the fast path, unless the engine option leaves it out. */
 static int rewrite(bd_graph *g, const bd_placement_opts *popts, bd_error *err)
 {
     size_t nb;
     const bd_backend *const *backends = bd_backends(&nb);
-    int engine, rc = bd_place_engine(popts, backends, nb, &engine, err);
+    unsigned allowed;
+    int rc = bd_place_engines(popts, backends, nb, &allowed, err);
     if (rc)
         return rc;
-    const bd_backend *forced = engine >= 0 ? backends[engine] : NULL, *fast = bd_engines_fast_path();
-    bd_place_pin(g, popts, forced);
-    if (!fast || (forced && forced != fast))
+    bd_placement_opts eff = *popts;
+    eff.fallback_ops = bd_place_fallback_ops(popts, backends, nb, allowed);
+    bd_place_pin(g, &eff);
+    const bd_backend *fast = bd_engines_fast_path();
+    bool fast_allowed = false;
+    for (size_t b = 0; fast && b < nb && b < 32; b++)
+        fast_allowed |= backends[b] == fast && (allowed & (1u << b));
+    if (!fast_allowed)
         return bd_graph_validate(g, err);
-    bd_fuse_target target = { .backend = fast, .forced_ops = forced ? NULL : popts->fallback_ops };
+    bd_fuse_target target = { .backend = fast, .forced_ops = eff.fallback_ops };
     return bd_passes_run(g, &target, err);
 }
 

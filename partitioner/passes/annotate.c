@@ -24,23 +24,45 @@ static bool engine_auto(const char *e)
     return !e || !e[0] || strcmp(e, "auto") == 0;
 }
 
-int bd_place_engine(const bd_placement_opts *opts, const bd_backend *const *backends, size_t nb,
-                    int *engine, bd_error *err)
+/* The names of BACKENDS, ", name" each, into BUF. */
+static void known_names(const bd_backend *const *backends, size_t nb, char *buf, size_t size)
 {
-    *engine = -1;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t b = 0; b < nb && used < size; b++)
+        used += (size_t)snprintf(buf + used, size - used, ", %s", backends[b]->name);
+}
+
+int bd_place_engines(const bd_placement_opts *opts, const bd_backend *const *backends, size_t nb,
+                     unsigned *allowed, bd_error *err)
+{
+    *allowed = nb >= 32 ? ~0u : (1u << nb) - 1;
     if (!opts || engine_auto(opts->engine))
         return 0;
-    for (size_t b = 0; b < nb; b++)
-        if (strcmp(backends[b]->name, opts->engine) == 0) {
-            *engine = (int)b;
-            return 0;
+    *allowed = 0;
+    for (const char *p = opts->engine; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t n = strcspn(p, ",");
+        while (n && p[n - 1] == ' ')
+            n--;
+        if (!n)
+            break;
+        size_t b = 0;
+        while (b < nb && !(strlen(backends[b]->name) == n && !strncmp(backends[b]->name, p, n)))
+            b++;
+        if (b == nb || b >= 32) {
+            char known[128];
+            known_names(backends, nb, known, sizeof known);
+            return bd_error_set(err, BD_EINVAL, "engine '%.*s' is not a backend (known: auto%s)",
+                                (int)n, p, known);
         }
-    char known[128] = "";
-    size_t used = 0;
-    for (size_t b = 0; b < nb && used < sizeof known; b++)
-        used += (size_t)snprintf(known + used, sizeof known - used, ", %s", backends[b]->name);
-    return bd_error_set(err, BD_EINVAL, "engine '%s' is not a backend (known: auto%s)",
-                        opts->engine, known);
+        *allowed |= 1u << b;
+        p += strcspn(p, ",");
+    }
+    if (!*allowed)
+        return bd_error_set(err, BD_EINVAL, "engine '%s' names no backend", opts->engine);
+    return 0;
 }
 
 bool bd_place_op_listed(const char *list, const char *op)
@@ -67,19 +89,26 @@ static bool fast_path(const bd_backend *b)
     return b->kind == BD_ENGINE_FAST_PATH;
 }
 
-bool bd_place_forced_off_fast(const bd_placement_opts *opts, const bd_backend *engine, const bd_node *n)
+const char *bd_place_fallback_ops(const bd_placement_opts *opts, const bd_backend *const *backends,
+                                  size_t nb, unsigned allowed)
 {
-    if (engine)
-        return !fast_path(engine);
+    for (size_t b = 0; opts && b < nb && b < 32; b++)
+        if ((allowed & (1u << b)) && backends[b]->kind == BD_ENGINE_FALLBACK)
+            return opts->fallback_ops;
+    return NULL;
+}
+
+bool bd_place_forced_fallback(const bd_placement_opts *opts, const bd_node *n)
+{
     return opts && bd_place_op_listed(opts->fallback_ops, n->op_type);
 }
 
-size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts, const bd_backend *engine)
+size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts)
 {
     size_t pinned = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *n = bd_graph_node(g, i);
-        bool off = bd_place_forced_off_fast(opts, engine, n);
+        bool off = bd_place_forced_fallback(opts, n);
         n->backend = off ? BD_BACKEND_PINNED : -1;
         pinned += off;
     }
@@ -109,18 +138,22 @@ static bd_reason classify(const char *why)
 }
 
 static void place_node(bd_graph *g, bd_node *n, const bd_backend *const *backends, size_t nb,
-                       const bd_placement_opts *opts, int engine, bd_node_place *pl)
+                       const bd_placement_opts *opts, unsigned allowed, bd_node_place *pl)
 {
     bool pinned = n->backend == BD_BACKEND_PINNED ||
-                  bd_place_forced_off_fast(opts, engine >= 0 ? backends[engine] : NULL, n);
+                  bd_place_op_listed(bd_place_fallback_ops(opts, backends, nb, allowed), n->op_type);
     memset(pl, 0, sizeof *pl);
     pl->backend = -1;
     for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS; b++) {
         const bd_value *dyn;
-        if (engine >= 0 && (int)b != engine) {
+        if (!(allowed & (1u << b))) {
             pl->reason[b] = BD_REASON_FORCED;
-            snprintf(pl->why[b], sizeof pl->why[b], "engine %s runs the whole model", backends[engine]->name);
-        } else if (fast_path(backends[b]) && pinned) {
+            if (__builtin_popcount(allowed) == 1)
+                snprintf(pl->why[b], sizeof pl->why[b], "engine %s runs the whole model",
+                         backends[__builtin_ctz(allowed)]->name);
+            else
+                snprintf(pl->why[b], sizeof pl->why[b], "not among the engines '%s'", opts->engine);
+        } else if (backends[b]->kind != BD_ENGINE_FALLBACK && pinned) {
             pl->reason[b] = BD_REASON_FORCED;
             snprintf(pl->why[b], sizeof pl->why[b], "op %s is in fallback_ops", n->op_type);
         } else if (fast_path(backends[b]) && (dyn = dynamic_value(n))) {
@@ -154,7 +187,8 @@ static void add_op(char *ops, size_t size, size_t *used, const char *op)
 int bd_annotate(bd_graph *g, const bd_backend *const *backends, size_t nb,
                 const bd_placement_opts *opts, bd_node_place *places, bd_error *err)
 {
-    int engine, rc = bd_place_engine(opts, backends, nb, &engine, err);
+    unsigned allowed;
+    int rc = bd_place_engines(opts, backends, nb, &allowed, err);
     if (rc)
         return rc;
     char   report[BD_ERROR_MSG_MAX] = "", ops[160] = "";
@@ -162,7 +196,7 @@ int bd_annotate(bd_graph *g, const bd_backend *const *backends, size_t nb,
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *n = bd_graph_node(g, i);
         bd_node_place *pl = &places[n->index];
-        place_node(g, n, backends, nb, opts, engine, pl);
+        place_node(g, n, backends, nb, opts, allowed, pl);
         if (pl->backend >= 0)
             continue;
         add_op(ops, sizeof ops, &ops_used, n->op_type);
@@ -170,9 +204,15 @@ int bd_annotate(bd_graph *g, const bd_backend *const *backends, size_t nb,
             continue;
         used += (size_t)snprintf(report + used, sizeof report - used, "%snode '%s' (%s):",
                                  missing > 1 ? "; " : "", n->name, n->op_type);
-        for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS && used < sizeof report; b++)
+        bool first = true;
+        for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS && used < sizeof report; b++) {
+            /* a native engine without the op adds nothing: the report names the op already */
+            if (backends[b]->kind == BD_ENGINE_NATIVE && pl->reason[b] == BD_REASON_OP)
+                continue;
             used += (size_t)snprintf(report + used, sizeof report - used, "%s %s: %s",
-                                     b ? "," : "", backends[b]->name, pl->why[b]);
+                                     first ? "" : ",", backends[b]->name, pl->why[b]);
+            first = false;
+        }
     }
     if (missing)
         return bd_error_set(err, BD_EUNSUPPORTED, "%zu node(s) have no backend (ops %s): %s%s",

@@ -1,5 +1,5 @@
-/* The minimum-subgraph rule: a fast-path island surrounded by fallback regions pays two
- * boundary crossings (a fallback session run each side instead of one); when the island's
+/* The minimum-subgraph rule: a fast-path island surrounded by framework-fallback regions pays
+ * two boundary crossings (a fallback session run each side instead of one); when the island's
  * own compute is tiny it runs as well on the fallback, so it moves there. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,10 +72,22 @@ static bool all_supported(bd_graph *g, const bd_backend *b, const int *region, i
     return true;
 }
 
-/* Is table entry B (a node's backend index; -1 = none) the fast path? */
+/* Is table entry B (a node's backend index; -1 = none) of KIND? */
+static bool kind_is(const bd_backend *const *backends, size_t nb, int b, bd_engine_kind kind)
+{
+    return b >= 0 && (size_t)b < nb && backends[b]->kind == kind;
+}
+
 static bool fast_path(const bd_backend *const *backends, size_t nb, int b)
 {
-    return b >= 0 && (size_t)b < nb && backends[b]->kind == BD_ENGINE_FAST_PATH;
+    return kind_is(backends, nb, b, BD_ENGINE_FAST_PATH);
+}
+
+/* A framework fallback: crossing into it costs a session run. A native engine runs in
+ * process on the same buffers, so a fast-path region next to it is no island. */
+static bool fallback(const bd_backend *const *backends, size_t nb, int b)
+{
+    return kind_is(backends, nb, b, BD_ENGINE_FALLBACK);
 }
 
 size_t bd_cost_rule(bd_graph *g, const bd_backend *const *backends, size_t nb, double min_flops,
@@ -106,14 +118,14 @@ size_t bd_cost_rule(bd_graph *g, const bd_backend *const *backends, size_t nb, d
         for (size_t q = 0; q < n_regions; q++)
             if (adj[q]) {
                 any = true;
-                only_others &= backend_of[q] >= 0 && !fast_path(backends, nb, backend_of[q]);
+                only_others &= fallback(backends, nb, backend_of[q]);
             }
         if (!any || !only_others)
             continue;
-        /* the first other backend, in table order, among the neighbours that runs every node */
+        /* the first fallback, in table order, among the neighbours that runs every node */
         int to = -1;
         for (size_t b = 0; b < nb && to < 0; b++) {
-            if (fast_path(backends, nb, (int)b))
+            if (!fallback(backends, nb, (int)b))
                 continue;
             bool adjacent = false;
             for (size_t q = 0; q < n_regions; q++)

@@ -2,7 +2,7 @@
  *
  * The plan builder runs these steps on its specialised graph, in this order:
  *
- *   bd_place_pin        nodes the user forced off the fast path are pinned, so the composite
+ *   bd_place_pin        nodes the user forced to a fallback are pinned, so the composite
  *                       passes (composites.h) never fuse them
  *   bd_annotate         each node gets the first backend (table order) whose supports()
  *                       accepts it; every backend it passed over records a reason
@@ -30,7 +30,7 @@
 
 #define BD_PLACE_MAX_BACKENDS 4
 
-/* node->backend of a node pinned off the fast path before annotation (bd_place_pin). */
+/* node->backend of a node pinned to a framework fallback before annotation (bd_place_pin). */
 #define BD_BACKEND_PINNED (-2)
 
 /* Default for bd_placement_opts.min_dnnl_region_flops (docs/partitioning.md says why). */
@@ -51,8 +51,10 @@ typedef enum bd_reason {
 const char *bd_reason_name(bd_reason r);
 
 typedef struct bd_placement_opts {
-    const char *fallback_ops;          /* comma-separated op types never offered to the fast path */
-    const char *engine;                /* NULL / "" / "auto", or the one backend offered every node */
+    const char *fallback_ops;          /* comma-separated op types sent to a framework fallback
+                                        * (never offered to the fast path or a native engine) */
+    const char *engine;                /* NULL / "" / "auto": every backend; else the backends
+                                        * allowed, comma-separated ("ort"; "dnnl,native") */
     int64_t     min_dnnl_region_flops; /* cost rule threshold; 0 = the default, < 0 = rule off */
 } bd_placement_opts;
 
@@ -76,22 +78,27 @@ typedef struct bd_part {
 /* Is OP one of the comma-separated names in LIST (blanks around names ignored)? */
 bool bd_place_op_listed(const char *list, const char *op);
 
-/* *ENGINE = index of the backend OPTS->engine names, or -1 for automatic placement. Returns 0,
- * or BD_EINVAL (with a message listing the known names) when no backend has that name. */
-int  bd_place_engine(const bd_placement_opts *opts, const bd_backend *const *backends, size_t nb,
-                     int *engine, bd_error *err);
-/* True when OPTS keeps N off the fast path: ENGINE, the backend OPTS->engine names (NULL for
- * automatic placement), is not the fast path, or it is NULL and N's op is in fallback_ops. */
-bool bd_place_forced_off_fast(const bd_placement_opts *opts, const bd_backend *engine, const bd_node *n);
-/* Set node->backend = BD_BACKEND_PINNED on every node forced off the fast path (others -1), so
- * the composite passes leave them alone. ENGINE as above. Returns how many were pinned. */
-size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts, const bd_backend *engine);
+/* *ALLOWED = the set of backends (bit b = BACKENDS[b]) OPTS->engine allows: all of them for
+ * automatic placement. Returns 0, or BD_EINVAL (with a message listing the known names) when
+ * a name is no backend. */
+int  bd_place_engines(const bd_placement_opts *opts, const bd_backend *const *backends, size_t nb,
+                      unsigned *allowed, bd_error *err);
+/* OPTS->fallback_ops when ALLOWED includes a framework fallback, else NULL: with only the fast
+ * path and native engines allowed, fallback_ops has nowhere to send a node and is ignored. */
+const char *bd_place_fallback_ops(const bd_placement_opts *opts, const bd_backend *const *backends,
+                                  size_t nb, unsigned allowed);
+/* True when OPTS sends N to a framework fallback: N's op is in fallback_ops. */
+bool bd_place_forced_fallback(const bd_placement_opts *opts, const bd_node *n);
+/* Set node->backend = BD_BACKEND_PINNED on every node forced to a fallback (others -1), so the
+ * composite passes leave them alone. Returns how many were pinned. */
+size_t bd_place_pin(bd_graph *g, const bd_placement_opts *opts);
 
 /* ---- annotation ------------------------------------------------------------------------ */
 
 /* Give every node of G a backend: the first in BACKENDS (NB of them, at most
- * BD_PLACE_MAX_BACKENDS) whose supports() accepts it, skipping those OPTS forbids; a node
- * touching a non-static value is never offered to the fast path. Sets node->backend and fills
+ * BD_PLACE_MAX_BACKENDS) whose supports() accepts it, skipping those OPTS forbids (engines
+ * not allowed; the fast path and native engines for a pinned node); a node touching a
+ * non-static value is never offered to the fast path. Sets node->backend and fills
  * PLACES[node->index]. When some node has no backend, returns BD_EUNSUPPORTED with a
  * message naming the first few nodes, their ops and every backend's reason. */
 int  bd_annotate(bd_graph *g, const bd_backend *const *backends, size_t nb,
@@ -112,7 +119,7 @@ int  bd_region_merge(const bd_graph *g, int *region, size_t *n_regions, bd_error
 double bd_node_flops(const bd_node *n);
 /* Move every fast-path region whose total FLOPs are below MIN_FLOPS and whose neighbours
  * (regions it reads from or feeds; graph inputs, outputs and constants do not count) are all
- * regions of other backends, at least one, to the first such backend (table order) that
+ * framework-fallback regions, at least one, to the first such backend (table order) that
  * supports all its nodes. Moved nodes get reason COST for the fast path in PLACES. MIN_FLOPS <= 0 disables
  * the rule. Returns the number of nodes moved (>= 0). */
 size_t bd_cost_rule(bd_graph *g, const bd_backend *const *backends, size_t nb, double min_flops,

@@ -157,12 +157,21 @@ static void test_annotate_forced_ops_and_engine(void **state)
     assert_non_null(strstr(err.msg, "tvm"));
     assert_non_null(strstr(err.msg, "slow"));
 
+    /* a list of engines allows exactly those, in table order, whatever the list's order */
+    e.engine = " slow , fast";
+    assert_int_equal(bd_annotate(g, backends, NB, &e, pl, NULL), 0);
+    assert_int_equal(find(g, "relu")->backend, 0);
+    e.engine = "slow,tvm";
+    assert_int_equal(bd_annotate(g, backends, NB, &e, pl, &err), BD_EINVAL);
+    assert_non_null(strstr(err.msg, "'tvm'"));
+    e.engine = " , ";
+    assert_int_equal(bd_annotate(g, backends, NB, &e, pl, &err), BD_EINVAL);
+
     /* pinning marks exactly the forced nodes */
-    assert_int_equal(bd_place_pin(g, &o, NULL), 0);
+    assert_int_equal(bd_place_pin(g, &o), 0);
     o.fallback_ops = "Relu";
-    assert_int_equal(bd_place_pin(g, &o, NULL), 1);
+    assert_int_equal(bd_place_pin(g, &o), 1);
     assert_int_equal(find(g, "relu")->backend, BD_BACKEND_PINNED);
-    assert_int_equal(bd_place_pin(g, &o, &slow), 2);
     bd_graph_destroy(g);
 }
 
@@ -510,9 +519,13 @@ static void test_fast_path_is_its_kind_not_its_index(void **state)
     assert_int_equal(pl[f->index].reason[1], BD_REASON_DYNAMIC);
     f->outputs[0]->shape.dims[1] = 16;
 
-    /* forcing an engine that is not the fast path pins every node; forcing the fast path none */
-    assert_int_equal(bd_place_pin(g, &o, &glue), 3);
-    assert_int_equal(bd_place_pin(g, &o, &fast), 0);
+    /* fallback_ops skips the native engine too (it is not asked); with no fallback among the
+     * allowed engines, fallback_ops is ignored */
+    assert_int_equal(bd_annotate(g, table, 3, &o, pl, NULL), 0);
+    assert_int_equal(pl[f->index].reason[0], BD_REASON_FORCED);
+    o.engine = "glue,fast";
+    assert_int_equal(bd_annotate(g, table, 3, &o, pl, NULL), BD_EUNSUPPORTED);  /* S1, S2: slow only */
+    assert_int_equal(f->backend, 1);
     bd_graph_destroy(g);
 }
 

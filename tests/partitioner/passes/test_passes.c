@@ -275,7 +275,7 @@ static void test_gelu_not_fused_over_forced_node(void **state)
 {
     bd_graph *g = gelu_graph();
     bd_placement_opts o = { .fallback_ops = "Erf" };
-    assert_int_equal(bd_place_pin(g, &o, NULL), 1);
+    assert_int_equal(bd_place_pin(g, &o), 1);
     bd_fuse_target t = { .backend = &accept_backend, .forced_ops = o.fallback_ops };
     assert_int_equal(bd_pass_gelu(g, &t, NULL), 0);
     assert_int_equal(bd_graph_num_nodes(g), 5);
@@ -306,10 +306,10 @@ static void test_fuse_postops_skips_pinned_consumer(void **state)
     tl_op(g, "mm", "MatMul", (bd_value *[]){ x, w }, 2, y);
     tl_op(g, "relu", "Relu", (bd_value *[]){ y }, 1, z);
     bd_placement_opts o = { .fallback_ops = "Relu" };
-    bd_place_pin(g, &o, NULL);
+    bd_place_pin(g, &o);
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 0);
     o.fallback_ops = NULL;
-    bd_place_pin(g, &o, NULL);
+    bd_place_pin(g, &o);
     assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 1);
     bd_graph_destroy(g);
 }
@@ -400,10 +400,10 @@ static void test_qkv_merge_respects_pins_and_target(void **state)
 {
     bd_graph *g = qkv_graph(true);
     bd_placement_opts o = { .fallback_ops = "MatMul" };
-    bd_place_pin(g, &o, NULL);
+    bd_place_pin(g, &o);
     assert_int_equal(bd_pass_qkv_merge(g, NULL, NULL), 0);
     o.fallback_ops = NULL;
-    bd_place_pin(g, &o, NULL);
+    bd_place_pin(g, &o);
     bd_fuse_target t = { .backend = &accept_backend, .forced_ops = "Split" };
     assert_int_equal(bd_pass_qkv_merge(g, &t, NULL), 0);
     assert_int_equal(bd_graph_num_nodes(g), 6);
