@@ -1,6 +1,7 @@
-/* Elementwise activations (Relu, LeakyRelu, Clip, Elu, Sigmoid, Tanh, Gelu; Erf natively since
- * oneDNN has no erf eltwise). They run in whatever layout their input has, in place when the
- * input dies here. */
+/* Element-wise activations and math on oneDNN's eltwise primitive (Relu, LeakyRelu, Clip, Elu,
+ * Sigmoid, Tanh, Gelu, Swish, HardSwish, HardSigmoid, Abs, Sqrt, Exp, Log, Softplus, Neg,
+ * Reciprocal, Round, Pow by a constant; Erf natively since oneDNN has no erf eltwise). They
+ * run in whatever layout their input has, in place when the input dies here. */
 #include <float.h>
 #include <string.h>
 
@@ -18,14 +19,36 @@ static bool const_scalar(const bd_node *n, size_t i, float *out)
     return true;
 }
 
-static bool alg_of(const bd_node *n, dnnl_alg_kind_t *alg, float *alpha, float *beta, bool *erf)
+/* Ops that are one oneDNN algorithm with fixed parameters. */
+static const struct {
+    const char     *op;
+    dnnl_alg_kind_t alg;
+    float           alpha, beta;
+} k_simple[] = {
+    { "Relu", dnnl_eltwise_relu, 0, 0 },          { "Sigmoid", dnnl_eltwise_logistic, 0, 0 },
+    { "Tanh", dnnl_eltwise_tanh, 0, 0 },          { "Abs", dnnl_eltwise_abs, 0, 0 },
+    { "Sqrt", dnnl_eltwise_sqrt, 0, 0 },          { "Exp", dnnl_eltwise_exp, 0, 0 },
+    { "Log", dnnl_eltwise_log, 0, 0 },            { "HardSwish", dnnl_eltwise_hardswish, 0, 0 },
+    { "Softplus", dnnl_eltwise_soft_relu, 1, 0 }, { "Neg", dnnl_eltwise_linear, -1, 0 },
+    { "Reciprocal", dnnl_eltwise_pow, 1, -1 },    { "Round", dnnl_eltwise_round, 0, 0 },
+    { "Swish", dnnl_eltwise_swish, 1, 0 },        /* braid's composite of x * Sigmoid(x) */
+};
+
+/* N's algorithm and parameters; *CLIP01 when a clip to [0, 1] follows (HardSigmoid). */
+static bool alg_of(const bd_node *n, dnnl_alg_kind_t *alg, float *alpha, float *beta, bool *erf,
+                   bool *clip01)
 {
     const char *op = n->op_type;
     *alpha = *beta = 0.0f;
-    *erf = false;
-    if (!strcmp(op, "Relu")) {
-        *alg = dnnl_eltwise_relu;
-    } else if (!strcmp(op, "LeakyRelu")) {
+    *erf = *clip01 = false;
+    for (size_t i = 0; i < sizeof k_simple / sizeof k_simple[0]; i++)
+        if (!strcmp(op, k_simple[i].op)) {
+            *alg = k_simple[i].alg;
+            *alpha = k_simple[i].alpha;
+            *beta = k_simple[i].beta;
+            return true;
+        }
+    if (!strcmp(op, "LeakyRelu")) {
         *alg = dnnl_eltwise_relu;
         *alpha = bd_node_attr_float(n, "alpha", 0.01f);
     } else if (!strcmp(op, "Clip")) {
@@ -37,10 +60,16 @@ static bool alg_of(const bd_node *n, dnnl_alg_kind_t *alg, float *alpha, float *
     } else if (!strcmp(op, "Elu")) {
         *alg = dnnl_eltwise_elu;
         *alpha = bd_node_attr_float(n, "alpha", 1.0f);
-    } else if (!strcmp(op, "Sigmoid")) {
-        *alg = dnnl_eltwise_logistic;
-    } else if (!strcmp(op, "Tanh")) {
-        *alg = dnnl_eltwise_tanh;
+    } else if (!strcmp(op, "HardSigmoid")) {
+        *alg = dnnl_eltwise_linear;
+        *alpha = bd_node_attr_float(n, "alpha", 0.2f);
+        *beta = bd_node_attr_float(n, "beta", 0.5f);
+        *clip01 = true;
+    } else if (!strcmp(op, "Pow")) {                 /* x ^ e for a constant scalar e */
+        *alg = dnnl_eltwise_pow;
+        *alpha = 1.0f;
+        if (n->n_inputs < 2 || !n->inputs[1] || !const_scalar(n, 1, beta))
+            return false;
     } else if (!strcmp(op, "Gelu")) {
         const char *ap = bd_node_attr_string(n, "approximate", "none");
         *alg = !strcmp(ap, "tanh") ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
@@ -62,9 +91,10 @@ bool dn_eltwise_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
         return dn_why(why, len, "%s output shape differs from its input", n->op_type);
     dnnl_alg_kind_t alg;
     float a, b;
-    bool erf;
-    if (!alg_of(n, &alg, &a, &b, &erf))
-        return dn_why(why, len, "Clip min/max must be constant FP32 scalars");
+    bool erf, clip01;
+    if (!alg_of(n, &alg, &a, &b, &erf, &clip01))
+        return dn_why(why, len, "%s: its %s must be a constant FP32 scalar", n->op_type,
+                      !strcmp(n->op_type, "Pow") ? "exponent" : "min/max");
     for (int i = 0; i < n->n_post; i++)
         if (erf || n->post[i].kind != BD_POST_BINARY)
             return dn_why(why, len, "%s takes only binary post-ops", n->op_type);
@@ -76,8 +106,8 @@ int dn_eltwise_build(dn_compiler *c, const bd_node *n)
     const bd_value *x = n->inputs[0], *y = n->outputs[0];
     dnnl_alg_kind_t alg;
     float alpha, beta;
-    bool erf;
-    if (!alg_of(n, &alg, &alpha, &beta, &erf))
+    bool erf, clip01;
+    if (!alg_of(n, &alg, &alpha, &beta, &erf, &clip01))
         return dn_fail(c, BD_EUNSUPPORTED, "unsupported activation parameters");
     int rc, sbuf, dbuf;
     if (erf) {
@@ -102,6 +132,12 @@ int dn_eltwise_build(dn_compiler *c, const bd_node *n)
         dn_md_of_shape(&md, x);
     dnnl_post_ops_t po = NULL;
     dn_post_args pa;
+    if (clip01 && (dn_check(c, dnnl_post_ops_create(&po), "dnnl_post_ops_create") ||
+                   dn_check(c, dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, 0.0f, 1.0f),
+                            "dnnl_post_ops_append_eltwise"))) {
+        dnnl_post_ops_destroy(po);
+        return BD_EBACKEND;
+    }
     if ((rc = dn_postops_build(c, 0, md.ndims, md.dims, &po, &pa)))
         return rc;
     dnnl_eltwise_desc_t desc;

@@ -15,8 +15,29 @@ static bool eltwise_alg(int alg, dnnl_alg_kind_t *out)
     case BD_ELT_GELU_TANH: *out = dnnl_eltwise_gelu_tanh; return true;
     case BD_ELT_LINEAR:    *out = dnnl_eltwise_linear; return true;
     case BD_ELT_ELU:       *out = dnnl_eltwise_elu; return true;
+    case BD_ELT_SWISH:     *out = dnnl_eltwise_swish; return true;
+    case BD_ELT_HARDSWISH: *out = dnnl_eltwise_hardswish; return true;
+    case BD_ELT_HARDSIGMOID: *out = dnnl_eltwise_linear; return true;   /* then a clip: append_eltwise */
+    case BD_ELT_ABS:       *out = dnnl_eltwise_abs; return true;
+    case BD_ELT_SQRT:      *out = dnnl_eltwise_sqrt; return true;
+    case BD_ELT_EXP:       *out = dnnl_eltwise_exp; return true;
+    case BD_ELT_LOG:       *out = dnnl_eltwise_log; return true;
+    case BD_ELT_SOFTPLUS:  *out = dnnl_eltwise_soft_relu; return true;
+    case BD_ELT_POW:       *out = dnnl_eltwise_pow; return true;
     default:               return false;
     }
+}
+
+/* Append the eltwise post-op P: one oneDNN post-op, or two for HardSigmoid (linear, clip). */
+static dnnl_status_t append_eltwise(dnnl_post_ops_t po, const bd_postop *p, dnnl_alg_kind_t a)
+{
+    float alpha = p->alpha, beta = p->beta;
+    if (p->alg == BD_ELT_SOFTPLUS)
+        alpha = 1.0f;               /* oneDNN's soft_relu scale, where it has one: plain softplus */
+    dnnl_status_t st = dnnl_post_ops_append_eltwise(po, 1.0f, a, alpha, beta);
+    if (st == dnnl_success && p->alg == BD_ELT_HARDSIGMOID)
+        st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, 0.0f, 1.0f);
+    return st;
 }
 
 static bool binary_alg(int alg, dnnl_alg_kind_t *out)
@@ -146,8 +167,9 @@ int dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_
         return 0;
     if (!*po && dn_check(c, dnnl_post_ops_create(po), "dnnl_post_ops_create"))
         return BD_EBACKEND;
-    int rc = 0, idx = dnnl_post_ops_len(*po);
-    for (int i = first; i < n->n_post && !rc; i++, idx++) {
+    int rc = 0;
+    for (int i = first; i < n->n_post && !rc; i++) {
+        int idx = dnnl_post_ops_len(*po);           /* oneDNN's index of the post-op added now */
         const bd_postop *p = &n->post[i];
         dnnl_alg_kind_t a;
         if (p->kind == BD_POST_ELTWISE) {
@@ -155,8 +177,7 @@ int dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_
                 rc = dn_fail(c, BD_EUNSUPPORTED, "eltwise post-op %d unsupported", p->alg);
                 break;
             }
-            rc = dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, a, p->alpha, p->beta),
-                          "dnnl_post_ops_append_eltwise");
+            rc = dn_check(c, append_eltwise(*po, p, a), "dnnl_post_ops_append_eltwise");
         } else if (p->kind == BD_POST_SUM) {
             pa->residual = n->inputs[p->input];
             rc = dn_check(c, dnnl_post_ops_append_sum(*po, p->scale != 0.0f ? p->scale : 1.0f),

@@ -73,6 +73,15 @@ typedef enum bd_eltwise_alg {
     BD_ELT_ERF,               /* not a oneDNN eltwise; only as a standalone node */
     BD_ELT_LINEAR,            /* y = alpha * y + beta */
     BD_ELT_ELU,               /* alpha = the ELU's alpha */
+    BD_ELT_SWISH,             /* y * sigmoid(alpha * y): SiLU with alpha = 1 */
+    BD_ELT_HARDSWISH,         /* y * clip(y / 6 + 1/2, 0, 1) */
+    BD_ELT_HARDSIGMOID,       /* clip(alpha * y + beta, 0, 1) */
+    BD_ELT_ABS,
+    BD_ELT_SQRT,
+    BD_ELT_EXP,
+    BD_ELT_LOG,
+    BD_ELT_SOFTPLUS,          /* log(1 + exp(y)) */
+    BD_ELT_POW,               /* alpha * y ^ beta */
 } bd_eltwise_alg;
 
 typedef enum bd_binary_alg { BD_BIN_ADD = 1, BD_BIN_SUB, BD_BIN_MUL, BD_BIN_DIV } bd_binary_alg;

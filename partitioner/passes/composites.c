@@ -18,6 +18,7 @@ static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err
 static const bd_composite k_fast_path[] = {
     { "fold_batchnorm", fold_batchnorm },
     { "gelu",           bd_pass_gelu },
+    { "swish",          bd_pass_swish },
     { "layernorm",      bd_pass_layernorm },
     { "qkv_merge",      bd_pass_qkv_merge },
     { "fuse_postops",   fuse_postops },

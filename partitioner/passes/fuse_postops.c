@@ -38,6 +38,16 @@ static bool broadcasts_onto(const bd_shape *other, const bd_shape *y)
     return true;
 }
 
+/* Activations that are one eltwise post-op without parameters. */
+static const struct {
+    const char *op;
+    int         alg;
+} k_plain_eltwise[] = {
+    { "Sigmoid", BD_ELT_SIGMOID }, { "Tanh", BD_ELT_TANH },       { "HardSwish", BD_ELT_HARDSWISH },
+    { "Abs", BD_ELT_ABS },         { "Sqrt", BD_ELT_SQRT },       { "Exp", BD_ELT_EXP },
+    { "Log", BD_ELT_LOG },         { "Softplus", BD_ELT_SOFTPLUS },
+};
+
 /* Describe how consumer C of Y could become a post-op; false when it cannot. *EXTRA is the
  * tensor the post-op reads (or NULL). */
 static bool as_postop(const bd_node *c, const bd_value *y, bd_postop *po, bd_value **extra)
@@ -45,18 +55,26 @@ static bool as_postop(const bd_node *c, const bd_value *y, bd_postop *po, bd_val
     *extra = NULL;
     *po = (bd_postop){ .kind = BD_POST_ELTWISE, .scale = 1.0f, .input = -1 };
     float s;
+    for (size_t i = 0; i < sizeof k_plain_eltwise / sizeof k_plain_eltwise[0]; i++)
+        if (bd_is_op(c, k_plain_eltwise[i].op) && c->n_inputs == 1) {
+            po->alg = k_plain_eltwise[i].alg;
+            return true;
+        }
     if (bd_is_op(c, "Relu")) {
         po->alg = BD_ELT_RELU;
     } else if (bd_is_op(c, "LeakyRelu")) {
         po->alg = BD_ELT_RELU;
         po->alpha = bd_node_attr_float(c, "alpha", 0.01f);
-    } else if (bd_is_op(c, "Sigmoid")) {
-        po->alg = BD_ELT_SIGMOID;
+    } else if (bd_is_op(c, "HardSigmoid")) {
+        po->alg   = BD_ELT_HARDSIGMOID;
+        po->alpha = bd_node_attr_float(c, "alpha", 0.2f);
+        po->beta  = bd_node_attr_float(c, "beta", 0.5f);
+    } else if (strcmp(c->op_type, "Swish") == 0 && strcmp(c->domain, "braid") == 0) {
+        po->alg   = BD_ELT_SWISH;
+        po->alpha = 1.0f;
     } else if (bd_is_op(c, "Elu")) {
         po->alg = BD_ELT_ELU;
         po->alpha = bd_node_attr_float(c, "alpha", 1.0f);
-    } else if (bd_is_op(c, "Tanh")) {
-        po->alg = BD_ELT_TANH;
     } else if (strcmp(c->op_type, "Gelu") == 0 && strcmp(c->domain, "braid") == 0) {
         po->alg = BD_ELT_GELU_ERF;
     } else if (bd_is_op(c, "Clip")) {

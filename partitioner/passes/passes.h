@@ -32,6 +32,9 @@ int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err);
  * node Gelu (domain "braid"). */
 int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
+/* SiLU, x * Sigmoid(x) (either operand order), becomes one node Swish (domain "braid"). */
+int bd_pass_swish(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
 /* The opset-13 decomposed layer norm — ReduceMean, Sub, Pow(2), ReduceMean, Add(eps), Sqrt,
  * Div, Mul(gamma), Add(beta) over the last axis — becomes one LayerNormalization node. */
 int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err);
@@ -44,7 +47,8 @@ int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 int bd_pass_qkv_merge(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* Merge composites into Conv / MatMul / Gemm nodes as post-ops when BACKEND accepts the
- * result: bias Add, activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu), scaling by a
+ * result: bias Add, activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu, Swish, HardSwish,
+ * HardSigmoid, Abs, Sqrt, Exp, Log, Softplus), scaling by a
  * constant scalar (Mul/Div), residual Add of a same-shaped tensor (SUM) and a broadcast Add
  * of a non-constant tensor (BINARY, e.g. an attention mask). Only single-use intermediates
  * that are not graph outputs are absorbed. */

@@ -276,12 +276,11 @@ static void test_engine_runs_whole_model(void **state)
 
 /* ---- run-time shapes ------------------------------------------------------------------ */
 
-/* x[2,3] -> Relu -> NonZero -> idx (INT64 [2, ?]); with the cost rule off Relu stays on
- * oneDNN and NonZero's output is only known when ORT has run. */
-static void test_dynamic_output_from_fallback(void **state)
+/* x[2,3] -> Relu -> NonZero -> idx (INT64 [2, ?]) with only oneDNN and ENGINE allowed: with
+ * the cost rule off Relu stays on oneDNN and NonZero's output is only known when ENGINE has
+ * run. */
+static void dynamic_output_from(const char *engine)
 {
-    if (!have_ort())
-        skip();
     bd_graph *g = bd_graph_create("nonzero");
     bd_graph_set_opset(g, 13);
     int64_t d[] = { 2, 3 };
@@ -295,7 +294,9 @@ static void test_dynamic_output_from_fallback(void **state)
     tl_op(g, "nz", "NonZero", &r, 1, idx);
     bd_model *m;
     bd_error err = { 0 };
-    bd_model_options o = { .min_dnnl_region_flops = -1 };
+    char engines[32];
+    snprintf(engines, sizeof engines, "dnnl,%s", engine);
+    bd_model_options o = { .min_dnnl_region_flops = -1, .engine = engines };
     assert_int_equal(bd_model_from_graph(g, &o, &m, &err), 0);
     float xv[6] = { 1, -2, 0, 3, 4, -1 };          /* after Relu: nonzero at (0,0) (1,0) (1,1) */
     int64_t xs[] = { 2, 3 };
@@ -305,7 +306,7 @@ static void test_dynamic_output_from_fallback(void **state)
         fail_msg("plan: %s", err.msg);
     const bd_partition_report *rep = bd_plan_partition(p);
     assert_int_equal(rep->n_subgraphs, 2);
-    assert_string_equal(rep->subgraphs[1].backend, "ort");
+    assert_string_equal(rep->subgraphs[1].backend, engine);
     bd_exec *e;
     assert_int_equal(bd_exec_create(p, &e, &err), 0);
     /* three nonzeros, then two (x[1,1] made negative), then three again: the output's
@@ -330,6 +331,20 @@ static void test_dynamic_output_from_fallback(void **state)
     bd_model_close(m);
 }
 
+static void test_dynamic_output_from_fallback(void **state)
+{
+    (void)state;
+    if (!have_ort())
+        skip();
+    dynamic_output_from("ort");
+}
+
+static void test_dynamic_output_from_native(void **state)
+{
+    (void)state;
+    dynamic_output_from("native");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_cost_rule_folds_small_islands_into_ort),
         cmocka_unit_test(test_engine_runs_whole_model),
         cmocka_unit_test(test_dynamic_output_from_fallback),
+        cmocka_unit_test(test_dynamic_output_from_native),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

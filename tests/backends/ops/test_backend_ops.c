@@ -181,6 +181,19 @@ static double unary(const op_case *c, double x)
     if (!strcmp(op, "Gelu"))      return 0.5 * x * (1 + erf(x / sqrt(2.0)));
     if (!strcmp(op, "LeakyRelu")) return x >= 0 ? x : attr_f(c, "alpha", 0.01f) * x;
     if (!strcmp(op, "Elu"))       return x >= 0 ? x : attr_f(c, "alpha", 1.0f) * (exp(x) - 1);
+    if (!strcmp(op, "Swish"))     return x / (1 + exp(-x));
+    if (!strcmp(op, "HardSwish")) return x * fmin(1, fmax(0, x / 6 + 0.5));
+    if (!strcmp(op, "HardSigmoid"))
+        return fmin(1, fmax(0, attr_f(c, "alpha", 0.2f) * x + attr_f(c, "beta", 0.5f)));
+    if (!strcmp(op, "Abs"))       return fabs(x);
+    if (!strcmp(op, "Sqrt"))      return sqrt(x);
+    if (!strcmp(op, "Exp"))       return exp(x);
+    if (!strcmp(op, "Log"))       return log(x);
+    if (!strcmp(op, "Softplus"))  return log1p(exp(x));
+    if (!strcmp(op, "Neg"))       return -x;
+    if (!strcmp(op, "Reciprocal")) return 1 / x;
+    if (!strcmp(op, "Floor"))     return floor(x);
+    if (!strcmp(op, "Sin"))       return sin(x);
     fprintf(stderr, "no unary reference for %s\n", op);
     abort();
 }
@@ -200,6 +213,17 @@ static void ref_clip(const op_case *c, const tensor *in, float *out)
         float x = in[0].f[i];
         x = x < in[1].f[0] ? in[1].f[0] : x;
         out[i] = x > in[2].f[0] ? in[2].f[0] : x;
+    }
+}
+
+/* Pow with numpy broadcasting of the exponent. */
+static void ref_pow(const op_case *c, const tensor *in, float *out)
+{
+    size_t n = numel(c->out_rank, c->out_dims);
+    int64_t idx[BD_MAX_RANK];
+    for (size_t i = 0; i < n; i++) {
+        unravel(i, c->out_rank, c->out_dims, idx);
+        out[i] = (float)pow(in[0].f[bcast(&in[0], idx, c->out_rank)], in[1].f[bcast(&in[1], idx, c->out_rank)]);
     }
 }
 
@@ -598,6 +622,7 @@ static const float k_scales2[] = { 1, 1, 2, 2 };
 static const float k_scales_down[] = { 1, 1, 0.5f, 0.5f };
 static const float k_lo[] = { -0.5f }, k_hi[] = { 0.25f };
 static const float k_pad_value[] = { 1.5f };
+static const float k_pow_exp[] = { 2.5f };
 
 static const op_case k_cases[] = {
     /* element-wise */
@@ -608,6 +633,21 @@ static const op_case k_cases[] = {
     { "gelu(braid)", "Gelu", "braid", 1, { INR(-3, 3, 2, 5, 7) }, { { 0 } }, OUT(2, 5, 7), ref_unary },
     { "leakyrelu", "LeakyRelu", NULL, 1, { IN(3, 17) }, { AF("alpha", 0.2f) }, OUT(3, 17), ref_unary },
     { "elu", "Elu", NULL, 1, { INR(-3, 3, 3, 17) }, { AF("alpha", 0.7f) }, OUT(3, 17), ref_unary },
+    { "swish(braid)", "Swish", "braid", 1, { INR(-5, 5, 2, 8, 9) }, { { 0 } }, OUT(2, 8, 9), ref_unary },
+    { "hardswish", "HardSwish", NULL, 1, { INR(-5, 5, 2, 8, 9) }, { { 0 } }, OUT(2, 8, 9), ref_unary },
+    { "hardsigmoid", "HardSigmoid", NULL, 1, { INR(-5, 5, 3, 40) }, { AF("alpha", 0.3f),
+      AF("beta", 0.4f) }, OUT(3, 40), ref_unary },
+    { "abs", "Abs", NULL, 1, { IN(4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "sqrt", "Sqrt", NULL, 1, { INR(0.1f, 4, 4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "exp", "Exp", NULL, 1, { INR(-4, 4, 4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "log", "Log", NULL, 1, { INR(0.1f, 4, 4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "softplus", "Softplus", NULL, 1, { INR(-6, 6, 4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "neg", "Neg", NULL, 1, { IN(4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "reciprocal", "Reciprocal", NULL, 1, { INR(0.5f, 3, 4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "floor", "Floor", NULL, 1, { INR(-4, 4, 4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "sin", "Sin", NULL, 1, { INR(-4, 4, 4, 33) }, { { 0 } }, OUT(4, 33), ref_unary },
+    { "pow_const", "Pow", NULL, 2, { INR(0.1f, 3, 4, 33), WF(k_pow_exp, 1) }, { { 0 } }, OUT(4, 33),
+      ref_pow },
     { "clip", "Clip", NULL, 3, { IN(2, 33), WF(k_lo, 1), WF(k_hi, 1) }, { { 0 } }, OUT(2, 33),
       ref_clip },
     { "prelu_channel", "PRelu", NULL, 2, { IN(1, 4, 5, 5), W(4, 1, 1) }, { { 0 } },
