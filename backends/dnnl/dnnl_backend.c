@@ -110,10 +110,6 @@ bool dn_spatial_pads(const bd_node *n, int nsp, const int64_t *in, const int64_t
 
 /* ---- the op table ----------------------------------------------------------------------- */
 
-/* Split (dnnl_split.c) */
-bool dn_split_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
-int  dn_split_build(dn_compiler *c, const bd_node *n);
-
 typedef struct dn_op {
     const char   *op;
     bool        (*supports)(const bd_graph *g, const bd_node *n, char *why, size_t len);
@@ -172,6 +168,8 @@ static const dn_op k_ops[] = {
     { "Transpose",          dn_transpose_supports, dn_transpose_build },
     { "Concat",             dn_concat_supports,    dn_concat_build },
     { "Split",              dn_split_supports,     dn_split_build },
+    { "Slice",              dn_slice_supports,     dn_slice_build },
+    { "ChannelShuffle",     dn_shuffle_supports,   dn_shuffle_build },
 };
 
 static const dn_op *find_op(const bd_node *n)

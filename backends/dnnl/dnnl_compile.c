@@ -452,6 +452,8 @@ int dn_input_any(dn_compiler *c, const bd_value *v, int *buf, dnnl_memory_desc_t
     const dn_tensor *t = dn_tensor_of(c, v);
     if (!t)
         return c->err ? c->err->code : BD_EBACKEND;
+    if (t->md.offset0 != 0)             /* a sub-box view (Slice, Split): read it made plain */
+        return dn_input_plain(c, v, buf, md);
     *buf = t->buf;
     *md = t->md;
     return 0;

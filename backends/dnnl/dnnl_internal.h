@@ -275,6 +275,12 @@ bool dn_reduce_supports (const bd_graph *g, const bd_node *n, char *why, size_t 
 int  dn_reduce_build    (dn_compiler *c, const bd_node *n);
 bool dn_resize_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_resize_build    (dn_compiler *c, const bd_node *n);
+bool dn_split_supports  (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_split_build     (dn_compiler *c, const bd_node *n);
+bool dn_slice_supports  (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_slice_build     (dn_compiler *c, const bd_node *n);
+bool dn_shuffle_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_shuffle_build   (dn_compiler *c, const bd_node *n);
 
 /* ---- channels-last data and TF filters (dnnl_layout.c) --------------------------------- */
 

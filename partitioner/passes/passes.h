@@ -35,6 +35,10 @@ int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 /* SiLU, x * Sigmoid(x) (either operand order), becomes one node Swish (domain "braid"). */
 int bd_pass_swish(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
+/* The channel shuffle Reshape (split an axis into [g, C/g]) -> Transpose (swap the two) ->
+ * Reshape (back) becomes one node ChannelShuffle (domain "braid"; ints axis, group = g). */
+int bd_pass_channel_shuffle(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
 /* The opset-13 decomposed layer norm — ReduceMean, Sub, Pow(2), ReduceMean, Add(eps), Sqrt,
  * Div, Mul(gamma), Add(beta) over the last axis — becomes one LayerNormalization node. */
 int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err);

@@ -450,6 +450,19 @@ static void ref_transpose(const op_case *c, const tensor *in, float *out)
     }
 }
 
+/* braid's ChannelShuffle: axis 1 of [N, C, ...] viewed as [group, C/group], transposed. */
+static void ref_channel_shuffle(const op_case *c, const tensor *in, float *out)
+{
+    int64_t g = attr_i(c, "group", 2), C = in[0].dims[1], per = C / g;
+    size_t N = (size_t)in[0].dims[0], S = numel(in[0].rank - 2, in[0].dims + 2);
+    for (size_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < C; k++) {        /* output channel k = (j, i) of [C/g, g] */
+            int64_t src = (k % g) * per + k / g;
+            memcpy(out + (n * (size_t)C + (size_t)k) * S, in[0].f + (n * (size_t)C + (size_t)src) * S,
+                   S * sizeof(float));
+        }
+}
+
 static void ref_concat(const op_case *c, const tensor *in, float *out)
 {
     int axis = norm_axis(attr_i(c, "axis", 0), c->out_rank);
@@ -728,6 +741,10 @@ static const op_case k_cases[] = {
       { AI("axis", 1) }, OUT(2, 6, 4), ref_concat },
     { "concat_last_const", "Concat", NULL, 2, { IN(2, 3), W(2, 2) }, { AI("axis", -1) },
       OUT(2, 5), ref_concat },
+    { "channel_shuffle(braid)", "ChannelShuffle", "braid", 1, { IN(2, 6, 3, 4) },
+      { AI("axis", 1), AI("group", 3) }, OUT(2, 6, 3, 4), ref_channel_shuffle },
+    { "slice_channels", "Slice", NULL, 4, { IN(1, 40, 3, 3), I64(16), I64(40), I64(1) }, { { 0 } },
+      OUT(1, 24, 3, 3), ref_slice },
     { "slice_axes", "Slice", NULL, 4, { IN(4, 6, 5), I64(1, 1), I64(3, 100), I64(0, 2) },
       { { 0 } }, OUT(2, 6, 4), ref_slice },
     { "slice_steps_neg", "Slice", NULL, 5,

@@ -96,6 +96,64 @@ static void test_gelu_pattern(void **state)
     bd_graph_destroy(g);
 }
 
+/* SiLU either way round: x * Sigmoid(x) and Sigmoid(x) * x; not x * Sigmoid(z). */
+static void test_swish_pattern(void **state)
+{
+    (void)state;
+    for (int order = 0; order < 3; order++) {
+        bd_graph *g = bd_graph_create("swish");
+        int64_t d[] = { 2, 8 };
+        bd_value *x = tensor(g, "x", 2, d), *z = tensor(g, "z", 2, d), *s = tensor(g, "s", 2, d),
+                 *y = tensor(g, "y", 2, d);
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_input(g, z, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        tl_op(g, "sig", "Sigmoid", (bd_value *[]){ order == 2 ? z : x }, 1, s);
+        tl_op(g, "mul", "Mul", order == 1 ? (bd_value *[]){ s, x } : (bd_value *[]){ x, s }, 2, y);
+        assert_int_equal(bd_pass_swish(g, NULL, NULL), order == 2 ? 0 : 1);
+        if (order < 2) {
+            assert_int_equal(bd_graph_num_nodes(g), 1);
+            bd_node *n = bd_graph_node(g, 0);
+            assert_string_equal(n->op_type, "Swish");
+            assert_string_equal(n->domain, "braid");
+            assert_ptr_equal(n->inputs[0], x);
+            assert_ptr_equal(n->outputs[0], y);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
+/* x [1,6,2,2] -> Reshape [1,2,3,2,2] -> Transpose(0,2,1,3,4) -> Reshape [1,6,2,2] is a channel
+ * shuffle of 2 groups on axis 1; a transpose of other axes is not. */
+static void test_channel_shuffle_pattern(void **state)
+{
+    (void)state;
+    for (int wrong_perm = 0; wrong_perm < 2; wrong_perm++) {
+        bd_graph *g = bd_graph_create("shuffle");
+        int64_t xd[] = { 1, 6, 2, 2 }, rd[] = { 1, 2, 3, 2, 2 }, td[] = { 1, 3, 2, 2, 2 };
+        bd_value *x = tensor(g, "x", 4, xd), *r = tensor(g, "r", 5, rd), *t = tensor(g, "t", 5, td),
+                 *y = tensor(g, "y", 4, xd);
+        if (wrong_perm)
+            t->shape.dims[1] = 2, t->shape.dims[2] = 3;
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        tl_op(g, "r1", "Reshape", (bd_value *[]){ x }, 1, r);
+        bd_node *tr = tl_op(g, "tr", "Transpose", (bd_value *[]){ r }, 1, t);
+        tl_attr_ints(g, tr, "perm", 5, wrong_perm ? (int64_t[]){ 0, 1, 2, 4, 3 } : (int64_t[]){ 0, 2, 1, 3, 4 });
+        tl_op(g, "r2", "Reshape", (bd_value *[]){ t }, 1, y);
+        assert_int_equal(bd_pass_channel_shuffle(g, NULL, NULL), wrong_perm ? 0 : 1);
+        if (!wrong_perm) {
+            assert_int_equal(bd_graph_num_nodes(g), 1);
+            bd_node *n = bd_graph_node(g, 0);
+            assert_string_equal(n->op_type, "ChannelShuffle");
+            assert_int_equal(bd_node_attr_int(n, "axis", -1), 1);
+            assert_int_equal(bd_node_attr_int(n, "group", -1), 2);
+            assert_ptr_equal(n->outputs[0], y);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 static void test_gelu_pattern_rejects_wrong_constant(void **state)
 {
     bd_graph *g = bd_graph_create("notgelu");
@@ -415,9 +473,10 @@ static void test_composite_table(void **state)
     size_t n;
     const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
-    assert_int_equal(n, 6);
+    assert_int_equal(n, 7);
     assert_string_equal(c[0].name, "fold_batchnorm");
     assert_string_equal(c[2].name, "swish");
+    assert_string_equal(c[3].name, "channel_shuffle");
     assert_string_equal(c[n - 1].name, "fuse_postops");
     assert_null(bd_composites_for(BD_ENGINE_FALLBACK, &n));
     assert_int_equal(n, 0);
@@ -429,6 +488,8 @@ int main(void)
         cmocka_unit_test(test_fold_batchnorm),
         cmocka_unit_test(test_gelu_pattern),
         cmocka_unit_test(test_gelu_pattern_rejects_wrong_constant),
+        cmocka_unit_test(test_swish_pattern),
+        cmocka_unit_test(test_channel_shuffle_pattern),
         cmocka_unit_test(test_layernorm_pattern),
         cmocka_unit_test(test_fuse_conv_relu_residual),
         cmocka_unit_test(test_fuse_respects_backend_and_broadcast),
