@@ -20,6 +20,7 @@ static const bd_composite k_fast_path[] = {
     { "gelu",           bd_pass_gelu },
     { "swish",          bd_pass_swish },
     { "channel_shuffle", bd_pass_channel_shuffle },
+    { "where_mask",     bd_pass_where_mask },
     { "layernorm",      bd_pass_layernorm },
     { "qkv_merge",      bd_pass_qkv_merge },
     { "fuse_postops",   fuse_postops },

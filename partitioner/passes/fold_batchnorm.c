@@ -15,27 +15,6 @@ static bool f32_const(const bd_value *v, int64_t numel)
            v->nbytes >= (size_t)numel * sizeof(float);
 }
 
-/* A new constant FP32 value named after BASE with SHAPE; *DATA receives its buffer. */
-static bd_value *new_const(bd_graph *g, const char *base, const char *suffix, const bd_shape *shape,
-                           float **data, bd_error *err)
-{
-    char name[256];
-    bd_value *v = NULL;
-    for (int k = 0; k < 1000 && !v; k++) {
-        snprintf(name, sizeof name, "%s%s%s%.0d", base, suffix, k ? "_" : "", k);
-        if (!bd_graph_find_value(g, name) && bd_graph_add_value(g, name, BD_DT_FLOAT, shape, &v, err))
-            return NULL;
-    }
-    size_t bytes = (size_t)bd_shape_numel(shape) * sizeof(float);
-    if (!v || !(*data = bd_graph_alloc(g, bytes))) {
-        bd_error_set(err, BD_ENOMEM, "out of memory folding batch norm into '%s'", base);
-        return NULL;
-    }
-    v->data = *data;
-    v->nbytes = bytes;
-    return v;
-}
-
 int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err)
 {
     int rewrites = 0;
@@ -72,8 +51,10 @@ int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err)
                     *bias = b ? b->data : NULL, *w0 = w->data;
         float *nw, *nb;
         bd_shape bshape = bd_shape_make(1, &oc);
-        bd_value *wv = new_const(g, w->name, "_bnfold", &w->shape, &nw, err);
-        bd_value *bv = wv ? new_const(g, conv->name, "_bnfold_bias", &bshape, &nb, err) : NULL;
+        bd_value *wv = bd_pass_new_const(g, w->name, "_bnfold", BD_DT_FLOAT, &w->shape, sizeof(float),
+                                         (void **)&nw, err);
+        bd_value *bv = wv ? bd_pass_new_const(g, conv->name, "_bnfold_bias", BD_DT_FLOAT, &bshape,
+                                              sizeof(float), (void **)&nb, err) : NULL;
         if (!bv)
             return err && err->code ? err->code : BD_ENOMEM;
         for (int64_t c = 0; c < oc; c++) {

@@ -1,5 +1,6 @@
 #include "partitioner/passes/match.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "partitioner/passes/partition.h"
@@ -68,4 +69,36 @@ bool bd_fuse_accepts(const bd_fuse_target *target, const bd_graph *g, const bd_n
         return false;
     char why[128];
     return !target->backend || target->backend->supports(g, probe, why, sizeof why);
+}
+
+bd_value *bd_pass_new_value(bd_graph *g, const char *base, const char *suffix, int dtype,
+                            const bd_shape *shape, bd_error *err)
+{
+    char name[256];
+    bd_value *v = NULL;
+    for (int k = 0; k < 1000 && !v; k++) {
+        snprintf(name, sizeof name, "%s%s%s%.0d", base, suffix, k ? "_" : "", k);
+        if (!bd_graph_find_value(g, name) && bd_graph_add_value(g, name, dtype, shape, &v, err))
+            return NULL;
+    }
+    if (!v)
+        bd_error_set(err, BD_EMODEL, "no free value name for '%s%s'", base, suffix);
+    return v;
+}
+
+bd_value *bd_pass_new_const(bd_graph *g, const char *base, const char *suffix, int dtype,
+                            const bd_shape *shape, size_t elem, void **data, bd_error *err)
+{
+    bd_value *v = bd_pass_new_value(g, base, suffix, dtype, shape, err);
+    int64_t n = bd_shape_numel(shape);
+    size_t bytes;
+    if (!v)
+        return NULL;
+    if (n < 0 || __builtin_mul_overflow((size_t)n, elem, &bytes) || !(*data = bd_graph_alloc(g, bytes ? bytes : 1))) {
+        bd_error_set(err, BD_ENOMEM, "out of memory for the constant '%s%s'", base, suffix);
+        return NULL;
+    }
+    v->data = *data;
+    v->nbytes = bytes;
+    return v;
 }

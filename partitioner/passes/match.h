@@ -16,5 +16,11 @@ bool     bd_is_op(const bd_node *n, const char *op);
 bool     bd_fusable(const bd_node *n);
 /* The input of binary node N that is not X (NULL if N does not read X). */
 bd_value *bd_other_input(const bd_node *n, const bd_value *x);
+/* A new value of G named BASE+SUFFIX (numbered when taken). NULL with ERR set on failure. */
+bd_value *bd_pass_new_value(bd_graph *g, const char *base, const char *suffix, int dtype,
+                            const bd_shape *shape, bd_error *err);
+/* The same, made a constant: *DATA receives its zeroed buffer (G's pool, ELEM bytes each). */
+bd_value *bd_pass_new_const(bd_graph *g, const char *base, const char *suffix, int dtype,
+                            const bd_shape *shape, size_t elem, void **data, bd_error *err);
 
 #endif

@@ -39,6 +39,11 @@ int bd_pass_swish(bd_graph *g, const bd_fuse_target *target, bd_error *err);
  * Reshape (back) becomes one node ChannelShuffle (domain "braid"; ints axis, group = g). */
 int bd_pass_channel_shuffle(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
+/* A masked fill Where(C, x, c) / Where(C, c, x) with a constant BOOL mask C and a constant
+ * fill c of magnitude >= 1e38 becomes Add(x, M), M = c where filled and 0 elsewhere (equal
+ * values for |x| < 1e31), which post-op fusion then folds into x's MatMul. */
+int bd_pass_where_mask(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
 /* The opset-13 decomposed layer norm — ReduceMean, Sub, Pow(2), ReduceMean, Add(eps), Sqrt,
  * Div, Mul(gamma), Add(beta) over the last axis — becomes one LayerNormalization node. */
 int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err);

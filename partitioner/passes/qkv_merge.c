@@ -55,38 +55,6 @@ static void find_bias(const bd_graph *g, member *m)
     }
 }
 
-/* A fresh value named BASE+SUFFIX (numbered if taken). */
-static bd_value *new_value(bd_graph *g, const char *base, const char *suffix, int dtype,
-                           const bd_shape *shape, bd_error *err)
-{
-    char name[256];
-    bd_value *v = NULL;
-    for (int k = 0; k < 1000 && !v; k++) {
-        snprintf(name, sizeof name, "%s%s%s%.0d", base, suffix, k ? "_" : "", k);
-        if (!bd_graph_find_value(g, name) && bd_graph_add_value(g, name, dtype, shape, &v, err))
-            return NULL;
-    }
-    if (!v)
-        bd_error_set(err, BD_EMODEL, "no free value name for '%s%s'", base, suffix);
-    return v;
-}
-
-static bd_value *new_const(bd_graph *g, const char *base, const char *suffix, int dtype,
-                           const bd_shape *shape, size_t elem, void **data, bd_error *err)
-{
-    bd_value *v = new_value(g, base, suffix, dtype, shape, err);
-    size_t bytes = (size_t)bd_shape_numel(shape) * elem;
-    if (!v)
-        return NULL;
-    if (!(*data = bd_graph_alloc(g, bytes ? bytes : 1))) {
-        bd_error_set(err, BD_ENOMEM, "out of memory merging q/k/v into '%s'", base);
-        return NULL;
-    }
-    v->data = *data;
-    v->nbytes = bytes;
-    return v;
-}
-
 /* Would TARGET run the merged MatMul and the Split? Asked on probe nodes before rewriting. */
 static bool target_takes(const bd_graph *g, const bd_fuse_target *target, const member *ms, size_t n,
                          bd_value *x, int64_t k, int64_t total, int64_t opset)
@@ -134,11 +102,11 @@ static int rewrite(bd_graph *g, member *ms, size_t n, bd_value *x, int64_t k, in
     ys.dims[ys.rank - 1] = total;
     ys.sym[ys.rank - 1] = NULL;
     void *wp, *bp = NULL, *sp;
-    bd_value *w = new_const(g, base, "_qkv_weight", BD_DT_FLOAT, &ws, sizeof(float), &wp, err);
-    bd_value *b = w && with_bias ? new_const(g, base, "_qkv_bias", BD_DT_FLOAT, &bs, sizeof(float), &bp, err) : NULL;
-    bd_value *sizes = w && (b || !with_bias) ? new_const(g, base, "_qkv_split", BD_DT_INT64, &ss, sizeof(int64_t), &sp, err) : NULL;
-    bd_value *mm_out = sizes ? new_value(g, base, "_qkv", BD_DT_FLOAT, &ys, err) : NULL;
-    bd_value *y = mm_out && with_bias ? new_value(g, base, "_qkv_biased", BD_DT_FLOAT, &ys, err) : mm_out;
+    bd_value *w = bd_pass_new_const(g, base, "_qkv_weight", BD_DT_FLOAT, &ws, sizeof(float), &wp, err);
+    bd_value *b = w && with_bias ? bd_pass_new_const(g, base, "_qkv_bias", BD_DT_FLOAT, &bs, sizeof(float), &bp, err) : NULL;
+    bd_value *sizes = w && (b || !with_bias) ? bd_pass_new_const(g, base, "_qkv_split", BD_DT_INT64, &ss, sizeof(int64_t), &sp, err) : NULL;
+    bd_value *mm_out = sizes ? bd_pass_new_value(g, base, "_qkv", BD_DT_FLOAT, &ys, err) : NULL;
+    bd_value *y = mm_out && with_bias ? bd_pass_new_value(g, base, "_qkv_biased", BD_DT_FLOAT, &ys, err) : mm_out;
     if (!y)
         return err && err->code ? err->code : BD_ENOMEM;
     /* weights [K, N0 | N1 | ...] row by row; biases side by side */

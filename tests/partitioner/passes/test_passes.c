@@ -154,6 +154,38 @@ static void test_channel_shuffle_pattern(void **state)
     }
 }
 
+/* Where(C, -inf, x) with a constant mask becomes Add(x, M), M = -inf where C; a finite fill
+ * (-1e4) does not, since x + c would not be c. */
+static void test_where_mask_pattern(void **state)
+{
+    (void)state;
+    static const uint8_t cond[4] = { 0, 1, 0, 1 };
+    for (int finite = 0; finite < 2; finite++) {
+        bd_graph *g = bd_graph_create("where");
+        int64_t d[] = { 2, 2 };
+        bd_value *x = tensor(g, "x", 2, d), *y = tensor(g, "y", 2, d), *c;
+        assert_int_equal(bd_graph_add_value(g, "c", BD_DT_BOOL, &x->shape, &c, NULL), 0);
+        c->data = cond;
+        c->nbytes = sizeof cond;
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        bd_value *fill = scalar(g, "fill", finite ? -1e4f : -INFINITY);
+        tl_op(g, "w", "Where", (bd_value *[]){ c, fill, x }, 3, y);
+        assert_int_equal(bd_pass_where_mask(g, NULL, NULL), finite ? 0 : 1);
+        bd_node *n = bd_graph_node(g, 0);
+        if (!finite) {
+            assert_string_equal(n->op_type, "Add");
+            assert_ptr_equal(n->inputs[0], x);
+            const float *m = n->inputs[1]->data;
+            assert_true(m[0] == 0.0f && m[2] == 0.0f && isinf(m[1]) && m[1] < 0 && isinf(m[3]));
+            assert_ptr_equal(n->outputs[0], y);
+        } else {
+            assert_string_equal(n->op_type, "Where");
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 static void test_gelu_pattern_rejects_wrong_constant(void **state)
 {
     bd_graph *g = bd_graph_create("notgelu");
@@ -473,7 +505,7 @@ static void test_composite_table(void **state)
     size_t n;
     const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 8);
     assert_string_equal(c[0].name, "fold_batchnorm");
     assert_string_equal(c[2].name, "swish");
     assert_string_equal(c[3].name, "channel_shuffle");
@@ -490,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_gelu_pattern_rejects_wrong_constant),
         cmocka_unit_test(test_swish_pattern),
         cmocka_unit_test(test_channel_shuffle_pattern),
+        cmocka_unit_test(test_where_mask_pattern),
         cmocka_unit_test(test_layernorm_pattern),
         cmocka_unit_test(test_fuse_conv_relu_residual),
         cmocka_unit_test(test_fuse_respects_backend_and_broadcast),
