@@ -21,7 +21,7 @@
  * from it):
  *   RESULT model=<file> threads=N runs=R ort_ms=<median> braid_ms=<median> ratio=<ort/braid>
  *          ort_p90=... braid_p90=... maxdiff=... steps=<plan steps>
- *          engines=<backend:steps,... in order of first use> reorders=<n, or ? if unknown>
+ *          engines=<backend:steps,... in order of first use> reorders=<n>/<MB written>
  * (braid's fields are "-" with --ort-only). */
 #include <errno.h>
 #include <getopt.h>
@@ -208,12 +208,11 @@ static void describe_engines(const bd_plan *plan, char *buf, size_t len)
         snprintf(buf, len, "-");
 }
 
-/* Layout reorders the plan runs per inference. The runtime does not report them yet: this is
- * the one place to fill when it does (e.g. from the plan's partition report); until then "?". */
+/* Layout reorders the plan runs per inference, and the bytes they write: "12/3.4MB". */
 static void describe_reorders(const bd_plan *plan, char *buf, size_t len)
 {
-    (void)plan;
-    snprintf(buf, len, "?");
+    const bd_kernel_stats *run = &bd_plan_partition(plan)->run;
+    snprintf(buf, len, "%zu/%.1fMB", run->reorders, (double)run->reorder_bytes / 1e6);
 }
 
 static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, size_t n_inputs)

@@ -87,10 +87,14 @@ static void print_tensors(const char *title, bd_value *const *v, size_t n)
 /* Every subgraph, and every node not on oneDNN with the reason. */
 static void print_partition(const bd_partition_report *r)
 {
+    printf("per run: %zu kernel step(s), %zu layout reorder(s) writing %.2f MB\n", r->run.steps,
+           r->run.reorders, (double)r->run.reorder_bytes / 1e6);
     printf("subgraphs (in execution order):\n");
     for (size_t i = 0; i < r->n_subgraphs; i++) {
         const bd_subgraph_info *s = &r->subgraphs[i];
-        printf("  #%zu %-5s %4zu node(s) from '%s'\n", i, s->backend, s->n_nodes, s->first_node);
+        printf("  #%zu %-5s %4zu node(s) from '%s': %zu step(s) per run, %zu reorder(s) (%.2f MB)\n", i,
+               s->backend, s->n_nodes, s->first_node, s->run.steps, s->run.reorders,
+               (double)s->run.reorder_bytes / 1e6);
         print_tensors("inputs ", s->inputs, s->n_inputs);
         print_tensors("outputs", s->outputs, s->n_outputs);
     }

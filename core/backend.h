@@ -45,6 +45,13 @@ typedef enum bd_engine_kind {
     BD_ENGINE_FALLBACK,       /* the model's own framework: runs what the others refuse */
 } bd_engine_kind;
 
+/* What a compiled kernel does per run, for reports (bd_backend.stats). */
+typedef struct bd_kernel_stats {
+    size_t steps;            /* primitives or kernels run per inference */
+    size_t reorders;         /* of which layout conversions (data moved, nothing computed) */
+    size_t reorder_bytes;    /* bytes those write per inference */
+} bd_kernel_stats;
+
 /* Process-wide settings for one engine (bd_backend.configure). */
 typedef struct bd_engine_config {
     const char *library;      /* the engine's shared library; NULL = its default search */
@@ -75,6 +82,8 @@ typedef struct bd_backend {
                 DLTensor *out, size_t n_out, bd_error *err);
     void (*ctx_destroy)(bd_kernel_ctx *ctx);                 /* NULL is allowed */
     void (*release)(bd_kernel *k);                           /* NULL is allowed */
+    /* Optional (NULL: the kernel is one opaque step): what K runs per inference. */
+    void (*stats)(const bd_kernel *k, bd_kernel_stats *out);
 } bd_backend;
 
 #endif

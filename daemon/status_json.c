@@ -34,12 +34,18 @@ static cJSON *names(bd_value *const *v, size_t n)
 /* Every subgraph (backend, node count, boundary tensors) and every node off oneDNN, with why. */
 static void partition_report(cJSON *o, const bd_partition_report *r)
 {
+    cJSON_AddNumberToObject(o, "kernel_steps", (double)r->run.steps);
+    cJSON_AddNumberToObject(o, "reorders", (double)r->run.reorders);
+    cJSON_AddNumberToObject(o, "reorder_bytes", (double)r->run.reorder_bytes);
     cJSON *sgs = cJSON_AddArrayToObject(o, "subgraphs");
     for (size_t i = 0; i < r->n_subgraphs; i++) {
         const bd_subgraph_info *s = &r->subgraphs[i];
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "backend", s->backend);
         cJSON_AddNumberToObject(j, "nodes", (double)s->n_nodes);
+        cJSON_AddNumberToObject(j, "kernel_steps", (double)s->run.steps);
+        cJSON_AddNumberToObject(j, "reorders", (double)s->run.reorders);
+        cJSON_AddNumberToObject(j, "reorder_bytes", (double)s->run.reorder_bytes);
         cJSON_AddItemToObject(j, "inputs", names(s->inputs, s->n_inputs));
         cJSON_AddItemToObject(j, "outputs", names(s->outputs, s->n_outputs));
         cJSON_AddItemToArray(sgs, j);

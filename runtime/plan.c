@@ -230,8 +230,25 @@ static int build_report(bd_plan *p, bd_error *err)
             .detail = fast >= 0 ? pl->why[fast] : "",
         };
     }
-    p->report = (bd_partition_report){ p->sg_info, p->n_steps, p->fb_info, at };
+    p->report = (bd_partition_report){ .subgraphs = p->sg_info, .n_subgraphs = p->n_steps,
+                                       .fallback = p->fb_info, .n_fallback = at };
     return 0;
+}
+
+/* The report's per-run stats, once every step is compiled. */
+static void report_stats(bd_plan *p)
+{
+    p->report.run = (bd_kernel_stats){ 0 };
+    for (size_t si = 0; si < p->n_steps; si++) {
+        const plan_step *s = &p->steps[si];
+        bd_kernel_stats *st = &p->sg_info[si].run;
+        *st = (bd_kernel_stats){ .steps = 1 };
+        if (s->backend->stats && s->kernel)
+            s->backend->stats(s->kernel, st);
+        p->report.run.steps += st->steps;
+        p->report.run.reorders += st->reorders;
+        p->report.run.reorder_bytes += st->reorder_bytes;
+    }
 }
 
 static int compile_steps(bd_plan *p, bd_error *err)
@@ -427,6 +444,8 @@ int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
         rc = build_report(p, err);
     if (rc == 0)
         rc = compile_steps(p, err);
+    if (rc == 0)
+        report_stats(p);
     if (rc && rc != BD_ENOMEM && empty_in[0]) {
         const bd_value *o = non_empty_output(p->graph);
         char sh[96];

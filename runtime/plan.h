@@ -17,6 +17,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "core/backend.h"
 #include "core/error.h"
 #include "core/ir/graph.h"
 
@@ -65,6 +66,8 @@ size_t          bd_plan_arena_size(const bd_plan *p);
 typedef struct bd_subgraph_info {
     const char      *backend;       /* "dnnl", "ort", ... */
     size_t           n_nodes;
+    bd_kernel_stats  run;           /* what its kernel runs per inference (core/backend.h);
+                                     * steps 1, no reorders for an engine that does not say */
     const char      *first_node;    /* name of its first node (topological order) */
     bd_value *const *inputs;        /* boundary tensors it reads, in run() order */
     size_t           n_inputs;
@@ -84,6 +87,7 @@ typedef struct bd_fallback_info {   /* a node not on oneDNN */
 typedef struct bd_partition_report {
     const bd_subgraph_info *subgraphs;    /* in execution order (= the plan's steps) */
     size_t                  n_subgraphs;
+    bd_kernel_stats         run;          /* the subgraphs' run stats, summed */
     const bd_fallback_info *fallback;     /* in graph order */
     size_t                  n_fallback;
 } bd_partition_report;

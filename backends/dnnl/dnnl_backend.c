@@ -236,4 +236,5 @@ const bd_backend bd_dnnl_backend = {
     .run         = dn_run,
     .ctx_destroy = dn_ctx_destroy,
     .release     = dn_kernel_release,
+    .stats       = dn_kernel_stats,
 };

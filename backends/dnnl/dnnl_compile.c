@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "core/arena.h"
@@ -220,6 +221,8 @@ static int push_step(dn_compiler *c, dn_step_kind kind, dnnl_primitive_t prim, s
     memcpy(s->args, args, sizeof *args * (size_t)nargs);
     s->nargs = nargs;
     s->kind = kind;
+    s->threads = 0;
+    s->reorder_bytes = 0;
     s->prim = prim;
     s->scratch = scratch;
     s->node = c->node ? c->node->name : "(subgraph output)";
@@ -239,11 +242,17 @@ int dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, in
     size_t scratch = q ? dnnl_memory_desc_get_size(q) : 0;
     if (q)
         smd = *q;
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+    const dnnl_memory_desc_t *dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    size_t reorder_bytes = kind == dnnl_reorder && dst ? dnnl_memory_desc_get_size(dst) : 0;
     dnnl_status_t s = dnnl_primitive_create(&prim, pd);
     dnnl_primitive_desc_destroy(pd);
     if (dn_check(c, s, "dnnl_primitive_create"))
         return BD_EBACKEND;
     int rc = push_step(c, DN_STEP_PRIM, prim, scratch, args, nargs, NULL);
+    if (rc == 0)
+        c->steps[c->n_steps - 1].reorder_bytes = reorder_bytes;
     if (rc == 0 && scratch > 0) {
         dn_step *st = &c->steps[c->n_steps - 1];
         st->args[st->nargs].arg = DNNL_ARG_SCRATCHPAD;
@@ -624,6 +633,21 @@ static void compiler_free(dn_compiler *c)
         dnnl_stream_destroy(c->stream);
 }
 
+/* Build N's steps; SERIAL: on one thread (primitives are created with the thread count they
+ * will run with, so oneDNN splits their work for it). */
+static int build_threaded(dn_compiler *c, const bd_node *n, dn_build_fn_t build, bool serial)
+{
+    int first = c->n_steps, saved = omp_get_max_threads();
+    if (serial && saved > 1)
+        omp_set_num_threads(1);
+    int rc = build(c, n);
+    if (serial && saved > 1)
+        omp_set_num_threads(saved);
+    for (int s = first; rc == 0 && s < c->n_steps; s++)
+        c->steps[s].threads = serial ? 1 : 0;
+    return rc;
+}
+
 static int compile_nodes(dn_compiler *c)
 {
     const bd_subgraph *sg = c->sg;
@@ -668,7 +692,7 @@ static int compile_nodes(dn_compiler *c)
         dn_build_fn_t build = dn_builder_for(n);
         if (!build)
             return dn_fail(c, BD_EUNSUPPORTED, "op not supported by the dnnl backend");
-        if ((rc = build(c, n)))
+        if ((rc = build_threaded(c, n, build, dn_serial_node(n))))
             return rc;
         for (size_t k = 0; k < n->n_inputs; k++) {
             const bd_value *x = n->inputs[k];
@@ -693,12 +717,20 @@ static int compile_nodes(dn_compiler *c)
             continue;
         dnnl_memory_desc_t md;
         dn_md_of_shape(&md, v);
+        bool serial = dn_serial_bytes(2 * dnnl_memory_desc_get_size(&md));
+        int saved = omp_get_max_threads();
+        if (serial && saved > 1)
+            omp_set_num_threads(1);
         dnnl_primitive_desc_t pd;
-        if ((rc = dn_reorder_pd(c, &t->md, &md, "dnnl_reorder_primitive_desc_create (output)", &pd)))
-            return rc;
+        rc = dn_reorder_pd(c, &t->md, &md, "dnnl_reorder_primitive_desc_create (output)", &pd);
         dn_arg a[2] = { { DNNL_ARG_FROM, t->buf, t->md }, { DNNL_ARG_TO, obuf, md } };
-        if ((rc = dn_add_step(c, pd, a, 2)))
+        if (!rc)
+            rc = dn_add_step(c, pd, a, 2);
+        if (serial && saved > 1)
+            omp_set_num_threads(saved);
+        if (rc)
             return rc;
+        c->steps[c->n_steps - 1].threads = serial ? 1 : 0;
     }
     return 0;
 }
@@ -836,4 +868,14 @@ void bd_dnnl_kernel_arena(const bd_kernel *k, size_t *arena, size_t *without_reu
 int bd_dnnl_kernel_num_steps(const bd_kernel *k)
 {
     return k->n_steps;
+}
+
+void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)
+{
+    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps };
+    for (int i = 0; i < k->n_steps; i++)
+        if (k->steps[i].reorder_bytes) {
+            out->reorders++;
+            out->reorder_bytes += k->steps[i].reorder_bytes;
+        }
 }

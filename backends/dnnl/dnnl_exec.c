@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "backends/dnnl/dnnl_internal.h"
@@ -169,9 +170,15 @@ int dn_run(bd_kernel_ctx *x, const DLTensor *in, size_t n_in, DLTensor *out, siz
             return bd_error_set(err, BD_EBACKEND, "dnnl: dnnl_memory_set_data_handle failed: %s",
                                 dnnl_status2str(st));
     }
+    int threads = omp_get_max_threads(), now = threads;
     for (int s = 0; s < k->n_steps; s++) {
         const dn_step *step = &k->steps[s];
         int f = x->first[s];
+        int want = step->threads ? step->threads : threads;
+        if (want != now) {                  /* dnnl_threads.c: small steps run alone */
+            omp_set_num_threads(want);
+            now = want;
+        }
         if (step->kind == DN_STEP_ERF) {
             dnnl_stream_wait(x->stream);
             run_erf(x->mems[f], x->mems[f + 1], dnnl_memory_desc_get_size(&step->args[0].md) / sizeof(float));
@@ -183,10 +190,14 @@ int dn_run(bd_kernel_ctx *x, const DLTensor *in, size_t n_in, DLTensor *out, siz
             continue;
         }
         dnnl_status_t st = dnnl_primitive_execute(step->prim, x->stream, step->nargs, &x->eargs[f]);
-        if (st != dnnl_success)
+        if (st != dnnl_success) {
+            omp_set_num_threads(threads);
             return bd_error_set(err, BD_EBACKEND, "dnnl: node '%s': dnnl_primitive_execute failed: %s",
                                 step->node, dnnl_status2str(st));
+        }
     }
+    if (now != threads)
+        omp_set_num_threads(threads);
     dnnl_status_t st = dnnl_stream_wait(x->stream);
     if (st != dnnl_success)
         return bd_error_set(err, BD_EBACKEND, "dnnl: dnnl_stream_wait failed: %s", dnnl_status2str(st));

@@ -73,6 +73,9 @@ typedef enum dn_nearest_mode {
 
 typedef struct dn_step {
     dn_step_kind      kind;
+    int               threads;  /* 1: created and run on the calling thread alone (dnnl_threads.c);
+                                 * 0: on the context's OpenMP threads */
+    size_t            reorder_bytes; /* a reorder primitive: the bytes it writes; else 0 */
     dnnl_primitive_t  prim;
     dn_arg           *args;
     int               nargs;
@@ -136,6 +139,7 @@ typedef struct dn_compiler {
 /* The subgraph compiler and kernel teardown (dnnl_compile.c), contexts (dnnl_exec.c). */
 int  dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err);
 void dn_kernel_release(bd_kernel *k);
+void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out);
 int  dn_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err);
 int  dn_run(bd_kernel_ctx *ctx, const DLTensor *in, size_t n_in, DLTensor *out, size_t n_out,
             bd_error *err);
@@ -310,6 +314,15 @@ bool dn_filter_oihw(const bd_node *n, const bd_shape *w, int64_t *dims);
  * GROUP > 1, else [O, I, k...]). */
 int  dn_filter_md(dn_compiler *c, const bd_node *n, const bd_shape *w, int64_t group,
                   dnnl_memory_desc_t *md);
+
+/* ---- threads per step (dnnl_threads.c) ----------------------------------------------- */
+
+/* Steps whose estimated time on one core is below this many microseconds run on one thread. */
+double dn_serial_us(void);
+/* Is node N (as shaped) below that? */
+bool dn_serial_node(const bd_node *n);
+/* Is a memory-bound step moving BYTES below that? */
+bool dn_serial_bytes(size_t bytes);
 
 /* ---- small shared checks (dnnl_backend.c) --------------------------------------------- */
 

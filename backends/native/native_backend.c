@@ -478,6 +478,11 @@ static int nv_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
     return 0;
 }
 
+static void nv_stats(const bd_kernel *k, bd_kernel_stats *out)
+{
+    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps };   /* views are no steps */
+}
+
 const bd_backend bd_native_backend = {
     .name        = "native",
     .kind        = BD_ENGINE_NATIVE,
@@ -487,4 +492,5 @@ const bd_backend bd_native_backend = {
     .run         = nv_run,
     .ctx_destroy = nv_ctx_destroy,
     .release     = kernel_release,
+    .stats       = nv_stats,
 };

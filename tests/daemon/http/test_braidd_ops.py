@@ -240,9 +240,15 @@ class BraiddOps(unittest.TestCase):
                          ("tinycnn", "1", "READY", "onnx"))
         self.assertEqual(set(m["partition"]), {"nodes_imported", "nodes_planned", "steps",
                                                "fused_composites", "backends", "load_ms",
+                                               "kernel_steps", "reorders", "reorder_bytes",
                                                "subgraphs", "fallback_nodes"})
         (sub,) = m["partition"]["subgraphs"]          # the demo runs as one oneDNN subgraph
         self.assertEqual(sub["backend"], "dnnl")
+        # its steps are the subgraph's, at least one per planned node that is no view
+        self.assertEqual(sub["kernel_steps"], m["partition"]["kernel_steps"])
+        self.assertGreaterEqual(sub["kernel_steps"], 1)
+        self.assertEqual(sub["reorders"], m["partition"]["reorders"])
+        self.assertGreaterEqual(sub["reorder_bytes"], 0)
         self.assertEqual(m["partition"]["fallback_nodes"], [])
         self.assertEqual(set(m["queue"]), {"queued", "in_flight", "limit"})
         st = m["stats"]
