@@ -7,8 +7,9 @@
 #include "runtime/engines.h"
 
 const char cli_placement_usage[] =
-    "      --fallback-ops A,B     never run these op types on oneDNN (e.g. Softmax,Erf)\n"
-    "      --engine NAME          auto (default), or one backend for the whole model: dnnl, ort\n"
+    "      --fallback-ops A,B     send these op types to the framework fallback (e.g. Softmax,Erf)\n"
+    "      --engine LIST          auto (default), or the engines allowed: dnnl, native, ort, tf\n"
+    "                             (ort: all on ONNX Runtime; dnnl,native: no framework)\n"
     "      --min-dnnl-flops N     oneDNN islands between fallback subgraphs with less compute\n"
     "                             move to the fallback (default 1000000; 0 = never)\n"
     "      --ort-library PATH     libonnxruntime.so.1 to load (default: $BRAID_ORT_LIBRARY,\n"

@@ -10,7 +10,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: braid bench MODEL [--threads N] [--iters N] [--warmup N] [--input NAME=FILE.npy]...\n"
-        "                   [--fallback-ops A,B] [--engine NAME]\n"
+        "                   [--fallback-ops A,B] [--engine LIST]\n"
         "\n"
         "Time MODEL in process: WARMUP untimed runs, then ITERS timed runs; prints the median,\n"
         "percentiles and throughput. Inputs not given are seeded random data (dynamic dims = 1).\n"

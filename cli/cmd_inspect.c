@@ -11,7 +11,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: braid inspect MODEL [--fallback-ops A,B] [--engine NAME]\n"
+        "usage: braid inspect MODEL [--fallback-ops A,B] [--engine LIST]\n"
         "\n"
         "Print MODEL's inputs and outputs, its operator histogram as imported, the composites\n"
         "braid fused, the subgraphs of its plan (backend, node count, boundary tensors) and,\n"

@@ -11,7 +11,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: braid run MODEL [--input NAME=FILE.npy]... [--output DIR] [--threads N]\n"
-        "                 [--fallback-ops A,B] [--engine NAME]\n"
+        "                 [--fallback-ops A,B] [--engine LIST]\n"
         "\n"
         "Run MODEL (.onnx) once on the given inputs and write each output to DIR/<name>.npy\n"
         "(or print a summary when --output is not given).\n"
