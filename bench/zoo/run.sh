@@ -8,10 +8,11 @@
 #
 # Steps: fetch ORT (scripts/fetch_ort.sh); generate the models (gen_zoo.py, cached); build a
 # release build dir with braid-bench-ort, the braid CLI and braid-peak; measure the FP32 peak
-# (one large oneDNN matmul) at each thread count; then per model: check braid's outputs
-# against PyTorch's (check.py, through `braid run`), and if they agree time braid and ORT,
-# interleaved, on the same inputs, at each thread count (braid-bench-ort). A model that fails
-# to export, fails the check or fails in braid-bench-ort is shown FAILED and the run goes on.
+# (one large oneDNN matmul; the best of samples taken through the run) at each thread count;
+# then per model: check braid's outputs against PyTorch's (check.py, through `braid run`),
+# and if they agree time braid and ORT, interleaved, on the same inputs, at each thread
+# count (braid-bench-ort). A model that fails to export, fails the check or fails in
+# braid-bench-ort is shown FAILED and the run goes on.
 # The table is printed at the end and written to $BRAID_ZOO_DIR/last-run.txt.
 #
 # Environment:
@@ -82,20 +83,22 @@ ERR="$(mktemp)"
 trap 'rm -f "$LOG" "$ERR"' EXIT
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 
-# The FP32 peak at each thread count, before and after the models: the best of the two is
-# the peak (a neighbour's burst during one measurement only lowers that one).
-declare -A peak peaks
-measure_peak() {
+# The FP32 peak at each thread count, sampled many times: in full before and after the
+# models, briefly before each model. A neighbour's burst only lowers a sample, so the peak
+# is the best sample; the table also gives the range, which shows how noisy the run was.
+declare -A peak lowest samples
+measure_peak() {   # extra braid-peak arguments
   local t g
   for t in $THREADS; do
     g=""
-    if "$PEAK" --threads "$t" | tee "$LOG"; then
+    if "$PEAK" --threads "$t" "$@" >"$LOG"; then
       g="$(field gflops "$(grep '^PEAK ' "$LOG" | tail -n1)")"
     fi
-    peaks[$t]="${peaks[$t]:+${peaks[$t]} and }${g:-failed}"
-    if [ -n "$g" ] && awk -v a="$g" -v b="${peak[$t]:-0}" 'BEGIN { exit !(a > b) }'; then
-      peak[$t]="$g"
-    fi
+    grep -v '^PEAK ' "$LOG" || true
+    [ -n "$g" ] || continue
+    samples[$t]=$(( ${samples[$t]:-0} + 1 ))
+    if awk -v a="$g" -v b="${peak[$t]:-0}" 'BEGIN { exit !(a > b) }'; then peak[$t]="$g"; fi
+    if awk -v a="$g" -v b="${lowest[$t]:-1e30}" 'BEGIN { exit !(a < b) }'; then lowest[$t]="$g"; fi
   done
 }
 echo "== FP32 peak (before the models)"
@@ -119,6 +122,7 @@ for m in $MODELS; do
     rows+=("name=$m threads=- gflop=- check=FAILED braid_ms=FAILED")
     continue
   fi
+  measure_peak --repeats 3 --warmup 1
   echo "== $m ($g GFLOP): check against PyTorch"
   "$PY" "$HERE/check.py" --braid "$BRAID" --zoo "$ZOO" "$m" | tee "$LOG" || true
   cline="$(grep '^CHECK ' "$LOG" | tail -n1)"
@@ -157,14 +161,14 @@ table() {
   echo "median ms over $RUNS interleaved rounds after $WARMUP warm-up; ORT/braid > 1 means braid is faster;"
   echo "% peak: braid's GFLOP/s over the FP32 peak at the same thread count; check: max rel error vs PyTorch"
   echo
-  printf '%-19s %3s %7s %9s %9s %9s %8s %5s %-26s %4s  %s\n' model thr GFLOP "ORT ms" "braid ms" \
-    ORT/braid "% peak" steps engines reord check
+  printf '%-19s %3s %7s %9s %9s %9s %8s %5s %-26s %-10s %s\n' model thr GFLOP "ORT ms" "braid ms" \
+    ORT/braid "% peak" steps engines reorders check
   for r in "${rows[@]}"; do
     local m t g om bm ratio c
     m="$(field name "$r")"; t="$(field threads "$r")"; g="$(field gflop "$r")"
     om="$(field ort_ms "$r")"; bm="$(field braid_ms "$r")"; ratio="$(field ratio "$r")"
     c="$(field check "$r")"
-    printf '%-19s %3s %7s %9s %9s %9s %8s %5s %-26s %4s  %s\n' "$m" "$t" "$g" "$(ms "${om:--}")" \
+    printf '%-19s %3s %7s %9s %9s %9s %8s %5s %-26s %-10s %s\n' "$m" "$t" "$g" "$(ms "${om:--}")" \
       "$(ms "${bm:--}")" "${ratio:--}" "$(pct "$g" "$bm" "${peak[$t]:-}")" "$(field steps "$r" | sed 's/^$/-/')" \
       "$(field engines "$r" | sed 's/^$/-/')" "$(field reorders "$r" | sed 's/^$/-/')" "${c//_/ }"
   done
@@ -180,7 +184,7 @@ table() {
         else printf "%d thread(s): no model ran on braid\n", t }'
   done
   for t in $THREADS; do
-    echo "FP32 peak at $t thread(s): ${peak[$t]:-?} GFLOP/s (oneDNN matmul, best of before/after: ${peaks[$t]:-?})"
+    echo "FP32 peak at $t thread(s): ${peak[$t]:-?} GFLOP/s (best of ${samples[$t]:-0} oneDNN matmul samples over the run; lowest ${lowest[$t]:-?})"
   done
   if [ ${#failures[@]} -gt 0 ]; then
     echo
