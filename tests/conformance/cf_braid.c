@@ -81,6 +81,13 @@ static bool run_set(bd_model *m, const cf_dataset *s, size_t set_idx, cf_result 
     return ok;
 }
 
+/* ONNX's BFLOAT16 test data arrives as UINT16 words (docs/conformance.md): not counted. */
+static bool is_float(int dtype)
+{
+    return dtype == BD_DT_FLOAT || dtype == BD_DT_DOUBLE || dtype == BD_DT_FLOAT16 ||
+           dtype == BD_DT_BFLOAT16;
+}
+
 void cf_run_braid(const char *dir, const cf_options *o, cf_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -96,6 +103,10 @@ void cf_run_braid(const char *dir, const cf_options *o, cf_result *r)
         cf_fail(r, CF_UNSUPPORTED_TYPE, "test data", err.msg);
         return;
     }
+    r->float_case = c.n_sets > 0;
+    for (size_t i = 0; i < c.n_sets; i++)
+        for (size_t k = 0; k < c.sets[i].n_out; k++)
+            r->float_case &= is_float(c.sets[i].out[k].dtype);
     /* One thread per engine: the runner parallelizes across cases instead (each case runs in
      * its own process, so this configures ORT once per process). The cost rule keeps its
      * default, as a user gets it. */

@@ -48,6 +48,7 @@ typedef enum cf_status {
 typedef struct cf_result {
     cf_status status;
     bool      dnnl_only;        /* braid: every node of every plan ran on oneDNN */
+    bool      float_case;       /* braid: every expected output is FP32/FP64/FP16/BF16 */
     char      reason[CF_REASON_MAX];
 } cf_result;
 

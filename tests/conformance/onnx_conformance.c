@@ -10,6 +10,8 @@
  *     --baseline       also run each case through ONNX Runtime itself
  *     --ort PATH       libonnxruntime.so.1 (default $BRAID_ORT_LIB, else
  *                      ${BRAID_ORT_DIR:-~/.cache/braid/ort-1.30.0}/libonnxruntime.so.1)
+ *     --expect FILE    exit 1 when a case FILE lists (one name per line) fails: the cases an
+ *                      engine set must keep passing (with --engine dnnl,native: no framework)
  *     --check FILE     CI mode (implies --baseline): exit 1 when braid fails a case ORT
  *                      passes that FILE does not list, or when a listed case no longer is
  *                      such a gap; exit 77 (skip) when ONNX Runtime is not available
@@ -63,7 +65,7 @@ typedef struct slot {
 } slot;
 
 typedef struct config {
-    const char *data, *engine, *ort, *check, *doc;
+    const char *data, *engine, *ort, *check, *doc, *expect;
     const char *only[MAX_ONLY];
     size_t      n_only;
     int         jobs;
@@ -93,7 +95,7 @@ static const char *default_ort(char *buf, size_t len)
 static void usage(void)
 {
     fprintf(stderr, "usage: onnx_conformance [--data DIR] [--only TEXT] [--jobs N] [--timeout S] "
-            "[--engine NAME] [--baseline] [--ort LIB] [--check ALLOWLIST] [--doc FILE] "
+            "[--engine LIST] [--baseline] [--ort LIB] [--check ALLOWLIST] [--expect LIST] [--doc FILE] "
             "[--verbose] [CASE_DIR...]\n");
     exit(2);
 }
@@ -311,6 +313,7 @@ static size_t check_gaps(case_state *cases, size_t n_cases, const char *path, si
 
 typedef struct totals {
     size_t passed, dnnl_only, failed, type_gaps;
+    size_t float_cases, float_passed;
     size_t ort_passed, ort_failed, ort_type_gaps, gap_vs_ort;
 } totals;
 
@@ -319,9 +322,11 @@ static totals count(const case_state *cases, size_t n, bool baseline)
     totals t = { 0 };
     for (size_t i = 0; i < n; i++) {
         const cf_result *b = &cases[i].res[ENGINE_BRAID], *o = &cases[i].res[ENGINE_ORT];
+        t.float_cases += b->float_case;
         if (b->status == CF_PASS) {
             t.passed++;
             t.dnnl_only += b->dnnl_only;
+            t.float_passed += b->float_case;
         } else {
             t.failed++;
             t.type_gaps += b->status == CF_UNSUPPORTED_TYPE;
@@ -337,6 +342,29 @@ static totals count(const case_state *cases, size_t n, bool baseline)
         }
     }
     return t;
+}
+
+/* --expect: every case the list names and this run ran must pass; a passing case it does not
+ * name is reported so the list can grow. Returns the number of listed cases that failed. */
+static size_t check_expected(const case_state *cases, size_t n, const char *path)
+{
+    size_t n_list, lost = 0, gained = 0;
+    gap *list = read_gaps(path, &n_list);
+    for (size_t i = 0; i < n; i++) {
+        bool ok = cases[i].res[ENGINE_BRAID].status == CF_PASS;
+        gap *g = find_gap(list, n_list, cases[i].name);
+        if (g && !ok) {
+            printf("LOST %s: %s lists it as passing, it fails: %s\n", cases[i].name, path,
+                   cases[i].res[ENGINE_BRAID].reason);
+            lost++;
+        } else if (!g && ok) {
+            printf("NEW %s: passes, not yet in %s\n", cases[i].name, path);
+            gained++;
+        }
+    }
+    free(list);
+    printf("expected passes (%s): %zu lost, %zu new\n", path, lost, gained);
+    return lost;
 }
 
 static const char *ort_version(const char *lib)
@@ -476,6 +504,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--engine") && more)   cfg.engine = argv[++i];
         else if (!strcmp(a, "--ort") && more)      cfg.ort = argv[++i];
         else if (!strcmp(a, "--check") && more)    cfg.check = argv[++i], cfg.baseline = true;
+        else if (!strcmp(a, "--expect") && more)   cfg.expect = argv[++i];
         else if (!strcmp(a, "--doc") && more)      cfg.doc = argv[++i];
         else if (!strcmp(a, "--baseline"))         cfg.baseline = true;
         else if (!strcmp(a, "--verbose"))          cfg.verbose = true;
@@ -548,6 +577,8 @@ int main(int argc, char **argv)
                "values); braid fails %zu case(s) it passes\n", ortv, t.ort_passed, t.ort_failed,
                t.ort_type_gaps, t.gap_vs_ort);
     printf("braid: %zu of the failures need sequence/optional/string values\n", t.type_gaps);
+    printf("braid: %zu of %zu float cases passed (%.1f%%; every expected output floating point)\n",
+           t.float_passed, t.float_cases, t.float_cases ? 100.0 * (double)t.float_passed / (double)t.float_cases : 0.0);
     printf("%zu passed, %zu passed entirely on oneDNN, %zu failed\n", t.passed, t.dnnl_only, t.failed);
 
     if (cfg.doc)
@@ -563,6 +594,8 @@ int main(int argc, char **argv)
                    "listed gap)\n");
         }
     }
+    if (cfg.expect && check_expected(cases, n, cfg.expect))
+        rc = 1;
     free(cases);
     globfree(&gl);
     return rc;
