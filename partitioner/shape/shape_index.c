@@ -243,6 +243,11 @@ int shp_slice(bd_graph *g, bd_node *n, bd_error *err)
             s.dims[ax] = -1;
             continue;
         }
+        if (d == 0) {                      /* nothing to select (the clamps below need d > 0) */
+            s.dims[ax] = 0;
+            step[ax] = st;
+            continue;
+        }
         b = b < 0 ? b + d : b;             /* b >= INT64_MIN and d >= 0: no overflow */
         e = e < 0 ? e + d : e;
         if (st > 0) {

@@ -135,6 +135,21 @@ static void test_gather_and_slice_fold(void **state)
     bd_graph_destroy(g);
 }
 
+/* An empty axis selects nothing whatever the step's sign (a negative step once gave 1). */
+static void test_slice_of_empty_axis_is_empty(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(0, 3), NULL);
+    bd_node *back = TNODE(g, "Slice", 1, x, TINTS(g, "st", -1), TINTS(g, "en", INT64_MIN),
+                          TINTS(g, "ax", 0), TINTS(g, "step", -1));
+    bd_node *fwd = TNODE(g, "Slice", 1, x, TINTS(g, "st2", 0, 0), TINTS(g, "en2", 5, 2),
+                         TINTS(g, "ax2", 0, 1), TINTS(g, "step2", 2, 1));
+    tinfer(g, true);
+    tassert_shape(tout(back, 0), S(0, 3));
+    tassert_shape(tout(fwd, 0), S(0, 2));
+    bd_graph_destroy(g);
+}
+
 static void test_gather_shape_on_tensors(void **state)
 {
     bd_graph *g = tgraph();
@@ -229,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_shape_gather_concat_reshape_chain_folds_when_static),
         cmocka_unit_test(test_integer_arithmetic_folds_with_broadcast),
         cmocka_unit_test(test_gather_and_slice_fold),
+        cmocka_unit_test(test_slice_of_empty_axis_is_empty),
         cmocka_unit_test(test_gather_shape_on_tensors),
         cmocka_unit_test(test_constant_cast_and_views_fold),
         cmocka_unit_test(test_expand_where_equal_chain_folds),
