@@ -62,8 +62,7 @@ static int cumsum_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_
                       bd_error *err)
 {
     (void)env;
-    int64_t axis = 0;
-    nv_read_ints(in[1].data, in[1].dtype, 1, &axis, 1);
+    int64_t axis = nv_int_at(in[1].data, in[1].dtype, 0);     /* may be a constant's bytes */
     int ax = nv_axis(axis, in[0].rank);
     if (ax < 0)
         return bd_error_set(err, BD_EINVAL, "axis %lld is out of range for rank %d",

@@ -17,9 +17,18 @@
 
 /* ---- shared helpers ---------------------------------------------------------------------- */
 
+/* Loaded with memcpy (a plain load on x86): constant indices are an initializer's bytes, at
+ * whatever offset they had in the model file. */
 static int64_t index_at(const nv_tensor *t, size_t i)
 {
-    return t->dtype == BD_DT_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+    if (t->dtype == BD_DT_INT64) {
+        int64_t v;
+        memcpy(&v, (const char *)t->data + i * sizeof v, sizeof v);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, (const char *)t->data + i * sizeof v, sizeof v);
+    return v;
 }
 
 /* Element I of the indices T (S's input K) as a position in [0, DIM). */
@@ -39,6 +48,7 @@ static int checked_index(const nv_step *s, int k, const nv_tensor *t, size_t i, 
 static inline void copy_bytes(void *dst, const void *src, size_t n)
 {
     switch (n) {
+    case 0:  break;                      /* an empty tensor's pointer may be NULL */
     case 1:  memcpy(dst, src, 1); break;
     case 2:  memcpy(dst, src, 2); break;
     case 4:  memcpy(dst, src, 4); break;
@@ -249,7 +259,7 @@ static int scatter_elements_run(const nv_step *s, const nv_tensor *in, nv_tensor
 {
     (void)env;
     if (out[0].data != in[0].data)
-        memcpy(out[0].data, in[0].data, in[0].numel * bd_dtype_size(in[0].dtype));
+        copy_bytes(out[0].data, in[0].data, in[0].numel * bd_dtype_size(in[0].dtype));
     return elements_walk(s, &in[0], &in[1], &in[2], out[0].data, err);
 }
 
@@ -337,14 +347,15 @@ static int scatternd_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, 
     (void)env;
     size_t tuples = (size_t)s->ip[1], block = (size_t)s->ip[3], es = bd_dtype_size(in[0].dtype);
     if (out[0].data != in[0].data)
-        memcpy(out[0].data, in[0].data, in[0].numel * es);
+        copy_bytes(out[0].data, in[0].data, in[0].numel * es);
     for (size_t t = 0; t < tuples; t++) {
         size_t at;
         int rc = nd_offset(s, &in[1], t, &at, err);
         if (rc)
             return rc;
         if (s->op == RED_NONE)
-            memcpy((char *)out[0].data + at * es, (const char *)in[2].data + t * block * es, block * es);
+            copy_bytes((char *)out[0].data + at * es, (const char *)in[2].data + t * block * es,
+                       block * es);
         else
             for (size_t e = 0; e < block; e++)
                 combine(out[0].data, at + e, in[2].data, t * block + e, in[0].dtype, s->op);

@@ -53,6 +53,18 @@ nv_split nv_split_at(const int64_t *dims, int rank, int axis)
     return s;
 }
 
+int64_t nv_int_at(const void *data, int dtype, size_t i)
+{
+    if (dtype == BD_DT_INT64) {
+        int64_t v;
+        memcpy(&v, (const char *)data + i * sizeof v, sizeof v);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, (const char *)data + i * sizeof v, sizeof v);
+    return v;
+}
+
 /* ---- folds: how one element enters an accumulator ---------------------------------------- */
 
 /* Each op is a fold (and a final step, see finish()); LogSumExp folds twice: the maximum M,
@@ -319,13 +331,18 @@ static int64_t node_axes(const bd_node *n, int64_t *axes)
         return -2;
     if (in && !in->data)
         return -1;
-    if (in) {
-        int64_t got = nv_const_ints(in, axes, BD_MAX_RANK);
-        return got < 0 ? -2 : got;
+    if (in) {                   /* supports() checked it: static, INT64, 1-D */
+        size_t got = nv_shape_numel(&in->shape);
+        if (got > BD_MAX_RANK || in->nbytes < got * sizeof *axes)
+            return -2;
+        for (size_t i = 0; i < got; i++)
+            axes[i] = nv_int_at(in->data, in->dtype, i);
+        return (int64_t)got;
     }
     if (count > BD_MAX_RANK)
         return -2;
-    memcpy(axes, attr, count * sizeof *axes);
+    for (size_t i = 0; i < count; i++)
+        axes[i] = attr[i];
     return (int64_t)count;
 }
 
@@ -397,7 +414,8 @@ static int run_mask(const nv_step *s, const nv_tensor *in, const nv_tensor *y, b
 {
     int64_t axes[BD_MAX_RANK], n = s->ip[RP_N], dims[BD_MAX_RANK];
     if (n >= 0)
-        memcpy(axes, &s->ip[RP_AXES], (size_t)n * sizeof *axes);
+        for (int64_t i = 0; i < n; i++)
+            axes[i] = s->ip[RP_AXES + i];
     else if ((n = in[1].data ? nv_read_ints(in[1].data, in[1].dtype, in[1].numel, axes,
                                             BD_MAX_RANK) : 0) < 0)
         return bd_error_set(err, BD_EINVAL, "%zu axes for an input of rank %d", in[1].numel,
@@ -424,7 +442,8 @@ static int reduce_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_
     if (rc)
         return rc;
     if (copy) {
-        memcpy(out[0].data, in[0].data, in[0].numel * bd_dtype_size(in[0].dtype));
+        if (in[0].numel)
+            memcpy(out[0].data, in[0].data, in[0].numel * bd_dtype_size(in[0].dtype));
         return 0;
     }
     rd_geom g;

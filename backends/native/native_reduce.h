@@ -16,6 +16,10 @@ typedef struct nv_split {
 /* DIMS (RANK of them) around AXIS (in [0, RANK)). */
 nv_split nv_split_at(const int64_t *dims, int rank, int axis);
 
+/* Element I of an INT32 or INT64 tensor, loaded with memcpy: a constant's bytes sit wherever
+ * its initializer was in the model file, not necessarily aligned for a typed load. */
+int64_t nv_int_at(const void *data, int dtype, size_t i);
+
 /* Kernels that work along an axis with INNER > 1 handle this many neighbouring columns at
  * once, with their running values in arrays on the stack (a run allocates nothing): each
  * step then reads NV_CHUNK contiguous elements instead of one element per INNER. */

@@ -8,8 +8,6 @@
  * A NaN ranks above every number (as numpy's sorts place it). */
 #include "backends/native/native_reduce.h"
 
-#include <string.h>
-
 /* Heap element J of a slice lives at V[J * ST], I[J * ST] (the outputs' stride along the axis). */
 #define TOPK_KERNEL(sfx, T)                                                                   \
     static bool before_##sfx(T a, int64_t ia, T b, int64_t ib, bool largest)                 \
@@ -96,10 +94,9 @@ static const topk_fn k_topk[] = {
 static int64_t const_k(const bd_node *n)
 {
     const bd_value *kv = bd_node_input(n, 1);
-    int64_t k = -1;
     if (!kv)
         return bd_node_attr_int(n, "k", -1);
-    return kv->data && nv_const_ints(kv, &k, 1) == 1 ? k : -1;
+    return kv->data && kv->nbytes >= sizeof(int64_t) ? nv_int_at(kv->data, kv->dtype, 0) : -1;
 }
 
 bool nv_topk_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
@@ -134,8 +131,8 @@ static int topk_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_ru
     (void)env;
     int ax = (int)s->ip[0];
     int64_t k = s->ip[2];
-    if (k < 0 && nv_read_ints(in[1].data, in[1].dtype, in[1].numel, &k, 1) != 1)
-        return bd_error_set(err, BD_EINVAL, "K must hold one value, has %zu", in[1].numel);
+    if (k < 0)
+        k = nv_int_at(in[1].data, in[1].dtype, 0);    /* one INT64 value: supports() checked */
     if (k != out[0].dims[ax])
         return bd_error_set(err, BD_EINVAL, "K = %lld, but the plan's output has %lld along "
                             "axis %d", (long long)k, (long long)out[0].dims[ax], ax);
