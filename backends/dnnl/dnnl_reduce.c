@@ -2,7 +2,10 @@
  * The source is read in its layout (a blocked conv output stays blocked); the destination is
  * plain with the reduced dims kept as 1, which is also the byte layout of the keepdims=0
  * output, so that case only renames the dims. Axes come from the attribute or a constant
- * INT64 input (opset 18); noop_with_empty_axes with no axes is not supported. */
+ * INT64 input (opset 18); noop_with_empty_axes with no axes is not supported. A mean or max
+ * over every spatial dim of an [N, C, spatial...] tensor (x.mean((2, 3)) in ConvNeXt and
+ * MobileNetV3's heads) is a global pooling instead: oneDNN 2.6 has only its reference
+ * reduction for channels-last sources, and jit pooling for every layout. */
 #include <string.h>
 
 #include "backends/dnnl/dnnl_internal.h"
@@ -80,6 +83,65 @@ bool dn_reduce_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
     return true;
 }
 
+/* Does the reduction to DIMS keep N and C and reduce every spatial dim (rank 3 to 5)? */
+static bool spatial_only(const bd_value *x, const int64_t *dims)
+{
+    int rank = x->shape.rank;
+    if (rank < 3 || rank > 5 || dims[0] != x->shape.dims[0] || dims[1] != x->shape.dims[1])
+        return false;
+    for (int d = 2; d < rank; d++)
+        if (dims[d] != 1)
+            return false;
+    return true;
+}
+
+/* A pooling pd over the whole spatial extent of SMD into DST (a format_tag_any md lets
+ * oneDNN pick its layout, and its jit kernels want the source's). */
+static int pooling_pd(dn_compiler *c, dnnl_alg_kind_t alg, const bd_value *x, const dnnl_memory_desc_t *smd,
+                      const dnnl_memory_desc_t *dst, dnnl_primitive_desc_t *pd)
+{
+    dnnl_dims_t kernel, stride, dil = { 0 }, pad = { 0 };
+    for (int i = 0; i < x->shape.rank - 2; i++) {
+        kernel[i] = x->shape.dims[2 + i];
+        stride[i] = 1;
+    }
+    dnnl_pooling_v2_desc_t desc;
+    return dn_pd_make(c, dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference,
+                                                           alg == dnnl_reduction_max ? dnnl_pooling_max
+                                                                                     : dnnl_pooling_avg_exclude_padding,
+                                                           smd, dst, stride, kernel, dil, pad, pad),
+                      "dnnl_pooling_v2_forward_desc_init", &desc, NULL, 1.0f, pd);
+}
+
+/* The reduction as a global pooling. Its [N, C, 1...] destination has the bytes of the plain
+ * keepdims shape whenever its layout is not blocked (NHWC of 1x1 is NCHW): then it writes the
+ * output directly; else the pooling writes plain. */
+static int reduce_by_pooling(dn_compiler *c, const bd_node *n, dnnl_alg_kind_t alg, int sbuf,
+                             const dnnl_memory_desc_t *smd, const int64_t *dims)
+{
+    const bd_value *x = n->inputs[0], *y = n->outputs[0];
+    int rc, dbuf;
+    dnnl_memory_desc_t dany, dmd, ymd;
+    dn_md_any(&dany, x->shape.rank, dims);
+    dn_md_of_shape(&ymd, y);
+    dnnl_primitive_desc_t pd;
+    if ((rc = pooling_pd(c, alg, x, smd, &dany, &pd)))
+        return rc;
+    dmd = *dn_pd_md(pd, dnnl_query_dst_md);
+    if (!dn_md_is_plain(&dmd)) {
+        dnnl_primitive_desc_destroy(pd);
+        dn_md_plain(&dmd, x->shape.rank, dims);
+        if ((rc = pooling_pd(c, alg, x, smd, &dmd, &pd)))
+            return rc;
+    }
+    if ((rc = dn_output(c, y, &ymd, &dbuf))) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    dn_arg args[2] = { { DNNL_ARG_SRC, sbuf, *smd }, { DNNL_ARG_DST, dbuf, dmd } };
+    return dn_add_step(c, pd, args, 2);
+}
+
 int dn_reduce_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *x = n->inputs[0], *y = n->outputs[0];
@@ -92,8 +154,10 @@ int dn_reduce_build(dn_compiler *c, const bd_node *n)
     if ((rc = dn_input(c, x, NULL, &sbuf)))
         return rc;
     dnnl_memory_desc_t smd = c->t[x->index].md, dmd, ymd;
-    if (c->t[x->index].strided_view)
+    if (c->t[x->index].strided_view)      /* dn_input made it plain */
         dn_md_of_shape(&smd, x);
+    if ((alg == dnnl_reduction_mean || alg == dnnl_reduction_max) && spatial_only(x, dims))
+        return reduce_by_pooling(c, n, alg, sbuf, &smd, dims);
     dn_md_plain(&dmd, x->shape.rank, dims);
     dn_md_of_shape(&ymd, y);
     dnnl_reduction_desc_t desc;

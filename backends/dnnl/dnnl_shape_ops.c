@@ -137,6 +137,39 @@ bool dn_concat_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
     return true;
 }
 
+/* A strided md (inner blocks none), view or not. */
+static bool no_blocks(const dnnl_memory_desc_t *md)
+{
+    return md->format_kind == dnnl_blocked && md->format_desc.blocking.inner_nblks == 0;
+}
+
+/* A dense md of DIMS whose axes are laid out in the order of LIKE's strides (NHWC stays
+ * NHWC): the destination of a concat of strided inputs, sub-box views included. */
+static int dense_like(dn_compiler *c, const dnnl_memory_desc_t *like, int rank, const int64_t *dims,
+                      dnnl_memory_desc_t *out)
+{
+    int order[DNNL_MAX_NDIMS];
+    for (int d = 0; d < rank; d++)
+        order[d] = d;
+    const dnnl_dims_t *st = &like->format_desc.blocking.strides;
+    for (int i = 1; i < rank; i++)          /* outermost first: larger stride, then lower axis */
+        for (int j = i; j > 0 && (*st)[order[j]] > (*st)[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    dnnl_dims_t strides, d;
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[order[i]] = s;
+        s *= dims[order[i]];
+    }
+    for (int i = 0; i < rank; i++)
+        d[i] = dims[i];
+    return dn_check(c, dnnl_memory_desc_init_by_strides(out, rank, d, dnnl_f32, strides),
+                    "dnnl_memory_desc_init_by_strides");
+}
+
 int dn_concat_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *y = n->outputs[0];
@@ -152,34 +185,43 @@ int dn_concat_build(dn_compiler *c, const bd_node *n)
         return dn_fail(c, BD_ENOMEM, "out of memory");
     }
     int rc = 0, na = 0;
-    /* mixed layouts (some blocked, some plain) go plain; otherwise keep the producers' layout */
-    bool mixed = false;
+    /* Inputs that are all strided (NCHW, NHWC, sub-box views) are read as they are into a dense
+     * destination laid out like the first; inputs that are all blocked alike keep their
+     * layout; a mix of the two goes plain. */
+    bool mixed = false, strided = true;
     for (int i = 0; i < ni && !rc; i++) {
         const dn_tensor *t = dn_tensor_of(c, n->inputs[i]);
         if (!t) {
             rc = c->err ? c->err->code : BD_EBACKEND;
             break;
         }
+        strided &= no_blocks(&t->md);
         if (t->strided_view || dn_md_is_plain(&t->md) != dn_md_is_plain(&c->t[n->inputs[0]->index].md))
             mixed = true;
     }
     for (int i = 0; i < ni && !rc; i++) {
         const bd_value *x = n->inputs[i];
-        if (mixed) {
+        if (mixed && !strided) {
             rc = dn_input_plain(c, x, &args[na].buf, &mds[i]);
         } else {
-            rc = dn_input(c, x, NULL, &args[na].buf);
-            mds[i] = c->t[x->index].md;
+            const dn_tensor *t = dn_tensor_of(c, x);
+            args[na].buf = t->buf;
+            mds[i] = t->md;
         }
         args[na].arg = DNNL_ARG_MULTIPLE_SRC + i;
         args[na++].md = mds[i];
     }
+    dnnl_memory_desc_t dst;
+    bool own_dst = !rc && mixed && strided;
+    if (own_dst)
+        rc = dense_like(c, &mds[0], rank, y->shape.dims, &dst);
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = rc ? NULL : dn_attr(c, NULL);
     if (!rc && !attr)
         rc = BD_EBACKEND;
     if (!rc)
-        rc = dn_check(c, dnnl_concat_primitive_desc_create(&pd, NULL, ni, axis, mds, attr, c->eng),
+        rc = dn_check(c, dnnl_concat_primitive_desc_create(&pd, own_dst ? &dst : NULL, ni, axis, mds,
+                                                           attr, c->eng),
                       "dnnl_concat_primitive_desc_create");
     if (attr)
         dnnl_primitive_attr_destroy(attr);

@@ -1,5 +1,10 @@
-/* ChannelShuffle (braid's composite of ShuffleNet's Reshape -> Transpose -> Reshape): oneDNN's
- * shuffle primitive, in the layout the data already has (blocked included). */
+/* ChannelShuffle (braid's composite of ShuffleNet's Reshape -> Transpose -> Reshape), in the
+ * layout the data already has. On a strided layout (NCHW, NHWC) it is one reorder between two
+ * 5-D views of the same dense layout — the jit reorders handle that at copy speed, where
+ * oneDNN 2.6 has only its reference shuffle for NHWC; on a blocked layout it is oneDNN's
+ * shuffle primitive. */
+#include <string.h>
+
 #include "backends/dnnl/dnnl_internal.h"
 
 bool dn_shuffle_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
@@ -18,6 +23,50 @@ bool dn_shuffle_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
     return true;
 }
 
+static bool is_strided(const dnnl_memory_desc_t *md)
+{
+    return md->format_kind == dnnl_blocked && md->format_desc.blocking.inner_nblks == 0 &&
+           md->offset0 == 0;
+}
+
+/* MD (rank R, strides S) with AXIS split in two: [.., A, B, ..] with strides SA, SB. */
+static int split_axis(dn_compiler *c, const dnnl_memory_desc_t *md, int axis, int64_t a, int64_t sa,
+                      int64_t b, int64_t sb, dnnl_memory_desc_t *out)
+{
+    dnnl_dims_t dims, strides;
+    int r = md->ndims, k = 0;
+    for (int d = 0; d < r; d++) {
+        if (d == axis) {
+            dims[k] = a, strides[k++] = sa;
+            dims[k] = b, strides[k++] = sb;
+        } else {
+            dims[k] = md->dims[d], strides[k++] = md->format_desc.blocking.strides[d];
+        }
+    }
+    return dn_check(c, dnnl_memory_desc_init_by_strides(out, r + 1, dims, dnnl_f32, strides),
+                    "dnnl_memory_desc_init_by_strides");
+}
+
+/* Output channel k = j * G + i (j < C/G, i < G) is input channel i * C/G + j: read the input
+ * as [.., C/G, G, ..] with strides (s, C/G * s) and write the output, laid out like the input,
+ * as [.., C/G, G, ..] with strides (G * s, s). */
+static int shuffle_by_reorder(dn_compiler *c, const bd_node *n, int xbuf, const dnnl_memory_desc_t *md)
+{
+    int axis = (int)bd_node_attr_int(n, "axis", 1), rc, ybuf;
+    int64_t g = bd_node_attr_int(n, "group", 2), per = md->dims[axis] / g;
+    int64_t s = md->format_desc.blocking.strides[axis];
+    dnnl_memory_desc_t src, dst;
+    if ((rc = split_axis(c, md, axis, per, s, g, per * s, &src)) ||
+        (rc = split_axis(c, md, axis, per, g * s, g, s, &dst)) ||
+        (rc = dn_output(c, n->outputs[0], md, &ybuf)))
+        return rc;
+    dnnl_primitive_desc_t pd;
+    if ((rc = dn_reorder_pd(c, &src, &dst, "dnnl_reorder_primitive_desc_create (shuffle)", &pd)))
+        return rc;
+    dn_arg a[2] = { { DNNL_ARG_FROM, xbuf, src }, { DNNL_ARG_TO, ybuf, dst } };
+    return dn_add_step(c, pd, a, 2);
+}
+
 int dn_shuffle_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *x = n->inputs[0], *y = n->outputs[0];
@@ -31,6 +80,8 @@ int dn_shuffle_build(dn_compiler *c, const bd_node *n)
         if ((rc = dn_input_plain(c, x, &xbuf, &md)))
             return rc;
     }
+    if (is_strided(&md) && md.ndims < DNNL_MAX_NDIMS)
+        return shuffle_by_reorder(c, n, xbuf, &md);
     /* oneDNN views the axis as [C/G, G] and transposes it; the pattern viewed it as
      * [groups, C/groups]: the same permutation with G = C / groups */
     dnnl_shuffle_desc_t desc;

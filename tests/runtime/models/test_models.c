@@ -51,6 +51,7 @@ typedef struct model_case {
 
 typedef struct model_fixture {
     const char *name;
+    const char *engine;         /* bd_model_options.engine (NULL: automatic placement) */
     char        dir[1024];
     bd_model   *model;
     size_t      n_cases;
@@ -161,7 +162,8 @@ static int open_fixture(void **state)
     snprintf(path, sizeof path, "%s/%s", f->dir, onnx->valuestring);
     bd_error err = { 0 };
     double t0 = now_ms();
-    if (bd_model_open(path, NULL, &f->model, &err) != 0) {
+    bd_model_options opts = { .engine = f->engine };
+    if (bd_model_open(path, &opts, &f->model, &err) != 0) {
         print_error("%s: bd_model_open: %s: %s\n", f->name, bd_status_name(err.code), err.msg);
         goto out;
     }
@@ -322,6 +324,41 @@ static void test_model_matches_torch(void **state)
     bd_exec_destroy(e);
 }
 
+/* With no framework allowed (engine "dnnl,native") the model still plans, runs and matches;
+ * the report shows the engines that ran it. */
+static void test_model_without_framework(void **state)
+{
+    model_fixture *f = *state;
+    model_case *c = find_case(f, "default");
+    const bd_plan *p = plan_for(f, c);
+    const bd_partition_report *r = bd_plan_partition(p);
+    for (size_t i = 0; i < r->n_subgraphs; i++) {
+        fprintf(stderr, "%s: subgraph %zu on %s (%zu nodes)\n", f->name, i, r->subgraphs[i].backend,
+                r->subgraphs[i].n_nodes);
+        assert_true(!strcmp(r->subgraphs[i].backend, "dnnl") || !strcmp(r->subgraphs[i].backend, "native"));
+    }
+    bd_exec *e = NULL;
+    bd_error err = { 0 };
+    if (bd_exec_create(p, &e, &err))
+        fail_msg("%s: bd_exec_create: %s", f->name, err.msg);
+    run_case(f, c, p, e);
+    bd_exec_destroy(e);
+}
+
+/* Every node on oneDNN, in one subgraph: the mobile nets' glue (SiLU, hard-swish,
+ * hard-sigmoid, squeeze-excitation, channel split and shuffle) has its oneDNN form. */
+static void test_model_all_on_onednn(void **state)
+{
+    model_fixture *f = *state;
+    const bd_plan *p = plan_for(f, find_case(f, "default"));
+    const bd_partition_report *r = bd_plan_partition(p);
+    for (size_t i = 0; i < r->n_fallback; i++)
+        fprintf(stderr, "%s: '%s' (%s) off oneDNN: %s\n", f->name, r->fallback[i].node,
+                r->fallback[i].op_type, r->fallback[i].detail);
+    assert_int_equal(r->n_fallback, 0);
+    assert_int_equal(r->n_subgraphs, 1);
+}
+
 static void test_mlp_dynamic_batch_and_plan_cache(void **state)
 {
     model_fixture *f = *state;
@@ -422,6 +459,10 @@ static model_fixture fx_mlp        = { .name = "mlp" };
 static model_fixture fx_resnet18   = { .name = "resnet18" };
 static model_fixture fx_bert2_op13 = { .name = "bert2_op13" };
 static model_fixture fx_bert2_op17 = { .name = "bert2_op17" };
+static model_fixture fx_mobile     = { .name = "mobile_blocks" };
+static model_fixture fx_mobile_nf  = { .name = "mobile_blocks", .engine = "dnnl,native" };
+static model_fixture fx_gpt        = { .name = "gpt_block" };
+static model_fixture fx_gpt_nf     = { .name = "gpt_block", .engine = "dnnl,native" };
 
 static const struct {
     const char          *model;
@@ -439,12 +480,23 @@ static const struct {
                         open_fixture, close_fixture, &fx_bert2_op13) },
     { "bert2_op17", cmocka_unit_test_prestate_setup_teardown(test_model_matches_torch,
                         open_fixture, close_fixture, &fx_bert2_op17) },
+    { "mobile_blocks", cmocka_unit_test_prestate_setup_teardown(test_model_matches_torch,
+                        open_fixture, close_fixture, &fx_mobile) },
+    { "mobile_blocks", cmocka_unit_test_prestate_setup_teardown(test_model_all_on_onednn,
+                        open_fixture, close_fixture, &fx_mobile) },
+    { "mobile_blocks", cmocka_unit_test_prestate_setup_teardown(test_model_without_framework,
+                        open_fixture, close_fixture, &fx_mobile_nf) },
+    { "gpt_block",  cmocka_unit_test_prestate_setup_teardown(test_model_matches_torch,
+                        open_fixture, close_fixture, &fx_gpt) },
+    { "gpt_block",  cmocka_unit_test_prestate_setup_teardown(test_model_without_framework,
+                        open_fixture, close_fixture, &fx_gpt_nf) },
 };
 #define N_ALL (sizeof all_tests / sizeof all_tests[0])
 
 int main(int argc, char **argv)
 {
-    static char *all_models[] = { "mlp", "resnet18", "bert2_op13", "bert2_op17" };
+    static char *all_models[] = { "mlp", "resnet18", "bert2_op13", "bert2_op17", "mobile_blocks",
+                                  "gpt_block" };
     char **models = argc > 1 ? argv + 1 : all_models;
     int n_models = argc > 1 ? argc - 1 : (int)(sizeof all_models / sizeof all_models[0]);
     if (n_models > MAX_CASES * 4) {

@@ -15,6 +15,11 @@ Models:
             intermediate 3072, erf GELU, post-LN with eps 1e-12); inputs are the already
             embedded `hidden` [1,128,768] and an FP32 0/1 `attention_mask` [1,128]
   bert12    the same with 12 layers (benchmarks)
+  mobile_blocks  one ShuffleNetV2 unit (channel split, depthwise branch, concat, channel
+            shuffle), one EfficientNet MBConv (SiLU, squeeze-excitation, residual) and one
+            MobileNetV3 unit (hard-swish, hard-sigmoid squeeze-excitation); [1,3,32,32] in
+  gpt_block one GPT-2-style decoder layer: token and position embeddings (Gather), causal
+            mask by masked_fill(-inf), tanh GELU, tied LM head; int64 ids [1,16] in
 
 The BERT encoder uses fixed integers in every view() so a static export has constant
 Reshape shapes and no Shape/Gather/Cast/ConstantOfShape nodes.
@@ -27,7 +32,7 @@ import torch.nn as nn
 
 SEED = 20240611
 
-NAMES = ("mlp", "resnet18", "resnet50", "bert2", "bert12")
+NAMES = ("mlp", "resnet18", "resnet50", "bert2", "bert12", "mobile_blocks", "gpt_block")
 
 
 def _generator(offset=0):
@@ -186,6 +191,93 @@ def _build_bert(layers):
     return m, bert_inputs(c), ["hidden", "attention_mask"], ["output"], None
 
 
+# ------------------------------------------------------------------------ mobile blocks, gpt
+
+def _bn(c):
+    bn = nn.BatchNorm2d(c)
+    g = _generator(7 + c)
+    bn.running_mean.copy_(torch.randn(c, generator=g) * 0.1)
+    bn.running_var.copy_(torch.rand(c, generator=g) + 0.5)
+    bn.weight.data.copy_(torch.rand(c, generator=g) + 0.5)
+    bn.bias.data.copy_(torch.randn(c, generator=g) * 0.1)
+    return bn
+
+
+class MobileBlocks(nn.Module):
+    def __init__(self, c=32):
+        super().__init__()
+        import torchvision
+        h, e = c // 2, 4 * c
+        self.c = c
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, 2, 1, bias=False), _bn(c), nn.ReLU())
+        self.branch = nn.Sequential(
+            nn.Conv2d(h, h, 1, bias=False), _bn(h), nn.ReLU(),
+            nn.Conv2d(h, h, 3, 1, 1, groups=h, bias=False), _bn(h),
+            nn.Conv2d(h, h, 1, bias=False), _bn(h), nn.ReLU())
+        self.mb = nn.Sequential(
+            nn.Conv2d(c, e, 1, bias=False), _bn(e), nn.SiLU(),
+            nn.Conv2d(e, e, 3, 1, 1, groups=e, bias=False), _bn(e), nn.SiLU(),
+            torchvision.ops.SqueezeExcitation(e, c // 4, activation=nn.SiLU),
+            nn.Conv2d(e, c, 1, bias=False), _bn(c))
+        self.v3 = nn.Sequential(
+            nn.Conv2d(c, e, 1, bias=False), _bn(e), nn.Hardswish(),
+            nn.Conv2d(e, e, 5, 2, 2, groups=e, bias=False), _bn(e), nn.Hardswish(),
+            torchvision.ops.SqueezeExcitation(e, c // 4, scale_activation=nn.Hardsigmoid),
+            nn.Conv2d(e, c, 1, bias=False), _bn(c))
+        self.fc = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.stem(x)                                   # [1, 32, 16, 16]
+        a, b = x[:, :self.c // 2], x[:, self.c // 2:]     # constant Slices (chunk exports Shape)
+        x = torch.cat([a, self.branch(b)], dim=1)
+        x = x.view(1, 2, self.c // 2, 16, 16).transpose(1, 2).contiguous().view(1, self.c, 16, 16)
+        x = x + self.mb(x)
+        x = self.v3(x)                                     # [1, 32, 8, 8]
+        return self.fc(x.mean((2, 3)))
+
+
+def _build_mobile_blocks():
+    torch.manual_seed(SEED + 3)
+    m = MobileBlocks().eval()
+    x = torch.randn(1, 3, 32, 32, generator=_generator(300))
+    return m, {"image": x}, ["image"], ["logits"], None
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, vocab=100, d=64, heads=4, seq=16):
+        super().__init__()
+        self.heads, self.dh, self.seq = heads, d // heads, seq
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(seq, d)
+        self.ln1, self.ln2, self.lnf = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.register_buffer("pos", torch.arange(seq).unsqueeze(0))
+        self.register_buffer("causal", torch.tril(torch.ones(seq, seq, dtype=torch.bool)))
+
+    def forward(self, ids):
+        s, h, dh = self.seq, self.heads, self.dh
+        x = self.wte(ids) + self.wpe(self.pos)
+        q, k, v = self.qkv(self.ln1(x)).split(h * dh, dim=2)
+        q = q.view(1, s, h, dh).transpose(1, 2)
+        k = k.view(1, s, h, dh).transpose(1, 2)
+        v = v.view(1, s, h, dh).transpose(1, 2)
+        att = (q @ k.transpose(2, 3)) / math.sqrt(dh)
+        att = att.masked_fill(~self.causal, float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(1, s, h * dh)
+        x = x + self.proj(y)
+        x = x + self.fc2(nn.functional.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+        return self.lnf(x) @ self.wte.weight.t()
+
+
+def _build_gpt_block():
+    torch.manual_seed(SEED + 4)
+    m = GPTBlock().eval()
+    ids = torch.randint(0, 100, (1, 16), generator=_generator(400))
+    return m, {"input_ids": ids}, ["input_ids"], ["logits"], None
+
+
 # -------------------------------------------------------------------------------------- entry
 
 def build(name):
@@ -200,6 +292,10 @@ def build(name):
         return _build_bert(2)
     if name == "bert12":
         return _build_bert(12)
+    if name == "mobile_blocks":
+        return _build_mobile_blocks()
+    if name == "gpt_block":
+        return _build_gpt_block()
     raise ValueError("unknown model %r (known: %s)" % (name, ", ".join(NAMES)))
 
 
