@@ -164,13 +164,14 @@ table() {
   printf '%-19s %3s %7s %9s %9s %9s %8s %5s %-26s %-10s %s\n' model thr GFLOP "ORT ms" "braid ms" \
     ORT/braid "% peak" steps engines reorders check
   for r in "${rows[@]}"; do
-    local m t g om bm ratio c
+    local m t g om bm ratio c st en re
     m="$(field name "$r")"; t="$(field threads "$r")"; g="$(field gflop "$r")"
     om="$(field ort_ms "$r")"; bm="$(field braid_ms "$r")"; ratio="$(field ratio "$r")"
+    st="$(field steps "$r")"; en="$(field engines "$r")"; re="$(field reorders "$r")"
     c="$(field check "$r")"
     printf '%-19s %3s %7s %9s %9s %9s %8s %5s %-26s %-10s %s\n' "$m" "$t" "$g" "$(ms "${om:--}")" \
-      "$(ms "${bm:--}")" "${ratio:--}" "$(pct "$g" "$bm" "${peak[$t]:-}")" "$(field steps "$r" | sed 's/^$/-/')" \
-      "$(field engines "$r" | sed 's/^$/-/')" "$(field reorders "$r" | sed 's/^$/-/')" "${c//_/ }"
+      "$(ms "${bm:--}")" "${ratio:--}" "$(pct "$g" "$bm" "${peak[$t]:-}")" "${st:--}" "${en:--}" \
+      "${re:--}" "${c//_/ }"
   done
   echo
   for t in $THREADS; do
