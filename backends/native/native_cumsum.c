@@ -20,6 +20,7 @@
                     continue;                                                                 \
                 }                                                                             \
                 const T *yp = y + prev * sp.inner, *xs = x + (excl ? prev : r) * sp.inner;   \
+                _Pragma("omp simd")            /* rows r and prev never overlap */             \
                 for (size_t i = 0; i < sp.inner; i++)                                         \
                     yr[i] = (T)((UT)yp[i] + (UT)xs[i]);                                       \
             }                                                                                 \
