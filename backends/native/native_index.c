@@ -107,7 +107,8 @@ static void combine(void *y, size_t yi, const void *u, size_t ui, int dtype, int
 }
 
 /* The common checks: COUNT inputs all present, one output, input 0 and the output of one dtype
- * (any), every input static, the indices (input 1) INT32/INT64 of rank >= 1. */
+ * (any), every input static, the indices (input 1) INT32/INT64 of rank >= 1 (Gather's may be
+ * a scalar: the shape gathers of exported models). */
 static bool index_io_ok(const bd_node *n, size_t count, char *why, size_t len)
 {
     if (n->n_inputs != count || n->n_outputs != 1)
@@ -117,8 +118,10 @@ static bool index_io_ok(const bd_node *n, size_t count, char *why, size_t len)
             return nv_why(why, len, "%s: input %zu is omitted", n->op_type, i);
     if (!nv_io_ok(n, count, NV_DT_ANY, why, len))
         return false;
-    if (!nv_value_ok(n->inputs[1], IDX_TYPES) || n->inputs[1]->shape.rank < 1)
-        return nv_why(why, len, "%s: indices must be INT32 or INT64 of rank >= 1", n->op_type);
+    int min_rank = strcmp(n->op_type, "Gather") ? 1 : 0;
+    if (!nv_value_ok(n->inputs[1], IDX_TYPES) || n->inputs[1]->shape.rank < min_rank)
+        return nv_why(why, len, "%s: indices must be INT32 or INT64 of rank >= %d", n->op_type,
+                      min_rank);
     if (n->inputs[0]->dtype != n->outputs[0]->dtype || n->inputs[0]->shape.rank < 1)
         return nv_why(why, len, "%s: the output's dtype must be the data's (of rank >= 1)",
                       n->op_type);
@@ -237,7 +240,8 @@ static int elements_walk(const nv_step *s, const nv_tensor *x, const nv_tensor *
             int rc = checked_index(s, 1, idx, i, x->dims[ax], &w, err);
             if (rc)
                 return rc;
-            size_t at = base + (ax == r - 1 ? 0 : col * (size_t)st[r - 1]) + (size_t)w * (size_t)st[ax];
+            size_t at = base + (ax == r - 1 ? 0 : col * (size_t)st[r - 1]) +
+                        (size_t)w * (size_t)st[ax];
             if (upd)
                 combine(y, at, upd->data, i, x->dtype, s->op);
             else
@@ -290,14 +294,16 @@ static bool nd_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
     const bd_shape *x = &n->inputs[0]->shape, *i = &n->inputs[1]->shape;
     int64_t b = scatter ? 0 : bd_node_attr_int(n, "batch_dims", 0), k = i->dims[i->rank - 1];
     if (b < 0 || b >= i->rank || b >= x->rank || !dims_equal(x->dims, i->dims, (int)b))
-        return nv_why(why, len, "%s: batch_dims %lld does not fit the shapes", n->op_type, (long long)b);
+        return nv_why(why, len, "%s: batch_dims %lld does not fit the shapes", n->op_type,
+                      (long long)b);
     if (k < 1 || k > x->rank - b)
         return nv_why(why, len, "%s: index tuples of %lld for data of rank %d", n->op_type,
                       (long long)k, x->rank);
     /* The gathered (GatherND's output) or scattered (ScatterND's updates) shape. */
     bd_shape want = { .rank = i->rank - 1 + x->rank - (int)(b + k) };
     memcpy(want.dims, i->dims, (size_t)(i->rank - 1) * sizeof want.dims[0]);
-    memcpy(want.dims + i->rank - 1, x->dims + b + k, (size_t)(x->rank - b - k) * sizeof want.dims[0]);
+    memcpy(want.dims + i->rank - 1, x->dims + b + k,
+           (size_t)(x->rank - b - k) * sizeof want.dims[0]);
     if (!bd_shape_equal(scatter ? &n->inputs[2]->shape : &n->outputs[0]->shape, &want) ||
         (scatter && !bd_shape_equal(&n->outputs[0]->shape, x)))
         return nv_why(why, len, "%s: shapes of data, indices and %s do not match", n->op_type,
