@@ -432,6 +432,8 @@ int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
     if (rc == 0)
         empty_input(p, empty_in, sizeof empty_in);
     bool empty = empty_in[0] && !non_empty_output(p->graph);
+    if (rc == 0 && !empty && (rc = plan_fold_constants(p->graph, err)) > 0)
+        rc = 0;
     if (rc == 0 && !empty) {
         drop_folded_nodes(p->graph);
         rc = rewrite(p->graph, &popts, err);

@@ -5,7 +5,8 @@
 #include "runtime/plan.h"
 
 /* Specialise MODEL_GRAPH to INPUT_SHAPES (one per graph input), infer shapes (values whose
- * shape depends on data stay dynamic), drop nodes folded to constants, pin the nodes OPTS
+ * shape depends on data stay dynamic), fold nodes of constants (plan_fold_constants), drop
+ * nodes folded to constants, pin the nodes OPTS
  * forces off oneDNN, run the composite passes, annotate every node with a backend, merge
  * regions, apply the cost rule, partition into steps, lay out the arena of static boundary
  * tensors and compile each step's kernel. A zero-size input whose outputs are all empty gets
@@ -23,6 +24,10 @@ void plan_test_compile_gate(void);
  * order: non-constant inputs, then each node's outputs, each value freed after its last
  * reader. Saturates at SIZE_MAX; values shaped only at run time count 0. BD_ENOMEM only. */
 int  plan_peak_tensor_bytes(const bd_graph *g, size_t *out);
+/* Run every node of G whose inputs are all constants once on the native engine and make its
+ * outputs constants (in G's pool, at most 64 MiB per graph; a node the engine does not run,
+ * or that fails on its constants, stays). Returns how many nodes were folded, or BD_ENOMEM. */
+int  plan_fold_constants(bd_graph *g, bd_error *err);
 /* True when P was built for exactly these input shapes. */
 bool plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n);
 

@@ -1,0 +1,117 @@
+/* Constant folding at plan time: a node whose every input is a constant (an initializer, or
+ * the output of a node folded before it) is run once, here, on the native engine, and its
+ * outputs become constants of the plan's graph; the node is then dropped with the others
+ * shape inference folded. What is left for every run is the work that depends on the
+ * inputs: BERT's position and token-type embedding lookups, TensorFlow graphs' constant
+ * subexpressions and the like cost nothing per inference.
+ *
+ * Folded bytes live in the plan graph's pool, bounded per plan (PLAN_FOLD_MAX_BYTES): a
+ * constant subexpression that would expand past it (a Tile or Expand of a constant into a
+ * huge tensor) is left to run per inference instead. */
+#include "runtime/plan_internal.h"
+
+#include <string.h>
+
+#include "runtime/engines.h"
+
+#define PLAN_FOLD_MAX_BYTES   ((size_t)64 << 20)
+#define PLAN_FOLD_MAX_OUTPUTS 8
+
+/* Can N be folded: outputs static and small enough, every input a constant? */
+static bool foldable(const bd_node *n, size_t budget, size_t *bytes)
+{
+    if (n->n_outputs == 0 || n->n_implicit || n->n_post)
+        return false;
+    bool any_input = false;
+    for (size_t k = 0; k < n->n_inputs; k++) {
+        const bd_value *v = n->inputs[k];
+        if (!v)
+            continue;
+        if (!v->data || v->is_input || !bd_shape_is_static(&v->shape))
+            return false;
+        any_input = true;
+    }
+    size_t total = 0;
+    for (size_t k = 0; k < n->n_outputs; k++) {
+        const bd_value *v = n->outputs[k];
+        int64_t ne = bd_shape_numel(&v->shape);
+        size_t b;
+        if (v->data || v->is_output || !bd_shape_is_static(&v->shape) || ne < 0 ||
+            bd_dtype_size(v->dtype) == 0 || __builtin_mul_overflow((size_t)ne, bd_dtype_size(v->dtype), &b) ||
+            __builtin_add_overflow(total, b, &total))
+            return false;
+    }
+    *bytes = total;
+    return any_input && total <= budget;
+}
+
+/* Run N once on ENGINE, its outputs written into fresh buffers of G's pool. */
+static int fold_node(bd_graph *g, bd_node *n, const bd_backend *engine, bd_error *err)
+{
+    bd_value *none = NULL;
+    bd_node *nodes[1] = { n };
+    bd_subgraph sg = { .graph = g, .nodes = nodes, .n_nodes = 1, .inputs = &none, .n_inputs = 0,
+                       .outputs = n->outputs, .n_outputs = n->n_outputs };
+    DLTensor out[PLAN_FOLD_MAX_OUTPUTS];
+    void *data[PLAN_FOLD_MAX_OUTPUTS];
+    if (n->n_outputs > PLAN_FOLD_MAX_OUTPUTS)
+        return 1;
+    for (size_t k = 0; k < n->n_outputs; k++) {
+        const bd_value *v = n->outputs[k];
+        size_t bytes = (size_t)bd_shape_numel(&v->shape) * bd_dtype_size(v->dtype);
+        if (!(data[k] = bd_graph_alloc(g, bytes ? bytes : 1)))
+            return bd_error_set(err, BD_ENOMEM, "out of memory folding node '%s'", n->name);
+        out[k] = (DLTensor){ .data = data[k], .device = { kDLCPU, 0 }, .ndim = v->shape.rank,
+                             .shape = (int64_t *)v->shape.dims };
+        bd_dtype_to_dl(v->dtype, &out[k].dtype);
+    }
+    bd_kernel *k = NULL;
+    bd_kernel_ctx *ctx = NULL;
+    bd_error ignored = { 0 };
+    /* a node the engine claims but cannot run on these constants (an index out of range, say)
+     * is simply not folded: the same error then comes from the run, to the caller */
+    int rc = engine->compile(&sg, &k, &ignored);
+    if (rc == 0)
+        rc = engine->ctx_create(k, &ctx, &ignored);
+    if (rc == 0)
+        rc = engine->run(ctx, NULL, 0, out, n->n_outputs, &ignored);
+    if (ctx)
+        engine->ctx_destroy(ctx);
+    if (k)
+        engine->release(k);
+    if (rc)
+        return rc == BD_ENOMEM ? bd_error_set(err, BD_ENOMEM, "out of memory folding node '%s'", n->name) : 1;
+    for (size_t i = 0; i < n->n_outputs; i++) {
+        bd_value *v = n->outputs[i];
+        v->data = data[i];
+        v->nbytes = (size_t)bd_shape_numel(&v->shape) * bd_dtype_size(v->dtype);
+    }
+    return 0;
+}
+
+int plan_fold_constants(bd_graph *g, bd_error *err)
+{
+    size_t nb, budget = PLAN_FOLD_MAX_BYTES;
+    const bd_backend *const *backends = bd_backends(&nb), *engine = NULL;
+    for (size_t b = 0; b < nb && !engine; b++)
+        if (backends[b]->kind == BD_ENGINE_NATIVE)
+            engine = backends[b];
+    if (!engine)
+        return 0;
+    int folded = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {     /* topological: folds chain */
+        bd_node *n = bd_graph_node(g, i);
+        size_t bytes;
+        char why[128];
+        if (!foldable(n, budget, &bytes) || !engine->supports(g, n, why, sizeof why))
+            continue;
+        int rc = fold_node(g, n, engine, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            budget -= bytes;
+            folded++;
+        }
+    }
+    return folded;
+}
