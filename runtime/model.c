@@ -10,6 +10,7 @@
 #include "runtime/import.h"
 #include "partitioner/passes/partition.h"
 #include "runtime/plan_internal.h"
+#include "runtime/weights.h"
 #include "partitioner/shape/shape_infer.h"
 
 /* One cached shape set: its plan, or a compile in progress (PLAN NULL, BUILDING set). */
@@ -39,6 +40,7 @@ struct bd_model {
     pthread_cond_t   built;       /* a compile finished */
     plan_entry      *head, *tail;
     bd_plan_cache_stats stats;
+    weights         *weights;     /* the model file's weights, given back between compiles */
 };
 
 /* Model-level preparation: invariants and the symbolic shapes of the signature. Rewrites
@@ -94,7 +96,9 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
         m->ranges[i].rank = -1;
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->built, NULL);
-    rc = opts ? set_options(m, opts, err) : 0;
+    rc = weights_create(g, &m->weights, err);
+    if (rc == 0 && opts)
+        rc = set_options(m, opts, err);
     if (rc) {
         bd_error_prefix(err, "model '%s': ", bd_graph_name(g));
         bd_model_close(m);
@@ -126,6 +130,7 @@ void bd_model_close(bd_model *m)
     }
     pthread_cond_destroy(&m->built);
     pthread_mutex_destroy(&m->lock);
+    weights_destroy(m->weights);
     free(m->ranges);
     bd_graph_destroy(m->graph);
     free((char *)m->opts.fallback_ops);
@@ -352,7 +357,11 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
     plan_test_compile_gate();
     bd_plan *p = NULL;
     bd_error build_err = { 0 };      /* kept for the waiters too (ERR may be NULL) */
-    rc = plan_build(m->graph, shapes, &m->opts, &p, &build_err);
+    rc = weights_acquire(m->weights, &build_err);
+    if (rc == 0) {
+        rc = plan_build(m->graph, shapes, &m->opts, &p, &build_err);
+        weights_release(m->weights, rc == 0 ? p : NULL);
+    }
     if (rc) {
         bd_error_prefix(&build_err, "model '%s': ", bd_graph_name(m->graph));
         if (err)
@@ -403,4 +412,5 @@ void bd_model_plan_cache_stats(bd_model *m, bd_plan_cache_stats *out)
     pthread_mutex_unlock(&m->lock);
     out->max_plans = m->opts.plan_cache_max_plans;
     out->max_bytes = m->opts.plan_cache_max_bytes;
+    out->weights_released = weights_released_bytes(m->weights);
 }

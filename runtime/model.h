@@ -37,6 +37,8 @@ typedef struct bd_plan_cache_stats {
     uint64_t evictions;    /* plans dropped to stay within the bounds */
     size_t   max_plans;    /* the bounds (bd_model_options); 0 = unbounded */
     size_t   max_bytes;
+    size_t   weights_released; /* bytes of the model file's weights given back to the system
+                                * between compiles (oneDNN holds its own copies) */
 } bd_plan_cache_stats;
 
 typedef struct bd_model bd_model;

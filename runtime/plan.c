@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -304,6 +305,71 @@ static int plan_empty(bd_plan *p, bd_error *err)
     return p->places && p->steps ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
 }
 
+/* ---- constants the plan made ------------------------------------------------------------- */
+
+#define PLAN_RELEASE_MIN_BYTES ((size_t)256 << 10)
+
+typedef struct byte_range {
+    uintptr_t lo, hi;
+} byte_range;
+
+typedef struct range_set {
+    byte_range *r;
+    size_t      n, cap;
+    bool        failed;        /* out of memory: the set is incomplete */
+} range_set;
+
+static void range_add(const void *data, size_t n, void *ctx)
+{
+    range_set *s = ctx;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        byte_range *q = realloc(s->r, cap * sizeof *q);
+        if (!q) {
+            s->failed = true;
+            return;
+        }
+        s->r = q;
+        s->cap = cap;
+    }
+    s->r[s->n++] = (byte_range){ (uintptr_t)data, (uintptr_t)data + n };
+}
+
+/* Does a run read any of the N bytes at DATA (a constant may be a view into another)? */
+static bool range_read(const range_set *s, const void *data, size_t n)
+{
+    uintptr_t lo = (uintptr_t)data, hi = lo + n;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->r[i].lo < hi && lo < s->r[i].hi)
+            return true;
+    return false;
+}
+
+/* The constants the plan's passes made (BatchNorm folded into conv weights, merged q/k/v
+ * weights, folded subexpressions) live in the plan graph's pool, and the fast path copies
+ * those it uses into its own layout at compile: once every step is compiled, the pages of
+ * those no run reads are given back (the value keeps its shape, loses its bytes). */
+static void release_plan_constants(bd_plan *p, const bd_graph *model_graph)
+{
+    range_set run = { 0 };
+    plan_run_constants(p, range_add, &run);
+    size_t nv = bd_graph_num_values(p->graph), nmv = bd_graph_num_values(model_graph);
+    for (size_t i = 0; i < nv && !run.failed; i++) {
+        bd_value *v = bd_graph_value(p->graph, i);
+        if (!v->data || v->nbytes < PLAN_RELEASE_MIN_BYTES || v->is_output || range_read(&run, v->data, v->nbytes))
+            continue;
+        if (i < nmv && bd_graph_value(model_graph, i)->data == v->data)
+            continue;                                   /* the model's bytes: weights.c */
+        uintptr_t lo = ((uintptr_t)v->data + 4095) & ~(uintptr_t)4095;
+        uintptr_t hi = ((uintptr_t)v->data + v->nbytes) & ~(uintptr_t)4095;
+        if (hi > lo)
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        v->data = NULL;
+        v->nbytes = 0;
+    }
+    free(run.r);
+}
+
 /* bd_plan_bytes' estimate (model.h): the arena, constants the plan's passes made (not shared
  * with MODEL_GRAPH), constants a oneDNN step reads (reordered into its own copy), and fixed
  * overheads for graph records and compiled primitives. */
@@ -446,8 +512,10 @@ int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
         rc = build_report(p, err);
     if (rc == 0)
         rc = compile_steps(p, err);
-    if (rc == 0)
+    if (rc == 0) {
         report_stats(p);
+        release_plan_constants(p, model_graph);
+    }
     if (rc && rc != BD_ENOMEM && empty_in[0]) {
         const bd_value *o = non_empty_output(p->graph);
         char sh[96];
@@ -503,6 +571,27 @@ void plan_destroy(bd_plan *p)
     free(p->input_shapes);
     bd_graph_destroy(p->graph);
     free(p);
+}
+
+void plan_run_constants(const bd_plan *p, void (*keep)(const void *data, size_t n, void *ctx),
+                        void *ctx)
+{
+    for (size_t si = 0; si < p->n_steps; si++) {
+        const plan_step *s = &p->steps[si];
+        if (s->backend->kind == BD_ENGINE_FAST_PATH)
+            continue;
+        for (size_t k = 0; k < s->n_nodes; k++)
+            for (size_t i = 0; i < s->nodes[k]->n_inputs; i++) {
+                const bd_value *v = s->nodes[k]->inputs[i];
+                if (v && v->data)
+                    keep(v->data, v->nbytes, ctx);
+            }
+    }
+    for (size_t i = 0; i < bd_graph_num_outputs(p->graph); i++) {
+        const bd_value *v = bd_graph_output(p->graph, i);
+        if (v->data)
+            keep(v->data, v->nbytes, ctx);
+    }
 }
 
 bool plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n)

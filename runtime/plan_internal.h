@@ -28,6 +28,11 @@ int  plan_peak_tensor_bytes(const bd_graph *g, size_t *out);
  * outputs constants (in G's pool, at most 64 MiB per graph; a node the engine does not run,
  * or that fails on its constants, stays). Returns how many nodes were folded, or BD_ENOMEM. */
 int  plan_fold_constants(bd_graph *g, bd_error *err);
+/* Call KEEP(data, CTX) for every constant a run of P reads: the constants of its steps on
+ * engines that read them in place (every engine but the fast path, which copies its own at
+ * compile) and constant graph outputs. */
+void plan_run_constants(const bd_plan *p, void (*keep)(const void *data, size_t n, void *ctx),
+                        void *ctx);
 /* True when P was built for exactly these input shapes. */
 bool plan_matches(const bd_plan *p, const bd_shape *input_shapes, size_t n);
 

@@ -14,6 +14,13 @@ typedef struct pool_chunk {
     _Alignas(64) unsigned char data[];
 } pool_chunk;
 
+/* A buffer of model bytes the graph owns, and the file it was read from (when known). */
+typedef struct graph_buf {
+    void       *data;
+    size_t      len;
+    const char *path;        /* in the pool; NULL when not recorded */
+} graph_buf;
+
 struct bd_graph {
     const char  *name;
     pool_chunk  *chunks;
@@ -22,7 +29,7 @@ struct bd_graph {
     bd_value   **inputs;      size_t n_inputs, cap_inputs;
     bd_value   **outputs;     size_t n_outputs, cap_outputs;
     bd_value   **index;       size_t index_cap;   /* open-addressing name index, power of 2 */
-    void       **bufs;        size_t n_bufs, cap_bufs;   /* model bytes the graph owns */
+    graph_buf   *bufs;        size_t n_bufs, cap_bufs;   /* model bytes the graph owns */
     int64_t      opset;
     const char  *framework;   /* "onnx" unless a frontend says otherwise */
     const char  *platform;    /* the file format within the framework; NULL = the framework */
@@ -115,7 +122,7 @@ void bd_graph_destroy(bd_graph *g)
     if (!g)
         return;
     for (size_t i = 0; i < g->n_bufs; i++)
-        free(g->bufs[i]);
+        free(g->bufs[i].data);
     for (pool_chunk *c = g->chunks, *next; c; c = next) {
         next = c->next;
         free(c);
@@ -137,8 +144,38 @@ int bd_graph_adopt_buffer(bd_graph *g, void *buf)
         free(buf);
         return BD_ENOMEM;
     }
-    g->bufs[g->n_bufs++] = buf;
+    g->bufs[g->n_bufs++] = (graph_buf){ .data = buf };
     return 0;
+}
+
+int bd_graph_buffer_source(bd_graph *g, const void *buf, size_t len, const char *path)
+{
+    for (size_t i = 0; i < g->n_bufs; i++)
+        if (g->bufs[i].data == buf) {
+            const char *p = bd_graph_strdup(g, path, (size_t)-1);
+            if (!p)
+                return BD_ENOMEM;
+            g->bufs[i].len = len;
+            g->bufs[i].path = p;
+            return 0;
+        }
+    return BD_ENOTFOUND;
+}
+
+bool bd_graph_source_of(const bd_graph *g, const void *p, size_t n, const char **path,
+                        uint64_t *offset)
+{
+    for (; g; g = g->parent)
+        for (size_t i = 0; i < g->n_bufs; i++) {
+            const graph_buf *b = &g->bufs[i];
+            uintptr_t at = (uintptr_t)p, lo = (uintptr_t)b->data;
+            if (b->path && at >= lo && at - lo <= b->len && n <= b->len - (at - lo)) {
+                *path = b->path;
+                *offset = at - lo;
+                return true;
+            }
+        }
+    return false;
 }
 
 /* ---- name index ------------------------------------------------------------------------ */

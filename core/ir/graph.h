@@ -142,6 +142,14 @@ bd_graph   *bd_graph_clone(const bd_graph *g);
  * bytes that initializers point into. On BD_ENOMEM the buffer is freed at once. NULL is
  * allowed (nothing to adopt). */
 int         bd_graph_adopt_buffer(bd_graph *g, void *buf);
+/* Record that the adopted buffer BUF holds the LEN bytes of the file PATH (copied), so the
+ * runtime may give those bytes back to the system and read them again (runtime/weights.h).
+ * BD_ENOTFOUND when BUF is not adopted, BD_ENOMEM. */
+int         bd_graph_buffer_source(bd_graph *g, const void *buf, size_t len, const char *path);
+/* True when the N bytes at P lie in an adopted buffer of G (or of the graph G was cloned
+ * from) whose file is recorded: *PATH and *OFFSET (in that file) tell where. */
+bool        bd_graph_source_of(const bd_graph *g, const void *p, size_t n, const char **path,
+                               uint64_t *offset);
 /* Allocate SIZE zeroed bytes that live as long as G (8-byte aligned, or 64 when SIZE>=64).
  * Returns NULL when out of memory. */
 void       *bd_graph_alloc(bd_graph *g, size_t size);

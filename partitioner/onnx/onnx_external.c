@@ -79,6 +79,15 @@ static int read_file(ox_ctx *c, const char *name, const char *loc, ox_extfile **
         free(f.location);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     }
+    if (!same && f.addr) {       /* where these weights came from (runtime/weights.h) */
+        char full[4096], *real;
+        snprintf(full, sizeof full, "%s/%s", c->base_dir, loc);
+        real = realpath(full, NULL);
+        rc = bd_graph_buffer_source(c->g, f.addr, f.size, real ? real : full);
+        free(real);
+        if (rc == BD_ENOMEM)
+            return bd_error_set(err, BD_ENOMEM, "out of memory");
+    }
     c->ext[c->n_ext] = f;
     *out = &c->ext[c->n_ext++];
     return 0;

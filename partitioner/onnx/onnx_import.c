@@ -479,6 +479,15 @@ int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err)
     rc = import(data, len, dir, data, out, err);
     free(dir);
     if (rc)
-        bd_error_prefix(err, "'%s': ", path);
-    return rc;
+        return bd_error_prefix(err, "'%s': ", path);
+    /* where the weights came from, so the runtime can give them back and read them again */
+    char *real = realpath(path, NULL);
+    rc = bd_graph_buffer_source(*out, data, len, real ? real : path);
+    free(real);
+    if (rc == BD_ENOMEM) {
+        bd_graph_destroy(*out);
+        *out = NULL;
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    }
+    return 0;
 }
