@@ -113,3 +113,21 @@ void tl_attr_floats(bd_graph *g, bd_node *n, const char *name, size_t count, con
     add_attr(g, n, (bd_attr){ .type = BD_ATTR_FLOATS, .n = count,
                               .floats = pool_copy(g, v, count * sizeof *v) }, name);
 }
+
+void tl_attr_tensor(bd_graph *g, bd_node *n, const char *name, int dtype, int rank,
+                    const int64_t *dims, const void *data)
+{
+    bd_value *t = bd_graph_alloc(g, sizeof *t);
+    if (!t) {
+        fprintf(stderr, "tests/lib: attribute %s: out of memory\n", name);
+        abort();
+    }
+    memset(t, 0, sizeof *t);
+    t->name = bd_graph_strdup(g, name, (size_t)-1);
+    t->dtype = dtype;
+    t->shape = bd_shape_make(rank, dims);
+    t->nbytes = (size_t)bd_shape_numel(&t->shape) * bd_dtype_size(dtype);
+    t->data = pool_copy(g, data, t->nbytes);
+    t->index = -1;                       /* not in the value table, as an importer makes it */
+    add_attr(g, n, (bd_attr){ .type = BD_ATTR_TENSOR, .tensor = t }, name);
+}

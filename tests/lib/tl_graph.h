@@ -34,5 +34,9 @@ void tl_attr_float(bd_graph *g, bd_node *n, const char *name, float v);
 void tl_attr_str(bd_graph *g, bd_node *n, const char *name, const char *s);
 void tl_attr_ints(bd_graph *g, bd_node *n, const char *name, size_t count, const int64_t *v);
 void tl_attr_floats(bd_graph *g, bd_node *n, const char *name, size_t count, const float *v);
+/* A TENSOR attribute (ConstantOfShape's value): a copy of DATA (numel x dtype size bytes) of
+ * DTYPE and shape RANK/DIMS, in the graph's pool and outside its value table. */
+void tl_attr_tensor(bd_graph *g, bd_node *n, const char *name, int dtype, int rank,
+                    const int64_t *dims, const void *data);
 
 #endif
