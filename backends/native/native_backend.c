@@ -2,9 +2,12 @@
  * files), the subgraph compiler (slots, steps, the arena layout) and the executor. */
 #include "backends/native/native_backend.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <unistd.h>
 
 #include "backends/native/native_internal.h"
 #include "core/arena.h"
@@ -56,6 +59,10 @@ static bool nv_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
         return nv_why(why, len, "fused post-ops are not supported by the native engine");
     if (n->n_implicit)
         return nv_why(why, len, "%s has a subgraph", n->op_type);
+    for (size_t i = 0; i < n->n_inputs; i++)     /* steps read static shapes (native_internal.h) */
+        if (n->inputs[i] && !bd_shape_is_static(&n->inputs[i]->shape))
+            return nv_why(why, len, "input '%s' has a shape only known at run time",
+                          n->inputs[i]->name);
     return op->supports(g, n, why, len);
 }
 
@@ -80,8 +87,11 @@ struct bd_kernel {
     nv_slot *slots;
     int      n_slots;
     size_t   arena_size;
+    size_t   scratch;              /* the largest step's scratch bytes */
     size_t   n_in, n_out;
     int     *in_slot, *out_slot;   /* slot of run()'s in[k] / out[k] */
+    void   **copies;               /* aligned copies of unaligned constants */
+    int      n_copies;
 };
 
 static void kernel_release(bd_kernel *k)
@@ -93,6 +103,9 @@ static void kernel_release(bd_kernel *k)
         free(k->steps[i].out);
         free(k->steps[i].heap);
     }
+    for (int i = 0; i < k->n_copies; i++)
+        free(k->copies[i]);
+    free(k->copies);
     free(k->steps);
     free(k->slots);
     free(k->in_slot);
@@ -118,6 +131,27 @@ typedef struct builder {
     bd_error          *err;
 } builder;
 
+/* V's bytes, aligned for its elements so kernels may load them typed: in place when they
+ * are, else a copy the kernel owns (an initializer sits wherever it was in the model file).
+ * NULL when out of memory. */
+static const void *aligned_const(builder *b, const bd_value *v)
+{
+    size_t es = bd_dtype_size(v->dtype);
+    if (!v->data || es < 2 || (uintptr_t)v->data % es == 0)
+        return v->data;
+    bd_kernel *k = b->k;
+    void **copies = realloc(k->copies, (size_t)(k->n_copies + 1) * sizeof *copies);
+    if (!copies)
+        return NULL;
+    k->copies = copies;
+    void *p = malloc(v->nbytes ? v->nbytes : 1);
+    if (!p)
+        return NULL;
+    memcpy(p, v->data, v->nbytes);
+    k->copies[k->n_copies++] = p;
+    return p;
+}
+
 static int add_slot(builder *b, const bd_value *v, nv_slot_kind kind, int index)
 {
     bd_kernel *k = b->k;
@@ -131,8 +165,8 @@ static int add_slot(builder *b, const bd_value *v, nv_slot_kind kind, int index)
     }
     nv_slot *s = &k->slots[k->n_slots];
     *s = (nv_slot){ .kind = kind, .index = index, .first = -1, .last = -1, .t = shape_tensor(v) };
-    if (kind == NV_SLOT_CONST)
-        s->data = v->data;
+    if (kind == NV_SLOT_CONST && (s->data = aligned_const(b, v)) == NULL)
+        return bd_error_set(b->err, BD_ENOMEM, "out of memory copying constant '%s'", v->name);
     b->slot_of[v->index] = k->n_slots++;
     return 0;
 }
@@ -163,8 +197,9 @@ static int input_slot(builder *b, const bd_value *v, int *slot)
 
 /* Views whose output is not a boundary tensor become aliases (no step); a view that must
  * write the caller's buffer runs as a copy. */
-static bool is_view_op(const char *op)
+static bool is_view(const bd_node *n)
 {
+    const char *op = n->op_type;
     return !strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") ||
            !strcmp(op, "Unsqueeze") || !strcmp(op, "Identity");
 }
@@ -201,7 +236,7 @@ static int add_step(builder *b, const bd_node *n, const nv_op *op)
         if (n->inputs[i] && (rc = input_slot(b, n->inputs[i], &s->in[i])))
             return rc;
     }
-    bool view = is_view_op(n->op_type) && s->n_in >= 1 && s->in[0] >= 0;
+    bool view = is_view(n) && s->n_in >= 1 && s->in[0] >= 0;
     for (int i = 0; i < s->n_out; i++) {
         const bd_value *v = n->outputs[i];
         int pos = output_position(b->sg, v);
@@ -229,6 +264,8 @@ static int add_step(builder *b, const bd_node *n, const nv_op *op)
     }
     if ((rc = op->prepare(n, s, b->err)))
         return bd_error_prefix(b->err, "node '%s' (%s): ", n->name, n->op_type);
+    if (s->scratch > k->scratch)
+        k->scratch = s->scratch;
     return 0;
 }
 
@@ -351,6 +388,15 @@ fail:
 
 /* ---- contexts and runs -------------------------------------------------------------------- */
 
+/* Half the machine's memory: the most one run-time-shaped output may take. */
+static size_t max_output_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return (size_t)1 << 30;
+    return (size_t)pages / 2 * (size_t)size;
+}
+
 typedef struct dyn_buf {
     void  *data;
     size_t cap;
@@ -358,6 +404,8 @@ typedef struct dyn_buf {
 
 struct nv_run_env {
     dyn_buf *dyn;       /* per slot: memory of run-time-shaped outputs */
+    void    *scratch;   /* the kernel's largest step scratch */
+    size_t   max_bytes; /* the bound on one run-time-shaped output */
 };
 
 struct bd_kernel_ctx {
@@ -375,6 +423,7 @@ static void nv_ctx_destroy(bd_kernel_ctx *c)
     for (int i = 0; c->env.dyn && i < c->k->n_slots; i++)
         free(c->env.dyn[i].data);
     free(c->env.dyn);
+    free(c->env.scratch);
     free(c->arena);
     free(c->t);
     free(c->in);
@@ -395,10 +444,12 @@ static int nv_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
         c->arena = aligned_alloc(BD_ARENA_ALIGN, k->arena_size ? (k->arena_size + 63) & ~(size_t)63 : 64);
         c->t = calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c->t);
         c->env.dyn = calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c->env.dyn);
+        c->env.scratch = aligned_alloc(BD_ARENA_ALIGN, k->scratch ? (k->scratch + 63) & ~(size_t)63 : 64);
+        c->env.max_bytes = max_output_bytes();
         c->in = calloc((size_t)widest, sizeof *c->in);
         c->out = calloc((size_t)widest, sizeof *c->out);
     }
-    if (!c || !c->arena || !c->t || !c->env.dyn || !c->in || !c->out) {
+    if (!c || !c->arena || !c->t || !c->env.dyn || !c->env.scratch || !c->in || !c->out) {
         nv_ctx_destroy(c);
         return bd_error_set(err, BD_ENOMEM, "out of memory creating a native context (arena %zu bytes)",
                             k->arena_size);
@@ -418,6 +469,10 @@ static int nv_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
 void *nv_output_alloc(nv_run_env *env, const nv_step *s, int k, size_t bytes, bd_error *err)
 {
     dyn_buf *d = &env->dyn[s->out[k]];
+    if (d->cap > ((size_t)1 << 20) && bytes < d->cap / 4) {   /* a huge run's memory goes */
+        free(d->data);
+        *d = (dyn_buf){ 0 };
+    }
     if (bytes > d->cap || !d->data) {
         size_t cap = bytes ? bytes : 1;
         void *p = realloc(d->data, cap);
@@ -430,6 +485,53 @@ void *nv_output_alloc(nv_run_env *env, const nv_step *s, int k, size_t bytes, bd
         d->cap = cap;
     }
     return d->data;
+}
+
+int nv_output_shape(nv_run_env *env, const nv_step *s, nv_tensor *out, int k, int rank,
+                    const int64_t *dims, bd_error *err)
+{
+    const bd_shape *plan = &s->node->outputs[k]->shape;
+    nv_tensor *t = &out[k];
+    char a[160], b[160];
+    if (rank < 0 || rank > BD_MAX_RANK)
+        return bd_error_set(err, BD_EINVAL, "output %d: the run-time inputs give rank %d", k, rank);
+    for (int d = 0; d < rank; d++)
+        if (dims[d] < 0)
+            return bd_error_set(err, BD_EINVAL, "output %d: the run-time inputs give dim %d a "
+                                "negative size (%lld)", k, d, (long long)dims[d]);
+    bd_shape got = bd_shape_make(rank, dims);
+    bool fits = plan->rank < 0 || plan->rank == rank;
+    bool big = false, empty = false;
+    int64_t numel = 1;
+    for (int d = 0; fits && d < rank; d++) {
+        fits = plan->rank < 0 || plan->dims[d] < 0 || plan->dims[d] == dims[d];
+        empty = empty || dims[d] == 0;
+        big = big || __builtin_mul_overflow(numel, dims[d], &numel);
+    }
+    numel = empty ? 0 : big ? INT64_MAX : numel;    /* empty: small whatever its other dims */
+    if (!fits)
+        return bd_error_set(err, BD_EINVAL, "output %d: the run-time inputs give shape %s, the "
+                            "plan has %s", k, bd_shape_str(&got, a, sizeof a),
+                            bd_shape_str(plan, b, sizeof b));
+    if (bd_shape_is_static(plan))       /* the plan sized it and the dims are the plan's */
+        return 0;
+    size_t es = bd_dtype_size(t->dtype);
+    if (numel > NV_RUN_MAX_ELEMS || (size_t)numel > env->max_bytes / (es ? es : 1))
+        return bd_error_set(err, BD_EINVAL, "output %d: the run-time inputs give shape %s, more "
+                            "than the %lld elements or %zu bytes a run-time shape may have", k,
+                            bd_shape_str(&got, a, sizeof a), (long long)NV_RUN_MAX_ELEMS,
+                            env->max_bytes);
+    t->rank = rank;
+    for (int d = 0; d < rank; d++)
+        t->dims[d] = dims[d];
+    t->numel = (size_t)numel;
+    t->data = nv_output_alloc(env, s, k, t->numel * es, err);
+    return t->data ? 0 : BD_ENOMEM;
+}
+
+void *nv_scratch(nv_run_env *env)
+{
+    return env->scratch;
 }
 
 /* A dynamic output's result back into run()'s tensor (backend.h's contract). */

@@ -110,6 +110,7 @@ static bool split_sizes_fit(const bd_node *n, int ax, const bd_shape *x)
     return true;
 }
 
+/* The outputs may be run-time-shaped when the split sizes are a run-time input. */
 bool nv_split_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     bool inputs = bd_graph_opset(g) >= 13;
@@ -119,48 +120,73 @@ bool nv_split_supports(const bd_graph *g, const bd_node *n, char *why, size_t le
     if ((inputs && bd_node_attr(n, "split")) || bd_node_attr(n, "num_outputs"))
         return nv_why(why, len, "Split: attribute %s at opset %lld",
                       inputs ? "split" : "num_outputs", (long long)bd_graph_opset(g));
-    if (!nv_io_ok(n, 1, NV_DT_ANY, why, len))
-        return false;
+    if (!nv_value_ok(n->inputs[0], NV_DT_ANY))
+        return nv_why(why, len, "Split: the input's dtype or a shape only known at run time");
     const bd_value *sv = bd_node_input(n, 1);
     if (sv && (!nv_value_ok(sv, NV_DT(BD_DT_INT64) | NV_DT(BD_DT_INT32)) ||
                nv_shape_numel(&sv->shape) != n->n_outputs))
         return nv_why(why, len, "Split: split must hold one INT64 size per output");
+    bool runtime = sv && !nv_input_const(n, 1);
     const bd_shape *x = &n->inputs[0]->shape;
     int ax = nv_axis(bd_node_attr_int(n, "axis", 0), x->rank);
     int64_t sum = 0;
     if (ax < 0 || x->rank < 1)
         return nv_why(why, len, "Split: axis out of range for rank %d", x->rank);
-    for (size_t k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k]->dtype != n->inputs[0]->dtype ||
-            !fits_beside(&n->outputs[k]->shape, x, ax, &sum))
+    bool all_static = true;
+    for (size_t k = 0; k < n->n_outputs; k++) {
+        const bd_value *y = n->outputs[k];
+        bool fits = y->dtype == n->inputs[0]->dtype;
+        if (nv_value_ok(y, NV_DT_ANY))
+            fits = fits && fits_beside(&y->shape, x, ax, &sum);
+        else                            /* sized by the run's split sizes (nv_output_shape) */
+            fits = fits && runtime && nv_output_ok(y, NV_DT_ANY) &&
+                   (y->shape.rank < 0 || y->shape.rank == x->rank);
+        all_static = all_static && nv_value_ok(y, NV_DT_ANY);
+        if (!fits)
             return nv_why(why, len, "Split: output %zu does not fit the input", k);
-    if (sum != x->dims[ax] || !split_sizes_fit(n, ax, x))
+    }
+    if (all_static && (sum != x->dims[ax] || !split_sizes_fit(n, ax, x)))
         return nv_why(why, len, "Split: the outputs' sizes on axis %d are not the split's", ax);
     return true;
 }
 
-/* The split sizes, when a run-time input gives them, must be the plan's output sizes. */
-static int check_split(const nv_step *s, const nv_tensor *sv, const nv_tensor *out, int ax,
-                       bd_error *err)
+/* Each output's dims: the input's, with the size on AX the split's (a run-time input; checked
+ * non-negative and adding up to the input's) or the plan's (no split input). */
+static int split_shapes(const nv_step *s, const nv_tensor *in, nv_tensor *out, int ax,
+                        nv_run_env *env, bd_error *err)
 {
+    const nv_tensor *x = &in[0], *sv = &in[1];
     if ((sv->dtype != BD_DT_INT64 && sv->dtype != BD_DT_INT32) || sv->numel != (size_t)s->n_out)
         return bd_error_set(err, BD_EINVAL, "Split: split holds %zu %s values for %d outputs",
                             sv->numel, bd_dtype_name(sv->dtype), s->n_out);
-    for (int k = 0; k < s->n_out; k++)
-        if (nv_get_i(sv->data, sv->dtype, (size_t)k) != out[k].dims[ax])
-            return bd_error_set(err, BD_EINVAL, "Split: split[%d] = %lld, the plan has %lld", k,
-                                (long long)nv_get_i(sv->data, sv->dtype, (size_t)k),
-                                (long long)out[k].dims[ax]);
+    int64_t left = x->dims[ax], dims[BD_MAX_RANK];
+    for (int k = 0; k < s->n_out; k++) {
+        int64_t size;
+        nv_read_ints((const char *)sv->data + (size_t)k * bd_dtype_size(sv->dtype), sv->dtype, 1,
+                     &size, 1);
+        if (size < 0 || size > left)
+            return bd_error_set(err, BD_EINVAL, "Split: split[%d] = %lld is negative or more "
+                                "than the %lld left of axis %d", k, (long long)size,
+                                (long long)left, ax);
+        left -= size;
+        memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
+        dims[ax] = size;
+        int rc = nv_output_shape(env, s, out, k, x->rank, dims, err);
+        if (rc)
+            return rc;
+    }
+    if (left != 0)
+        return bd_error_set(err, BD_EINVAL, "Split: the split sizes add up to %lld less than "
+                            "axis %d's %lld", (long long)left, ax, (long long)x->dims[ax]);
     return 0;
 }
 
 static int split_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                      bd_error *err)
 {
-    (void)env;
     int ax = (int)s->ip[0];
     if (s->n_in > 1 && s->in[1] >= 0) {
-        int rc = check_split(s, &in[1], out, ax, err);
+        int rc = split_shapes(s, in, out, ax, env, err);
         if (rc)
             return rc;
     }

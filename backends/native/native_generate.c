@@ -1,8 +1,9 @@
 /* Tensors made from shapes and a few values: Shape and Size (the plan's static dims, written
- * as INT64), Range, ConstantOfShape, EyeLike and OneHot. Their output shapes are static (shape
- * inference folded them, or the model declares them); where a run-time input also determines
- * the shape (Range's bounds, ConstantOfShape's shape, OneHot's depth) each run checks it gives
- * exactly the planned shape, since the output buffer was sized from the plan. */
+ * as INT64), Range, ConstantOfShape, EyeLike and OneHot. Where a run-time input determines the
+ * shape (Range's bounds, ConstantOfShape's shape, OneHot's depth) each run computes it: a
+ * static output (shape inference folded it, or the model declares it) must get the plan's
+ * shape, and Range's and ConstantOfShape's outputs may instead be sized by the run
+ * (nv_output_shape). */
 #include <math.h>
 #include <string.h>
 
@@ -15,18 +16,6 @@ static bool arity_ok(const bd_node *n, size_t nin, char *why, size_t len)
     for (size_t i = 0; ok && i < nin; i++)
         ok = n->inputs[i] != NULL;
     return ok ? true : nv_why(why, len, "%s: expects %zu input(s) and one output", n->op_type, nin);
-}
-
-/* The element 1 of DTYPE into BYTES (8 bytes; the half types by their bit patterns). */
-static void one_bits(int dtype, void *bytes)
-{
-    memset(bytes, 0, 8);
-    if (dtype == BD_DT_FLOAT16)
-        memcpy(bytes, &(uint16_t){ 0x3c00 }, 2);
-    else if (dtype == BD_DT_BFLOAT16)
-        memcpy(bytes, &(uint16_t){ 0x3f80 }, 2);
-    else
-        nv_set_i(bytes, dtype, 0, 1);
 }
 
 /* ---- Shape, Size ------------------------------------------------------------------------- */
@@ -95,14 +84,21 @@ static int shape_prepare(const bd_node *n, nv_step *s, bd_error *err)
 static bool range_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
-    if (!arity_ok(n, 3, why, len) || !nv_io_ok(n, 3, RANGE_TYPES, why, len))
+    if (!arity_ok(n, 3, why, len))
         return false;
+    for (size_t i = 0; i < 3; i++)
+        if (!nv_value_ok(n->inputs[i], RANGE_TYPES))
+            return nv_why(why, len, "Range: input %zu's dtype or a shape only known at run time",
+                          i);
+    if (!nv_output_ok(n->outputs[0], RANGE_TYPES))      /* its length may be the run's */
+        return nv_why(why, len, "Range: output dtype %s", bd_dtype_name(n->outputs[0]->dtype));
     for (size_t i = 0; i < 3; i++)
         if (n->inputs[i]->dtype != n->outputs[0]->dtype ||
             nv_shape_numel(&n->inputs[i]->shape) != 1)
             return nv_why(why, len, "Range: start, limit and delta must be scalars of the output's "
                           "dtype");
-    return n->outputs[0]->shape.rank == 1 ? true : nv_why(why, len, "Range: a 1-D output");
+    int r = n->outputs[0]->shape.rank;
+    return r == 1 || r < 0 ? true : nv_why(why, len, "Range: a 1-D output");
 }
 
 /* The element count of range(START, LIMIT, DELTA) as shape inference computes it: in double
@@ -129,16 +125,18 @@ static double range_count(const nv_tensor *in)
 static int range_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                      bd_error *err)
 {
-    (void)s;
-    (void)env;
     double count = range_count(in);
-    size_t n = out[0].numel;
     int t = out[0].dtype;
     if (count < 0)
         return bd_error_set(err, BD_EINVAL, "Range: delta is 0 or the range is not finite");
-    if (count != (double)n)
-        return bd_error_set(err, BD_EINVAL, "Range: start, limit and delta give %.0f elements, "
-                            "the plan has %zu", count, n);
+    if (count > (double)INT64_MAX / 2)      /* beyond any shape; and an exact int64 below */
+        return bd_error_set(err, BD_EINVAL, "Range: start, limit and delta give %.0f elements",
+                            count);
+    int64_t dim = (int64_t)count;
+    int rc = nv_output_shape(env, s, out, 0, 1, &dim, err);
+    if (rc)
+        return rc;
+    size_t n = out[0].numel;
     if (nv_dtype_is_float(t)) {
         double start = nv_get_f(in[0].data, t, 0), delta = nv_get_f(in[2].data, t, 0);
         for (size_t i = 0; i < n; i++)
@@ -180,6 +178,7 @@ static const bd_value *fill_value(const bd_node *n, int *dtype)
     return v;
 }
 
+/* The output may be run-time-shaped when the shape is a run-time input. */
 static bool cos_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
@@ -187,17 +186,19 @@ static bool cos_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
     if (!arity_ok(n, 1, why, len))
         return false;
     const bd_value *sv = n->inputs[0], *y = n->outputs[0];
-    if (!nv_value_ok(y, NV_DT_ANY))
+    bool runtime = !nv_input_const(n, 0);
+    if (!(runtime ? nv_output_ok(y, NV_DT_ANY) : nv_value_ok(y, NV_DT_ANY)))
         return nv_why(why, len, "ConstantOfShape: an output dtype or shape only known at run time");
     if (!fill_value(n, &dtype) || y->dtype != dtype)
         return nv_why(why, len, "ConstantOfShape: value is not one element of the output's dtype");
     if (!nv_value_ok(sv, NV_DT(BD_DT_INT64)) || sv->shape.rank != 1 ||
-        nv_shape_numel(&sv->shape) != (size_t)y->shape.rank)
+        nv_shape_numel(&sv->shape) > BD_MAX_RANK ||
+        (y->shape.rank >= 0 && nv_shape_numel(&sv->shape) != (size_t)y->shape.rank))
         return nv_why(why, len, "ConstantOfShape: the shape must be an INT64 vector of the "
-                      "output's rank");
+                      "output's rank (at most %d)", BD_MAX_RANK);
     int64_t dims[BD_MAX_RANK];
-    if (nv_input_const(n, 0) && (nv_const_ints(sv, dims, BD_MAX_RANK) != y->shape.rank ||
-                                 memcmp(dims, y->shape.dims, (size_t)y->shape.rank * sizeof *dims)))
+    if (!runtime && (nv_const_ints(sv, dims, BD_MAX_RANK) != y->shape.rank ||
+                     memcmp(dims, y->shape.dims, (size_t)y->shape.rank * sizeof *dims)))
         return nv_why(why, len, "ConstantOfShape: the output shape is not the shape input's");
     return true;
 }
@@ -205,15 +206,11 @@ static bool cos_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
 static int cos_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                    bd_error *err)
 {
-    (void)env;
     int64_t dims[BD_MAX_RANK];
     int64_t count = nv_run_ints(&in[0], dims, BD_MAX_RANK, "ConstantOfShape: shape", err);
     if (count < 0)
         return (int)count;
-    if (count != out[0].rank)
-        return bd_error_set(err, BD_EINVAL, "ConstantOfShape: a shape of %lld dims, the plan has "
-                            "%d", (long long)count, out[0].rank);
-    int rc = nv_dims_match(&out[0], dims, "ConstantOfShape", err);
+    int rc = nv_output_shape(env, s, out, 0, (int)count, dims, err);
     if (rc || out[0].numel == 0)
         return rc;
     size_t es = bd_dtype_size(out[0].dtype);
@@ -272,7 +269,7 @@ static int eyelike_prepare(const bd_node *n, nv_step *s, bd_error *err)
 {
     (void)err;
     s->ip[0] = bd_node_attr_int(n, "k", 0);
-    one_bits(n->outputs[0]->dtype, &s->ip[1]);
+    nv_one_bits(n->outputs[0]->dtype, &s->ip[1]);
     s->run = eyelike_run;
     return 0;
 }

@@ -13,39 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 /* ---- family helpers (native_movement.h) ------------------------------------------------- */
 
-bool nv_move_io_ok(const bd_node *n, char *why, size_t len)
+bool nv_move_io_ok(const bd_node *n, bool runtime_out, char *why, size_t len)
 {
     if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs != 1)
         return nv_why(why, len, "%s: expects an input and one output", n->op_type);
-    if (!nv_value_ok(n->inputs[0], NV_DT_ANY) || !nv_value_ok(n->outputs[0], NV_DT_ANY))
+    const bd_value *y = n->outputs[0];
+    if (!nv_value_ok(n->inputs[0], NV_DT_ANY) ||
+        !(runtime_out ? nv_output_ok(y, NV_DT_ANY) : nv_value_ok(y, NV_DT_ANY)))
         return nv_why(why, len, "%s: a dtype or a shape only known at run time", n->op_type);
-    if (n->inputs[0]->dtype != n->outputs[0]->dtype)
+    if (n->inputs[0]->dtype != y->dtype)
         return nv_why(why, len, "%s: the output dtype differs from the input's", n->op_type);
     return true;
-}
-
-int64_t nv_run_ints(const nv_tensor *t, int64_t *out, size_t max, const char *what,
-                    bd_error *err)
-{
-    int64_t count = nv_read_ints(t->data, t->dtype, t->numel, out, max);
-    if (count < 0)
-        return bd_error_set(err, BD_EINVAL, "%s: %zu %s values, expected at most %zu INT32 or "
-                            "INT64", what, t->numel, bd_dtype_name(t->dtype), max);
-    return count;
-}
-
-int nv_dims_match(const nv_tensor *t, const int64_t *dims, const char *op, bd_error *err)
-{
-    if (!memcmp(dims, t->dims, (size_t)t->rank * sizeof *dims))
-        return 0;
-    bd_shape got = bd_shape_make(t->rank, dims), want = bd_shape_make(t->rank, t->dims);
-    char a[160], b[160];
-    return bd_error_set(err, BD_EINVAL, "%s: the run-time inputs give shape %s, the plan has %s",
-                        op, bd_shape_str(&got, a, sizeof a), bd_shape_str(&want, b, sizeof b));
 }
 
 /* ---- views ------------------------------------------------------------------------------- */
@@ -176,25 +156,6 @@ typedef struct copy_job {
     const mv_kernels *k;
 } copy_job;
 
-typedef void (*range_fn)(const copy_job *j, size_t lo, size_t cnt);
-
-/* Items [0, N) split across the threads when the copy (WORK elements) is worth a fork/join. */
-static void for_chunks(size_t n, size_t work, range_fn fn, const copy_job *j)
-{
-    int nt = work >= NV_PARALLEL_MIN && n > 1 && !omp_in_parallel() ? omp_get_max_threads() : 1;
-    if (nt < 2) {
-        fn(j, 0, n);
-        return;
-    }
-#pragma omp parallel num_threads(nt)
-    {
-        size_t k = (size_t)omp_get_num_threads(), per = (n + k - 1) / k;
-        size_t lo = (size_t)omp_get_thread_num() * per;
-        if (lo < n)
-            fn(j, lo, lo + per > n ? n - lo : per);
-    }
-}
-
 /* Input offset of the index Q of the view's leading K dims (row-major). */
 static int64_t lead_offset(const mv_view *v, int k, size_t q)
 {
@@ -208,8 +169,9 @@ static int64_t lead_offset(const mv_view *v, int k, size_t q)
 
 /* Rows [LO, LO + CNT) of the innermost dim: memcpy when contiguous, else a gather. An
  * odometer over the outer dims carries the input offset from row to row. */
-static void copy_rows(const copy_job *j, size_t lo, size_t cnt)
+static void copy_rows(void *job, size_t lo, size_t cnt)
 {
+    const copy_job *j = job;
     const mv_view *v = j->v;
     int r = v->rank;
     size_t len = (size_t)v->dims[r - 1], bytes = len * j->es;
@@ -238,8 +200,9 @@ static void copy_rows(const copy_job *j, size_t lo, size_t cnt)
 }
 
 /* Work items [LO, LO + CNT) of a batched transpose: item = (matrix, strip of TILE rows). */
-static void copy_tiles(const copy_job *j, size_t lo, size_t cnt)
+static void copy_tiles(void *job, size_t lo, size_t cnt)
 {
+    const copy_job *j = job;
     const mv_view *v = j->v;
     int r = v->rank;
     size_t a_len = (size_t)v->dims[r - 2], b_len = (size_t)v->dims[r - 1];
@@ -267,14 +230,14 @@ static void view_copy(const mv_view *v, const void *x, void *y, size_t es)
      * transpose (the last-two-dims swap, NCHW <-> NHWC after collapsing) */
     if (r >= 2 && v->st[r - 2] == 1 && v->dims[r - 2] >= 4 && v->dims[r - 1] >= 4) {
         size_t strips = ((size_t)v->dims[r - 2] + TILE - 1) / TILE;
-        for_chunks(v->numel / ((size_t)v->dims[r - 2] * (size_t)v->dims[r - 1]) * strips,
-                   v->numel, copy_tiles, &j);
+        nv_parallel_for(v->numel / ((size_t)v->dims[r - 2] * (size_t)v->dims[r - 1]) * strips,
+                        v->numel, copy_tiles, &j);
         return;
     }
     /* long contiguous rows are memcpy-bound: one thread streams them as fast as several */
     size_t rows = v->numel / (size_t)v->dims[r - 1];
     bool memcpy_bound = v->st[r - 1] == 1 && (size_t)v->dims[r - 1] * es >= 256;
-    for_chunks(rows, memcpy_bound ? 0 : v->numel, copy_rows, &j);
+    nv_parallel_for(rows, memcpy_bound ? 0 : v->numel, copy_rows, &j);
 }
 
 static int view_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
@@ -319,7 +282,7 @@ static bool transpose_perm(const bd_node *n, int r, int64_t *perm)
 static bool transpose_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
-    if (!nv_move_io_ok(n, why, len))
+    if (!nv_move_io_ok(n, false, why, len))
         return false;
     const bd_shape *x = &n->inputs[0]->shape, *y = &n->outputs[0]->shape;
     int64_t perm[BD_MAX_RANK];
@@ -381,7 +344,7 @@ static bool block_supports(const bd_graph *g, const bd_node *n, char *why, size_
 {
     (void)g;
     int64_t d6[6], perm[6], yd[4];
-    if (!nv_move_io_ok(n, why, len))
+    if (!nv_move_io_ok(n, false, why, len))
         return false;
     if (!block_view(n, d6, perm, yd))
         return nv_why(why, len, "%s: needs a 4-D input, a valid blocksize and mode that divide "
@@ -434,12 +397,11 @@ static void slice_axis(int64_t dim, int64_t b, int64_t e, int64_t st, int64_t *s
     *start = b;
 }
 
-/* The view Slice A selects in X (rank R, dims XD); BD_EINVAL when A is malformed or selects
- * another shape than YD (the plan's). */
-static int slice_plan(const slice_args *a, int r, const int64_t *xd, const int64_t *yd,
-                      mv_view *v, bd_error *err)
+/* The selection Slice A makes in X (rank R, dims XD): per dim its START, STEP and SIZE (the
+ * output's dims); BD_EINVAL when A is malformed. */
+static int slice_sizes(const slice_args *a, int r, const int64_t *xd, int64_t *start,
+                       int64_t *step, int64_t *size, bd_error *err)
 {
-    int64_t start[BD_MAX_RANK] = { 0 }, step[BD_MAX_RANK], size[BD_MAX_RANK], xst[BD_MAX_RANK];
     bool seen[BD_MAX_RANK] = { false };
     int64_t count = a->count[0];
     for (int i = 1; i < 4; i++)
@@ -449,6 +411,7 @@ static int slice_plan(const slice_args *a, int r, const int64_t *xd, const int64
     if (count > r)
         return bd_error_set(err, BD_EINVAL, "Slice: %lld axes for rank %d", (long long)count, r);
     for (int d = 0; d < r; d++) {
+        start[d] = 0;
         step[d] = 1;
         size[d] = xd[d];
     }
@@ -462,18 +425,38 @@ static int slice_plan(const slice_args *a, int r, const int64_t *xd, const int64
         slice_axis(xd[ax], a->p[0][k], a->p[1][k], st, &start[ax], &size[ax]);
         step[ax] = st;
     }
+    return 0;
+}
+
+/* The view of X (rank R, dims XD) that selects SIZE elements per dim from START by STEP. */
+static void slice_view(int r, const int64_t *xd, const int64_t *start, const int64_t *step,
+                       const int64_t *size, mv_view *v)
+{
+    int64_t xst[BD_MAX_RANK];
     nv_strides(r, xd, xst);
     v->rank = r;
     v->off = 0;
     for (int d = 0; d < r; d++) {
+        v->dims[d] = size[d];
+        v->st[d] = size[d] > 1 ? xst[d] * step[d] : xst[d];   /* |step| < dim: no overflow */
+        v->off += size[d] > 0 ? start[d] * xst[d] : 0;
+    }
+    view_collapse(v);
+}
+
+/* The view Slice A selects in X (rank R, dims XD), which must have the plan's dims YD. */
+static int slice_plan(const slice_args *a, int r, const int64_t *xd, const int64_t *yd,
+                      mv_view *v, bd_error *err)
+{
+    int64_t start[BD_MAX_RANK], step[BD_MAX_RANK], size[BD_MAX_RANK];
+    int rc = slice_sizes(a, r, xd, start, step, size, err);
+    if (rc)
+        return rc;
+    for (int d = 0; d < r; d++)
         if (size[d] != yd[d])
             return bd_error_set(err, BD_EINVAL, "Slice selects %lld elements on axis %d, the plan "
                                 "has %lld", (long long)size[d], d, (long long)yd[d]);
-        v->dims[d] = yd[d];
-        v->st[d] = yd[d] > 1 ? xst[d] * step[d] : xst[d];   /* |step| < dim: no overflow */
-        v->off += yd[d] > 0 ? start[d] * xst[d] : 0;
-    }
-    view_collapse(v);
+    slice_view(r, xd, start, step, size, v);
     return 0;
 }
 
@@ -508,10 +491,14 @@ static int slice_const_args(const bd_node *n, slice_args *a, bd_error *err)
     return 0;
 }
 
+/* The output may be run-time-shaped when starts, ends, axes or steps is a run-time input. */
 static bool slice_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     bool legacy = bd_graph_opset(g) < 10;
-    if (!nv_move_io_ok(n, why, len))
+    slice_args a;
+    bd_error err = { 0 };
+    int rc = legacy || n->n_inputs >= 3 ? slice_const_args(n, &a, &err) : -1;
+    if (!nv_move_io_ok(n, rc == 1, why, len))
         return false;
     if (legacy ? !bd_node_attr(n, "starts") || !bd_node_attr(n, "ends") || n->n_inputs != 1
                : bd_node_attr(n, "starts") || n->n_inputs < 3 || n->n_inputs > 5 ||
@@ -522,24 +509,22 @@ static bool slice_supports(const bd_graph *g, const bd_node *n, char *why, size_
         if (n->inputs[i] && !nv_value_ok(n->inputs[i], NV_DT(BD_DT_INT32) | NV_DT(BD_DT_INT64)))
             return nv_why(why, len, "Slice: input %zu must be a static INT32/INT64 tensor", i);
     const bd_shape *x = &n->inputs[0]->shape, *y = &n->outputs[0]->shape;
-    if (y->rank != x->rank)
+    if (y->rank >= 0 && y->rank != x->rank)
         return nv_why(why, len, "Slice: the output rank differs from the input's");
-    slice_args a;
     mv_view v;
-    bd_error err = { 0 };
-    int rc = slice_const_args(n, &a, &err);
     if (rc == 0)
         rc = slice_plan(&a, x->rank, x->dims, y->dims, &v, &err);
     return rc < 0 ? nv_why(why, len, "%s", err.msg) : true;    /* 1: checked at run time */
 }
 
-/* Slice whose parameters are run-time tensors: read, checked against the plan, copied. */
+/* Slice whose parameters are run-time tensors: read, the output's dims computed (checked
+ * against the plan when it has them), copied. */
 static int slice_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                      bd_error *err)
 {
-    (void)env;
     slice_args a = { 0 };
     mv_view v;
+    int64_t start[BD_MAX_RANK], step[BD_MAX_RANK], size[BD_MAX_RANK];
     for (int i = 0; i < 4; i++) {
         if (i + 1 >= s->n_in || s->in[i + 1] < 0)
             continue;
@@ -548,9 +533,11 @@ static int slice_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_r
             return (int)a.count[i];
         a.p[i] = a.buf[i];
     }
-    int rc = slice_plan(&a, in[0].rank, in[0].dims, out[0].dims, &v, err);
-    if (rc)
+    int r = in[0].rank;
+    int rc = slice_sizes(&a, r, in[0].dims, start, step, size, err);
+    if (rc || (rc = nv_output_shape(env, s, out, 0, r, size, err)))
         return rc;
+    slice_view(r, in[0].dims, start, step, size, &v);
     view_copy(&v, in[0].data, out[0].data, bd_dtype_size(in[0].dtype));
     return 0;
 }

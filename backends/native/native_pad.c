@@ -14,21 +14,21 @@ static int pad_mode(const bd_node *n)
          : !strcmp(m, "edge")     ? PAD_EDGE     : 0;
 }
 
-/* The begin pads B[R] of PADS (COUNT values: begins then ends) for X (rank R, dims XD) into
- * the plan's YD; BD_EINVAL when they give another shape, crop more than an axis (which no
- * shape needs), or ask reflect or edge of an empty axis. */
-static int pad_check(int r, const int64_t *xd, const int64_t *yd, const int64_t *pads,
-                     int64_t count, int mode, int64_t *b, bd_error *err)
+/* The output dims YD and begin pads B[R] that PADS (COUNT values: begins then ends) give X
+ * (rank R, dims XD); BD_EINVAL when they crop more than an axis holds or ask reflect or edge
+ * of an empty axis. */
+static int pad_dims(int r, const int64_t *xd, const int64_t *pads, int64_t count, int mode,
+                    int64_t *yd, int64_t *b, bd_error *err)
 {
     if (count != 2 * (int64_t)r)
         return bd_error_set(err, BD_EINVAL, "Pad: %lld pads for rank %d", (long long)count, r);
     for (int d = 0; d < r; d++) {
-        int64_t lo = pads[d], hi = pads[r + d], got;
-        if (lo < -xd[d] || hi < -xd[d] || __builtin_add_overflow(xd[d], lo, &got) ||
-            __builtin_add_overflow(got, hi, &got) || got != yd[d])
-            return bd_error_set(err, BD_EINVAL, "Pad: pads %lld, %lld on axis %d of size %lld do "
-                                "not give the plan's %lld", (long long)lo, (long long)hi, d,
-                                (long long)xd[d], (long long)yd[d]);
+        int64_t lo = pads[d], hi = pads[r + d];
+        if (lo < -xd[d] || hi < -xd[d] || __builtin_add_overflow(xd[d], lo, &yd[d]) ||
+            __builtin_add_overflow(yd[d], hi, &yd[d]) || yd[d] < 0)
+            return bd_error_set(err, BD_EINVAL, "Pad: pads %lld, %lld on axis %d of size %lld "
+                                "give no valid size", (long long)lo, (long long)hi, d,
+                                (long long)xd[d]);
         if (mode != PAD_CONSTANT && xd[d] == 0 && yd[d] > 0)
             return bd_error_set(err, BD_EINVAL, "Pad: reflect or edge of the empty axis %d", d);
         b[d] = lo;
@@ -46,7 +46,7 @@ static int64_t const_pads(const bd_node *n, int64_t *pads)
     size_t count = bd_node_attr_ints(n, "pads", &a);
     if (bd_node_attr(n, "pads")) {
         if (count > 2 * BD_MAX_RANK)
-            return 2 * BD_MAX_RANK + 1;     /* too many for any rank: pad_check refuses it */
+            return 2 * BD_MAX_RANK + 1;     /* too many for any rank: pad_dims refuses it */
         if (count)
             memcpy(pads, a, count * sizeof *pads);
         return (int64_t)count;
@@ -77,21 +77,28 @@ static bool pad_form_ok(const bd_graph *g, const bd_node *n, char *why, size_t l
     return true;
 }
 
+/* The output's shape may be known only at run time when the pads are a run-time input. */
 bool nv_pad_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
-    if (!nv_move_io_ok(n, why, len))
+    int64_t pads[2 * BD_MAX_RANK], yd[BD_MAX_RANK], b[BD_MAX_RANK];
+    bool runtime = bd_graph_opset(g) >= 11 && bd_node_input(n, 1) && !nv_input_const(n, 1);
+    if (!nv_move_io_ok(n, runtime, why, len))
         return false;
     if (!pad_mode(n))
         return nv_why(why, len, "Pad: mode '%s'", bd_node_attr_string(n, "mode", ""));
     if (!pad_form_ok(g, n, why, len))
         return false;
     const bd_shape *x = &n->inputs[0]->shape, *y = &n->outputs[0]->shape;
-    int64_t pads[2 * BD_MAX_RANK], b[BD_MAX_RANK], count = const_pads(n, pads);
+    int64_t count = const_pads(n, pads);
     bd_error err = { 0 };
-    if (y->rank != x->rank)
+    if (y->rank >= 0 && y->rank != x->rank)
         return nv_why(why, len, "Pad: the output rank differs from the input's");
-    if (count >= 0 && pad_check(x->rank, x->dims, y->dims, pads, count, pad_mode(n), b, &err))
+    if (count < 0)
+        return true;                    /* the run checks the pads */
+    if (pad_dims(x->rank, x->dims, pads, count, pad_mode(n), yd, b, &err))
         return nv_why(why, len, "%s", err.msg);
+    if (memcmp(yd, y->dims, (size_t)x->rank * sizeof *yd))
+        return nv_why(why, len, "Pad: the pads do not give the output's shape");
     return true;
 }
 
@@ -206,8 +213,8 @@ static void pad_fill(const pad_job *p, const char *x, char *y, size_t y_numel)
 static int pad_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                    bd_error *err)
 {
-    (void)env;
-    int64_t buf[2 * BD_MAX_RANK], b[BD_MAX_RANK], count = 2 * (int64_t)in[0].rank;
+    int64_t buf[2 * BD_MAX_RANK], b[BD_MAX_RANK], yd[BD_MAX_RANK];
+    int64_t count = 2 * (int64_t)in[0].rank;
     const int64_t *pads = &s->ip[1];
     if (!s->ip[0]) {
         count = nv_run_ints(&in[1], buf, 2 * BD_MAX_RANK, "Pad: pads", err);
@@ -215,8 +222,8 @@ static int pad_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run
             return (int)count;
         pads = buf;
     }
-    int rc = pad_check(in[0].rank, in[0].dims, out[0].dims, pads, count, s->op, b, err);
-    if (rc || out[0].numel == 0)
+    int rc = pad_dims(in[0].rank, in[0].dims, pads, count, s->op, yd, b, err);
+    if (rc || (rc = nv_output_shape(env, s, out, 0, in[0].rank, yd, err)) || out[0].numel == 0)
         return rc;
     pad_job p = { .mode = s->op, .es = bd_dtype_size(in[0].dtype),
                   .val = (const char *)&s->ip[17] };
@@ -248,7 +255,7 @@ int nv_pad_prepare(const bd_node *n, nv_step *s, bd_error *err)
 bool nv_trilu_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
-    if (!nv_move_io_ok(n, why, len))
+    if (!nv_move_io_ok(n, false, why, len))
         return false;
     const bd_value *k = bd_node_input(n, 1);
     const bd_shape *x = &n->inputs[0]->shape;

@@ -1,8 +1,11 @@
-/* Small helpers the native kernels share: support checks, reading integer constants, axes
- * and strides, and element access by dtype for the kernels that are not type-specialised. */
+/* Small helpers the native kernels share: support checks, reading integer constants and
+ * run-time parameters, axes and strides, element access by dtype for the kernels that are
+ * not type-specialised, replication, and the one parallel loop. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <omp.h>
 
 #include "backends/native/native_internal.h"
 
@@ -27,6 +30,17 @@ bool nv_value_ok(const bd_value *v, unsigned mask)
 {
     return v && v->dtype > 0 && v->dtype < 32 && (mask & NV_DT(v->dtype)) &&
            bd_shape_is_static(&v->shape) && bd_shape_numel(&v->shape) >= 0;
+}
+
+bool nv_output_ok(const bd_value *v, unsigned mask)
+{
+    if (!v || v->dtype <= 0 || v->dtype >= 32 || !(mask & NV_DT(v->dtype)) ||
+        v->shape.rank > BD_MAX_RANK)
+        return false;
+    for (int d = 0; d < v->shape.rank; d++)
+        if (v->shape.dims[d] < -1)
+            return false;
+    return true;
 }
 
 bool nv_io_ok(const bd_node *n, size_t nin, unsigned mask, char *why, size_t len)
@@ -54,9 +68,27 @@ int64_t nv_read_ints(const void *data, int dtype, size_t numel, int64_t *out, si
 {
     if ((dtype != BD_DT_INT64 && dtype != BD_DT_INT32) || numel > max || (numel && !data))
         return -1;
-    for (size_t i = 0; i < numel; i++)
-        out[i] = dtype == BD_DT_INT64 ? ((const int64_t *)data)[i] : ((const int32_t *)data)[i];
+    const char *p = data;
+    for (size_t i = 0; i < numel; i++) {
+        if (dtype == BD_DT_INT64) {
+            memcpy(&out[i], p + i * sizeof(int64_t), sizeof(int64_t));
+        } else {
+            int32_t v;
+            memcpy(&v, p + i * sizeof v, sizeof v);
+            out[i] = v;
+        }
+    }
     return (int64_t)numel;
+}
+
+int64_t nv_run_ints(const nv_tensor *t, int64_t *out, size_t max, const char *what,
+                    bd_error *err)
+{
+    int64_t count = nv_read_ints(t->data, t->dtype, t->numel, out, max);
+    if (count < 0)
+        return bd_error_set(err, BD_EINVAL, "%s: %zu %s values, expected at most %zu INT32 or "
+                            "INT64", what, t->numel, bd_dtype_name(t->dtype), max);
+    return count;
 }
 
 int64_t nv_const_ints(const bd_value *v, int64_t *out, size_t max)
@@ -107,11 +139,20 @@ double nv_get_f(const void *p, int dtype, size_t i)
     return 0;
 }
 
+int64_t nv_f2i(double v)
+{
+    if (v != v)
+        return 0;
+    if (v <= -9223372036854775808.0)          /* -2^63 */
+        return INT64_MIN;
+    return v >= 9223372036854775808.0 ? INT64_MAX : (int64_t)v;
+}
+
 int64_t nv_get_i(const void *p, int dtype, size_t i)
 {
     switch (dtype) {
-    case BD_DT_FLOAT:  return (int64_t)((const float *)p)[i];
-    case BD_DT_DOUBLE: return (int64_t)((const double *)p)[i];
+    case BD_DT_FLOAT:  return nv_f2i(((const float *)p)[i]);
+    case BD_DT_DOUBLE: return nv_f2i(((const double *)p)[i]);
     case BD_DT_INT8:   return ((const int8_t *)p)[i];
     case BD_DT_UINT8:  case BD_DT_BOOL: return ((const uint8_t *)p)[i];
     case BD_DT_INT16:  return ((const int16_t *)p)[i];
@@ -130,7 +171,7 @@ void nv_set_f(void *p, int dtype, size_t i, double v)
     case BD_DT_FLOAT:  ((float *)p)[i] = (float)v; break;
     case BD_DT_DOUBLE: ((double *)p)[i] = v; break;
     case BD_DT_BOOL:   ((uint8_t *)p)[i] = v != 0; break;
-    default:           nv_set_i(p, dtype, i, (int64_t)v); break;
+    default:           nv_set_i(p, dtype, i, nv_f2i(v)); break;
     }
 }
 
@@ -148,5 +189,42 @@ void nv_set_i(void *p, int dtype, size_t i, int64_t v)
     case BD_DT_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
     case BD_DT_INT64:  ((int64_t *)p)[i] = v; break;
     case BD_DT_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    }
+}
+
+void nv_one_bits(int dtype, void *bytes)
+{
+    memset(bytes, 0, 8);
+    if (dtype == BD_DT_FLOAT16)
+        memcpy(bytes, &(uint16_t){ 0x3c00 }, 2);
+    else if (dtype == BD_DT_BFLOAT16)
+        memcpy(bytes, &(uint16_t){ 0x3f80 }, 2);
+    else
+        nv_set_i(bytes, dtype, 0, 1);
+}
+
+void nv_replicate(void *dst, size_t unit, size_t count)
+{
+    char *p = dst;
+    for (size_t have = 1; have < count;) {
+        size_t more = have < count - have ? have : count - have;
+        memcpy(p + have * unit, p, more * unit);
+        have += more;
+    }
+}
+
+void nv_parallel_for(size_t n, size_t work, nv_range_fn fn, void *job)
+{
+    int nt = work >= NV_PARALLEL_MIN && n > 1 && !omp_in_parallel() ? omp_get_max_threads() : 1;
+    if (nt < 2) {
+        fn(job, 0, n);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        size_t k = (size_t)omp_get_num_threads(), per = (n + k - 1) / k;
+        size_t lo = (size_t)omp_get_thread_num() * per;
+        if (lo < n)
+            fn(job, lo, lo + per > n ? n - lo : per);
     }
 }

@@ -2,22 +2,12 @@
  * Expand is a Tile whose repeats are the output dim along each broadcast (size-1) dim. A run
  * copies the input's rows into their place in the output (each row a memcpy), then, from the
  * innermost repeated dim outwards, replicates each filled block with memcpy doubling: no
- * per-element work. The repeats or target shape may be run-time tensors: the plan's output
- * shape fixes the copy, and each run checks the tensors give exactly that shape. */
-#include <stdlib.h>
+ * per-element work. Each run computes the output dims from the repeats or target shape (a
+ * constant or a run-time tensor): a static output must get the plan's shape, a run-time-shaped
+ * one is sized by them (nv_output_shape). */
 #include <string.h>
 
 #include "backends/native/native_movement.h"
-
-void nv_replicate(void *dst, size_t unit, size_t count)
-{
-    char *p = dst;
-    for (size_t have = 1; have < count;) {
-        size_t more = have < count - have ? have : count - have;
-        memcpy(p + have * unit, p, more * unit);
-        have += more;
-    }
-}
 
 /* The collapsed repetition: input dims X, each repeated REP times (output dim X * REP). */
 typedef struct tile_plan {
@@ -29,16 +19,17 @@ enum { OP_EXPAND = 1, OP_TILE };
 
 /* ---- the checks: what the shape or repeats give, against the plan ------------------------ */
 
-/* Expand: X (rank XR) broadcast with SHAPE (LEN values) into DIMS, of rank YR. */
-static int expand_dims(int xr, const int64_t *xd, const int64_t *shape, int64_t len, int yr,
+/* Expand: X (rank XR) broadcast with SHAPE (LEN values) into DIMS, of rank *YR. */
+static int expand_dims(int xr, const int64_t *xd, const int64_t *shape, int64_t len, int *yr,
                        int64_t *dims, bd_error *err)
 {
-    if ((xr > len ? xr : len) != yr)
-        return bd_error_set(err, BD_EINVAL, "Expand: shape has %lld values for an input of rank "
-                            "%d, the plan's output has rank %d", (long long)len, xr, yr);
-    for (int d = 0; d < yr; d++) {
-        int64_t a = d >= yr - xr ? xd[d - (yr - xr)] : 1;
-        int64_t b = d >= yr - len ? shape[d - (yr - len)] : 1;
+    if (len > BD_MAX_RANK)
+        return bd_error_set(err, BD_EINVAL, "Expand: shape has %lld values, at most %d",
+                            (long long)len, BD_MAX_RANK);
+    *yr = xr > len ? xr : (int)len;
+    for (int d = 0; d < *yr; d++) {
+        int64_t a = d >= *yr - xr ? xd[d - (*yr - xr)] : 1;
+        int64_t b = d >= *yr - len ? shape[d - (*yr - len)] : 1;
         if (b < 0 || (a != b && a != 1 && b != 1))
             return bd_error_set(err, BD_EINVAL, "Expand: shape value %lld does not broadcast "
                                 "with input dim %lld", (long long)b, (long long)a);
@@ -60,20 +51,22 @@ static int tile_dims(int r, const int64_t *xd, const int64_t *reps, int64_t coun
     return 0;
 }
 
-/* The output dims N's (or the run's) second input V (COUNT values) gives. */
-static int target_dims(int op, const bd_shape *x, const int64_t *v, int64_t count, int yr,
+/* The output dims (*YR of them) the second input's values V (COUNT of them) give. */
+static int target_dims(int op, const bd_shape *x, const int64_t *v, int64_t count, int *yr,
                        int64_t *dims, bd_error *err)
 {
+    *yr = x->rank;
     return op == OP_EXPAND ? expand_dims(x->rank, x->dims, v, count, yr, dims, err)
                            : tile_dims(x->rank, x->dims, v, count, dims, err);
 }
 
-/* Checks both ops share: the operands' form, and the target when it is a constant. */
+/* Checks both ops share: the operands' form, and the target when it is a constant. The output
+ * may be run-time-shaped when the target is a run-time tensor. */
 static bool repeat_supports(const bd_node *n, int op, char *why, size_t len)
 {
     if (n->n_inputs != 2 || !n->inputs[1])
         return nv_why(why, len, "%s: expects two inputs", n->op_type);
-    if (!nv_move_io_ok(n, why, len))
+    if (!nv_move_io_ok(n, !nv_input_const(n, 1), why, len))
         return false;
     const bd_value *v = n->inputs[1];
     if (!nv_value_ok(v, NV_DT(BD_DT_INT64)) || v->shape.rank != 1 ||
@@ -81,15 +74,15 @@ static bool repeat_supports(const bd_node *n, int op, char *why, size_t len)
         return nv_why(why, len, "%s: input 2 must be a static INT64 vector of at most %d values",
                       n->op_type, BD_MAX_RANK);
     const bd_shape *x = &n->inputs[0]->shape, *y = &n->outputs[0]->shape;
-    if (y->rank < x->rank || (op == OP_TILE && y->rank != x->rank))
-        return nv_why(why, len, "%s: output rank %d for input rank %d", n->op_type, y->rank,
-                      x->rank);
+    int yr = op == OP_TILE ? x->rank : x->rank > v->shape.dims[0] ? x->rank : (int)v->shape.dims[0];
+    if (y->rank >= 0 && y->rank != yr)
+        return nv_why(why, len, "%s: output rank %d, the inputs give %d", n->op_type, y->rank, yr);
     if (!nv_input_const(n, 1))
         return true;                    /* checked at each run */
     int64_t vals[BD_MAX_RANK], dims[BD_MAX_RANK];
     int64_t count = nv_const_ints(v, vals, BD_MAX_RANK);
     bd_error err = { 0 };
-    if (target_dims(op, x, vals, count, y->rank, dims, &err))
+    if (target_dims(op, x, vals, count, &yr, dims, &err))
         return nv_why(why, len, "%s", err.msg);
     if (memcmp(dims, y->dims, (size_t)y->rank * sizeof *dims))
         return nv_why(why, len, "%s: the output shape is not what input 2 gives", n->op_type);
@@ -99,29 +92,13 @@ static bool repeat_supports(const bd_node *n, int op, char *why, size_t len)
 bool nv_expand_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
-    if (!repeat_supports(n, OP_EXPAND, why, len))
-        return false;
-    const bd_shape *x = &n->inputs[0]->shape, *y = &n->outputs[0]->shape;
-    for (int d = 0; d < x->rank; d++) {     /* a run-time shape can only repeat size-1 dims */
-        int64_t a = x->dims[d], b = y->dims[d + y->rank - x->rank];
-        if (a != b && a != 1)
-            return nv_why(why, len, "Expand: input dim %lld cannot become %lld", (long long)a,
-                          (long long)b);
-    }
-    return true;
+    return repeat_supports(n, OP_EXPAND, why, len);
 }
 
 bool nv_tile_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
-    if (!repeat_supports(n, OP_TILE, why, len))
-        return false;
-    const bd_shape *x = &n->inputs[0]->shape, *y = &n->outputs[0]->shape;
-    for (int d = 0; d < x->rank; d++)
-        if (x->dims[d] ? y->dims[d] % x->dims[d] != 0 : y->dims[d] != 0)
-            return nv_why(why, len, "Tile: output dim %lld is not a multiple of input dim %lld",
-                          (long long)y->dims[d], (long long)x->dims[d]);
-    return true;
+    return repeat_supports(n, OP_TILE, why, len);
 }
 
 /* ---- the kernel -------------------------------------------------------------------------- */
@@ -171,34 +148,15 @@ static void tile_fill(const tile_plan *p, const char *x, char *y, size_t es)
     }
 }
 
-static int tile_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
-                    bd_error *err)
+/* The repetition of X (rank XR) into Y (rank YR >= XR): X's dims padded to YR, dims that
+ * neither exist nor repeat dropped, and neighbours merged that are both unrepeated (one
+ * longer row) or both size 1 (one larger repeat). */
+static void tile_plan_make(int xr, const int64_t *xd, int yr, const int64_t *yd, tile_plan *p)
 {
-    (void)env;
-    int64_t vals[BD_MAX_RANK], dims[BD_MAX_RANK];
-    int64_t count = nv_run_ints(&in[1], vals, BD_MAX_RANK, s->node->op_type, err);
-    if (count < 0)
-        return (int)count;
-    bd_shape x = bd_shape_make(in[0].rank, in[0].dims);
-    int rc = target_dims(s->op, &x, vals, count, out[0].rank, dims, err);
-    if (rc || (rc = nv_dims_match(&out[0], dims, s->node->op_type, err)))
-        return rc;
-    if (out[0].numel)
-        tile_fill(s->heap, in[0].data, out[0].data, bd_dtype_size(in[0].dtype));
-    return 0;
-}
-
-/* Pad X's dims to the output's rank, drop dims that neither exist nor repeat, and merge
- * neighbours that are both unrepeated (one longer row) or both size 1 (one larger repeat). */
-int nv_tile_prepare(const bd_node *n, nv_step *s, bd_error *err)
-{
-    const bd_shape *xs = &n->inputs[0]->shape, *ys = &n->outputs[0]->shape;
-    tile_plan *p = calloc(1, sizeof *p);
-    if (!p)
-        return bd_error_set(err, BD_ENOMEM, "out of memory");
-    for (int d = 0; d < ys->rank; d++) {
-        int64_t x = d >= ys->rank - xs->rank ? xs->dims[d - (ys->rank - xs->rank)] : 1;
-        int64_t rep = x ? ys->dims[d] / x : 1;
+    p->rank = 0;
+    for (int d = 0; d < yr; d++) {
+        int64_t x = d >= yr - xr ? xd[d - (yr - xr)] : 1;
+        int64_t rep = x ? yd[d] / x : 1;
         int r = p->rank;
         if (x == 1 && rep == 1)
             continue;
@@ -212,8 +170,30 @@ int nv_tile_prepare(const bd_node *n, nv_step *s, bd_error *err)
             p->rank++;
         }
     }
+}
+
+static int tile_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
+                    bd_error *err)
+{
+    int64_t vals[BD_MAX_RANK], dims[BD_MAX_RANK];
+    int yr;
+    int64_t count = nv_run_ints(&in[1], vals, BD_MAX_RANK, s->node->op_type, err);
+    if (count < 0)
+        return (int)count;
+    bd_shape x = bd_shape_make(in[0].rank, in[0].dims);
+    int rc = target_dims(s->op, &x, vals, count, &yr, dims, err);
+    if (rc || (rc = nv_output_shape(env, s, out, 0, yr, dims, err)) || out[0].numel == 0)
+        return rc;
+    tile_plan p;
+    tile_plan_make(in[0].rank, in[0].dims, yr, dims, &p);
+    tile_fill(&p, in[0].data, out[0].data, bd_dtype_size(in[0].dtype));
+    return 0;
+}
+
+int nv_tile_prepare(const bd_node *n, nv_step *s, bd_error *err)
+{
+    (void)err;
     s->op = strcmp(n->op_type, "Expand") ? OP_TILE : OP_EXPAND;
-    s->heap = p;
     s->run = tile_run;
     return 0;
 }

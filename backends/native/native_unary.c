@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "backends/native/native_internal.h"
 
 typedef enum un_op {
@@ -144,22 +142,25 @@ static void int_unary(int op, const void *x, void *y, int dtype, size_t n)
     }
 }
 
-/* Split [0, N) across the threads when it is worth a fork/join. */
-#define PARALLEL_CHUNKS(N, BODY)                                                              \
-    do {                                                                                      \
-        size_t n_ = (N);                                                                      \
-        int nt_ = n_ >= NV_PARALLEL_MIN && !omp_in_parallel() ? omp_get_max_threads() : 1;    \
-        if (nt_ < 2) { size_t lo = 0, cnt = n_; BODY; }                                       \
-        else {                                                                                \
-            _Pragma("omp parallel num_threads(nt_)")                                         \
-            {                                                                                 \
-                size_t per_ = (n_ + (size_t)omp_get_num_threads() - 1) / (size_t)omp_get_num_threads(); \
-                size_t lo = (size_t)omp_get_thread_num() * per_;                              \
-                size_t cnt = lo >= n_ ? 0 : lo + per_ > n_ ? n_ - lo : per_;                  \
-                if (cnt) { BODY; }                                                            \
-            }                                                                                 \
-        }                                                                                     \
-    } while (0)
+/* A float math loop over one tensor, split across the threads (nv_parallel_for). */
+typedef struct un_job {
+    const void *x;
+    void       *y;
+    double      a, b;
+    int         op;
+} un_job;
+
+static void f32_range(void *job, size_t lo, size_t cnt)
+{
+    const un_job *j = job;
+    k_f32[j->op]((const float *)j->x + lo, (float *)j->y + lo, cnt, (float)j->a, (float)j->b);
+}
+
+static void f64_range(void *job, size_t lo, size_t cnt)
+{
+    const un_job *j = job;
+    k_f64[j->op]((const double *)j->x + lo, (double *)j->y + lo, cnt, j->a, j->b);
+}
 
 static int unary_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                      bd_error *err)
@@ -167,16 +168,9 @@ static int unary_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_r
     (void)env;
     (void)err;
     int t = in[0].dtype;
-    if (t == BD_DT_FLOAT) {
-        const float *x = in[0].data;
-        float *y = out[0].data, a = (float)s->fp[0], b = (float)s->fp[1];
-        f32_fn f = k_f32[s->op];
-        PARALLEL_CHUNKS(in[0].numel, f(x + lo, y + lo, cnt, a, b));
-    } else if (t == BD_DT_DOUBLE) {
-        const double *x = in[0].data;
-        double *y = out[0].data, a = s->fp[0], b = s->fp[1];
-        f64_fn f = k_f64[s->op];
-        PARALLEL_CHUNKS(in[0].numel, f(x + lo, y + lo, cnt, a, b));
+    un_job j = { in[0].data, out[0].data, s->fp[0], s->fp[1], s->op };
+    if (t == BD_DT_FLOAT || t == BD_DT_DOUBLE) {
+        nv_parallel_for(in[0].numel, in[0].numel, t == BD_DT_FLOAT ? f32_range : f64_range, &j);
     } else {
         int_unary(s->op, in[0].data, out[0].data, t, in[0].numel);
     }
