@@ -27,6 +27,10 @@ static const op_family k_families[] = {
     { nv_reduce_ops,      &nv_reduce_n },
     { nv_generate_ops,    &nv_generate_n },
     { nv_einsum_ops,      &nv_einsum_n },
+    { nv_compress_ops,    &nv_compress_n },
+    { nv_unique_ops,      &nv_unique_n },
+    { nv_reverse_ops,     &nv_reverse_n },
+    { nv_unpool_ops,      &nv_unpool_n },
 };
 
 static const nv_op *find_op(const bd_node *n)
@@ -196,10 +200,13 @@ static int input_slot(builder *b, const bd_value *v, int *slot)
 }
 
 /* Views whose output is not a boundary tensor become aliases (no step); a view that must
- * write the caller's buffer runs as a copy. */
+ * write the caller's buffer runs as a copy. An inference Dropout is one when it writes no
+ * mask and no run-time training_mode is to be checked. */
 static bool is_view(const bd_node *n)
 {
     const char *op = n->op_type;
+    if (!strcmp(op, "Dropout"))
+        return n->n_outputs == 1 && !(bd_node_input(n, 2) && !bd_node_input(n, 2)->data);
     return !strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") ||
            !strcmp(op, "Unsqueeze") || !strcmp(op, "Identity");
 }

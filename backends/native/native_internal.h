@@ -18,9 +18,9 @@
  * static shapes into the step's parameters and picks the step's run function. Every input of
  * a native node has a static shape (nv_supports refuses any other, so a run-time-shaped value
  * never feeds a native step). An output's shape is static too, unless the op's supports()
- * accepts one only the run tells (nv_output_ok): NonZero, whose shape follows the data, and
- * Slice, Pad, Tile, Expand, Range, ConstantOfShape and Split when a run-time tensor holds
- * their parameters. Their kernels compute the dims from the
+ * accepts one only the run tells (nv_output_ok): NonZero, Compress and Unique, whose shapes
+ * follow the data, and Slice, Pad, Tile, Expand, Range, ConstantOfShape, Split and MaxUnpool
+ * when a run-time tensor holds their parameters. Their kernels compute the dims from the
  * run-time tensors with checked arithmetic and hand them to nv_output_shape, which checks a
  * static output against the plan and sizes a run-time one within bounds. Run functions never
  * allocate otherwise (scratch memory is reserved at compile: nv_step.scratch). Anything a
@@ -118,6 +118,14 @@ extern const nv_op nv_generate_ops[];      /* native_generate.c */
 extern const size_t nv_generate_n;
 extern const nv_op nv_einsum_ops[];        /* native_einsum.c */
 extern const size_t nv_einsum_n;
+extern const nv_op nv_compress_ops[];      /* native_compress.c */
+extern const size_t nv_compress_n;
+extern const nv_op nv_unique_ops[];        /* native_unique.c */
+extern const size_t nv_unique_n;
+extern const nv_op nv_reverse_ops[];       /* native_reverse.c */
+extern const size_t nv_reverse_n;
+extern const nv_op nv_unpool_ops[];        /* native_unpool.c */
+extern const size_t nv_unpool_n;
 
 /* ---- helpers every kernel file uses (native_tensor.c) -------------------------------------- */
 

@@ -1,7 +1,8 @@
 /* Data movement on plain tensors of any dtype (elements moved as 1, 2, 4 or 8-byte units):
  *
- *   - the views (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which the engine turns into
- *     aliases of their input (no step) unless they write a boundary tensor (a copy);
+ *   - the views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, and an inference Dropout),
+ *     which the engine turns into aliases of their input (no step) unless they write a
+ *     boundary tensor (a copy) or Dropout a mask;
  *   - the strided copies Transpose, DepthToSpace, SpaceToDepth and Slice: each is one view of
  *     the input (dims, a stride per dim, an offset) written contiguously, collapsed at compile
  *     so a run copies contiguous runs with memcpy, transposes tiles, or gathers rows;
@@ -49,6 +50,74 @@ static int view_prepare(const bd_node *n, nv_step *s, bd_error *err)
     (void)n;
     (void)s;
     (void)err;
+    return 0;
+}
+
+/* ---- Dropout ----------------------------------------------------------------------------- */
+
+/* Inference: the output is the input and the optional mask all ones. A training-mode Dropout
+ * (opset < 7: is_test 0; opset >= 12: training_mode true) drops at random: refused when known
+ * at compile, an error at run unless its ratio is 0 (then it too keeps every element). The
+ * engine aliases the output like a view when there is no mask and nothing to check. */
+static bool dropout_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    if (n->n_inputs < 1 || !n->inputs[0] || n->n_inputs > 3 || n->n_outputs < 1 ||
+        n->n_outputs > 2)
+        return nv_why(why, len, "Dropout: expects data (ratio, training_mode) and 1 or 2 outputs");
+    const bd_value *x = n->inputs[0], *ratio = bd_node_input(n, 1), *train = bd_node_input(n, 2);
+    if (!nv_value_ok(x, NV_DT_ANY) || n->outputs[0]->dtype != x->dtype ||
+        !bd_shape_equal(&x->shape, &n->outputs[0]->shape))
+        return nv_why(why, len, "Dropout: the output must have the input's dtype and shape");
+    const bd_value *mask = n->n_outputs > 1 ? n->outputs[1] : NULL;
+    if (mask && (!nv_value_ok(mask, NV_DT_ANY) || !bd_shape_equal(&x->shape, &mask->shape)))
+        return nv_why(why, len, "Dropout: the mask must have the input's shape");
+    if (bd_graph_opset(g) < 7 && !bd_node_attr_int(n, "is_test", 0))
+        return nv_why(why, len, "Dropout: training mode (is_test = 0 before opset 7)");
+    if ((ratio && (!nv_value_ok(ratio, NV_DT_FLOATS | NV_DT(BD_DT_FLOAT16) |
+                                NV_DT(BD_DT_BFLOAT16)) || nv_shape_numel(&ratio->shape) != 1)) ||
+        (train && (!nv_value_ok(train, NV_DT(BD_DT_BOOL)) || nv_shape_numel(&train->shape) != 1)))
+        return nv_why(why, len, "Dropout: ratio must be one float, training_mode one BOOL");
+    if (train && train->data && *(const uint8_t *)train->data)
+        return nv_why(why, len, "Dropout: training_mode is true (inference only)");
+    return true;
+}
+
+/* The ratio (input 1, a float of any width; 0.5 when omitted) is not 0. */
+static bool ratio_nonzero(const nv_tensor *r)
+{
+    if (!r->data)
+        return true;
+    if (r->dtype == BD_DT_FLOAT16 || r->dtype == BD_DT_BFLOAT16)
+        return (*(const uint16_t *)r->data & 0x7fff) != 0;
+    return nv_get_f(r->data, r->dtype, 0) != 0;
+}
+
+static int dropout_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
+                       bd_error *err)
+{
+    (void)env;
+    nv_tensor none = { 0 };
+    const nv_tensor *ratio = s->n_in > 1 ? &in[1] : &none, *train = s->n_in > 2 ? &in[2] : &none;
+    if (train->data && *(const uint8_t *)train->data && ratio_nonzero(ratio))
+        return bd_error_set(err, BD_EINVAL, "Dropout: training_mode is true with a non-zero "
+                            "ratio (the engine runs inference only)");
+    size_t es = bd_dtype_size(in[0].dtype);
+    if (out[0].data != in[0].data && in[0].numel)
+        memcpy(out[0].data, in[0].data, in[0].numel * es);
+    if (s->n_out > 1 && out[1].numel) {
+        size_t ms = bd_dtype_size(out[1].dtype);
+        memcpy(out[1].data, &s->ip[0], ms);
+        nv_replicate(out[1].data, ms, out[1].numel);
+    }
+    return 0;
+}
+
+static int dropout_prepare(const bd_node *n, nv_step *s, bd_error *err)
+{
+    (void)err;
+    if (n->n_outputs > 1)
+        nv_one_bits(n->outputs[1]->dtype, &s->ip[0]);
+    s->run = dropout_run;
     return 0;
 }
 
@@ -563,6 +632,7 @@ const nv_op nv_movement_ops[] = {
     { "Reshape", view_supports, view_prepare },   { "Flatten", view_supports, view_prepare },
     { "Squeeze", view_supports, view_prepare },   { "Unsqueeze", view_supports, view_prepare },
     { "Identity", view_supports, view_prepare },
+    { "Dropout", dropout_supports, dropout_prepare },
     { "Transpose", transpose_supports, transpose_prepare },
     { "DepthToSpace", block_supports, block_prepare },
     { "SpaceToDepth", block_supports, block_prepare },

@@ -1,6 +1,6 @@
 /* Unary element-wise kernels: the math oneDNN 2.6 has no eltwise for (or not in double),
- * integer Abs/Neg/Sign, Not, IsNaN/IsInf, Clip of any numeric dtype, and Cast between every
- * pair of numeric dtypes, BOOL, FLOAT16 and BFLOAT16. */
+ * integer Abs/Neg/Sign, Not, IsNaN/IsInf, Clip and Shrink of any numeric dtype, and Cast
+ * between every pair of numeric dtypes, BOOL, FLOAT16 and BFLOAT16. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +313,51 @@ static int clip_prepare(const bd_node *n, nv_step *s, bd_error *err)
     return 0;
 }
 
+/* ---- Shrink of any numeric dtype --------------------------------------------------------------- */
+
+/* y = x + bias below -lambd, x - bias above lambd, 0 between (in double for every dtype; an
+ * integer result saturates). */
+static bool shrink_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    (void)g;
+    if (n->n_inputs != 1 || n->n_outputs != 1 || !n->inputs[0])
+        return nv_why(why, len, "Shrink: expects one input and one output");
+    if (!nv_io_ok(n, 1, NV_DT_NUMERIC, why, len))
+        return false;
+    return n->outputs[0]->dtype == n->inputs[0]->dtype ? true
+                                                       : nv_why(why, len, "Shrink: output dtype");
+}
+
+static int shrink_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
+                      bd_error *err)
+{
+    (void)env;
+    (void)err;
+    double lambd = s->fp[0], bias = s->fp[1];
+    int t = in[0].dtype;
+    if (t == BD_DT_FLOAT) {
+        const float *x = in[0].data;
+        float *y = out[0].data, l = (float)lambd, b = (float)bias;
+        for (size_t i = 0; i < in[0].numel; i++)
+            y[i] = x[i] < -l ? x[i] + b : x[i] > l ? x[i] - b : 0.0f;
+        return 0;
+    }
+    for (size_t i = 0; i < in[0].numel; i++) {
+        double v = nv_get_f(in[0].data, t, i);
+        nv_set_f(out[0].data, t, i, v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
+    }
+    return 0;
+}
+
+static int shrink_prepare(const bd_node *n, nv_step *s, bd_error *err)
+{
+    (void)err;
+    s->fp[0] = bd_node_attr_float(n, "lambd", 0.5f);
+    s->fp[1] = bd_node_attr_float(n, "bias", 0.0f);
+    s->run = shrink_run;
+    return 0;
+}
+
 /* ---- Cast ------------------------------------------------------------------------------------ */
 
 /* IEEE half and bfloat16 <-> float (round to nearest even; NaN stays NaN). */
@@ -517,6 +562,7 @@ const nv_op nv_unary_ops[] = {
     { "Mish", unary_supports, unary_prepare },
     { "Not", pred_supports, pred_prepare },     { "IsNaN", pred_supports, pred_prepare },
     { "IsInf", pred_supports, pred_prepare },   { "Clip", clip_supports, clip_prepare },
+    { "Shrink", shrink_supports, shrink_prepare },
     { "Cast", cast_supports, cast_prepare },    { "CastLike", cast_supports, cast_prepare },
 };
 const size_t nv_unary_n = sizeof nv_unary_ops / sizeof nv_unary_ops[0];
