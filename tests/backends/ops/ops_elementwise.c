@@ -14,10 +14,14 @@ static bool op_is(const op_case *c, const char *op)
 
 /* ---- unary ----------------------------------------------------------------------------------- */
 
+/* As ONNX's reference implementation computes them (numpy: maximum and minimum propagate a
+ * NaN), every op maps NaN to NaN but ThresholdedRelu (where(x > alpha, x, 0)), which gives 0. */
 static double unary_f(const op_case *c, double x)
 {
     const char *op = c->op;
     double alpha;
+    if (isnan(x))
+        return strcmp(op, "ThresholdedRelu") ? x : 0;
     if (!strcmp(op, "Relu"))      return x > 0 ? x : 0;
     if (!strcmp(op, "Sigmoid"))   return 1 / (1 + exp(-x));
     if (!strcmp(op, "Tanh"))      return tanh(x);
@@ -69,9 +73,12 @@ static double unary_f(const op_case *c, double x)
 }
 
 /* Abs, Neg, Sign, Relu of integers: negation in uint64, so INT_MIN wraps (the runner then
- * wraps the int64 result to the dtype: Abs(INT32_MIN) = INT32_MIN). */
-static int64_t unary_i(const op_case *c, int64_t x)
+ * wraps the int64 result to the dtype: Abs(INT32_MIN) = INT32_MIN); UINT64 is never
+ * negative. */
+static int64_t unary_i(const op_case *c, int dt, int64_t x)
 {
+    if (dt == BD_DT_UINT64 && !op_is(c, "Neg"))
+        return op_is(c, "Sign") ? x != 0 : x;
     if (op_is(c, "Abs"))  return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
     if (op_is(c, "Neg"))  return (int64_t)(0 - (uint64_t)x);
     if (op_is(c, "Sign")) return (x > 0) - (x < 0);
@@ -84,7 +91,7 @@ void ref_unary(const op_case *c, const tensor *in, tensor *out)
 {
     bool fl = is_float_dt(in[0].dtype);
     for (size_t j = 0; j < out->n; j++)
-        put(out, j, fl ? unary_f(c, in[0].f[j]) : 0, fl ? 0 : unary_i(c, in[0].i[j]));
+        put(out, j, fl ? unary_f(c, in[0].f[j]) : 0, fl ? 0 : unary_i(c, in[0].dtype, in[0].i[j]));
 }
 
 /* Not, IsNaN, IsInf (detect_negative, detect_positive). */
@@ -98,6 +105,16 @@ static void ref_pred(const op_case *c, const tensor *in, tensor *out)
     }
 }
 
+/* Shrink: x + bias below -lambd, x - bias above lambd, else 0 (integers: truncated). */
+static void ref_shrink(const op_case *c, const tensor *in, tensor *out)
+{
+    double l = attr_f(c, "lambd", 0.5f), b = attr_f(c, "bias", 0.0f);
+    for (size_t j = 0; j < out->n; j++) {
+        double x = in[0].f[j], v = x < -l ? x + b : x > l ? x - b : 0;
+        put(out, j, v, (int64_t)trunc(v));
+    }
+}
+
 /* Clip with optional min/max inputs (opset 11+); an omitted or absent one is no bound. */
 void ref_clip(const op_case *c, const tensor *in, tensor *out)
 {
@@ -107,10 +124,11 @@ void ref_clip(const op_case *c, const tensor *in, tensor *out)
             double x = in[0].f[j];
             x = has_lo && x < in[1].f[0] ? in[1].f[0] : x;
             out->f[j] = has_hi && x > in[2].f[0] ? in[2].f[0] : x;
-        } else {
+        } else {                        /* compared in the dtype's order */
+            int dt = in[0].dtype;
             int64_t x = in[0].i[j];
-            x = has_lo && x < in[1].i[0] ? in[1].i[0] : x;
-            out->i[j] = has_hi && x > in[2].i[0] ? in[2].i[0] : x;
+            x = has_lo && ordered(dt, x) < ordered(dt, in[1].i[0]) ? in[1].i[0] : x;
+            out->i[j] = has_hi && ordered(dt, x) > ordered(dt, in[2].i[0]) ? in[2].i[0] : x;
         }
     }
 }
@@ -129,6 +147,8 @@ static int64_t float_to_int(double v, int dtype)
     case BD_DT_UINT16: lo = 0;         hi = UINT16_MAX; break;
     case BD_DT_INT32:  lo = INT32_MIN; hi = INT32_MAX;  break;
     case BD_DT_UINT32: lo = 0;         hi = UINT32_MAX; break;
+    case BD_DT_UINT64:                  /* held as its bits */
+        return isnan(v) || v <= 0 ? 0 : v >= 18446744073709549568.0 ? -1 : (int64_t)(uint64_t)v;
     default:           lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
     }
     return isnan(v) ? 0 : v <= lo ? (int64_t)lo : v >= hi ? (int64_t)hi : (int64_t)trunc(v);
@@ -144,7 +164,7 @@ static void ref_cast(const op_case *c, const tensor *in, tensor *out)
         if (to == BD_DT_BOOL)
             out->i[j] = ff ? in[0].f[j] != 0 : in[0].i[j] != 0;     /* NaN is true */
         else if (is_float_dt(to))
-            out->f[j] = ff ? in[0].f[j] : (double)in[0].i[j];
+            out->f[j] = in[0].f[j];     /* an integer's value as a double (UINT64 too) */
         else
             out->i[j] = ff ? float_to_int(in[0].f[j], to) : in[0].i[j];
     }
@@ -179,16 +199,18 @@ static int64_t div_i(int64_t a, int64_t b)
     return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
 }
 
-/* One element of a binary op on floats (A, B) or integers (X, Y): put into OUT[J]. */
-static void binary_el(const op_case *c, tensor *out, size_t j, bool fl, double a, double b,
+/* One element of a binary op on floats (A, B) or integers (X, Y) of dtype DT: into OUT[J]. */
+static void binary_el(const op_case *c, int dt, tensor *out, size_t j, double a, double b,
                       int64_t x, int64_t y)
 {
     const char *op = c->op;
-    if (!strcmp(op, "Equal"))          { out->i[j] = fl ? a == b : x == y; return; }
-    if (!strcmp(op, "Less"))           { out->i[j] = fl ? a < b : x < y;   return; }
-    if (!strcmp(op, "Greater"))        { out->i[j] = fl ? a > b : x > y;   return; }
-    if (!strcmp(op, "LessOrEqual"))    { out->i[j] = fl ? a <= b : x <= y; return; }
-    if (!strcmp(op, "GreaterOrEqual")) { out->i[j] = fl ? a >= b : x >= y; return; }
+    bool fl = is_float_dt(dt), u64 = dt == BD_DT_UINT64;
+    int64_t xo = ordered(dt, x), yo = ordered(dt, y);      /* integers compare in these */
+    if (!strcmp(op, "Equal"))          { out->i[j] = fl ? a == b : x == y;   return; }
+    if (!strcmp(op, "Less"))           { out->i[j] = fl ? a < b : xo < yo;   return; }
+    if (!strcmp(op, "Greater"))        { out->i[j] = fl ? a > b : xo > yo;   return; }
+    if (!strcmp(op, "LessOrEqual"))    { out->i[j] = fl ? a <= b : xo <= yo; return; }
+    if (!strcmp(op, "GreaterOrEqual")) { out->i[j] = fl ? a >= b : xo >= yo; return; }
     if (!strcmp(op, "And"))            { out->i[j] = (x != 0) && (y != 0); return; }
     if (!strcmp(op, "Or"))             { out->i[j] = (x != 0) || (y != 0); return; }
     if (!strcmp(op, "Xor"))            { out->i[j] = (x != 0) != (y != 0); return; }
@@ -213,29 +235,32 @@ static void binary_el(const op_case *c, tensor *out, size_t j, bool fl, double a
         return;
     }
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;         /* wraps, then to the dtype */
+    if (u64 && uy && (!strcmp(op, "Div") || !strcmp(op, "Mod"))) {
+        out->i[j] = (int64_t)(!strcmp(op, "Div") ? ux / uy : ux % uy);
+        return;
+    }
     out->i[j] = !strcmp(op, "Add") ? (int64_t)(ux + uy) : !strcmp(op, "Sub") ? (int64_t)(ux - uy)
               : !strcmp(op, "Mul") ? (int64_t)(ux * uy) : !strcmp(op, "Div") ? div_i(x, y)
               : !strcmp(op, "Mod") ? mod_i(x, y, c_mod)
-              : !strcmp(op, "Max") ? (x > y ? x : y) : (x < y ? x : y);
+              : !strcmp(op, "Max") ? (xo > yo ? x : y) : (xo < yo ? x : y);
 }
 
 /* Binary ops with numpy broadcasting: arithmetic, Mod (fmod 0/1), Pow, comparisons, logic,
  * BitShift. Floats compute in double, integers in int64. */
 void ref_binary(const op_case *c, const tensor *in, tensor *out)
 {
-    bool fl = is_float_dt(in[0].dtype);
     int64_t idx[BD_MAX_RANK];
     for (size_t j = 0; j < out->n; j++) {
         unravel(j, out->rank, out->dims, idx);
         size_t ka = bcast(&in[0], idx, out->rank), kb = bcast(&in[1], idx, out->rank);
-        binary_el(c, out, j, fl, in[0].f[ka], in[1].f[kb], in[0].i[ka], in[1].i[kb]);
+        binary_el(c, in[0].dtype, out, j, in[0].f[ka], in[1].f[kb], in[0].i[ka], in[1].i[kb]);
     }
 }
 
 /* Sum, Mean, Max, Min of any number of inputs, broadcast together. */
 static void ref_variadic(const op_case *c, const tensor *in, tensor *out)
 {
-    bool fl = is_float_dt(in[0].dtype), mean = op_is(c, "Mean");
+    bool mean = op_is(c, "Mean");
     const char *fold = op_is(c, "Max") ? "Max" : op_is(c, "Min") ? "Min" : "Add";
     op_case as_binary = *c;
     as_binary.op = fold;
@@ -247,7 +272,7 @@ static void ref_variadic(const op_case *c, const tensor *in, tensor *out)
         int64_t x = in[0].i[k0];
         for (int k = 1; k < c->n_in; k++) {
             size_t kk = bcast(&in[k], idx, out->rank);
-            binary_el(&as_binary, out, j, fl, a, in[k].f[kk], x, in[k].i[kk]);
+            binary_el(&as_binary, in[0].dtype, out, j, a, in[k].f[kk], x, in[k].i[kk]);
             a = out->f[j];
             x = out->i[j];
         }
@@ -272,6 +297,10 @@ static void ref_where(const op_case *c, const tensor *in, tensor *out)
 #define UNARY(nm, op_, dt, lo_, hi_, ...) \
     { nm, op_, NULL, 1, { FEDR(dt, lo_, hi_, 3, 7) }, NO_ATTR, OUTT(dt, 3, 7), ref_unary, \
       __VA_ARGS__ }
+/* ... on NaN and a few numbers in every op's domain (NM the case's name); a note may follow. */
+#define UNARY_NAN(nm, op_, ...) \
+    { nm, op_, NULL, 1, { FEDF(F32, VF(NAN, -0.5f, 0.5f, 0.25f, -NAN), 5) }, NO_ATTR, \
+      OUTT(F32, 5), ref_unary, __VA_ARGS__ }
 /* ... with no ORT kernel for DOUBLE. */
 #define UNARY_F64(nm, op_, lo_, hi_) \
     UNARY(nm, op_, F64, lo_, hi_, .skip = ORT_NO_KERNEL(op_ " on DOUBLE"))
@@ -287,6 +316,18 @@ static void ref_where(const op_case *c, const tensor *in, tensor *out)
                    "checks against the opset (the native engine runs Mish at any opset)" }
 #define ORT_SUM_INTS { "ort", "ONNX defines Sum on floats only; ORT rejects the model (the native " \
                        "engine sums any numeric dtype)" }
+/* KNOWN FAILURES with NaN. ONNX's reference implementation computes these ops with numpy,
+ * whose maximum/minimum/clip propagate a NaN (ORT agrees); these kernels drop it:
+ *   native: Relu (x > 0 ? x : 0), Celu and HardSigmoid (fmax/fmin return the other operand)
+ *           in native_unary.c;
+ *   oneDNN: Relu gives 0, HardSigmoid garbage (801594368), Exp inf, Clip the lower bound.
+ * Remove a flag once its kernel propagates the NaN (or the engine declines NaN-sensitive use). */
+#define KNOWN_RELU_NAN { "dnnl,native", "Relu(NaN) gives 0; ONNX's reference and ORT give NaN" }
+#define KNOWN_CELU_NAN { "native", "Celu(NaN) gives 0; ONNX's reference gives NaN" }
+#define KNOWN_HARDSIGMOID_NAN { "dnnl,native", "HardSigmoid(NaN) gives 1 (native) or 801594368 " \
+                                "(oneDNN); ONNX's reference and ORT give NaN" }
+#define KNOWN_DNNL_EXP_NAN { "dnnl", "oneDNN's Exp(NaN) gives inf" }
+#define KNOWN_DNNL_CLIP_NAN { "dnnl", "oneDNN's Clip(NaN) gives the lower bound, not NaN" }
 /* KNOWN FAILURE (oneDNN, not a native kernel): its binary max/min return the other operand
  * where one is NaN (x86 maxps); numpy's maximum, ONNX's reference, ORT and the native engine
  * propagate the NaN. Remove once the oneDNN engine declines or fixes NaN-sensitive Max/Min. */
@@ -359,6 +400,31 @@ static const op_case k_cases[] = {
     UNARY("leakyrelu_f64", "LeakyRelu", F64, -3, 3),
     UNARY_F64("thresholdedrelu_f64", "ThresholdedRelu", -3, 3),
     UNARY("mish_f64", "Mish", F64, -25, 25, .skip = ORT_MISH),
+    /* NaN through every float unary op */
+    UNARY_NAN("relu_f32_nan", "Relu", .known = KNOWN_RELU_NAN),
+    UNARY_NAN("celu_f32_nan", "Celu", .known = KNOWN_CELU_NAN),
+    UNARY_NAN("hardsigmoid_f32_nan", "HardSigmoid", .known = KNOWN_HARDSIGMOID_NAN),
+    UNARY_NAN("exp_f32_nan", "Exp", .known = KNOWN_DNNL_EXP_NAN),
+    UNARY_NAN("mish_f32_nan", "Mish", .skip = ORT_MISH),
+    UNARY_NAN("leakyrelu_f32_nan", "LeakyRelu"), UNARY_NAN("elu_f32_nan", "Elu"),
+    UNARY_NAN("selu_f32_nan", "Selu"), UNARY_NAN("hardswish_f32_nan", "HardSwish"),
+    UNARY_NAN("thresholdedrelu_f32_nan", "ThresholdedRelu"),
+    UNARY_NAN("softplus_f32_nan", "Softplus"), UNARY_NAN("softsign_f32_nan", "Softsign"),
+    UNARY_NAN("sigmoid_f32_nan", "Sigmoid"), UNARY_NAN("tanh_f32_nan", "Tanh"),
+    UNARY_NAN("sign_f32_nan", "Sign"), UNARY_NAN("abs_f32_nan", "Abs"),
+    UNARY_NAN("neg_f32_nan", "Neg"), UNARY_NAN("floor_f32_nan", "Floor"),
+    UNARY_NAN("ceil_f32_nan", "Ceil"), UNARY_NAN("round_f32_nan", "Round"),
+    UNARY_NAN("log_f32_nan", "Log"), UNARY_NAN("sqrt_f32_nan", "Sqrt"),
+    UNARY_NAN("reciprocal_f32_nan", "Reciprocal"), UNARY_NAN("erf_f32_nan", "Erf"),
+    UNARY_NAN("sin_f32_nan", "Sin"), UNARY_NAN("cos_f32_nan", "Cos"),
+    UNARY_NAN("tan_f32_nan", "Tan"), UNARY_NAN("asin_f32_nan", "Asin"),
+    UNARY_NAN("acos_f32_nan", "Acos"), UNARY_NAN("atan_f32_nan", "Atan"),
+    UNARY_NAN("sinh_f32_nan", "Sinh"), UNARY_NAN("cosh_f32_nan", "Cosh"),
+    UNARY_NAN("asinh_f32_nan", "Asinh"), UNARY_NAN("acosh_f32_nan", "Acosh"),
+    UNARY_NAN("atanh_f32_nan", "Atanh"),
+    { "clip_f32_nan", "Clip", NULL, 3, { FEDF(F32, VF(NAN, -3, 0.1f, 3), 4), CSTSF(F32, -1), CSTSF(F32, 1) },
+      NO_ATTR, OUTT(F32, 4), ref_clip,
+      .known = KNOWN_DNNL_CLIP_NAN },
     /* integer Abs, Neg, Sign, Relu (INT_MIN wraps) */
     { "abs_i32_min", "Abs", NULL, 1, { FEDV(INT32, V(INT32_MIN, -7, 0, 7, INT32_MAX, -1), 6) },
       NO_ATTR, OUTT(INT32, 6), ref_unary },
@@ -378,6 +444,13 @@ static const op_case k_cases[] = {
     UNARY("relu_i32", "Relu", INT32, -50, 50),
     UNARY("relu_i8", "Relu", INT8, -50, 50),
     UNARY("relu_i64", "Relu", INT64, -50, 50, .skip = ORT_NO_KERNEL("Relu on INT64")),
+    { "abs_u64_big", "Abs", NULL, 1, { FEDV(UINT64, V(INT64_MIN, -1, 0, 7), 4) }, NO_ATTR,
+      OUTT(UINT64, 4), ref_unary, .skip = ORT_NO_KERNEL("Abs on UINT64") },
+    /* KNOWN FAILURE (native): int_unary (native_unary.c) takes Sign of a UINT64 from its value
+     * read as int64, so 2^63 and up give -1 (UINT64_MAX) instead of 1 */
+    { "sign_u64_big", "Sign", NULL, 1, { FEDV(UINT64, V(INT64_MIN, -1, 0, 7), 4) }, NO_ATTR,
+      OUTT(UINT64, 4), ref_unary,
+      .known = { "native", "Sign of a UINT64 >= 2^63 gives UINT64_MAX, not 1" } },
     /* Not, IsNaN, IsInf */
     { "not_bool", "Not", NULL, 1, { FED(BOOL, 3, 5) }, NO_ATTR, OUTT(BOOL, 3, 5), ref_pred },
     { "isnan_f32", "IsNaN", NULL, 1,
@@ -405,10 +478,22 @@ static const op_case k_cases[] = {
       FEDS(INT8, 90) }, NO_ATTR, OUTT(INT8, 3, 8), ref_clip },
     { "clip_i16", "Clip", NULL, 3, { FEDR(INT16, -500, 500, 4, 5), CSTS(INT16, -200), CSTS(INT16, 300) },
       NO_ATTR, OUTT(INT16, 4, 5), ref_clip, .skip = ORT_NO_KERNEL("Clip on INT16") },
+    { "clip_u64_big", "Clip", NULL, 3,
+      { FEDV(UINT64, V(INT64_MIN, -1, 5, 1LL << 62, 0, 100), 6), CSTS(UINT64, 10),
+        CSTS(UINT64, INT64_MIN) }, NO_ATTR, OUTT(UINT64, 6), ref_clip },
     { "clip_f64", "Clip", NULL, 3, { FEDR(F64, -2, 2, 4, 5), CSTSF(F64, -0.5f), CSTSF(F64, 1.25f) },
       NO_ATTR, OUTT(F64, 4, 5), ref_clip },
     { "clip_f32_no_bounds", "Clip", NULL, 1, { FEDR(F32, -2, 2, 4, 5) }, NO_ATTR, OUTT(F32, 4, 5),
       ref_clip },
+    /* Shrink */
+    { "shrink_f32", "Shrink", NULL, 1, { FEDR(F32, -2, 2, 3, 7) }, NO_ATTR, OUTT(F32, 3, 7),
+      ref_shrink },
+    { "shrink_f64_attrs", "Shrink", NULL, 1, { FEDR(F64, -3, 3, 3, 7) },
+      { AF("lambd", 1), AF("bias", 0.5f) }, OUTT(F64, 3, 7), ref_shrink },
+    { "shrink_i32", "Shrink", NULL, 1, { FEDR(INT32, -6, 6, 3, 7) }, { AF("lambd", 2), AF("bias", 1) },
+      OUTT(INT32, 3, 7), ref_shrink },
+    { "shrink_i8", "Shrink", NULL, 1, { FEDR(INT8, -128, 127, 3, 7) },
+      { AF("lambd", 10), AF("bias", 3) }, OUTT(INT8, 3, 7), ref_shrink },
     /* Cast: float -> int truncates; braid saturates and maps NaN to 0 (ONNX: undefined) */
     { "cast_f32_i32", "Cast", NULL, 1,
       { FEDF(F32, VF(-2.7f, -0.5f, 0, 0.5f, 1.9f, 100.99f, -100.99f, 3), 8) }, { AI("to", INT32) },
@@ -455,6 +540,13 @@ static const op_case k_cases[] = {
       OUTT(F32, 3, 5), ref_cast },
     { "cast_i64_f64", "Cast", NULL, 1, { FEDV(INT64, V(0, -1, 1LL << 53, -(1LL << 52) - 1, 77), 5) },
       { AI("to", F64) }, OUTT(F64, 5), ref_cast, 1e-12 },
+    { "cast_u64_f64_big", "Cast", NULL, 1, { FEDV(UINT64, V(INT64_MIN, -1, 0, 12345, (1LL << 53) + 1), 5) },
+      { AI("to", F64) }, OUTT(F64, 5), ref_cast, 1e-15 },
+    { "cast_u64_i8_wrap", "Cast", NULL, 1, { FEDV(UINT64, V(INT64_MIN, -1, 255, 128, 1000), 5) },
+      { AI("to", INT8) }, OUTT(INT8, 5), ref_cast },
+    { "cast_f32_u64_saturate", "Cast", NULL, 1,
+      { FEDF(F32, VF(-1, 1e19f, 3.5f, 1.8e19f, 2e19f, NAN, 9.3e18f), 7) }, { AI("to", UINT64) },
+      OUTT(UINT64, 7), ref_cast, .skip = ORT_CAST_UB },
     { "cast_f64_f32", "Cast", NULL, 1, { FEDR(F64, -1000, 1000, 3, 5) }, { AI("to", F32) },
       OUTT(F32, 3, 5), ref_cast, 1e-7 },
     { "cast_f32_f64", "Cast", NULL, 1, { FEDR(F32, -1000, 1000, 3, 5) }, { AI("to", F64) },
@@ -519,6 +611,16 @@ static const op_case k_cases[] = {
     BIN("sub_u32_wrap", "Sub", FEDR(UINT32, 0, 1000, 3, 5), FEDR(UINT32, 0, 2000, 5), UINT32, 3, 5),
     BIN("mul_u64_wrap", "Mul", FEDV(UINT64, V(1LL << 40, 3, 1LL << 62, 7), 4),
         FEDV(UINT64, V(1LL << 30, 5, 4, 9), 4), UINT64, 4),
+    BIN("div_u64_big", "Div", FEDV(UINT64, V(INT64_MIN, -1, -1, 100), 4),
+        FEDV(UINT64, V(3, 2, INT64_MIN, 7), 4), UINT64, 4),
+    { "mod_u64_big", "Mod", NULL, 2, { FEDV(UINT64, V(INT64_MIN, -1, -1, 100), 4),
+      FEDV(UINT64, V(3, 1000, INT64_MIN, 7), 4) }, NO_ATTR, OUTT(UINT64, 4), ref_binary },
+    BIN("less_u64_big", "Less", FEDV(UINT64, V(INT64_MIN, -1, 5, 0), 4),
+        FEDV(UINT64, V(1, INT64_MIN, -2, 0), 4), BOOL, 4),
+    BIN("max_u64_big", "Max", FEDV(UINT64, V(INT64_MIN, -1, 5, 0), 4),
+        FEDV(UINT64, V(1, INT64_MIN, -2, 0), 4), UINT64, 4),
+    BIN("add_i32_bcast_5d", "Add", FED(INT32, 2, 1, 3, 1, 4), FED(INT32, 5, 1, 6, 1), INT32, 2, 5, 3,
+        6, 4),
     BIN("div_u32", "Div", FEDR(UINT32, 0, 100000, 3, 5), FEDR(UINT32, 1, 300, 3, 5), UINT32, 3, 5),
     BIN("mul_f64_bcast", "Mul", FED(F64, 3, 1), FED(F64, 4), F64, 3, 4),
     BIN("div_i32_trunc", "Div", FEDR(INT32, -50, 50, 3, 4), CSTV(INT32, V(3, -3, 7, -7), 4), INT32, 3, 4),
@@ -566,10 +668,6 @@ static const op_case k_cases[] = {
       { AI("fmod", 1) }, OUTT(F32, 3, 5), ref_binary },
     { "mod_f64_fmod_bcast", "Mod", NULL, 2, { FEDR(F64, -10, 10, 3, 5), FEDF(F64, VF(2.5f, -1.5f, 3), 3, 1) },
       { AI("fmod", 1) }, OUTT(F64, 3, 5), ref_binary },
-    { "mod_f32_python", "Mod", NULL, 2, { FEDR(F32, -10, 10, 3, 5), FEDF(F32, VF(2.5f, -1.5f, 3, -0.75f, 4), 5) },
-      NO_ATTR, OUTT(F32, 3, 5), ref_binary,
-      .skip = { "ort", "ONNX requires fmod = 1 for floats and ORT refuses fmod = 0; the native "
-                "engine takes the divisor's sign, as Python does" } },
     { "mod_i64_by_zero", "Mod", NULL, 2, { FED(INT64, 2, 3), FEDV(INT64, V(1, 0, 2), 3) }, NO_ATTR,
       OUTT(INT64, 2, 3), NULL, .expect_error = true, .skip = ORT_SIGFPE },
     /* Max, Min of integers and doubles; NaN propagates */
@@ -635,6 +733,17 @@ static const op_case k_cases[] = {
       { AS("direction", "LEFT") }, OUTT(UINT8, 4), ref_binary,
       .skip = { "ort", "a shift by the bit width or more is undefined in C++ and ONNX; braid gives "
                 "0 as numpy does, ORT's result depends on the CPU's masking of the count" } },
+    /* large enough (>= 32768 elements) for the parallel loops, on two threads */
+    { "exp_f32_parallel", "Exp", NULL, 1, { FEDR(F32, -4, 4, 200, 200) }, NO_ATTR,
+      OUTT(F32, 200, 200), ref_unary, .threads = 2 },
+    { "sin_f64_parallel", "Sin", NULL, 1, { FEDR(F64, -4, 4, 40000) }, NO_ATTR, OUTT(F64, 40000),
+      ref_unary, .threads = 2 },
+    { "add_f32_bcast_parallel", "Add", NULL, 2, { IN(64, 640), IN(640) }, NO_ATTR, OUT(64, 640),
+      ref_binary, .threads = 2 },
+    { "mul_i32_bcast_parallel", "Mul", NULL, 2, { FED(INT32, 130, 1, 300), FED(INT32, 1, 2, 300) },
+      NO_ATTR, OUTT(INT32, 130, 2, 300), ref_binary, .threads = 2 },
+    { "where_f32_parallel", "Where", NULL, 3, { FED(BOOL, 200, 1), IN(200, 200), IN(200) }, NO_ATTR,
+      OUT(200, 200), ref_where, .threads = 2 },
     /* variadic Sum, Mean, Max, Min (one to three inputs, broadcast together) */
     { "sum3_f32_bcast", "Sum", NULL, 3, { IN(2, 3, 4), IN(4), IN(3, 1) }, NO_ATTR, OUT(2, 3, 4),
       ref_variadic },

@@ -222,11 +222,12 @@ static void ref_resize(const op_case *c, const tensor *in, tensor *out)
 
 /* ---- the cases ------------------------------------------------------------------------------- */
 
-static const float k_scales2[] = { 1, 1, 2, 2 };
-static const float k_scales_down[] = { 1, 1, 0.5f, 0.5f };
-static const float k_lo[] = { -0.5f }, k_hi[] = { 0.25f };
-static const float k_pad_value[] = { 1.5f };
-static const float k_pow_exp[] = { 2.5f };
+#define k_scales2     VF(1, 1, 2, 2)
+#define k_scales_down VF(1, 1, 0.5f, 0.5f)
+#define k_lo          VF(-0.5f)
+#define k_hi          VF(0.25f)
+#define k_pad_value   VF(1.5f)
+#define k_pow_exp     VF(2.5f)
 
 static const op_case k_cases[] = {
     /* element-wise */

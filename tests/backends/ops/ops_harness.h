@@ -37,8 +37,8 @@ typedef struct in_spec {
     int64_t  dims[BD_MAX_RANK];
     bool     constant;        /* an initializer (weights, shapes, indices), else a fed input */
     bool     omitted;         /* an omitted optional input (NULL in the node's inputs) */
-    const int64_t *ivals;     /* values of an integer or BOOL input */
-    const float   *fvals;     /* values of a float input */
+    const int64_t *ivals;     /* values of an integer or BOOL input (a V list) */
+    const float   *fvals;     /* values of a float input (a VF list) */
     float    lo, hi;          /* else random in [lo, hi] (integers: whole numbers); the default
                                * is [-1, 1] for floats, [-20, 20] signed, [0, 40] unsigned */
 } in_spec;
@@ -61,9 +61,9 @@ typedef struct out_spec {
     int64_t  dims[BD_MAX_RANK];
 } out_spec;
 
-/* An engine a case treats apart, and why (written as a comment would be). */
+/* Engines a case treats apart, and why (written as a comment would be). */
 typedef struct eng_note {
-    const char *engine;       /* NULL = none */
+    const char *engine;       /* an engine, or several separated by commas; NULL = none */
     const char *why;
 } eng_note;
 
@@ -99,6 +99,8 @@ struct op_case {
     eng_note    skip;         /* not run on this engine: a known behaviour of it (why) */
     eng_note    known;        /* a known failure of this engine's kernel (why): printed, not
                                * failed; remove the flag once the kernel is fixed */
+    int         threads;      /* the plan's threads; 0 = 1 (2 reaches the parallel loops of
+                               * cases of 32768 elements and more) */
 };
 
 /* The usual reason ORT is skipped: ORT's supports() claims every ONNX node, but its CPU
@@ -132,9 +134,10 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
 /* Shapes: SHAPE(2, 3) is .rank = 2, .dims = { 2, 3 }. */
 #define NDIMS(...)  ((int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)))
 #define SHAPE(...)  .rank = NDIMS(__VA_ARGS__), .dims = { __VA_ARGS__ }
-/* Values of an input: V(...) integers (and BOOL 0/1), VF(...) floats (NAN and INFINITY too). */
-#define V(...)      ((const int64_t[]){ __VA_ARGS__ })
-#define VF(...)     ((const float[]){ __VA_ARGS__ })
+/* Values of an input: V(...) integers (and BOOL 0/1), VF(...) floats (NAN and INFINITY too).
+ * Element 0 of either list is its count, which the runner checks against the input's shape. */
+#define V(...)      ((const int64_t[]){ NDIMS(__VA_ARGS__), __VA_ARGS__ })
+#define VF(...)     ((const float[]){ (float)NDIMS(__VA_ARGS__), __VA_ARGS__ })
 
 /* FLOAT inputs: fed (IN), fed in a range (INR), constant (W, WR), constant values (WF). */
 #define IN(...)               { SHAPE(__VA_ARGS__) }
@@ -269,6 +272,13 @@ static inline void split_axis(int rank, const int64_t *dims, int axis, size_t *o
     *outer = numel(axis, dims);
     *len = (size_t)dims[axis];
     *inner = numel(rank - axis - 1, dims + axis + 1);
+}
+
+/* An integer element of dtype DT as an int64 whose signed order is the element's order:
+ * UINT64 (held as its bits) with the sign bit flipped, the others as they are. */
+static inline int64_t ordered(int dt, int64_t v)
+{
+    return dt == BD_DT_UINT64 ? (int64_t)((uint64_t)v ^ (UINT64_C(1) << 63)) : v;
 }
 
 /* Output element J: the numeric result, as F for a float output and as I for the others. */

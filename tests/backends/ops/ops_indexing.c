@@ -143,12 +143,25 @@ static void ref_compress(const op_case *c, const tensor *in, tensor *out)
                 copy_el(out, at++, &in[0], (o * len + k) * inner + e);
 }
 
-/* MaxUnpool with the default output shape: zeros, and each input element at the flat
- * position its index gives. */
+/* MaxUnpool: zeros, and each input element at the flat position its index gives in the
+ * pooling's inferred shape (N, C, (in - 1) * stride - pads + kernel); an output_shape input
+ * holds that block at its origin, as ONNX's reference places it. */
 static void ref_max_unpool(const op_case *c, const tensor *in, tensor *out)
 {
-    for (size_t j = 0; j < in[0].n; j++)
-        copy_el(out, (size_t)in[1].i[j], &in[0], j);
+    int r = in[0].rank, sp = r - 2;
+    int64_t k[BD_MAX_RANK], st[BD_MAX_RANK], p[2 * BD_MAX_RANK], dims[BD_MAX_RANK], idx[BD_MAX_RANK];
+    int64_t ones[BD_MAX_RANK] = { 1, 1, 1, 1, 1, 1, 1, 1 }, zeros[2 * BD_MAX_RANK] = { 0 };
+    ints_or(c, "kernel_shape", sp, ones, k);
+    ints_or(c, "strides", sp, ones, st);
+    ints_or(c, "pads", 2 * sp, zeros, p);
+    dims[0] = in[0].dims[0];
+    dims[1] = in[0].dims[1];
+    for (int d = 0; d < sp; d++)
+        dims[d + 2] = (in[0].dims[d + 2] - 1) * st[d] - p[d] - p[sp + d] + k[d];
+    for (size_t j = 0; j < in[0].n; j++) {
+        unravel((size_t)in[1].i[j], r, dims, idx);
+        copy_el(out, ravel(idx, r, out->dims), &in[0], j);
+    }
 }
 
 /* NonZero: INT64 [rank, count], the coordinates of each non-zero element in row-major order
@@ -170,6 +183,12 @@ static void ref_nonzero(const op_case *c, const tensor *in, tensor *out)
 
 /* ---- the cases ------------------------------------------------------------------------------- */
 
+/* ONNX's backend test test_maxunpool_export_with_output_shape places the unpooled block at the
+ * origin of output_shape, as the native engine and the reference here do. */
+#define ORT_UNPOOL_SHAPE { "ort", "ORT reads MaxUnpool's indices as flat positions in output_shape's " \
+                           "tensor, not in the pooling's shape placed at its origin (ONNX's backend " \
+                           "test test_maxunpool_export_with_output_shape)" }
+
 static const op_case k_cases[] = {
     /* Gather: negative indices, INT32 or INT64 indices, fed or constant, several axes */
     { "gather_i64_neg_indices", "Gather", NULL, 2, { FED(INT64, 5, 3), I64(-1, 0, -5, 2) },
@@ -184,6 +203,8 @@ static const op_case k_cases[] = {
       { AI("axis", 1) }, OUTT(F64, 2, 2, 2), ref_gather },
     { "gather_i32_scalar_index", "Gather", NULL, 2, { FED(INT32, 3, 4), CSTS(INT64, -2) }, NO_ATTR,
       OUTT(INT32, 4), ref_gather },
+    { "gather_f32_parallel", "Gather", NULL, 2, { IN(1000, 64), FEDR(INT64, -1000, 999, 600) },
+      NO_ATTR, OUT(600, 64), ref_gather, .threads = 2 },
     { "gather_out_of_range", "Gather", NULL, 2, { IN(5, 4), FEDV(INT64, V(0, 5), 2) }, NO_ATTR,
       OUT(2, 4), NULL, .expect_error = true },
     { "gather_out_of_range_neg", "Gather", NULL, 2, { FED(INT64, 5, 4), FEDV(INT32, V(-6), 1) },
@@ -212,10 +233,8 @@ static const op_case k_cases[] = {
       { IN(2, 3, 4), CSTV(INT64, V(2, 1, 0, -1), 2, 2, 1) }, { AI("batch_dims", 1) },
       OUT(2, 2, 4), ref_gather_nd },
     { "gather_nd_batch_dims1_tuples_bool", "GatherND", NULL, 2,
-      { FED(BOOL, 2, 3, 4), CSTV(INT32, V(2, 1, 0, 3), 2, 1, 2) }, { AI("batch_dims", 1) },
-      OUTT(BOOL, 2, 1), ref_gather_nd,
-      .skip = { "ort", "ONNX's GatherND takes INT64 indices only; ORT rejects the model (the "
-                "native engine reads INT32 ones too)" } },
+      { FED(BOOL, 2, 3, 4), CSTV(INT64, V(2, 1, 0, 3), 2, 1, 2) }, { AI("batch_dims", 1) },
+      OUTT(BOOL, 2, 1), ref_gather_nd },
     { "gather_nd_out_of_range", "GatherND", NULL, 2, { IN(3, 4), FEDV(INT64, V(0, 4), 1, 2) },
       NO_ATTR, OUT(1), NULL, .expect_error = true },
     /* ScatterND: none, add, mul (repeated indices add up in order) */
@@ -297,6 +316,19 @@ static const op_case k_cases[] = {
       { AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2) }, OUTT(INT32, 1, 2, 4, 4),
       ref_max_unpool, .skip = { "ort", "ONNX defines MaxUnpool on floats only; ORT rejects the "
                                 "model (the native engine moves any dtype)" } },
+    { "max_unpool_output_shape_f32", "MaxUnpool", NULL, 3,
+      { IN(1, 1, 2, 2), CSTV(INT64, V(5, 7, 13, 15), 1, 1, 2, 2), I64(1, 1, 5, 5) },
+      { AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2) }, OUT(1, 1, 5, 5), ref_max_unpool,
+      .skip = ORT_UNPOOL_SHAPE },
+    { "max_unpool_fed_output_shape_f32", "MaxUnpool", NULL, 3,
+      { IN(1, 2, 2, 3), CSTV(INT64, V(0, 9, 5, 18, 14, 23, 25, 32, 34, 36, 45, 46), 1, 2, 2, 3),
+        FI64(1, 2, 4, 7) },
+      { AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2) }, OUT(1, 2, 4, 7), ref_max_unpool,
+      .runtime_shape = true, .skip = ORT_UNPOOL_SHAPE },
+    { "max_unpool_1d_pads_f64", "MaxUnpool", NULL, 2,
+      { FED(F64, 2, 1, 3), CSTV(INT64, V(0, 2, 3, 6, 7, 9), 2, 1, 3) },
+      { AINTS("kernel_shape", 3), AINTS("strides", 2), AINTS("pads", 1, 1) }, OUTT(F64, 2, 1, 5),
+      ref_max_unpool, .skip = ORT_NO_KERNEL("MaxUnpool on DOUBLE") },
     /* NonZero: the output's shape is the run's */
     { "nonzero_f32", "NonZero", NULL, 1,
       { FEDF(F32, VF(0, 1.5f, -0.0f, NAN, 0, -2, 0, 0, 3, 0, 0, 1e-30f), 3, 4) }, NO_ATTR,

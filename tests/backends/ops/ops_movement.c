@@ -188,6 +188,15 @@ static void ref_trilu(const op_case *c, const tensor *in, tensor *out)
     }
 }
 
+/* Dropout at inference: the input as it is, and a mask of ones. */
+static void ref_dropout(const op_case *c, const tensor *in, tensor *out)
+{
+    for (size_t j = 0; j < out[0].n; j++)
+        copy_el(&out[0], j, &in[0], j);
+    for (size_t j = 0; out[1].dtype && j < out[1].n; j++)
+        out[1].f[j] = 1, out[1].i[j] = 1;
+}
+
 /* ReverseSequence: in each batch entry b, the first sequence_lens[b] steps along the time
  * axis reversed, the rest as they are. */
 static void ref_reverse_sequence(const op_case *c, const tensor *in, tensor *out)
@@ -225,6 +234,21 @@ static const op_case k_cases[] = {
       1e-9 },
     { "identity_i8", "Identity", NULL, 1, { FEDR(INT8, -128, 127, 3, 4) }, NO_ATTR,
       OUTT(INT8, 3, 4), ref_copy },
+    /* Dropout (inference): a copy, and a mask of ones */
+    { "dropout_f32", "Dropout", NULL, 1, { IN(3, 4) }, NO_ATTR, OUT(3, 4), ref_dropout },
+    { "dropout_f32_mask_ratio", "Dropout", NULL, 2, { IN(3, 4), CSTSF(F32, 0.3f) }, NO_ATTR,
+      OUTS(O(F32, 3, 4), O(BOOL, 3, 4)), ref_dropout },
+    { "dropout_f64_training_ratio0", "Dropout", NULL, 3,
+      { FED(F64, 2, 5), FEDSF(F32, 0), FEDS(BOOL, 1) }, NO_ATTR, OUTS(O(F64, 2, 5), O(BOOL, 2, 5)),
+      ref_dropout },
+    { "dropout_training_refused", "Dropout", NULL, 3, { IN(2, 5), CSTSF(F32, 0.5f), FEDS(BOOL, 1) },
+      NO_ATTR, OUTS(O(F32, 2, 5), O(BOOL, 2, 5)), NULL, .expect_error = true,
+      .skip = { "ort", "ORT drops elements at random in training mode; the native engine runs "
+                "inference only and refuses it" } },
+    { "dropout_u8_mask", "Dropout", NULL, 1, { FEDR(UINT8, 0, 255, 3, 4) }, NO_ATTR,
+      OUTS(O(UINT8, 3, 4), O(BOOL, 3, 4)), ref_dropout,
+      .skip = { "ort", "ONNX defines Dropout on floats only; ORT rejects the model (the native "
+                "engine copies any dtype)" } },
     /* Transpose */
     { "transpose_i64_120", "Transpose", NULL, 1, { FED(INT64, 2, 3, 4) }, { AINTS("perm", 1, 2, 0) },
       OUTT(INT64, 3, 4, 2), ref_transpose },
@@ -240,6 +264,14 @@ static const op_case k_cases[] = {
       ref_transpose, 1e-9 },
     { "transpose_bf16", "Transpose", NULL, 1, { FED(BF16, 2, 3, 4) }, { AINTS("perm", 2, 0, 1) },
       OUTT(BF16, 4, 2, 3), ref_transpose, 1e-9 },
+    { "transpose_f32_tiles", "Transpose", NULL, 1, { IN(64, 96) }, NO_ATTR, OUT(96, 64),
+      ref_transpose },
+    { "transpose_f32_021_odd", "Transpose", NULL, 1, { IN(3, 50, 70) }, { AINTS("perm", 0, 2, 1) },
+      OUT(3, 70, 50), ref_transpose },
+    { "transpose_i64_parallel", "Transpose", NULL, 1, { FED(INT64, 256, 160) }, NO_ATTR,
+      OUTT(INT64, 160, 256), ref_transpose, .threads = 2 },
+    { "transpose_u8_2031", "Transpose", NULL, 1, { FEDR(UINT8, 0, 255, 3, 17, 5, 9) },
+      { AINTS("perm", 2, 0, 3, 1) }, OUTT(UINT8, 5, 3, 9, 17), ref_transpose },
     /* Concat */
     { "concat_i64_axis0", "Concat", NULL, 3, { FED(INT64, 2, 3), CST(INT64, 1, 3), FED(INT64, 3, 3) },
       { AI("axis", 0) }, OUTT(INT64, 6, 3), ref_concat },
@@ -272,6 +304,11 @@ static const op_case k_cases[] = {
     { "slice_u8_omitted_axes", "Slice", NULL, 5,
       { FEDR(UINT8, 0, 255, 4, 5), I64(1, 0), I64(4, 5), OMIT, I64(2, 2) }, NO_ATTR,
       OUTT(UINT8, 2, 3), ref_slice },
+    { "slice_i32_step7_wide", "Slice", NULL, 5, { FED(INT32, 3, 100), I64(5), I64(95), I64(1), I64(7) },
+      NO_ATTR, OUTT(INT32, 3, 13), ref_slice },
+    { "slice_f32_3d_mixed", "Slice", NULL, 5,
+      { IN(4, 5, 6), I64(3, 1, -1), I64(0, 5, 0), I64(0, 1, 2), I64(-1, 2, -2) }, NO_ATTR,
+      OUT(3, 2, 3), ref_slice },
     { "slice_f64_step3", "Slice", NULL, 5, { FED(F64, 10, 2), I64(1), I64(10), I64(0), I64(3) },
       NO_ATTR, OUTT(F64, 3, 2), ref_slice },
     { "slice_i32_fed_params", "Slice", NULL, 4,
@@ -313,6 +350,10 @@ static const op_case k_cases[] = {
       { AS("mode", "edge") }, OUTT(UINT8, 4, 5), ref_pad },
     { "pad_constant_crop", "Pad", NULL, 3, { IN(4, 5), I64(-1, 2, 1, -3), WF(VF(-9), 1) },
       NO_ATTR, OUT(4, 4), ref_pad },
+    { "pad_edge_mixed_crop", "Pad", NULL, 2, { IN(4, 5), I64(1, -2, -1, 3) },
+      { AS("mode", "edge") }, OUT(4, 6), ref_pad },
+    { "pad_reflect_3d_u8", "Pad", NULL, 2, { FEDR(UINT8, 0, 255, 3, 4, 5), I64(1, 0, 2, 2, 3, 1) },
+      { AS("mode", "reflect") }, OUTT(UINT8, 6, 7, 8), ref_pad },
     { "pad_constant_f64", "Pad", NULL, 3, { FED(F64, 2, 3), I64(1, 1, 0, 0), CSTSF(F64, 2.5f) },
       NO_ATTR, OUTT(F64, 3, 4), ref_pad },
     { "pad_fed_pads_i32", "Pad", NULL, 2, { FED(INT32, 2, 3), FI64(0, 1, 1, 0) }, NO_ATTR,

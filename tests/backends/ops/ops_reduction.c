@@ -106,24 +106,35 @@ void ref_reduce(const op_case *c, const tensor *in, tensor *out)
     free(seen);
 }
 
+/* Element P of T against element Q: -1, 0 or 1 (floats by value, integers in their dtype's
+ * order). */
+static int cmp_el(const tensor *t, size_t p, size_t q)
+{
+    if (is_float_dt(t->dtype))
+        return (t->f[p] > t->f[q]) - (t->f[p] < t->f[q]);
+    int64_t a = ordered(t->dtype, t->i[p]), b = ordered(t->dtype, t->i[q]);
+    return (a > b) - (a < b);
+}
+
 /* ArgMax / ArgMin along axis: the first best index, or the last with select_last_index. */
 static void ref_arg(const op_case *c, const tensor *in, tensor *out)
 {
     int axis = norm_axis(attr_i(c, "axis", 0), in[0].rank);
     bool mx = op_is(c, "ArgMax"), last = attr_i(c, "select_last_index", 0);
-    bool fl = is_float_dt(in[0].dtype);
     size_t outer, len, inner;
     split_axis(in[0].rank, in[0].dims, axis, &outer, &len, &inner);
     for (size_t o = 0; o < outer; o++)
         for (size_t e = 0; e < inner; e++) {
             size_t best = 0, base = o * len * inner + e;
-            for (size_t a = 1; a < len; a++) {
-                size_t at = base + a * inner, bt = base + best * inner;
-                double x = fl ? in[0].f[at] : (double)in[0].i[at];
-                double b = fl ? in[0].f[bt] : (double)in[0].i[bt];
-                bool better = mx ? x > b : x < b;
-                if (better || (last && x == b))
+            bool nan = false;                   /* numpy: the first NaN wins (the last with */
+            for (size_t a = 0; a < len; a++) {  /* select_last_index, ONNX's reference) */
+                size_t at = base + a * inner;
+                bool x_nan = is_float_dt(in[0].dtype) && isnan(in[0].f[at]);
+                int d = a ? cmp_el(&in[0], at, base + best * inner) : 0;
+                if (nan ? x_nan && last
+                        : x_nan || (a && ((mx ? d > 0 : d < 0) || (last && d == 0))))
                     best = a;
+                nan |= x_nan;
             }
             out->i[o * inner + e] = (int64_t)best;
         }
@@ -156,7 +167,7 @@ static void ref_cumsum(const op_case *c, const tensor *in, tensor *out)
 static void ref_topk(const op_case *c, const tensor *in, tensor *out)
 {
     int axis = norm_axis(attr_i(c, "axis", -1), in[0].rank);
-    bool largest = attr_i(c, "largest", 1), fl = is_float_dt(in[0].dtype);
+    bool largest = attr_i(c, "largest", 1);
     size_t outer, len, inner, k = (size_t)in[1].i[0];
     split_axis(in[0].rank, in[0].dims, axis, &outer, &len, &inner);
     size_t *order = calloc(len, sizeof *order);
@@ -167,10 +178,8 @@ static void ref_topk(const op_case *c, const tensor *in, tensor *out)
                 order[a] = a;
             for (size_t a = 1; a < len; a++)        /* a stable insertion sort */
                 for (size_t b = a; b > 0; b--) {
-                    size_t p = base + order[b - 1] * inner, q = base + order[b] * inner;
-                    double x = fl ? in[0].f[p] : (double)in[0].i[p];
-                    double y = fl ? in[0].f[q] : (double)in[0].i[q];
-                    if (!(largest ? y > x : y < x))
+                    int d = cmp_el(&in[0], base + order[b] * inner, base + order[b - 1] * inner);
+                    if (!(largest ? d > 0 : d < 0))
                         break;
                     size_t t = order[b - 1];
                     order[b - 1] = order[b];
@@ -220,6 +229,15 @@ void ref_softmax(const op_case *c, const tensor *in, tensor *out)
 /* ... over every axis (no axes). */
 #define RED_ALL(nm, op_, dt, lo_, hi_, keep, out_) \
     { nm, op_, NULL, 1, { FEDR(dt, lo_, hi_, 2, 3, 4) }, { AI("keepdims", keep) }, out_, ref_reduce }
+
+/* NaN: numpy's max/min reductions and argmax/argmin (ONNX's reference) propagate or pick it. */
+#define ORT_REDUCE_NAN { "ort", "ORT's ReduceMax/ReduceMin keep or drop a NaN depending on where it " \
+                         "is in the row; numpy (ONNX's reference) propagates it" }
+#define ORT_ARG_NAN { "ort", "ORT's ArgMax/ArgMin ignore NaN; numpy (ONNX's reference) and the " \
+                      "native engine pick the first NaN (the last with select_last_index)" }
+/* KNOWN FAILURE (oneDNN, not a native kernel): its reduction max/min drop a NaN. Remove once the
+ * oneDNN engine propagates it or declines NaN-sensitive reductions. */
+#define KNOWN_DNNL_REDUCE_NAN { "dnnl", "oneDNN's ReduceMax/ReduceMin drop a NaN" }
 
 static const op_case k_cases[] = {
     /* the ten Reduce ops on FLOAT: one axis kept, two axes dropped */
@@ -276,6 +294,26 @@ static const op_case k_cases[] = {
     { "reducemax_i16_drop1", "ReduceMax", NULL, 1, { FEDR(INT16, -30000, 30000, 2, 3, 4) },
       { AINTS("axes", 1), AI("keepdims", 0) }, OUTT(INT16, 2, 4), ref_reduce,
       .skip = { "ort", "ONNX's ReduceMax (opset 13) has no INT16; ORT rejects the model" } },
+    { "reducesum_4d_axes13_keep", "ReduceSum", NULL, 2, { INR(-2, 2, 2, 3, 4, 5), I64(1, 3) },
+      NO_ATTR, OUT(2, 1, 4, 1), ref_reduce },
+    RED("reduceprod_4d_axes02", "ReduceProd", F32, 0.5f, 1.5f, 0, OUT(3), 0, 2),
+    { "reducel2_f32_4d_axes023", "ReduceL2", NULL, 1, { IN(2, 3, 4, 5) },
+      { AINTS("axes", 0, 2, 3), AI("keepdims", 0) }, OUT(3), ref_reduce },
+    { "reducemin_i32_4d_axes_neg", "ReduceMin", NULL, 1, { FEDR(INT32, -1000, 1000, 2, 3, 4, 5) },
+      { AINTS("axes", -1, -3) }, OUTT(INT32, 2, 1, 4, 1), ref_reduce },
+    { "reducesum_f32_parallel_rows", "ReduceSum", NULL, 2, { IN(40, 1000), I64(1) }, NO_ATTR,
+      OUT(40, 1), ref_reduce, 1e-4, .threads = 2 },
+    { "reducemax_f32_parallel_cols", "ReduceMax", NULL, 1, { IN(8, 5000) }, { AINTS("axes", 0) },
+      OUT(1, 5000), ref_reduce, .threads = 2 },
+    { "reducelogsumexp_f64_parallel", "ReduceLogSumExp", NULL, 1, { FEDR(F64, -5, 5, 50, 800) },
+      { AINTS("axes", 1), AI("keepdims", 0) }, OUTT(F64, 50), ref_reduce, .threads = 2,
+      .skip = ORT_NO_KERNEL("ReduceLogSumExp on DOUBLE") },
+    { "reducemax_f32_nan", "ReduceMax", NULL, 1, { FEDF(F32, VF(1, NAN, 3, 2, 0, -1, NAN, NAN), 2, 4) },
+      { AINTS("axes", 1), AI("keepdims", 0) }, OUT(2), ref_reduce, .skip = ORT_REDUCE_NAN,
+      .known = KNOWN_DNNL_REDUCE_NAN },
+    { "reducemin_f32_nan_cols", "ReduceMin", NULL, 1, { FEDF(F32, VF(1, NAN, 3, 2, 0, -1, NAN, 5), 2, 4) },
+      { AINTS("axes", 0), AI("keepdims", 0) }, OUT(4), ref_reduce, .skip = ORT_REDUCE_NAN,
+      .known = KNOWN_DNNL_REDUCE_NAN },
     /* noop_with_empty_axes, axes fed at run time, wide inner dims (chunked columns) */
     { "reducesum_noop_f32", "ReduceSum", NULL, 1, { IN(2, 3, 4) },
       { AI("noop_with_empty_axes", 1) }, OUT(2, 3, 4), ref_reduce },
@@ -308,6 +346,18 @@ static const op_case k_cases[] = {
       { AI("axis", 1), AI("select_last_index", 1) }, OUTT(INT64, 2, 1), ref_arg },
     { "argmax_i8_wide_inner", "ArgMax", NULL, 1, { FEDR(INT8, -128, 127, 2, 3, 70) },
       { AI("axis", 1), AI("keepdims", 0) }, OUTT(INT64, 2, 70), ref_arg },
+    { "argmax_f32_nan", "ArgMax", NULL, 1,
+      { FEDF(F32, VF(1, NAN, 3, NAN, 2, 0, -1, 5, NAN, 0, 9, 9), 3, 4) }, { AI("axis", 1) },
+      OUTT(INT64, 3, 1), ref_arg, .skip = ORT_ARG_NAN },
+    { "argmin_f32_nan_last", "ArgMin", NULL, 1,
+      { FEDF(F32, VF(1, NAN, 3, NAN, 2, 0, -1, 5, NAN, 0, 9, 9), 3, 4) },
+      { AI("axis", 1), AI("select_last_index", 1) }, OUTT(INT64, 3, 1), ref_arg,
+      .skip = ORT_ARG_NAN },
+    { "argmax_u64_big", "ArgMax", NULL, 1, { FEDV(UINT64, V(5, INT64_MIN, -1, 7, -1, 0), 2, 3) },
+      { AI("axis", 1), AI("select_last_index", 1) }, OUTT(INT64, 2, 1), ref_arg,
+      .skip = ORT_NO_KERNEL("ArgMax on UINT64") },
+    { "argmin_u64_big", "ArgMin", NULL, 1, { FEDV(UINT64, V(5, INT64_MIN, -1, 7, -1, 0), 2, 3) },
+      { AI("axis", 0) }, OUTT(INT64, 1, 3), ref_arg, .skip = ORT_NO_KERNEL("ArgMin on UINT64") },
     { "argmax_i16_ties_last_inner", "ArgMax", NULL, 1, { FEDR(INT16, 0, 1, 5, 3) },
       { AI("axis", 0), AI("select_last_index", 1) }, OUTT(INT64, 1, 3), ref_arg,
       .skip = ORT_NO_KERNEL("ArgMax on INT16") },
@@ -339,11 +389,25 @@ static const op_case k_cases[] = {
       { AI("largest", 0) }, OUTS(O(INT64, 3, 7), O(INT64, 3, 7)), ref_topk },
     { "topk_u8", "TopK", NULL, 2, { FEDR(UINT8, 0, 255, 2, 9), I64(3) }, NO_ATTR,
       OUTS(O(UINT8, 2, 3), O(INT64, 2, 3)), ref_topk },
+    { "topk_u64_big", "TopK", NULL, 2, { FEDV(UINT64, V(5, INT64_MIN, -1, 7, -1, 0), 6), I64(4) },
+      NO_ATTR, OUTS(O(UINT64, 4), O(INT64, 4)), ref_topk, .skip = ORT_NO_KERNEL("TopK on UINT64") },
     { "topk_f32_fed_k", "TopK", NULL, 2, { IN(2, 8), FI64(3) }, NO_ATTR,
       OUTS(O(F32, 2, 3), O(INT64, 2, 3)), ref_topk },
     { "topk_f32_wide", "TopK", NULL, 2, { IN(2, 70), I64(10) }, NO_ATTR,
       OUTS(O(F32, 2, 10), O(INT64, 2, 10)), ref_topk },
     /* Softmax, LogSoftmax, Hardmax (ties: the first maximum) */
+    { "softmax_f32_large_values", "Softmax", NULL, 1, { INR(-100, 100, 3, 9) }, NO_ATTR, OUT(3, 9),
+      ref_softmax },
+    { "softmax_f32_masked", "Softmax", NULL, 1,
+      { FEDF(F32, VF(0.5f, -INFINITY, 2, -INFINITY, -INFINITY, 1, -1, 0), 2, 4) }, NO_ATTR,
+      OUT(2, 4), ref_softmax },
+    { "logsoftmax_f32_masked", "LogSoftmax", NULL, 1,
+      { FEDF(F32, VF(0.5f, -INFINITY, 2, -INFINITY, -INFINITY, 1, -1, 0), 2, 4) }, NO_ATTR,
+      OUT(2, 4), ref_softmax },
+    { "softmax_f32_parallel_rows", "Softmax", NULL, 1, { INR(-4, 4, 64, 600) }, NO_ATTR,
+      OUT(64, 600), ref_softmax, .threads = 2 },
+    { "logsoftmax_f32_parallel_axis0", "LogSoftmax", NULL, 1, { INR(-4, 4, 60, 600) },
+      { AI("axis", 0) }, OUT(60, 600), ref_softmax, .threads = 2 },
     { "softmax_f64_axis0", "Softmax", NULL, 1, { FEDR(F64, -4, 4, 3, 5) }, { AI("axis", 0) },
       OUTT(F64, 3, 5), ref_softmax },
     { "softmax_f32_mid_wide", "Softmax", NULL, 1, { INR(-4, 4, 2, 5, 70) }, { AI("axis", 1) },

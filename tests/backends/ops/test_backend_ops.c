@@ -228,11 +228,17 @@ static void make_data(const op_case *c, size_t index, case_data *d)
         tensor *t = &d->in[k];
         tensor_alloc(t, dt, s->rank, s->dims);
         d->raw[k] = calloc(t->n + 1, 8);
+        double given = s->ivals ? (double)s->ivals[0] : s->fvals ? s->fvals[0] : (double)t->n;
+        if (given != (double)t->n) {
+            fprintf(stderr, "case %s: input %d has %.0f values for %zu elements\n", c->name, k,
+                    given, t->n);
+            abort();
+        }
         for (size_t j = 0; j < t->n; j++) {
-            if (s->ivals)
-                store(d->raw[k], dt, j, (double)s->ivals[j], s->ivals[j]);
-            else if (s->fvals)            /* float values of a float input */
-                store(d->raw[k], dt, j, s->fvals[j], 0);
+            if (s->ivals)                 /* a V list: its count, then the values */
+                store(d->raw[k], dt, j, (double)s->ivals[j + 1], s->ivals[j + 1]);
+            else if (s->fvals)            /* a VF list, of a float input */
+                store(d->raw[k], dt, j, s->fvals[j + 1], 0);
             else
                 random_el(s, dt, d->raw[k], j);
             load(d->raw[k], dt, j, &t->f[j], &t->i[j]);   /* what the tensor holds */
@@ -348,6 +354,9 @@ static void dump(const char *data, const tensor *r)
         load(data, r->dtype, j, &f, &i);
         if (is_float_dt(r->dtype))
             fprintf(stderr, "      [%zu] got %.9g want %.9g\n", j, f, r->f[j]);
+        else if (r->dtype == UINT64)
+            fprintf(stderr, "      [%zu] got %llu want %llu\n", j, (unsigned long long)i,
+                    (unsigned long long)r->i[j]);
         else
             fprintf(stderr, "      [%zu] got %lld want %lld\n", j, (long long)i, (long long)r->i[j]);
     }
@@ -387,8 +396,14 @@ static bool compare(const op_case *c, const case_data *d, int k, const char *eng
         if (bad) {
             dump(data, r);
             load(data, r->dtype, first, &got_f, &got_i);
-            snprintf(why, len, "output %d: %zu of %zu elements differ; element %zu got %lld want "
-                     "%lld", k, bad, r->n, first, (long long)got_i, (long long)r->i[first]);
+            if (r->dtype == UINT64)
+                snprintf(why, len, "output %d: %zu of %zu elements differ; element %zu got %llu "
+                         "want %llu", k, bad, r->n, first, (unsigned long long)got_i,
+                         (unsigned long long)r->i[first]);
+            else
+                snprintf(why, len, "output %d: %zu of %zu elements differ; element %zu got %lld "
+                         "want %lld", k, bad, r->n, first, (long long)got_i,
+                         (long long)r->i[first]);
         }
         return bad == 0;
     }
@@ -495,7 +510,7 @@ static result run_forced(const op_case *c, const case_data *d, const bd_backend 
 {
     bd_node *n;
     bd_graph *g = build(c, d, &n);
-    bd_model_options o = { .threads = 1, .engine = b->name };   /* ORT: 1 thread by default */
+    bd_model_options o = { .threads = c->threads ? c->threads : 1, .engine = b->name };
     bd_model *m = NULL;
     bd_error err = { 0 };
     if (bd_model_from_graph(g, &o, &m, &err)) {
@@ -589,9 +604,14 @@ static bool claims(const op_case *c, const case_data *d, const bd_backend *b, ch
     return r;
 }
 
+/* NOTE's engine list ("dnnl,native") names ENGINE. */
 static bool names(const eng_note *note, const char *engine)
 {
-    return note->engine && !strcmp(note->engine, engine);
+    size_t n = strlen(engine);
+    for (const char *p = note->engine; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+        if (strcspn(p, ",") == n && !strncmp(p, engine, n))
+            return true;
+    return false;
 }
 
 int main(int argc, char **argv)
