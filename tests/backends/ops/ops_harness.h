@@ -28,6 +28,7 @@
 #define MAX_IN    6
 #define MAX_OUT   4
 #define MAX_ATTR  6
+#define OPSET     17          /* the newest opset every engine maps (oneDNN: 7-17) */
 
 /* ---- the case table ---------------------------------------------------------------------- */
 
@@ -101,6 +102,8 @@ struct op_case {
                                * failed; remove the flag once the kernel is fixed */
     int         threads;      /* the plan's threads; 0 = 1 (2 reaches the parallel loops of
                                * cases of 32768 elements and more) */
+    int         opset;        /* the graph's ONNX opset; 0 = 17 (older ones reach the legacy
+                               * forms: attributes that later became inputs) */
 };
 
 /* The usual reason ORT is skipped: ORT's supports() claims every ONNX node, but its CPU

@@ -77,10 +77,13 @@ void ref_slice(const op_case *c, const tensor *in, tensor *out)
     int64_t start[BD_MAX_RANK] = { 0 }, step[BD_MAX_RANK];
     for (int k = 0; k < in[0].rank; k++)
         step[k] = 1;
-    bool has_axes = c->n_in > 3 && in[3].n, has_steps = c->n_in > 4 && in[4].n;
-    for (size_t j = 0; j < in[1].n; j++) {
-        int ax = has_axes ? norm_axis(in[3].i[j], in[0].rank) : (int)j;
-        int64_t d = in[0].dims[ax], st = has_steps ? in[4].i[j] : 1, s = in[1].i[j];
+    const attr_spec *as = find_attr(c, "starts"), *aa = find_attr(c, "axes");   /* opset < 10 */
+    bool has_axes = as ? aa != NULL : c->n_in > 3 && in[3].n, has_steps = c->n_in > 4 && in[4].n;
+    size_t count = as ? (size_t)as->n : in[1].n;
+    for (size_t j = 0; j < count; j++) {
+        int64_t axis = !has_axes ? (int64_t)j : as ? aa->ints[j] : in[3].i[j];
+        int ax = norm_axis(axis, in[0].rank);
+        int64_t d = in[0].dims[ax], st = has_steps ? in[4].i[j] : 1, s = as ? as->ints[j] : in[1].i[j];
         s = s < 0 ? s + d : s;
         s = st > 0 ? (s < 0 ? 0 : s > d ? d : s) : (s < 0 ? -1 : s > d - 1 ? d - 1 : s);
         start[ax] = s;
@@ -118,20 +121,24 @@ static void ref_tile(const op_case *c, const tensor *in, tensor *out)
 }
 
 /* Pad: pads input 1 (begins, then ends; negative ones crop), constant mode (value input 2,
- * else 0), edge (the nearest element) and reflect (mirrored without the edge). */
+ * else 0), edge (the nearest element) and reflect (mirrored without the edge). Before opset 11
+ * the pads and the value are attributes. */
 void ref_pad(const op_case *c, const tensor *in, tensor *out)
 {
     int r = in[0].rank;
     const char *mode = attr_s(c, "mode", "constant");
     bool edge = !strcmp(mode, "edge"), reflect = !strcmp(mode, "reflect");
     bool has_value = c->n_in > 2 && in[2].n;
+    const attr_spec *ap = find_attr(c, "pads");
+    const int64_t *pads = ap ? ap->ints : in[1].i;
+    double value = attr_f(c, "value", 0);
     int64_t idx[BD_MAX_RANK];
     for (size_t j = 0; j < out->n; j++) {
         unravel(j, r, out->dims, idx);
         bool inside = true;
         for (int k = 0; k < r; k++) {
             int64_t d = in[0].dims[k];
-            idx[k] -= in[1].i[k];
+            idx[k] -= pads[k];
             if (idx[k] >= 0 && idx[k] < d)
                 continue;
             inside = false;
@@ -145,7 +152,7 @@ void ref_pad(const op_case *c, const tensor *in, tensor *out)
         else if (has_value)
             copy_el(out, j, &in[2], 0);
         else
-            out->f[j] = 0, out->i[j] = 0;
+            out->f[j] = value, out->i[j] = (int64_t)value;
     }
 }
 
@@ -379,6 +386,36 @@ static const op_case k_cases[] = {
       OUTT(INT64, 3, 5), ref_reverse_sequence },
     { "reverse_sequence_bool", "ReverseSequence", NULL, 2,
       { FED(BOOL, 3, 2, 4), I64(3, 2) }, NO_ATTR, OUTT(BOOL, 3, 2, 4), ref_reverse_sequence },
+    /* run-time-shaped outputs: the shapes come from fed inputs */
+    { "split_fed_sizes_f32", "Split", NULL, 2, { IN(2, 6), FI64(2, 4) }, { AI("axis", 1) },
+      OUTS(O(F32, 2, 2), O(F32, 2, 4)), ref_split, .runtime_shape = true },
+    { "slice_fed_neg_step_i64", "Slice", NULL, 5,
+      { FED(INT64, 5, 6), FI64(4), FI64(-100), FI64(0), FI64(-2) }, NO_ATTR, OUTT(INT64, 3, 6),
+      ref_slice, .runtime_shape = true },
+    { "expand_fed_shape_f32", "Expand", NULL, 2, { IN(3, 1), FI64(2, 1, 4) }, NO_ATTR,
+      OUT(2, 3, 4), ref_expand, .runtime_shape = true },
+    { "pad_fed_pads_bool", "Pad", NULL, 2, { FED(BOOL, 2, 3), FI64(1, 0, 2, 2) }, NO_ATTR,
+      OUTT(BOOL, 5, 5), ref_pad, .runtime_shape = true },
+    /* legacy forms (attributes that later became inputs) */
+    { "slice_attrs_opset9", "Slice", NULL, 1, { FED(INT64, 4, 6) },
+      { AINTS("starts", 1, -4), AINTS("ends", 3, 100), AINTS("axes", 0, 1) }, OUTT(INT64, 2, 4),
+      ref_slice, .opset = 9 },
+    { "slice_attrs_no_axes_opset9", "Slice", NULL, 1, { IN(4, 6) },
+      { AINTS("starts", -3, 2), AINTS("ends", -1, 5) }, OUT(2, 3), ref_slice, .opset = 9 },
+    { "pad_attrs_constant_opset10", "Pad", NULL, 1, { IN(2, 3) },
+      { AINTS("pads", 1, 0, 0, 2), AF("value", 2.5f) }, OUT(3, 5), ref_pad, .opset = 10 },
+    { "pad_attrs_edge_opset10", "Pad", NULL, 1, { IN(2, 3) },
+      { AINTS("pads", 0, 2, 1, 1), AS("mode", "edge") }, OUT(3, 6), ref_pad, .opset = 10 },
+    { "pad_attrs_reflect_i32_opset10", "Pad", NULL, 1, { FED(INT32, 3, 4) },
+      { AINTS("pads", 2, 1, 0, 3), AS("mode", "reflect") }, OUTT(INT32, 5, 8), ref_pad,
+      .opset = 10, .skip = { "ort", "ONNX's Pad-2 is defined on floats only; ORT rejects the model "
+                             "(the native engine pads any dtype at any opset)" } },
+    { "split_attr_opset11", "Split", NULL, 1, { IN(2, 6) }, { AI("axis", 1), AINTS("split", 1, 5) },
+      OUTS(O(F32, 2, 1), O(F32, 2, 5)), ref_split, .opset = 11 },
+    { "squeeze_attr_opset11", "Squeeze", NULL, 1, { FED(INT64, 1, 3, 1) }, { AINTS("axes", 0) },
+      OUTT(INT64, 3, 1), ref_copy, .opset = 11 },
+    { "unsqueeze_attr_opset11", "Unsqueeze", NULL, 1, { FED(BOOL, 3, 2) }, { AINTS("axes", 1, -1) },
+      OUTT(BOOL, 3, 1, 2, 1), ref_copy, .opset = 11 },
     /* empty tensors: an empty input beside others, an empty result, nothing but empties */
     { "concat_empty_input_f32", "Concat", NULL, 3, { IN(2, 0, 3), IN(2, 4, 3), IN(2, 0, 3) },
       { AI("axis", 1) }, OUT(2, 4, 3), ref_concat },

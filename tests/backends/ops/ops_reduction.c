@@ -168,7 +168,8 @@ static void ref_topk(const op_case *c, const tensor *in, tensor *out)
 {
     int axis = norm_axis(attr_i(c, "axis", -1), in[0].rank);
     bool largest = attr_i(c, "largest", 1);
-    size_t outer, len, inner, k = (size_t)in[1].i[0];
+    size_t outer, len, inner;
+    size_t k = (size_t)(c->n_in > 1 ? in[1].i[0] : attr_i(c, "k", 0));   /* opset < 10: k */
     split_axis(in[0].rank, in[0].dims, axis, &outer, &len, &inner);
     size_t *order = calloc(len, sizeof *order);
     for (size_t o = 0; o < outer; o++)
@@ -194,12 +195,18 @@ static void ref_topk(const op_case *c, const tensor *in, tensor *out)
     free(order);
 }
 
-/* Softmax, LogSoftmax, Hardmax along one axis (opset 13: default -1). */
+/* Softmax, LogSoftmax, Hardmax along one axis (opset 13: default -1); before opset 13, over the
+ * rows of the input coerced to 2-D at axis (default 1). */
 void ref_softmax(const op_case *c, const tensor *in, tensor *out)
 {
     size_t outer, len, inner;
-    split_axis(in[0].rank, in[0].dims, norm_axis(attr_i(c, "axis", -1), in[0].rank), &outer,
-               &len, &inner);
+    bool legacy = c->opset && c->opset < 13;
+    int axis = norm_axis(attr_i(c, "axis", legacy ? 1 : -1), in[0].rank);
+    split_axis(in[0].rank, in[0].dims, axis, &outer, &len, &inner);
+    if (legacy) {
+        len *= inner;
+        inner = 1;
+    }
     for (size_t o = 0; o < outer; o++)
         for (size_t j = 0; j < inner; j++) {
             const double *x = in[0].f + o * len * inner + j;
@@ -395,6 +402,19 @@ static const op_case k_cases[] = {
       OUTS(O(F32, 2, 3), O(INT64, 2, 3)), ref_topk },
     { "topk_f32_wide", "TopK", NULL, 2, { IN(2, 70), I64(10) }, NO_ATTR,
       OUTS(O(F32, 2, 10), O(INT64, 2, 10)), ref_topk },
+    /* legacy forms: axes and k attributes, Softmax's 2-D coercion (opset < 13) */
+    { "reducesum_attr_opset11", "ReduceSum", NULL, 1, { IN(2, 3, 4) },
+      { AINTS("axes", 0, 2), AI("keepdims", 0) }, OUT(3), ref_reduce, .opset = 11 },
+    { "topk_attr_k_opset9", "TopK", NULL, 1, { IN(3, 8) }, { AI("k", 3) },
+      OUTS(O(F32, 3, 3), O(INT64, 3, 3)), ref_topk, .opset = 9 },
+    { "softmax_opset11_2d", "Softmax", NULL, 1, { INR(-4, 4, 3, 7) }, NO_ATTR, OUT(3, 7),
+      ref_softmax, .opset = 11 },
+    { "logsoftmax_opset11_last_axis", "LogSoftmax", NULL, 1, { INR(-4, 4, 2, 3, 7) },
+      { AI("axis", 2) }, OUT(2, 3, 7), ref_softmax, .opset = 11 },
+    { "hardmax_opset11_coerced", "Hardmax", NULL, 1, { IN(2, 3, 4) }, NO_ATTR, OUT(2, 3, 4),
+      ref_softmax, .opset = 11 },
+    { "softmax_opset11_coerced", "Softmax", NULL, 1, { INR(-4, 4, 2, 3, 4) }, NO_ATTR,
+      OUT(2, 3, 4), ref_softmax, .opset = 11 },
     /* Softmax, LogSoftmax, Hardmax (ties: the first maximum) */
     { "softmax_f32_large_values", "Softmax", NULL, 1, { INR(-100, 100, 3, 9) }, NO_ATTR, OUT(3, 9),
       ref_softmax },

@@ -42,7 +42,6 @@
 #include "tests/lib/tl_graph.h"
 
 #define MAX_ENG   8
-#define OPSET     17          /* the newest opset every engine maps (oneDNN: 7-17) */
 
 /* The families, in this order: a case's random inputs are seeded by its position. */
 static const case_table *const k_tables[] = {
@@ -301,7 +300,7 @@ static void add_attrs(bd_graph *g, bd_node *n, const op_case *c)
 static bd_graph *build(const op_case *c, const case_data *d, bd_node **node)
 {
     bd_graph *g = bd_graph_create(c->name);
-    bd_graph_set_opset(g, OPSET);
+    bd_graph_set_opset(g, c->opset ? c->opset : OPSET);
     bd_value *in[MAX_IN] = { NULL }, *out[MAX_OUT] = { NULL };
     for (int k = 0; k < c->n_in; k++) {
         const in_spec *s = &c->in[k];
