@@ -208,6 +208,8 @@ static const op_case k_cases[] = {
       OUTT(INT32, 4), ref_gather },
     { "gather_f32_parallel", "Gather", NULL, 2, { IN(1000, 64), FEDR(INT64, -1000, 999, 600) },
       NO_ATTR, OUT(600, 64), ref_gather, .threads = 2 },
+    { "gather_empty_indices", "Gather", NULL, 2, { FED(INT64, 5, 4), FED(INT64, 0) }, NO_ATTR,
+      OUTT(INT64, 0, 4), ref_gather },
     { "gather_out_of_range", "Gather", NULL, 2, { IN(5, 4), FEDV(INT64, V(0, 5), 2) }, NO_ATTR,
       OUT(2, 4), NULL, .expect_error = true },
     { "gather_out_of_range_neg", "Gather", NULL, 2, { FED(INT64, 5, 4), FEDV(INT32, V(-6), 1) },
@@ -302,6 +304,8 @@ static const op_case k_cases[] = {
       { AI("axis", 1) }, OUT(2, 3, 2), ref_onehot,
       .skip = { "ort", "ORT compares float indices with the classes as floats, without the cast "
                 "to int64 the spec asks for: 0.7 and -1.2 match no class" } },
+    { "onehot_depth1", "OneHot", NULL, 3, { FEDV(INT64, V(0, -1, 1), 3), CSTS(INT64, 1),
+      CSTF(F32, VF(3, 7), 2) }, NO_ATTR, OUT(3, 1), ref_onehot },
     { "onehot_i64_depth_f32_bool", "OneHot", NULL, 3,
       { FEDV(INT64, V(1, 0, 4), 3), CSTSF(F32, 5), CSTV(BOOL, V(0, 1), 2) }, NO_ATTR,
       OUTT(BOOL, 3, 5), ref_onehot, .skip = ORT_NO_KERNEL("OneHot with BOOL values") },
@@ -314,6 +318,8 @@ static const op_case k_cases[] = {
     { "compress_flat_short_cond_u8", "Compress", NULL, 2,
       { FEDR(UINT8, 0, 255, 2, 3), FEDV(BOOL, V(1, 0, 1, 1), 4) }, NO_ATTR, OUTT(UINT8, 3),
       ref_compress, .runtime_shape = true },
+    { "compress_all_false_f32", "Compress", NULL, 2, { IN(3, 4), FEDV(BOOL, V(0, 0, 0), 3) },
+      { AI("axis", 0) }, OUT(0, 4), ref_compress, .runtime_shape = true },
     /* MaxUnpool: indices as MaxPool gives them (flat positions in the output) */
     { "max_unpool_2d_f32", "MaxUnpool", NULL, 2,
       { IN(1, 1, 2, 2), CSTV(INT64, V(5, 7, 13, 15), 1, 1, 2, 2) },

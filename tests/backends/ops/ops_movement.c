@@ -279,6 +279,8 @@ static const op_case k_cases[] = {
       OUTT(INT64, 160, 256), ref_transpose, .threads = 2 },
     { "transpose_u8_2031", "Transpose", NULL, 1, { FEDR(UINT8, 0, 255, 3, 17, 5, 9) },
       { AINTS("perm", 2, 0, 3, 1) }, OUTT(UINT8, 5, 3, 9, 17), ref_transpose },
+    { "transpose_unit_dims", "Transpose", NULL, 1, { IN(1, 5, 1, 7) }, { AINTS("perm", 2, 3, 0, 1) },
+      OUT(1, 7, 1, 5), ref_transpose },
     /* Concat */
     { "concat_i64_axis0", "Concat", NULL, 3, { FED(INT64, 2, 3), CST(INT64, 1, 3), FED(INT64, 3, 3) },
       { AI("axis", 0) }, OUTT(INT64, 6, 3), ref_concat },
@@ -290,6 +292,8 @@ static const op_case k_cases[] = {
       ref_concat },
     { "concat_i32_1d", "Concat", NULL, 3, { FED(INT32, 2), FED(INT32, 1), CST(INT32, 3) },
       { AI("axis", 0) }, OUTT(INT32, 6), ref_concat },
+    { "concat_f16_axis0", "Concat", NULL, 2, { FED(F16, 1, 3), FED(F16, 2, 3) }, { AI("axis", 0) },
+      OUTT(F16, 3, 3), ref_concat, 1e-9 },
     /* Split: sizes from the split input, or equal parts */
     { "split_f32_sizes", "Split", NULL, 2, { IN(2, 6, 3), I64(2, 3, 1) }, { AI("axis", 1) },
       OUTS(O(F32, 2, 2, 3), O(F32, 2, 3, 3), O(F32, 2, 1, 3)), ref_split },
@@ -357,6 +361,8 @@ static const op_case k_cases[] = {
       { AS("mode", "edge") }, OUTT(UINT8, 4, 5), ref_pad },
     { "pad_constant_crop", "Pad", NULL, 3, { IN(4, 5), I64(-1, 2, 1, -3), WF(VF(-9), 1) },
       NO_ATTR, OUT(4, 4), ref_pad },
+    { "pad_reflect_max_f64", "Pad", NULL, 2, { FED(F64, 3, 4), I64(2, 3, 2, 3) },
+      { AS("mode", "reflect") }, OUTT(F64, 7, 10), ref_pad },
     { "pad_edge_mixed_crop", "Pad", NULL, 2, { IN(4, 5), I64(1, -2, -1, 3) },
       { AS("mode", "edge") }, OUT(4, 6), ref_pad },
     { "pad_reflect_3d_u8", "Pad", NULL, 2, { FEDR(UINT8, 0, 255, 3, 4, 5), I64(1, 0, 2, 2, 3, 1) },

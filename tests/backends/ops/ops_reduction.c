@@ -351,6 +351,7 @@ static const op_case k_cases[] = {
       OUTT(INT64, 1, 4), ref_arg },
     { "argmin_f64_ties_last", "ArgMin", NULL, 1, { FEDF(F64, VF(1, 0, 0, 2, 0, 3, 3, 0), 2, 4) },
       { AI("axis", 1), AI("select_last_index", 1) }, OUTT(INT64, 2, 1), ref_arg },
+    { "argmax_1d_scalar", "ArgMax", NULL, 1, { IN(7) }, { AI("keepdims", 0) }, OUT0(INT64), ref_arg },
     { "argmax_i8_wide_inner", "ArgMax", NULL, 1, { FEDR(INT8, -128, 127, 2, 3, 70) },
       { AI("axis", 1), AI("keepdims", 0) }, OUTT(INT64, 2, 70), ref_arg },
     { "argmax_f32_nan", "ArgMax", NULL, 1,
@@ -381,6 +382,8 @@ static const op_case k_cases[] = {
       OUT(2, 3, 4), ref_cumsum },
     { "cumsum_u32", "CumSum", NULL, 2, { FEDR(UINT32, 0, 1000, 3, 4), CSTS(INT32, 1) }, NO_ATTR,
       OUTT(UINT32, 3, 4), ref_cumsum, .skip = ORT_NO_KERNEL("CumSum on UINT32") },
+    { "cumsum_f32_wide_reverse_exclusive", "CumSum", NULL, 2, { IN(5, 70), CSTS(INT64, 0) },
+      { AI("exclusive", 1), AI("reverse", 1) }, OUT(5, 70), ref_cumsum },
     { "cumsum_i32_wrap", "CumSum", NULL, 2, { FEDR(INT32, 1000000000, 2000000000, 6), CSTS(INT64, 0) },
       NO_ATTR, OUTT(INT32, 6), ref_cumsum },
     /* TopK: values and INT64 indices, largest or smallest, equal values in index order */
@@ -418,6 +421,7 @@ static const op_case k_cases[] = {
     /* Softmax, LogSoftmax, Hardmax (ties: the first maximum) */
     { "softmax_f32_large_values", "Softmax", NULL, 1, { INR(-100, 100, 3, 9) }, NO_ATTR, OUT(3, 9),
       ref_softmax },
+    { "softmax_1d", "Softmax", NULL, 1, { INR(-4, 4, 7) }, NO_ATTR, OUT(7), ref_softmax },
     { "softmax_f32_masked", "Softmax", NULL, 1,
       { FEDF(F32, VF(0.5f, -INFINITY, 2, -INFINITY, -INFINITY, 1, -1, 0), 2, 4) }, NO_ATTR,
       OUT(2, 4), ref_softmax },
