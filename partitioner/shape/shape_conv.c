@@ -5,10 +5,8 @@
 
 #include <string.h>
 
-/* Read an INTS attribute that must have exactly WANT values, each >= MIN; absent means
- * every value is DFLT. */
-static int window_attr(const bd_node *n, const char *name, size_t want, int64_t min,
-                       int64_t dflt, int64_t *out, bool *present, bd_error *err)
+int shp_window_attr(const bd_node *n, const char *name, size_t want, int64_t min,
+                    int64_t dflt, int64_t *out, bool *present, bd_error *err)
 {
     const int64_t *vals;
     size_t count;
@@ -33,12 +31,10 @@ static int window_attr(const bd_node *n, const char *name, size_t want, int64_t 
     return 0;
 }
 
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-static int auto_pad_mode(const bd_node *n, int *mode, bd_error *err)
+int shp_auto_pad(const bd_node *n, int *mode, bd_error *err)
 {
     const bd_attr *a = bd_node_attr(n, "auto_pad");
-    *mode = PAD_NOTSET;
+    *mode = SHP_PAD_NOTSET;
     if (!a)
         return 0;
     if (a->type != BD_ATTR_STRING || !a->s)
@@ -65,24 +61,24 @@ static int window_dim(const bd_node *n, int i, int mode, int64_t in, bd_window *
     if (__builtin_mul_overflow(k - 1, d, &dk) || __builtin_add_overflow(dk, 1, &dk))
         return shp_fail(err, n, "dilated kernel of spatial dim %d overflows", i);
     if (in < 0) {
-        if (mode != PAD_NOTSET)
+        if (mode != SHP_PAD_NOTSET)
             w->pad_begin[i] = w->pad_end[i] = 0;
         return 0;
     }
     switch (mode) {
-    case PAD_SAME_UPPER:
-    case PAD_SAME_LOWER: {
+    case SHP_PAD_SAME_UPPER:
+    case SHP_PAD_SAME_LOWER: {
         int64_t out = in / s + (in % s != 0), total;
         if (__builtin_mul_overflow(out > 0 ? out - 1 : 0, s, &total) ||
             __builtin_add_overflow(total, dk, &total))
             return shp_fail(err, n, "padding of spatial dim %d overflows", i);
         total = total > in ? total - in : 0;
-        w->pad_begin[i] = mode == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        w->pad_begin[i] = mode == SHP_PAD_SAME_UPPER ? total / 2 : total - total / 2;
         w->pad_end[i]   = total - w->pad_begin[i];
         w->out[i] = out;
         return 0;
     }
-    case PAD_VALID:
+    case SHP_PAD_VALID:
         w->pad_begin[i] = w->pad_end[i] = 0;
         break;
     default:
@@ -97,7 +93,7 @@ static int window_dim(const bd_node *n, int i, int mode, int64_t in, bd_window *
                         "padded input %lld in spatial dim %d", (long long)dk, (long long)k,
                         (long long)d, (long long)padded, i);
     int64_t span = padded - dk, out = span / s + 1;
-    if (w->ceil_mode && mode == PAD_NOTSET && span % s != 0) {
+    if (w->ceil_mode && mode == SHP_PAD_NOTSET && span % s != 0) {
         out++;
         /* As PyTorch and oneDNN: the last window must start inside the input or left pad. */
         int64_t start;
@@ -120,14 +116,14 @@ int bd_window_resolve(const bd_node *n, const bd_shape *x, const bd_shape *wt, b
     bool has_kernel;
     int64_t ceil_mode;
     w->n_spatial = ns;
-    if ((rc = window_attr(n, "kernel_shape", uns, 1, -1, w->kernel, &has_kernel, err)) ||
-        (rc = window_attr(n, "strides", uns, 1, 1, w->strides, NULL, err)) ||
-        (rc = window_attr(n, "dilations", uns, 1, 1, w->dilations, NULL, err)) ||
-        (rc = auto_pad_mode(n, &mode, err)) ||
+    if ((rc = shp_window_attr(n, "kernel_shape", uns, 1, -1, w->kernel, &has_kernel, err)) ||
+        (rc = shp_window_attr(n, "strides", uns, 1, 1, w->strides, NULL, err)) ||
+        (rc = shp_window_attr(n, "dilations", uns, 1, 1, w->dilations, NULL, err)) ||
+        (rc = shp_auto_pad(n, &mode, err)) ||
         (rc = shp_attr_int(n, "ceil_mode", 0, &ceil_mode, err)))
         return rc;
     int64_t pads[2 * BD_MAX_SPATIAL];
-    if ((rc = window_attr(n, "pads", 2 * uns, 0, 0, pads, NULL, err)))
+    if ((rc = shp_window_attr(n, "pads", 2 * uns, 0, 0, pads, NULL, err)))
         return rc;
     for (int i = 0; i < ns; i++) {
         w->pad_begin[i] = pads[i];

@@ -59,6 +59,31 @@ int shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_
     return 0;
 }
 
+bool shp_const_number(const bd_value *v, double *out)
+{
+    size_t es = v ? bd_dtype_size(v->dtype) : 0;
+    if (!shp_is_const(v) || !es || v->nbytes < es)
+        return false;
+    const unsigned char *p = v->data;
+    union { float f; double d; int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32;
+            uint32_t u32; int64_t i64; uint64_t u64; } x;
+    memcpy(&x, p, es);                     /* initializers may be unaligned */
+    switch (v->dtype) {
+    case BD_DT_FLOAT:  *out = x.f;   return true;
+    case BD_DT_DOUBLE: *out = x.d;   return true;
+    case BD_DT_INT8:   *out = x.i8;  return true;
+    case BD_DT_UINT8:  *out = x.u8;  return true;
+    case BD_DT_BOOL:   *out = x.u8 != 0; return true;
+    case BD_DT_INT16:  *out = x.i16; return true;
+    case BD_DT_UINT16: *out = x.u16; return true;
+    case BD_DT_INT32:  *out = x.i32; return true;
+    case BD_DT_UINT32: *out = x.u32; return true;
+    case BD_DT_INT64:  *out = (double)x.i64; return true;
+    case BD_DT_UINT64: *out = (double)x.u64; return true;
+    default:           return false;       /* FLOAT16/BFLOAT16: not read here */
+    }
+}
+
 int shp_check_dtype(const bd_node *n, const char *what, const bd_value *v, int dtype,
                     bd_error *err)
 {

@@ -81,6 +81,59 @@ int shp_attr_ints(const bd_node *n, const char *name, const int64_t **vals, size
     return 0;
 }
 
+int shp_attr_float(const bd_node *n, const char *name, float dflt, float *out, bd_error *err)
+{
+    const bd_attr *a = bd_node_attr(n, name);
+    if (!a) {
+        *out = dflt;
+        return 0;
+    }
+    if (a->type != BD_ATTR_FLOAT)
+        return shp_fail(err, n, "attribute '%s' must be a FLOAT (got type %d)", name, (int)a->type);
+    *out = a->f;
+    return 0;
+}
+
+int shp_attr_str(const bd_node *n, const char *name, const char *dflt, const char **out,
+                 bd_error *err)
+{
+    const bd_attr *a = bd_node_attr(n, name);
+    if (!a) {
+        *out = dflt;
+        return 0;
+    }
+    if (a->type != BD_ATTR_STRING || !a->s)
+        return shp_fail(err, n, "attribute '%s' must be a STRING (got type %d)", name,
+                        (int)a->type);
+    *out = a->s;
+    return 0;
+}
+
+int shp_attr_choice(const bd_node *n, const char *name, const char *const *choices,
+                    size_t count, int dflt, int *out, bd_error *err)
+{
+    const char *s;
+    int rc = shp_attr_str(n, name, NULL, &s, err);
+    if (rc)
+        return rc;
+    *out = dflt;
+    if (!s)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(s, choices[i]) == 0) {
+            *out = (int)i;
+            return 0;
+        }
+    char list[160] = "";
+    for (size_t i = 0, at = 0; i < count && at < sizeof list; i++) {
+        int w = snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", choices[i]);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return shp_fail(err, n, "attribute '%s' is '%.64s', expected one of %s", name, s, list);
+}
+
 int shp_axis(const bd_node *n, const char *what, int64_t axis, int rank, int *out, bd_error *err)
 {
     if (axis < -(int64_t)rank || axis >= (int64_t)rank)
@@ -219,6 +272,43 @@ bd_shape shp_dynamic(int rank)
     for (int i = 0; i < rank && i < BD_MAX_RANK; i++)
         s.dims[i] = -1;
     return s;
+}
+
+int shp_expect_dim(const bd_node *n, const char *what, const bd_value *v, int axis,
+                   int64_t want, const char *meaning, bd_error *err)
+{
+    int64_t got = v->shape.dims[axis];
+    if (got < 0 || want < 0 || got == want)
+        return 0;
+    char buf[96];
+    return shp_fail(err, n, "%s '%s' %s has %lld at dim %d, expected %lld (%s)", what, v->name,
+                    shp_str(&v->shape, buf, sizeof buf), (long long)got, axis, (long long)want,
+                    meaning);
+}
+
+int shp_expect_rank(const bd_node *n, const char *what, const bd_value *v, int rank,
+                    bd_error *err)
+{
+    if (!shp_ranked(v) || v->shape.rank == rank)
+        return 0;
+    return shp_fail(err, n, "%s '%s' must have rank %d, got %d", what, v->name, rank,
+                    v->shape.rank);
+}
+
+void shp_push(bd_shape *s, const bd_shape *from, int i)
+{
+    if (s->rank < 0 || s->rank >= BD_MAX_RANK)
+        return;
+    s->dims[s->rank] = from->dims[i];
+    s->sym[s->rank++] = from->dims[i] < 0 ? from->sym[i] : NULL;
+}
+
+void shp_push_dim(bd_shape *s, int64_t d)
+{
+    if (s->rank < 0 || s->rank >= BD_MAX_RANK)
+        return;
+    s->dims[s->rank] = d;
+    s->sym[s->rank++] = NULL;
 }
 
 const char *shp_str(const bd_shape *s, char *buf, size_t size)

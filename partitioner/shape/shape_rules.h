@@ -30,6 +30,8 @@ int shp_dropout(bd_graph *g, bd_node *n, bd_error *err);
 int shp_expand(bd_graph *g, bd_node *n, bd_error *err);
 int shp_prelu(bd_graph *g, bd_node *n, bd_error *err);        /* slope broadcasts onto X  */
 int shp_variadic(bd_graph *g, bd_node *n, bd_error *err);     /* Max, Min, Sum, Mean: 1..N */
+int shp_unary_bool(bd_graph *g, bd_node *n, bd_error *err);   /* IsInf, IsNaN -> BOOL     */
+int shp_logical(bd_graph *g, bd_node *n, bd_error *err);      /* And, Or, Xor (BOOL)      */
 /* shape_pad.c */
 int shp_pad(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_resize.c */
@@ -38,6 +40,9 @@ int shp_resize(bd_graph *g, bd_node *n, bd_error *err);
 int shp_conv(bd_graph *g, bd_node *n, bd_error *err);
 int shp_pool(bd_graph *g, bd_node *n, bd_error *err);         /* MaxPool, AveragePool     */
 int shp_global_pool(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_deconv.c */
+int shp_conv_transpose(bd_graph *g, bd_node *n, bd_error *err);
+int shp_max_unpool(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_matmul.c */
 int shp_matmul(bd_graph *g, bd_node *n, bd_error *err);
 int shp_gemm(bd_graph *g, bd_node *n, bd_error *err);
@@ -45,9 +50,14 @@ int shp_gemm(bd_graph *g, bd_node *n, bd_error *err);
 int shp_softmax(bd_graph *g, bd_node *n, bd_error *err);      /* Softmax, LogSoftmax      */
 int shp_layernorm(bd_graph *g, bd_node *n, bd_error *err);
 int shp_batchnorm(bd_graph *g, bd_node *n, bd_error *err);
+int shp_lrn(bd_graph *g, bd_node *n, bd_error *err);
+int shp_instancenorm(bd_graph *g, bd_node *n, bd_error *err);
+int shp_mvn(bd_graph *g, bd_node *n, bd_error *err);          /* MeanVarianceNormalization */
+int shp_lpnorm(bd_graph *g, bd_node *n, bd_error *err);       /* LpNormalization          */
 /* shape_reduce.c */
 int shp_reduce(bd_graph *g, bd_node *n, bd_error *err);       /* ReduceMean, ReduceSum, ... */
 int shp_argreduce(bd_graph *g, bd_node *n, bd_error *err);    /* ArgMax, ArgMin -> INT64  */
+int shp_cumsum(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_view.c */
 int shp_reshape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_flatten(bd_graph *g, bd_node *n, bd_error *err);
@@ -55,24 +65,49 @@ int shp_squeeze(bd_graph *g, bd_node *n, bd_error *err);
 int shp_unsqueeze(bd_graph *g, bd_node *n, bd_error *err);
 int shp_identity(bd_graph *g, bd_node *n, bd_error *err);
 int shp_cast(bd_graph *g, bd_node *n, bd_error *err);
+int shp_cast_like(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_rearrange.c */
 int shp_transpose(bd_graph *g, bd_node *n, bd_error *err);
 int shp_concat(bd_graph *g, bd_node *n, bd_error *err);
 int shp_split(bd_graph *g, bd_node *n, bd_error *err);
 int shp_tile(bd_graph *g, bd_node *n, bd_error *err);
+int shp_depth_space(bd_graph *g, bd_node *n, bd_error *err);  /* DepthToSpace, SpaceToDepth */
+int shp_reverse_sequence(bd_graph *g, bd_node *n, bd_error *err);
+int shp_channel_shuffle(bd_graph *g, bd_node *n, bd_error *err);   /* braid.ChannelShuffle */
 /* shape_index.c */
 int shp_gather(bd_graph *g, bd_node *n, bd_error *err);
 int shp_gather_elements(bd_graph *g, bd_node *n, bd_error *err);
 int shp_slice(bd_graph *g, bd_node *n, bd_error *err);
+int shp_gather_nd(bd_graph *g, bd_node *n, bd_error *err);
+int shp_onehot(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_scatter.c */
+int shp_scatter_nd(bd_graph *g, bd_node *n, bd_error *err);
+int shp_scatter_elements(bd_graph *g, bd_node *n, bd_error *err);  /* and Scatter        */
 /* shape_select.c */
 int shp_topk(bd_graph *g, bd_node *n, bd_error *err);         /* values + INT64 indices */
 int shp_nonzero(bd_graph *g, bd_node *n, bd_error *err);
+int shp_trilu(bd_graph *g, bd_node *n, bd_error *err);
+int shp_compress(bd_graph *g, bd_node *n, bd_error *err);
+int shp_unique(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_einsum.c */
+int shp_einsum(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_rnn.c */
+int shp_rnn(bd_graph *g, bd_node *n, bd_error *err);          /* LSTM, GRU, RNN           */
+/* shape_loss.c */
+int shp_loss(bd_graph *g, bd_node *n, bd_error *err);  /* NegativeLogLikelihoodLoss, SoftmaxCE */
+/* shape_sample.c */
+int shp_grid_sample(bd_graph *g, bd_node *n, bd_error *err);
+int shp_roi_align(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_quant.c */
+int shp_quantize(bd_graph *g, bd_node *n, bd_error *err);     /* QuantizeLinear, Dequantize */
+int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_constant.c */
 int shp_shape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_size(bd_graph *g, bd_node *n, bd_error *err);
 int shp_constant(bd_graph *g, bd_node *n, bd_error *err);
 int shp_constant_of_shape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_range(bd_graph *g, bd_node *n, bd_error *err);
+int shp_eye_like(bd_graph *g, bd_node *n, bd_error *err);
 
 /* ---- errors, inputs and attributes (shape_dims.c) ------------------------------------- */
 
@@ -92,6 +127,15 @@ int  shp_attr_int(const bd_node *n, const char *name, int64_t dflt, int64_t *out
 /* INTS attribute NAME into *VALS and *COUNT (NULL/0 when absent); BD_EMODEL on another type. */
 int  shp_attr_ints(const bd_node *n, const char *name, const int64_t **vals, size_t *count,
                    bd_error *err);
+/* FLOAT attribute NAME into *OUT (DFLT when absent); BD_EMODEL when it has another type. */
+int  shp_attr_float(const bd_node *n, const char *name, float dflt, float *out, bd_error *err);
+/* STRING attribute NAME into *OUT (DFLT when absent); BD_EMODEL when it has another type. */
+int  shp_attr_str(const bd_node *n, const char *name, const char *dflt, const char **out,
+                  bd_error *err);
+/* STRING attribute NAME as the index of one of the COUNT CHOICES into *OUT (DFLT when absent);
+ * BD_EMODEL listing the choices on any other value or type. */
+int  shp_attr_choice(const bd_node *n, const char *name, const char *const *choices,
+                     size_t count, int dflt, int *out, bd_error *err);
 /* Normalise AXIS into [0, RANK) (negative counts from the end); BD_EMODEL naming WHAT. */
 int  shp_axis(const bd_node *n, const char *what, int64_t axis, int rank, int *out,
               bd_error *err);
@@ -137,8 +181,28 @@ bd_shape shp_dynamic(int rank);
  * Dynamic dims broadcast against 1 keep their symbol; against a static d>1 become d. */
 int  shp_broadcast(const bd_node *n, const bd_shape *a, const bd_shape *b, bd_shape *out,
                    bd_error *err);
+/* Fail with BD_EMODEL unless dim AXIS of V (ranked, AXIS < its rank) is WANT or either is
+ * dynamic; WHAT names V's role ("weight", "target") and MEANING what WANT is. */
+int  shp_expect_dim(const bd_node *n, const char *what, const bd_value *v, int axis,
+                    int64_t want, const char *meaning, bd_error *err);
+/* Fail with BD_EMODEL unless V is unranked or has rank RANK; WHAT names its role. */
+int  shp_expect_rank(const bd_node *n, const char *what, const bd_value *v, int rank,
+                     bd_error *err);
+/* Append dim I of FROM (with its symbol) to S, or the static dim D; S must have room. */
+void shp_push(bd_shape *s, const bd_shape *from, int i);
+void shp_push_dim(bd_shape *s, int64_t d);
 /* Render S into BUF for messages. */
 const char *shp_str(const bd_shape *s, char *buf, size_t size);
+
+/* ---- window attributes (shape_conv.c) -------------------------------------------------- */
+
+/* INTS attribute NAME that must have exactly WANT values, each >= MIN, into OUT; absent means
+ * every value is DFLT (*PRESENT, when not NULL, says which). */
+int  shp_window_attr(const bd_node *n, const char *name, size_t want, int64_t min, int64_t dflt,
+                     int64_t *out, bool *present, bd_error *err);
+enum { SHP_PAD_NOTSET, SHP_PAD_SAME_UPPER, SHP_PAD_SAME_LOWER, SHP_PAD_VALID };
+/* N's 'auto_pad' as SHP_PAD_* into *MODE (NOTSET when absent or empty). */
+int  shp_auto_pad(const bd_node *n, int *mode, bd_error *err);
 
 /* ---- TF layouts (shape_layout.c) ----------------------------------------------------- */
 
@@ -170,6 +234,9 @@ int64_t shp_const_at(const bd_value *v, int64_t i);
  * elements. */
 int  shp_const_ints(const bd_node *n, const char *what, const bd_value *v, int64_t *buf,
                     size_t cap, size_t *count, bd_error *err);
+/* Element 0 of constant V of any numeric dtype as a double into *OUT; false when V is not a
+ * constant, is empty or its bytes are too few. */
+bool shp_const_number(const bd_value *v, double *out);
 /* Fail with BD_EMODEL naming N, WHAT and V unless V is DTYPE (or of unknown type). */
 int  shp_check_dtype(const bd_node *n, const char *what, const bd_value *v, int dtype,
                      bd_error *err);
