@@ -26,6 +26,16 @@ int shp_unary(bd_graph *g, bd_node *n, bd_error *err)
     return shp_fold_ints(g, n->outputs[0], vals, (size_t)count, err);
 }
 
+/* IsInf / IsNaN: X's shape, BOOL. */
+int shp_unary_bool(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    (void)err;
+    shp_pass_through(n);
+    n->outputs[0]->dtype = BD_DT_BOOL;
+    return 0;
+}
+
 /* Clip's min/max are attributes before opset 11 and optional scalar inputs from 11 on. */
 int shp_clip(bd_graph *g, bd_node *n, bd_error *err)
 {
@@ -77,9 +87,35 @@ static int64_t bcast_offset(const bd_shape *out, const bd_shape *in, int64_t fla
     return off;
 }
 
-/* One element of a folded integer op; false on overflow or division by zero. */
+/* One element of a folded integer op; false on overflow or division by zero. "Mod" is
+ * ONNX's integer Mod (the sign of the divisor, as Python's %), "FMod" its fmod = 1 (the sign
+ * of the dividend, as C's %). And/Or/Xor read BOOL operands as 0/1. */
 static bool arith(const char *op, int64_t a, int64_t b, int64_t *r)
 {
+    if (strcmp(op, "LessOrEqual") == 0)
+        return *r = a <= b, true;
+    if (strcmp(op, "GreaterOrEqual") == 0)
+        return *r = a >= b, true;
+    if (strcmp(op, "And") == 0)
+        return *r = a && b, true;
+    if (strcmp(op, "Or") == 0)
+        return *r = a || b, true;
+    if (strcmp(op, "Xor") == 0)
+        return *r = !a != !b, true;
+    if (strcmp(op, "Max") == 0)
+        return *r = a > b ? a : b, true;
+    if (strcmp(op, "Min") == 0)
+        return *r = a < b ? a : b, true;
+    if (strcmp(op, "Mod") == 0 || strcmp(op, "FMod") == 0) {
+        if (b == 0)
+            return false;
+        *r = b == -1 ? 0 : a % b;          /* INT64_MIN % -1 traps */
+        if (op[0] == 'M' && *r != 0 && ((*r < 0) != (b < 0)))
+            *r += b;                       /* no overflow: |*r| < |b| and opposite signs */
+        return true;
+    }
+    if (strcmp(op, "Sum") == 0)
+        op = "Add";
     if (strcmp(op, "Add") == 0)
         return !__builtin_add_overflow(a, b, r);
     if (strcmp(op, "Sub") == 0)
@@ -98,38 +134,68 @@ static bool arith(const char *op, int64_t a, int64_t b, int64_t *r)
     return true;
 }
 
-/* Fold N's integer elementwise op over its (broadcast) constant inputs into OUT. */
-static int fold_elementwise(bd_graph *g, bd_node *n, bd_value *out, bd_error *err)
+/* Fold N's integer elementwise op OP over its (broadcast) constant inputs into OUT: Where's
+ * three, or a left fold over the NIN inputs (two for binary ops, any for Sum/Max/Min). */
+static int fold_elementwise(bd_graph *g, bd_node *n, const char *op, size_t nin, bd_value *out,
+                            bd_error *err)
 {
     int64_t count, vals[SHP_FOLD_MAX];
     int rc = shp_numel(n, &out->shape, &count, err);
     if (rc || count < 0 || count > SHP_FOLD_MAX)
         return rc;
-    bool where = strcmp(n->op_type, "Where") == 0;
+    bool where = strcmp(op, "Where") == 0;
     for (int64_t i = 0; i < count; i++) {
         int64_t x[3];
-        for (size_t k = 0; k < (where ? 3u : 2u); k++)
-            x[k] = shp_const_at(n->inputs[k], bcast_offset(&out->shape, &n->inputs[k]->shape, i));
         if (where) {
+            for (size_t k = 0; k < 3; k++)
+                x[k] = shp_const_at(n->inputs[k],
+                                    bcast_offset(&out->shape, &n->inputs[k]->shape, i));
             vals[i] = x[0] ? x[1] : x[2];
-        } else if (!arith(n->op_type, x[0], x[1], &vals[i]) ||
-                   (out->dtype == BD_DT_INT32 && (vals[i] < INT32_MIN || vals[i] > INT32_MAX))) {
-            return shp_fail(err, n, "folding constant %s: %lld %s %lld overflows or divides by zero",
-                            n->op_type, (long long)x[0], n->op_type, (long long)x[1]);
+            continue;
         }
+        int64_t acc = shp_const_at(n->inputs[0], bcast_offset(&out->shape, &n->inputs[0]->shape, i));
+        for (size_t k = 1; k < nin; k++) {
+            int64_t a = acc,
+                    b = shp_const_at(n->inputs[k], bcast_offset(&out->shape, &n->inputs[k]->shape, i));
+            if (!arith(op, a, b, &acc) ||
+                (out->dtype == BD_DT_INT32 && (acc < INT32_MIN || acc > INT32_MAX)))
+                return shp_fail(err, n, "folding constant %s: %lld %s %lld overflows or divides "
+                                "by zero", n->op_type, (long long)a, n->op_type, (long long)b);
+        }
+        vals[i] = acc;
     }
     return shp_fold_ints(g, out, vals, (size_t)count, err);
 }
 
+/* Add, Sub, Mul, Div, Pow, Mod (fmod 0 or 1), BitShift (direction LEFT
+ * or RIGHT): broadcast, the inputs' type (Pow's exponent may have another). */
 int shp_binary(bd_graph *g, bd_node *n, bd_error *err)
 {
     int rc;
     bd_value *a = shp_in(n, 0), *b = shp_in(n, 1), *out = n->outputs[0];
-    bool is_pow = strcmp(n->op_type, "Pow") == 0;
+    bool is_pow = strcmp(n->op_type, "Pow") == 0, is_mod = strcmp(n->op_type, "Mod") == 0;
+    const char *op = n->op_type;
     if (!is_pow && a->dtype != BD_DT_UNDEFINED && b->dtype != BD_DT_UNDEFINED && a->dtype != b->dtype)
         return shp_fail(err, n, "input types differ: '%s' is %s, '%s' is %s", a->name,
                         bd_dtype_name(a->dtype), b->name, bd_dtype_name(b->dtype));
     int dtype = a->dtype != BD_DT_UNDEFINED || is_pow ? a->dtype : b->dtype;
+    if (is_mod) {
+        int64_t fmod;
+        if ((rc = shp_attr_int(n, "fmod", 0, &fmod, err)))
+            return rc;
+        /* ONNX asks fmod = 1 of floating-point inputs; fmod = 0 is still well defined there
+         * (the divisor's sign, as Python's %), and the native engine computes it. */
+        if (fmod != 0 && fmod != 1)
+            return shp_fail(err, n, "attribute 'fmod' = %lld, expected 0 or 1", (long long)fmod);
+        op = fmod ? "FMod" : "Mod";
+    } else if (strcmp(n->op_type, "BitShift") == 0) {
+        static const char *const dirs[] = { "LEFT", "RIGHT" };
+        int dir;
+        if (!bd_node_attr(n, "direction"))
+            return shp_fail(err, n, "attribute 'direction' is required (LEFT or RIGHT)");
+        if ((rc = shp_attr_choice(n, "direction", dirs, 2, 0, &dir, err)))
+            return rc;
+    }
     if (!shp_ranked(a) || !shp_ranked(b)) {
         shp_set_unknown(out, dtype);
         return 0;
@@ -138,13 +204,15 @@ int shp_binary(bd_graph *g, bd_node *n, bd_error *err)
     if ((rc = shp_broadcast(n, &a->shape, &b->shape, &s, err)))
         return rc;
     shp_set(out, dtype, &s);
-    if (!is_pow && (dtype == BD_DT_INT64 || dtype == BD_DT_INT32) && shp_is_int_const(a) &&
+    bool foldable = strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 ||
+                    strcmp(op, "Div") == 0 || is_mod;
+    if (foldable && (dtype == BD_DT_INT64 || dtype == BD_DT_INT32) && shp_is_int_const(a) &&
         shp_is_int_const(b))
-        return fold_elementwise(g, n, out, err);
+        return fold_elementwise(g, n, op, 2, out, err);
     return 0;
 }
 
-/* Equal/Less/Greater/...: broadcast, BOOL result. */
+/* Equal/Less/Greater/LessOrEqual/GreaterOrEqual: broadcast, BOOL result. */
 int shp_compare(bd_graph *g, bd_node *n, bd_error *err)
 {
     int rc;
@@ -158,7 +226,28 @@ int shp_compare(bd_graph *g, bd_node *n, bd_error *err)
         return rc;
     shp_set(n->outputs[0], BD_DT_BOOL, &s);
     if (a->dtype != BD_DT_BOOL && shp_is_int_const(a) && shp_is_int_const(b))
-        return fold_elementwise(g, n, n->outputs[0], err);
+        return fold_elementwise(g, n, n->op_type, 2, n->outputs[0], err);
+    return 0;
+}
+
+/* And/Or/Xor: BOOL operands, broadcast, BOOL result (folded when both are constants). */
+int shp_logical(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc;
+    bd_value *a = shp_in(n, 0), *b = shp_in(n, 1);
+    if ((rc = shp_check_dtype(n, "input", a, BD_DT_BOOL, err)) ||
+        (rc = shp_check_dtype(n, "input", b, BD_DT_BOOL, err)))
+        return rc;
+    if (!shp_ranked(a) || !shp_ranked(b)) {
+        shp_set_unknown(n->outputs[0], BD_DT_BOOL);
+        return 0;
+    }
+    bd_shape s;
+    if ((rc = shp_broadcast(n, &a->shape, &b->shape, &s, err)))
+        return rc;
+    shp_set(n->outputs[0], BD_DT_BOOL, &s);
+    if (shp_is_int_const(a) && shp_is_int_const(b))
+        return fold_elementwise(g, n, n->op_type, 2, n->outputs[0], err);
     return 0;
 }
 
@@ -181,7 +270,7 @@ int shp_where(bd_graph *g, bd_node *n, bd_error *err)
         return rc;
     shp_set(n->outputs[0], dtype, &s);
     if (shp_foldable(dtype) && shp_is_int_const(c) && shp_is_int_const(x) && shp_is_int_const(y))
-        return fold_elementwise(g, n, n->outputs[0], err);
+        return fold_elementwise(g, n, "Where", 3, n->outputs[0], err);
     return 0;
 }
 
@@ -271,9 +360,16 @@ int shp_variadic(bd_graph *g, bd_node *n, bd_error *err)
         if (ranked && (rc = shp_broadcast(n, &s, &b->shape, &s, err)))
             return rc;
     }
-    if (!ranked)
+    if (!ranked) {
         shp_set_unknown(n->outputs[0], dtype);
-    else
-        shp_set(n->outputs[0], dtype, &s);
-    return 0;
+        return 0;
+    }
+    shp_set(n->outputs[0], dtype, &s);
+    /* Integer Sum/Max/Min of constants are shape arithmetic (Mean is floating point only). */
+    if (strcmp(n->op_type, "Mean") == 0 || (dtype != BD_DT_INT64 && dtype != BD_DT_INT32))
+        return 0;
+    for (size_t i = 0; i < nin; i++)
+        if (!shp_is_int_const(shp_in(n, i)))
+            return 0;
+    return fold_elementwise(g, n, n->op_type, nin, n->outputs[0], err);
 }

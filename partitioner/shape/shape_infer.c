@@ -91,11 +91,48 @@ static const shp_entry onnx_rules[] = {
     { "Min",                shp_variadic,            1, SHP_ANY,  1 },
     { "TopK",               shp_topk,                1, 2,        2 },
     { "NonZero",            shp_nonzero,             1, 1,        1 },
+    /* unary elementwise */
+    { "Acos",               shp_unary,               1, 1,        1 },
+    { "Acosh",              shp_unary,               1, 1,        1 },
+    { "Asin",               shp_unary,               1, 1,        1 },
+    { "Asinh",              shp_unary,               1, 1,        1 },
+    { "Atan",               shp_unary,               1, 1,        1 },
+    { "Atanh",              shp_unary,               1, 1,        1 },
+    { "Cos",                shp_unary,               1, 1,        1 },
+    { "Cosh",               shp_unary,               1, 1,        1 },
+    { "Sin",                shp_unary,               1, 1,        1 },
+    { "Sinh",               shp_unary,               1, 1,        1 },
+    { "Tan",                shp_unary,               1, 1,        1 },
+    { "Ceil",               shp_unary,               1, 1,        1 },
+    { "Floor",              shp_unary,               1, 1,        1 },
+    { "Round",              shp_unary,               1, 1,        1 },
+    { "Sign",               shp_unary,               1, 1,        1 },
+    { "Softsign",           shp_unary,               1, 1,        1 },
+    { "Mish",               shp_unary,               1, 1,        1 },
+    { "Celu",               shp_unary,               1, 1,        1 },
+    { "Selu",               shp_unary,               1, 1,        1 },
+    { "Shrink",             shp_unary,               1, 1,        1 },
+    { "ThresholdedRelu",    shp_unary,               1, 1,        1 },
+    { "IsInf",              shp_unary_bool,          1, 1,        1 },
+    { "IsNaN",              shp_unary_bool,          1, 1,        1 },
+    { "CastLike",           shp_cast_like,           2, 2,        1 },
+    /* binary and variadic elementwise */
+    { "Mod",                shp_binary,              2, 2,        1 },
+    { "BitShift",           shp_binary,              2, 2,        1 },
+    { "LessOrEqual",        shp_compare,             2, 2,        1 },
+    { "GreaterOrEqual",     shp_compare,             2, 2,        1 },
+    { "And",                shp_logical,             2, 2,        1 },
+    { "Or",                 shp_logical,             2, 2,        1 },
+    { "Xor",                shp_logical,             2, 2,        1 },
+    { "Sum",                shp_variadic,            1, SHP_ANY,  1 },
+    { "Mean",               shp_variadic,            1, SHP_ANY,  1 },
 };
 
 /* Composites braid creates (domain "braid"). */
 static const shp_entry braid_rules[] = {
     { "Gelu",               shp_unary,               1, 1,        1 },
+    { "Swish",              shp_unary,               1, 1,        1 },
+    { "ChannelShuffle",     shp_channel_shuffle,     1, 1,        1 },
 };
 
 static const shp_entry *find_rule(const char *domain, const char *op_type)

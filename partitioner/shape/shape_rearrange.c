@@ -232,3 +232,120 @@ int shp_tile(bd_graph *g, bd_node *n, bd_error *err)
     shp_set(n->outputs[0], x->dtype, &s);
     return 0;
 }
+
+/* ---- DepthToSpace / SpaceToDepth ---------------------------------------------------- */
+
+/* [N, C, H, W] -> DepthToSpace [N, C/(b*b), H*b, W*b] (mode DCR or CRD), SpaceToDepth
+ * [N, C*b*b, H/b, W/b]; 'blocksize' b is required. */
+int shp_depth_space(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    bool to_space = strcmp(n->op_type, "DepthToSpace") == 0;
+    int64_t b, bb;
+    if (!bd_node_attr(n, "blocksize"))
+        return shp_fail(err, n, "attribute 'blocksize' is required");
+    if ((rc = shp_attr_int(n, "blocksize", 1, &b, err)))
+        return rc;
+    if (to_space) {
+        static const char *const modes[] = { "DCR", "CRD" };
+        int mode;
+        if ((rc = shp_attr_choice(n, "mode", modes, 2, 0, &mode, err)))
+            return rc;
+    }
+    if (b < 1 || !shp_mul(b, b, &bb))
+        return shp_fail(err, n, "attribute 'blocksize' = %lld, expected >= 1", (long long)b);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (x->shape.rank != 4)
+        return shp_fail(err, n, "input '%s' must have rank 4 (N, C, H, W), got %d", x->name,
+                        x->shape.rank);
+    bd_shape s = x->shape;
+    int64_t c = x->shape.dims[1];
+    if (to_space) {
+        if (c >= 0 && c % bb != 0)
+            return shp_fail(err, n, "%lld channels are not divisible by blocksize^2 = %lld",
+                            (long long)c, (long long)bb);
+        s.dims[1] = c >= 0 ? c / bb : -1;
+        for (int i = 2; i < 4; i++) {
+            int64_t d = x->shape.dims[i];
+            if (d >= 0 && !shp_mul(d, b, &s.dims[i]))
+                return shp_fail(err, n, "dim %d (%lld x %lld) overflows int64", i, (long long)d,
+                                (long long)b);
+        }
+    } else {
+        if (c >= 0 && !shp_mul(c, bb, &s.dims[1]))
+            return shp_fail(err, n, "%lld channels x blocksize^2 overflows int64", (long long)c);
+        for (int i = 2; i < 4; i++) {
+            int64_t d = x->shape.dims[i];
+            if (d >= 0 && d % b != 0)
+                return shp_fail(err, n, "dim %d of size %lld is not divisible by blocksize %lld",
+                                i, (long long)d, (long long)b);
+            s.dims[i] = d >= 0 ? d / b : -1;
+        }
+    }
+    for (int i = 1; i < 4; i++)
+        if (b != 1)
+            s.sym[i] = NULL;
+    shp_set(n->outputs[0], x->dtype, &s);
+    return 0;
+}
+
+/* ---- ReverseSequence ---------------------------------------------------------------- */
+
+/* ReverseSequence(input, sequence_lens): the input's shape; batch_axis and time_axis are 0 and
+ * 1 in some order; sequence_lens is [batch]. */
+int shp_reverse_sequence(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0), *lens = shp_in(n, 1);
+    int64_t batch_axis, time_axis;
+    if ((rc = shp_attr_int(n, "batch_axis", 1, &batch_axis, err)) ||
+        (rc = shp_attr_int(n, "time_axis", 0, &time_axis, err)))
+        return rc;
+    if ((batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) ||
+        batch_axis == time_axis)
+        return shp_fail(err, n, "batch_axis %lld and time_axis %lld must be 0 and 1 in some order",
+                        (long long)batch_axis, (long long)time_axis);
+    if (lens->dtype != BD_DT_INT64 && lens->dtype != BD_DT_INT32 && lens->dtype != BD_DT_UNDEFINED)
+        return shp_fail(err, n, "sequence_lens '%s' must be INT32 or INT64, got %s", lens->name,
+                        bd_dtype_name(lens->dtype));
+    if ((rc = shp_expect_rank(n, "sequence_lens", lens, 1, err)))
+        return rc;
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (x->shape.rank < 2)
+        return shp_fail(err, n, "input '%s' must have rank >= 2, got %d", x->name, x->shape.rank);
+    if (shp_ranked(lens) &&
+        (rc = shp_expect_dim(n, "sequence_lens", lens, 0, x->shape.dims[batch_axis],
+                             "the batch size", err)))
+        return rc;
+    return shp_pass_through(n);
+}
+
+/* ---- ChannelShuffle (braid) --------------------------------------------------------- */
+
+/* braid's ChannelShuffle (passes/channel_shuffle.c): X's shape; 'group' divides dim 'axis'. */
+int shp_channel_shuffle(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    int64_t axis, group;
+    if ((rc = shp_attr_int(n, "axis", 1, &axis, err)) ||
+        (rc = shp_attr_int(n, "group", 1, &group, err)))
+        return rc;
+    if (group < 1)
+        return shp_fail(err, n, "attribute 'group' = %lld, expected >= 1", (long long)group);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    int ax;
+    if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
+        return rc;
+    if (x->shape.dims[ax] >= 0 && x->shape.dims[ax] % group != 0)
+        return shp_fail(err, n, "dim %d of size %lld is not divisible by group %lld", ax,
+                        (long long)x->shape.dims[ax], (long long)group);
+    return shp_pass_through(n);
+}

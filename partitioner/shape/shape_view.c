@@ -293,3 +293,22 @@ int shp_cast(bd_graph *g, bd_node *n, bd_error *err)
     }
     return 0;
 }
+
+/* CastLike(input, target_type): Cast to the dtype of input 1 (folded like Cast). */
+int shp_cast_like(bd_graph *g, bd_node *n, bd_error *err)
+{
+    bd_value *x = shp_in(n, 0), *like = shp_in(n, 1), *out = n->outputs[0];
+    int to = like->dtype;
+    if (!shp_ranked(x)) {
+        shp_set_unknown(out, to);
+        return 0;
+    }
+    shp_set(out, to, &x->shape);
+    if (to != BD_DT_UNDEFINED && shp_foldable(to) && shp_is_int_const(x)) {
+        int64_t count = bd_shape_numel(&x->shape), vals[SHP_FOLD_MAX];
+        for (int64_t i = 0; i < count; i++)
+            vals[i] = shp_const_at(x, i);
+        return shp_fold_ints(g, out, vals, (size_t)count, err);
+    }
+    return 0;
+}
