@@ -237,3 +237,26 @@ int shp_range(bd_graph *g, bd_node *n, bd_error *err)
         vals[i] = (int64_t)((uint64_t)v[0] + i * (uint64_t)v[2]);   /* in range by construction */
     return shp_fold_ints(g, out, vals, (size_t)len, err);
 }
+
+/* EyeLike: a 2-D input's shape, of the 'dtype' attribute's type (the input's by default). */
+int shp_eye_like(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    int64_t dtype, k;
+    if ((rc = shp_attr_int(n, "dtype", x->dtype, &dtype, err)) ||
+        (rc = shp_attr_int(n, "k", 0, &k, err)))
+        return rc;
+    if (dtype < 0 || dtype > BD_DT_BFLOAT16 || (dtype != BD_DT_UNDEFINED &&
+                                                 bd_dtype_size((int)dtype) == 0))
+        return shp_fail(err, n, "attribute 'dtype' = %lld is not a numeric type", (long long)dtype);
+    if (!shp_ranked(x)) {
+        shp_set_rank(n->outputs[0], (int)dtype, 2);       /* EyeLike is 2-D only */
+        return 0;
+    }
+    if (x->shape.rank != 2)
+        return shp_fail(err, n, "input '%s' must be 2-D, got rank %d", x->name, x->shape.rank);
+    shp_set(n->outputs[0], (int)dtype, &x->shape);
+    return 0;
+}

@@ -267,3 +267,115 @@ int shp_slice(bd_graph *g, bd_node *n, bd_error *err)
         return fold_slice(g, n, x, start, step, out, err);
     return 0;
 }
+
+/* ---- GatherND ----------------------------------------------------------------------- */
+
+/* GatherND(data [r], indices [q], batch_dims b): indices.shape[:-1] + data.shape[b + m:],
+ * m = indices.shape[-1] in [1, r - b]; the first b dims of both agree. An m known only at
+ * run time leaves the rank unknown. */
+int shp_gather_nd(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *data = shp_in(n, 0), *idx = shp_in(n, 1), *out = n->outputs[0];
+    int64_t b;
+    if ((rc = shp_attr_int(n, "batch_dims", 0, &b, err)) || (rc = check_indices(n, idx, err)))
+        return rc;
+    if (b < 0)
+        return shp_fail(err, n, "attribute 'batch_dims' = %lld is negative", (long long)b);
+    if (shp_ranked(data) && data->shape.rank < 1)
+        return shp_fail(err, n, "data '%s' must have rank >= 1", data->name);
+    if (shp_ranked(idx) && idx->shape.rank < 1)
+        return shp_fail(err, n, "indices '%s' must have rank >= 1", idx->name);
+    if (!shp_ranked(data) || !shp_ranked(idx)) {
+        shp_set_unknown(out, data->dtype);
+        return 0;
+    }
+    const bd_shape *ds = &data->shape, *is = &idx->shape;
+    int r = ds->rank, q = is->rank;
+    if (b >= (r < q ? r : q))
+        return shp_fail(err, n, "batch_dims %lld must be less than the ranks of data (%d) and "
+                        "indices (%d)", (long long)b, r, q);
+    for (int i = 0; i < (int)b; i++)
+        if ((rc = shp_expect_dim(n, "indices", idx, i, ds->dims[i], "data's batch dim", err)))
+            return rc;
+    int64_t m = is->dims[q - 1];
+    if (m < 0) {
+        shp_set_unknown(out, data->dtype);
+        return 0;
+    }
+    if (m < 1 || m > r - b)
+        return shp_fail(err, n, "indices' last dim %lld must be between 1 and rank - batch_dims "
+                        "= %lld", (long long)m, (long long)(r - b));
+    int rank = q - 1 + r - (int)b - (int)m;
+    if (rank > BD_MAX_RANK)
+        return shp_unsupported(err, n, "output rank %d exceeds braid's maximum rank %d", rank,
+                               BD_MAX_RANK);
+    bd_shape s = shp_dynamic(0);
+    for (int i = 0; i < q - 1; i++) {
+        if (i < (int)b && is->dims[i] < 0 && ds->dims[i] >= 0)
+            shp_push(&s, ds, i);           /* a batch dim data knows */
+        else
+            shp_push(&s, is, i);
+    }
+    for (int i = (int)(b + m); i < r; i++)
+        shp_push(&s, ds, i);
+    shp_set(out, data->dtype, &s);
+    return 0;
+}
+
+/* ---- OneHot ------------------------------------------------------------------------- */
+
+/* OneHot(indices, depth, values): the indices' shape with depth inserted at 'axis' (default
+ * -1, in [-r-1, r]), of the values' dtype. depth is one element of any numeric type (a float
+ * is truncated); values holds [off, on]. A depth known only at run time keeps the dim the
+ * model declared for the output, if any (the native engine checks it against each run's
+ * depth), else leaves it dynamic. */
+int shp_onehot(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0), *dv = shp_in(n, 1), *vals = shp_in(n, 2), *out = n->outputs[0];
+    int64_t axis, count, depth = -1;
+    if ((rc = shp_attr_int(n, "axis", -1, &axis, err)))
+        return rc;
+    if (shp_ranked(dv)) {
+        if ((rc = shp_numel(n, &dv->shape, &count, err)))
+            return rc;
+        if (dv->shape.rank > 1 || (count >= 0 && count != 1))
+            return shp_fail(err, n, "depth '%s' must hold one value", dv->name);
+    }
+    if (shp_ranked(vals)) {
+        if ((rc = shp_numel(n, &vals->shape, &count, err)))
+            return rc;
+        if (vals->shape.rank != 1 || (count >= 0 && count != 2))
+            return shp_fail(err, n, "values '%s' must be 1-D with 2 values [off, on]", vals->name);
+    }
+    double d;
+    if (shp_is_static(&dv->shape) && shp_const_number(dv, &d)) {
+        if (!(d >= 0 && d < 9.0e18))
+            return shp_fail(err, n, "depth %g is negative or too large", d);
+        depth = (int64_t)d;
+    }
+    if (!shp_ranked(x)) {
+        shp_set_unknown(out, vals->dtype);
+        return 0;
+    }
+    int r = x->shape.rank, ax;
+    if (r + 1 > BD_MAX_RANK)
+        return shp_unsupported(err, n, "output rank %d exceeds braid's maximum rank %d", r + 1,
+                               BD_MAX_RANK);
+    if ((rc = shp_axis(n, "axis", axis, r + 1, &ax, err)))
+        return rc;
+    if (depth < 0 && out->shape.rank == r + 1 && out->shape.dims[ax] >= 0)
+        depth = out->shape.dims[ax];
+    bd_shape s = shp_dynamic(0);
+    for (int i = 0; i <= r; i++) {
+        if (i == ax)
+            shp_push_dim(&s, depth);
+        if (i < r)
+            shp_push(&s, &x->shape, i);
+    }
+    shp_set(out, vals->dtype, &s);
+    return 0;
+}

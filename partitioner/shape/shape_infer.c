@@ -126,6 +126,29 @@ static const shp_entry onnx_rules[] = {
     { "Xor",                shp_logical,             2, 2,        1 },
     { "Sum",                shp_variadic,            1, SHP_ANY,  1 },
     { "Mean",               shp_variadic,            1, SHP_ANY,  1 },
+    /* reductions and scans */
+    { "ReduceL1",           shp_reduce,              1, 2,        1 },
+    { "ReduceL2",           shp_reduce,              1, 2,        1 },
+    { "ReduceLogSum",       shp_reduce,              1, 2,        1 },
+    { "ReduceLogSumExp",    shp_reduce,              1, 2,        1 },
+    { "ReduceSumSquare",    shp_reduce,              1, 2,        1 },
+    { "CumSum",             shp_cumsum,              2, 2,        1 },
+    { "Hardmax",            shp_softmax,             1, 1,        1 },
+    /* rearranging, indexing, scattering */
+    { "DepthToSpace",       shp_depth_space,         1, 1,        1 },
+    { "SpaceToDepth",       shp_depth_space,         1, 1,        1 },
+    { "ReverseSequence",    shp_reverse_sequence,    2, 2,        1 },
+    { "Trilu",              shp_trilu,               1, 2,        1 },
+    { "EyeLike",            shp_eye_like,            1, 1,        1 },
+    { "OneHot",             shp_onehot,              3, 3,        1 },
+    { "GatherND",           shp_gather_nd,           2, 2,        1 },
+    { "ScatterND",          shp_scatter_nd,          3, 3,        1 },
+    { "ScatterElements",    shp_scatter_elements,    3, 3,        1 },
+    { "Scatter",            shp_scatter_elements,    3, 3,        1 },
+    { "Einsum",             shp_einsum,              1, SHP_ANY,  1 },
+    /* outputs sized by the data */
+    { "Compress",           shp_compress,            2, 2,        1 },
+    { "Unique",             shp_unique,              1, 1,        4 },
 };
 
 /* Composites braid creates (domain "braid"). */

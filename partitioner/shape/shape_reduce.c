@@ -76,3 +76,34 @@ int shp_argreduce(bd_graph *g, bd_node *n, bd_error *err)
     shp_set(n->outputs[0], BD_DT_INT64, &s);
     return 0;
 }
+
+/* CumSum(x, axis): X's shape and dtype; AXIS is a 0-D (or 1-element 1-D) INT32/INT64 tensor,
+ * checked against X's rank when it is a constant. */
+int shp_cumsum(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0), *av = shp_in(n, 1);
+    int64_t exclusive, reverse;
+    if ((rc = shp_attr_int(n, "exclusive", 0, &exclusive, err)) ||
+        (rc = shp_attr_int(n, "reverse", 0, &reverse, err)))
+        return rc;
+    if (av->dtype != BD_DT_INT64 && av->dtype != BD_DT_INT32 && av->dtype != BD_DT_UNDEFINED)
+        return shp_fail(err, n, "axis '%s' must be INT32 or INT64, got %s", av->name,
+                        bd_dtype_name(av->dtype));
+    if (shp_ranked(av)) {
+        int64_t count;
+        if ((rc = shp_numel(n, &av->shape, &count, err)))
+            return rc;
+        if (av->shape.rank > 1 || (count >= 0 && count != 1))
+            return shp_fail(err, n, "axis '%s' must be a scalar", av->name);
+    }
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (shp_is_int_const(av)) {
+        int ax;
+        if ((rc = shp_axis_of(n, "input", x, shp_const_at(av, 0), &ax, err)))
+            return rc;
+    }
+    return shp_pass_through(n);
+}

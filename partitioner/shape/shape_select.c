@@ -74,3 +74,119 @@ int shp_nonzero(bd_graph *g, bd_node *n, bd_error *err)
     shp_set(n->outputs[0], BD_DT_INT64, &s);
     return 0;
 }
+
+/* Trilu(input, k): the input's shape (rank >= 2); K is an optional INT64 scalar. */
+int shp_trilu(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0), *kv = shp_in(n, 1);
+    int64_t upper;
+    if ((rc = shp_attr_int(n, "upper", 1, &upper, err)))
+        return rc;
+    if (kv) {
+        int64_t count;
+        if ((rc = shp_check_dtype(n, "k", kv, BD_DT_INT64, err)) ||
+            (rc = shp_numel(n, &kv->shape, &count, err)))
+            return rc;
+        if (shp_ranked(kv) && (kv->shape.rank > 1 || (count >= 0 && count != 1)))
+            return shp_fail(err, n, "k '%s' must be a scalar", kv->name);
+    }
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (x->shape.rank < 2)
+        return shp_fail(err, n, "input '%s' must have rank >= 2, got %d", x->name, x->shape.rank);
+    return shp_pass_through(n);
+}
+
+/* Number of true values among the first LIMIT of constant 1-D BOOL condition C, or -1 when
+ * C is not such a constant. */
+static int64_t count_true(const bd_value *c, int64_t limit)
+{
+    if (!shp_is_const(c) || c->dtype != BD_DT_BOOL || c->shape.rank != 1 ||
+        c->shape.dims[0] < 0 || c->nbytes != (size_t)c->shape.dims[0])
+        return -1;
+    const unsigned char *p = c->data;
+    int64_t len = c->shape.dims[0] < limit ? c->shape.dims[0] : limit, count = 0;
+    for (int64_t i = 0; i < len; i++)
+        count += p[i] != 0;
+    return count;
+}
+
+/* Compress(input, condition): the slices along 'axis' (or the elements of the flattened input)
+ * a 1-D BOOL condition selects. Their count follows the data, so that dim is known only at run
+ * time, unless the condition is a constant: as ONNX Runtime (and the native engine) do, a
+ * condition longer than the axis is cut to it, and a shorter one selects nothing past its end. */
+int shp_compress(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0), *c = shp_in(n, 1), *out = n->outputs[0];
+    const bd_attr *a = bd_node_attr(n, "axis");
+    int64_t axis;
+    if ((rc = shp_attr_int(n, "axis", 0, &axis, err)) ||
+        (rc = shp_check_dtype(n, "condition", c, BD_DT_BOOL, err)) ||
+        (rc = shp_expect_rank(n, "condition", c, 1, err)))
+        return rc;
+    if (!a) {
+        /* The flattened input: a 1-D result. */
+        int64_t numel = -1;
+        if (shp_ranked(x) && (rc = shp_numel(n, &x->shape, &numel, err)))
+            return rc;
+        bd_shape s = shp_dynamic(1);
+        if (numel >= 0)
+            s.dims[0] = count_true(c, numel);
+        shp_set(out, x->dtype, &s);
+        return 0;
+    }
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    int ax;
+    if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
+        return rc;
+    bd_shape s = x->shape;
+    s.dims[ax] = x->shape.dims[ax] >= 0 ? count_true(c, x->shape.dims[ax]) : -1;
+    s.sym[ax]  = NULL;
+    shp_set(out, x->dtype, &s);
+    return 0;
+}
+
+/* Unique: Y (X's dtype) holds the distinct elements of the flattened X, or the distinct slices
+ * along 'axis'; indices and counts ([number distinct], INT64) follow the data, so that number
+ * is known only at run time. inverse_indices (INT64) has one entry per element of X, or per
+ * slice along the axis. */
+int shp_unique(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    const bd_attr *a = bd_node_attr(n, "axis");
+    int64_t axis, sorted, numel = -1;
+    if ((rc = shp_attr_int(n, "axis", 0, &axis, err)) ||
+        (rc = shp_attr_int(n, "sorted", 1, &sorted, err)))
+        return rc;
+    int ax = -1;
+    if (shp_ranked(x)) {
+        if (a && (rc = shp_axis_of(n, "input", x, axis, &ax, err)))
+            return rc;
+        if ((rc = shp_numel(n, &x->shape, &numel, err)))
+            return rc;
+    }
+    bd_shape y = shp_dynamic(1), one = shp_dynamic(1), inv = shp_dynamic(1);
+    if (a && ax >= 0) {
+        y = x->shape;
+        y.dims[ax] = -1;
+        y.sym[ax]  = NULL;
+        inv.dims[0] = x->shape.dims[ax];
+        inv.sym[0]  = x->shape.sym[ax];
+    } else if (!a) {
+        inv.dims[0] = numel;
+    }
+    if (a && ax < 0)
+        shp_set_unknown(n->outputs[0], x->dtype);
+    else
+        shp_set(n->outputs[0], x->dtype, &y);
+    for (size_t k = 1; k < n->n_outputs; k++)
+        shp_set(n->outputs[k], BD_DT_INT64, k == 2 ? &inv : &one);
+    return 0;
+}

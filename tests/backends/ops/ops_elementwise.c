@@ -327,12 +327,13 @@ static void ref_where(const op_case *c, const tensor *in, tensor *out)
  * whose maximum/minimum/clip propagate a NaN (ORT agrees); these kernels drop it:
  *   native: Relu (x > 0 ? x : 0), Celu and HardSigmoid (fmax/fmin return the other operand)
  *           in native_unary.c;
- *   oneDNN: Relu gives 0, HardSigmoid garbage (801594368), Exp inf, Clip the lower bound.
+ *   oneDNN: Relu gives 0, HardSigmoid an arbitrary number (801594368, 1.8e25 from run to
+ *           run), Exp inf, Clip the lower bound.
  * Remove a flag once its kernel propagates the NaN (or the engine declines NaN-sensitive use). */
 #define KNOWN_RELU_NAN { "dnnl,native", "Relu(NaN) gives 0; ONNX's reference and ORT give NaN" }
 #define KNOWN_CELU_NAN { "native", "Celu(NaN) gives 0; ONNX's reference gives NaN" }
-#define KNOWN_HARDSIGMOID_NAN { "dnnl,native", "HardSigmoid(NaN) gives 1 (native) or 801594368 " \
-                                "(oneDNN); ONNX's reference and ORT give NaN" }
+#define KNOWN_HARDSIGMOID_NAN { "dnnl,native", "HardSigmoid(NaN) gives 1 (native) or an arbitrary " \
+                                "number (oneDNN); ONNX's reference and ORT give NaN" }
 #define KNOWN_DNNL_EXP_NAN { "dnnl", "oneDNN's Exp(NaN) gives inf" }
 #define KNOWN_DNNL_CLIP_NAN { "dnnl", "oneDNN's Clip(NaN) gives the lower bound, not NaN" }
 /* KNOWN FAILURE (oneDNN, not a native kernel): its binary max/min return the other operand
