@@ -149,6 +149,30 @@ static const shp_entry onnx_rules[] = {
     /* outputs sized by the data */
     { "Compress",           shp_compress,            2, 2,        1 },
     { "Unique",             shp_unique,              1, 1,        4 },
+    /* windows */
+    { "ConvTranspose",      shp_conv_transpose,      2, 3,        1 },
+    { "MaxUnpool",          shp_max_unpool,          2, 3,        1 },
+    { "LpPool",             shp_pool,                1, 1,        1 },
+    { "GlobalLpPool",       shp_global_pool,         1, 1,        1 },
+    /* normalisations */
+    { "LRN",                shp_lrn,                 1, 1,        1 },
+    { "InstanceNormalization", shp_instancenorm,     3, 3,        1 },
+    { "MeanVarianceNormalization", shp_mvn,          1, 1,        1 },
+    { "LpNormalization",    shp_lpnorm,              1, 1,        1 },
+    /* recurrent layers: X, W, R, then optional B, sequence_lens, initial_h (, initial_c, P) */
+    { "LSTM",               shp_rnn,                 3, 8,        3 },
+    { "GRU",                shp_rnn,                 3, 6,        2 },
+    { "RNN",                shp_rnn,                 3, 6,        2 },
+    /* losses */
+    { "NegativeLogLikelihoodLoss", shp_loss,         2, 3,        1 },
+    { "SoftmaxCrossEntropyLoss", shp_loss,           2, 3,        2 },
+    /* sampling */
+    { "GridSample",         shp_grid_sample,         2, 2,        1 },
+    { "RoiAlign",           shp_roi_align,           3, 3,        1 },
+    /* quantization */
+    { "QuantizeLinear",     shp_quantize,            2, 3,        1 },
+    { "DequantizeLinear",   shp_quantize,            2, 3,        1 },
+    { "DynamicQuantizeLinear", shp_dynamic_quantize, 1, 1,        3 },
 };
 
 /* Composites braid creates (domain "braid"). */

@@ -121,3 +121,94 @@ int shp_layernorm(bd_graph *g, bd_node *n, bd_error *err)
         shp_set(n->outputs[k], (int)stash, &stat);
     return 0;
 }
+
+/* LRN: Y has X's shape ([N, C, spatial...]); 'size' (required) is the window over channels. */
+int shp_lrn(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    int64_t size;
+    float alpha, beta, bias;
+    if (!bd_node_attr(n, "size"))
+        return shp_fail(err, n, "attribute 'size' is required");
+    if ((rc = shp_attr_int(n, "size", 1, &size, err)) ||
+        (rc = shp_attr_float(n, "alpha", 1e-4f, &alpha, err)) ||
+        (rc = shp_attr_float(n, "beta", 0.75f, &beta, err)) ||
+        (rc = shp_attr_float(n, "bias", 1.0f, &bias, err)))
+        return rc;
+    if (size < 1)
+        return shp_fail(err, n, "attribute 'size' = %lld, expected >= 1", (long long)size);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (x->shape.rank < 2)
+        return shp_fail(err, n, "input '%s' must have rank >= 2 (N, C, ...), got %d", x->name,
+                        x->shape.rank);
+    return shp_pass_through(n);
+}
+
+/* InstanceNormalization(input, scale, B): Y has X's shape [N, C, D1, ...]; scale and B are
+ * [C]. */
+int shp_instancenorm(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    float eps;
+    if ((rc = shp_attr_float(n, "epsilon", 1e-5f, &eps, err)))
+        return rc;
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (x->shape.rank < 3)
+        return shp_fail(err, n, "input '%s' must have rank >= 3 (N, C, D1, ...), got %d",
+                        x->name, x->shape.rank);
+    if ((rc = per_channel(n, 1, "scale", x->shape.dims[1], err)) ||
+        (rc = per_channel(n, 2, "B", x->shape.dims[1], err)))
+        return rc;
+    return shp_pass_through(n);
+}
+
+/* MeanVarianceNormalization: Y has X's shape; 'axes' (default [0, 2, 3]) must name X's dims. */
+int shp_mvn(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    static const int64_t dflt[] = { 0, 2, 3 };
+    const int64_t *axes;
+    size_t count;
+    if ((rc = shp_attr_ints(n, "axes", &axes, &count, err)))
+        return rc;
+    if (!axes) {
+        axes  = dflt;
+        count = 3;
+    }
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    bool mask[BD_MAX_RANK] = { false };
+    if (count > BD_MAX_RANK)
+        return shp_fail(err, n, "attribute 'axes' has %zu values, more than any rank", count);
+    if ((rc = shp_axes_mask(n, axes, count, x->shape.rank, mask, err)))
+        return rc;
+    return shp_pass_through(n);
+}
+
+/* LpNormalization: Y has X's shape; 'axis' (default -1) names a dim of X, p is 1 or 2. */
+int shp_lpnorm(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0);
+    int64_t axis, p;
+    if ((rc = shp_attr_int(n, "axis", -1, &axis, err)) ||
+        (rc = shp_attr_int(n, "p", 2, &p, err)))
+        return rc;
+    if (p != 1 && p != 2)
+        return shp_fail(err, n, "attribute 'p' = %lld, expected 1 or 2", (long long)p);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    int ax;
+    if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
+        return rc;
+    return shp_pass_through(n);
+}

@@ -1,0 +1,78 @@
+/* Linear (de)quantization: QuantizeLinear(x, y_scale, y_zero_point) -> y of x's shape, the zero
+ * point's dtype (UINT8 without one); DequantizeLinear(x, x_scale, x_zero_point) -> y of x's
+ * shape, the scale's (floating-point) dtype; DynamicQuantizeLinear(x) -> y (UINT8, x's
+ * shape), y_scale (FLOAT scalar), y_zero_point (UINT8 scalar). The scale is a scalar (per
+ * tensor: also a 1-element 1-D) or, from opset 13, 1-D over dim 'axis' of x (per axis); the
+ * zero point has the scale's shape. */
+#include "partitioner/shape/shape_rules.h"
+
+#include <string.h>
+
+static bool is_float(int dtype)
+{
+    return dtype == BD_DT_FLOAT || dtype == BD_DT_DOUBLE || dtype == BD_DT_FLOAT16 ||
+           dtype == BD_DT_BFLOAT16;
+}
+
+int shp_quantize(bd_graph *g, bd_node *n, bd_error *err)
+{
+    int rc;
+    bool quant = strcmp(n->op_type, "QuantizeLinear") == 0;
+    bd_value *x = shp_in(n, 0), *scale = shp_in(n, 1), *zp = shp_in(n, 2);
+    int64_t axis;
+    if ((rc = shp_attr_int(n, "axis", 1, &axis, err)))
+        return rc;
+    if (scale->dtype != BD_DT_UNDEFINED && !is_float(scale->dtype) && scale->dtype != BD_DT_INT32)
+        return shp_fail(err, n, "scale '%s' must be floating point, got %s", scale->name,
+                        bd_dtype_name(scale->dtype));
+    int dtype = quant ? (zp ? zp->dtype : BD_DT_UINT8)
+                      : (is_float(scale->dtype) ? scale->dtype : BD_DT_FLOAT);
+    if (shp_ranked(scale)) {
+        if (scale->shape.rank > 1)
+            return shp_fail(err, n, "scale '%s' must be a scalar or 1-D, got rank %d", scale->name,
+                            scale->shape.rank);
+        int64_t len = scale->shape.rank == 1 ? scale->shape.dims[0] : 1;
+        if (len >= 0 && len != 1 && shp_ranked(x)) {
+            int ax;
+            if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)) ||
+                (rc = shp_expect_dim(n, "input", x, ax, len, "the per-axis scale's length", err)))
+                return rc;
+        }
+        if (shp_ranked(zp)) {
+            bool same = zp->shape.rank == scale->shape.rank;
+            for (int i = 0; same && i < zp->shape.rank; i++)
+                same = zp->shape.dims[i] < 0 || scale->shape.dims[i] < 0 ||
+                       zp->shape.dims[i] == scale->shape.dims[i];
+            if (!same) {
+                char bz[96], bs[96];
+                return shp_fail(err, n, "zero point '%s' %s must have the scale's shape %s",
+                                zp->name, shp_str(&zp->shape, bz, sizeof bz),
+                                shp_str(&scale->shape, bs, sizeof bs));
+            }
+        }
+    }
+    if (!shp_ranked(x)) {
+        shp_set_unknown(n->outputs[0], dtype);
+        return 0;
+    }
+    shp_set(n->outputs[0], dtype, &x->shape);
+    (void)g;
+    return 0;
+}
+
+int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    (void)err;
+    bd_value *x = shp_in(n, 0);
+    bd_shape scalar = shp_dynamic(0);
+    if (shp_ranked(x))
+        shp_set(n->outputs[0], BD_DT_UINT8, &x->shape);
+    else
+        shp_set_unknown(n->outputs[0], BD_DT_UINT8);
+    if (n->n_outputs > 1)
+        shp_set(n->outputs[1], BD_DT_FLOAT, &scalar);
+    if (n->n_outputs > 2)
+        shp_set(n->outputs[2], BD_DT_UINT8, &scalar);
+    return 0;
+}
