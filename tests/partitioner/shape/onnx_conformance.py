@@ -13,7 +13,20 @@ Sigmoid Tanh Erf Gelu Sqrt Exp Log Neg Abs Reciprocal Elu HardSigmoid HardSwish 
 Clip Dropout Add Sub Mul Div Pow Equal Less Greater Where ReduceMean ReduceSum ReduceMax
 ReduceMin ReduceProd BatchNormalization LayerNormalization Softmax LogSoftmax Reshape Flatten
 Transpose Squeeze Unsqueeze Concat Identity Cast Gather Slice Shape Constant ConstantOfShape
-Range Expand Split Tile TopK Size ArgMax ArgMin GatherElements""".split())
+Range Expand Split Tile TopK Size ArgMax ArgMin GatherElements Acos Acosh Asin Asinh Atan Atanh
+Cos Cosh Sin Sinh Tan Ceil Floor Round Sign Softsign Mish Celu Selu Shrink ThresholdedRelu IsInf
+IsNaN CastLike Mod BitShift LessOrEqual GreaterOrEqual And Or Xor Sum Mean Max Min ReduceL1
+ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare CumSum Hardmax DepthToSpace SpaceToDepth
+ReverseSequence Trilu EyeLike OneHot GatherND ScatterND ScatterElements Scatter Einsum
+ConvTranspose MaxUnpool LpPool GlobalLpPool LRN InstanceNormalization MeanVarianceNormalization
+LpNormalization LSTM GRU RNN NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss GridSample
+RoiAlign QuantizeLinear DequantizeLinear DynamicQuantizeLinear PRelu""".split())
+# Compress, Unique and NonZero are left out: their output sizes follow the data.
+# Cases whose output sizes follow values shape inference does not fold: the window functions'
+# expansions Range over a size Cast to FLOAT (the plan's constant pass folds those, on the
+# native engine; inference folds integer shape arithmetic only).
+DYNAMIC = {"test_%swindow%s_expanded" % (w, s) for w in ("blackman", "hamming", "hann")
+           for s in ("", "_symmetric")}
 DATA = "/usr/share/libonnx-testdata/data/node"
 # ONNX's test data stores BFLOAT16 results as UINT16 words.
 SAME_TYPE = {(16, 4)}
@@ -30,6 +43,8 @@ def main():
         try:
             m = onnx.load(os.path.join(d, "model.onnx"))
         except Exception:
+            continue
+        if os.path.basename(d) in DYNAMIC:
             continue
         if not m.graph.node or any(n.op_type not in OPS or n.domain not in ("", "ai.onnx")
                                    for n in m.graph.node):

@@ -65,7 +65,10 @@ static void random_attr(bd_graph *g, bd_node *n)
         "axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group",
         "auto_pad", "ceil_mode", "keepdims", "allowzero", "transA", "transB", "to", "start",
         "end", "starts", "ends", "shape", "value_ints", "value_int", "stash_type",
-        "noop_with_empty_axes", "split",
+        "noop_with_empty_axes", "split", "fmod", "direction", "blocksize", "mode", "batch_dims",
+        "equation", "hidden_size", "layout", "reduction", "output_shape", "output_padding", "size",
+        "p", "upper", "dtype", "batch_axis", "time_axis", "output_height", "output_width",
+        "sampling_ratio", "sorted", "padding_mode", "ignore_index",
     };
     const char *name = names[rnd() % (sizeof names / sizeof *names)];
     switch (rnd() % 4) {
@@ -81,8 +84,11 @@ static void random_attr(bd_graph *g, bd_node *n)
         break;
     }
     case 2: {
-        static const char *const strs[] = { "SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET", "", "x" };
-        tattr_str(g, n, name, strs[rnd() % 6]);
+        static const char *const strs[] = {
+            "SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET", "", "x", "LEFT", "bidirectional",
+            "reverse", "CRD", "none", "sum", "ij,jk->ik", "...ii->...i", "i,i", "a...b.", "->",
+        };
+        tattr_str(g, n, name, strs[rnd() % (sizeof strs / sizeof *strs)]);
         break;
     }
     default:
@@ -104,11 +110,23 @@ static void test_random_malformed_nodes_never_crash(void **state)
         { "Shape", 1, 1 }, { "Gather", 2, 2 }, { "Slice", 3, 5 }, { "Constant", 0, 0 },
         { "ConstantOfShape", 1, 1 }, { "Dropout", 1, 3 }, { "Expand", 2, 2 },
         { "Range", 3, 3 }, { "Split", 1, 2 }, { "Less", 2, 2 }, { "Mul", 2, 2 },
-        { "Tile", 2, 2 },
+        { "Tile", 2, 2 }, { "Cos", 1, 1 }, { "IsNaN", 1, 1 }, { "CastLike", 2, 2 },
+        { "Mod", 2, 2 }, { "BitShift", 2, 2 }, { "And", 2, 2 }, { "GreaterOrEqual", 2, 2 },
+        { "Sum", 1, 4 }, { "Mean", 1, 3 }, { "ReduceLogSumExp", 1, 2 }, { "CumSum", 2, 2 },
+        { "Hardmax", 1, 1 }, { "DepthToSpace", 1, 1 }, { "SpaceToDepth", 1, 1 },
+        { "ReverseSequence", 2, 2 }, { "Trilu", 1, 2 }, { "EyeLike", 1, 1 }, { "OneHot", 3, 3 },
+        { "GatherND", 2, 2 }, { "ScatterND", 3, 3 }, { "ScatterElements", 3, 3 },
+        { "Einsum", 1, 3 }, { "Compress", 2, 2 }, { "Unique", 1, 1 }, { "ConvTranspose", 2, 3 },
+        { "MaxUnpool", 2, 3 }, { "LpPool", 1, 1 }, { "GlobalLpPool", 1, 1 }, { "LRN", 1, 1 },
+        { "InstanceNormalization", 3, 3 }, { "MeanVarianceNormalization", 1, 1 },
+        { "LpNormalization", 1, 1 }, { "LSTM", 3, 8 }, { "GRU", 3, 6 }, { "RNN", 3, 6 },
+        { "NegativeLogLikelihoodLoss", 2, 3 }, { "SoftmaxCrossEntropyLoss", 2, 3 },
+        { "GridSample", 2, 2 }, { "RoiAlign", 3, 3 }, { "QuantizeLinear", 2, 3 },
+        { "DequantizeLinear", 2, 3 }, { "DynamicQuantizeLinear", 1, 1 },
     };
     int answered[3] = { 0 };
     const char *seed = getenv("BRAID_FUZZ_SEED"), *iters_s = getenv("BRAID_FUZZ_ITERS");
-    long iters = iters_s ? strtol(iters_s, NULL, 10) : 20000;
+    long iters = iters_s ? strtol(iters_s, NULL, 10) : 60000;
     iters = iters < 1000 ? 1000 : iters > 10000000 ? 10000000 : iters;
     if (seed)
         rng_state = strtoull(seed, NULL, 10) | 1;
@@ -119,8 +137,8 @@ static void test_random_malformed_nodes_never_crash(void **state)
         size_t n_in = ops[which].lo + rnd() % (ops[which].hi - ops[which].lo + 1);
         size_t n_out = rnd() % 8 ? 1 : 1 + rnd() % 3;
         if (rnd() % 16 == 0)
-            n_in = rnd() % 6;
-        bd_value *in[6];
+            n_in = rnd() % 7;
+        bd_value *in[8];
         for (size_t i = 0; i < n_in; i++)
             in[i] = rnd() % 16 ? random_input(g, (int)i) : NULL;
         bd_node *n = tnode(g, op, in, n_in, n_out);
