@@ -73,7 +73,9 @@ static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
 
 int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **out, bd_error *err)
 {
-    int rc = prepare(g, err);
+    int rc = weights_align(g, err);
+    if (rc == 0)
+        rc = prepare(g, err);
     if (rc) {
         bd_error_prefix(err, "model '%s': ", bd_graph_name(g));
         bd_graph_destroy(g);

@@ -31,6 +31,41 @@ struct weights {
     int             builds;    /* plan builds in progress */
 };
 
+#define ALIGN_MIN_BYTES ((size_t)64 << 10)
+
+/* Give the whole pages inside the N bytes at P back to the system. */
+static void drop_pages(const void *p, size_t n)
+{
+    uintptr_t lo = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1), hi = ((uintptr_t)p + n) & ~(PAGE - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+int weights_align(bd_graph *g, bd_error *err)
+{
+    size_t nv = bd_graph_num_values(g);
+    for (size_t i = 0; i < nv; i++) {
+        bd_value *v = bd_graph_value(g, i);
+        const char *path;
+        uint64_t offset;
+        if (!v->data || v->nbytes < ALIGN_MIN_BYTES || (uintptr_t)v->data % 64 == 0 ||
+            !bd_graph_source_of(g, v->data, v->nbytes, &path, &offset))
+            continue;
+        void *copy = aligned_alloc(64, (v->nbytes + 63) & ~(size_t)63);
+        if (!copy || bd_graph_adopt_buffer(g, copy))        /* adopt frees COPY on failure */
+            return bd_error_set(err, BD_ENOMEM, "out of memory aligning weight '%s'", v->name);
+        memcpy(copy, v->data, v->nbytes);
+        if (bd_graph_buffer_source(g, copy, v->nbytes, path, offset))
+            return bd_error_set(err, BD_ENOMEM, "out of memory aligning weight '%s'", v->name);
+        const void *old = v->data;
+        for (size_t k = i; k < nv; k++)               /* the same bytes under another name */
+            if (bd_graph_value(g, k)->data == old)
+                bd_graph_value(g, k)->data = copy;
+        drop_pages(old, v->nbytes);
+    }
+    return 0;
+}
+
 static int by_data(const void *a, const void *b)
 {
     uintptr_t x = (uintptr_t)((const weight *)a)->data, y = (uintptr_t)((const weight *)b)->data;
@@ -119,8 +154,8 @@ static void give_back(weight *w)
         w->hash = hash_bytes(w->data, w->n);
         w->hashed = true;
     }
-    if (madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0)
-        w->released = true;
+    drop_pages(w->data, w->n);
+    w->released = true;
 }
 
 static int read_back(weight *w, bd_error *err)

@@ -16,6 +16,13 @@
 
 typedef struct weights weights;
 
+/* Give every large weight of G (at least 64 KiB, read from a recorded file) that sits
+ * misaligned in the file's bytes (raw_data lands anywhere in a protobuf) a 64-byte aligned
+ * buffer of its own, with its file source recorded, and give the old bytes' pages back:
+ * kernels then read every weight aligned and in place, with no copy of their own. Call it
+ * before anything points into G's constants. BD_ENOMEM only. */
+int  weights_align(bd_graph *g, bd_error *err);
+
 /* The weights of G (initializers of at least 1 MiB read from a recorded model file,
  * bd_graph_source_of). G must outlive W. BD_ENOMEM only. */
 int  weights_create(const bd_graph *g, weights **out, bd_error *err);

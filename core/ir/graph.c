@@ -19,6 +19,7 @@ typedef struct graph_buf {
     void       *data;
     size_t      len;
     const char *path;        /* in the pool; NULL when not recorded */
+    uint64_t    offset;      /* of DATA's first byte in PATH */
 } graph_buf;
 
 struct bd_graph {
@@ -148,7 +149,8 @@ int bd_graph_adopt_buffer(bd_graph *g, void *buf)
     return 0;
 }
 
-int bd_graph_buffer_source(bd_graph *g, const void *buf, size_t len, const char *path)
+int bd_graph_buffer_source(bd_graph *g, const void *buf, size_t len, const char *path,
+                           uint64_t offset)
 {
     for (size_t i = 0; i < g->n_bufs; i++)
         if (g->bufs[i].data == buf) {
@@ -157,6 +159,7 @@ int bd_graph_buffer_source(bd_graph *g, const void *buf, size_t len, const char 
                 return BD_ENOMEM;
             g->bufs[i].len = len;
             g->bufs[i].path = p;
+            g->bufs[i].offset = offset;
             return 0;
         }
     return BD_ENOTFOUND;
@@ -171,7 +174,7 @@ bool bd_graph_source_of(const bd_graph *g, const void *p, size_t n, const char *
             uintptr_t at = (uintptr_t)p, lo = (uintptr_t)b->data;
             if (b->path && at >= lo && at - lo <= b->len && n <= b->len - (at - lo)) {
                 *path = b->path;
-                *offset = at - lo;
+                *offset = b->offset + (at - lo);
                 return true;
             }
         }

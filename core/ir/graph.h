@@ -142,10 +142,11 @@ bd_graph   *bd_graph_clone(const bd_graph *g);
  * bytes that initializers point into. On BD_ENOMEM the buffer is freed at once. NULL is
  * allowed (nothing to adopt). */
 int         bd_graph_adopt_buffer(bd_graph *g, void *buf);
-/* Record that the adopted buffer BUF holds the LEN bytes of the file PATH (copied), so the
- * runtime may give those bytes back to the system and read them again (runtime/weights.h).
- * BD_ENOTFOUND when BUF is not adopted, BD_ENOMEM. */
-int         bd_graph_buffer_source(bd_graph *g, const void *buf, size_t len, const char *path);
+/* Record that the adopted buffer BUF holds the LEN bytes of the file PATH (copied) from
+ * OFFSET on, so the runtime may give those bytes back to the system and read them again
+ * (runtime/weights.h). BD_ENOTFOUND when BUF is not adopted, BD_ENOMEM. */
+int         bd_graph_buffer_source(bd_graph *g, const void *buf, size_t len, const char *path,
+                                   uint64_t offset);
 /* True when the N bytes at P lie in an adopted buffer of G (or of the graph G was cloned
  * from) whose file is recorded: *PATH and *OFFSET (in that file) tell where. */
 bool        bd_graph_source_of(const bd_graph *g, const void *p, size_t n, const char **path,

@@ -83,7 +83,7 @@ static int read_file(ox_ctx *c, const char *name, const char *loc, ox_extfile **
         char full[4096], *real;
         snprintf(full, sizeof full, "%s/%s", c->base_dir, loc);
         real = realpath(full, NULL);
-        rc = bd_graph_buffer_source(c->g, f.addr, f.size, real ? real : full);
+        rc = bd_graph_buffer_source(c->g, f.addr, f.size, real ? real : full, 0);
         free(real);
         if (rc == BD_ENOMEM)
             return bd_error_set(err, BD_ENOMEM, "out of memory");

@@ -482,7 +482,7 @@ int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err)
         return bd_error_prefix(err, "'%s': ", path);
     /* where the weights came from, so the runtime can give them back and read them again */
     char *real = realpath(path, NULL);
-    rc = bd_graph_buffer_source(*out, data, len, real ? real : path);
+    rc = bd_graph_buffer_source(*out, data, len, real ? real : path, 0);
     free(real);
     if (rc == BD_ENOMEM) {
         bd_graph_destroy(*out);

@@ -41,7 +41,7 @@ static bd_graph *build(float *buf, size_t bytes, const char *path)
     bd_graph *g = bd_graph_create("weights");
     bd_graph_set_opset(g, 13);
     assert_int_equal(bd_graph_adopt_buffer(g, buf), 0);
-    assert_int_equal(bd_graph_buffer_source(g, buf, bytes, path), 0);
+    assert_int_equal(bd_graph_buffer_source(g, buf, bytes, path, 0), 0);
     bd_value *x = tl_input(g, "x", BD_DT_FLOAT, TL_DIMS(-1, K));
     bd_value *idx = tl_input(g, "idx", BD_DT_INT64, TL_DIMS(-1));
     bd_value *w = tl_value(g, "W", BD_DT_FLOAT, TL_DIMS(K, N));
