@@ -85,16 +85,16 @@ static const un_name *unary_of(const char *op)
     F_LOOP(acosh_##sfx, T, F(acosh)(x))                                                       \
     F_LOOP(atanh_##sfx, T, F(atanh)(x))                                                       \
     F_LOOP(erf_##sfx, T, F(erf)(x))                                                           \
-    F_LOOP(relu_##sfx, T, x > 0 ? x : (T)0)                                                   \
+    F_LOOP(relu_##sfx, T, x < 0 ? (T)0 : x)                          /* NaN stays NaN */      \
     F_LOOP(sigmoid_##sfx, T, (T)1 / ((T)1 + F(exp)(-x)))                                      \
     F_LOOP(tanh_##sfx, T, F(tanh)(x))                                                         \
     F_LOOP(softplus_##sfx, T, x > (T)20 ? x : F(log1p)(F(exp)(x)))                            \
     F_LOOP(softsign_##sfx, T, x / ((T)1 + F(fabs)(x)))                                        \
-    F_LOOP(hardsigmoid_##sfx, T, F(fmax)((T)0, F(fmin)((T)1, a * x + b)))                     \
+    F_LOOP(hardsigmoid_##sfx, T, x != x ? x : F(fmax)((T)0, F(fmin)((T)1, a * x + b)))        \
     F_LOOP(hardswish_##sfx, T, x * F(fmax)((T)0, F(fmin)((T)1, x / (T)6 + (T)0.5)))           \
     F_LOOP(elu_##sfx, T, x < 0 ? a * (F(exp)(x) - (T)1) : x)                                  \
     F_LOOP(selu_##sfx, T, x <= 0 ? b * (a * F(exp)(x) - a) : b * x)                           \
-    F_LOOP(celu_##sfx, T, F(fmax)((T)0, x) + F(fmin)((T)0, a * (F(exp)(x / a) - (T)1)))       \
+    F_LOOP(celu_##sfx, T, x != x ? x : F(fmax)((T)0, x) + F(fmin)((T)0, a * (F(exp)(x / a) - (T)1))) \
     F_LOOP(leakyrelu_##sfx, T, x < 0 ? a * x : x)                                             \
     F_LOOP(thresholdedrelu_##sfx, T, x > a ? x : (T)0)                                        \
     F_LOOP(mish_##sfx, T, x * F(tanh)(x > (T)20 ? x : F(log1p)(F(exp)(x))))
@@ -132,7 +132,7 @@ static void int_unary(int op, const void *x, void *y, int dtype, size_t n)
         switch (op) {
         case UN_ABS:  r = v < 0 ? (int64_t)(0 - (uint64_t)v) : v; break;
         case UN_NEG:  r = (int64_t)(0 - (uint64_t)v); break;
-        case UN_SIGN: r = (v > 0) - (v < 0); break;
+        case UN_SIGN: r = dtype == BD_DT_UINT64 ? ((const uint64_t *)x)[i] != 0 : (v > 0) - (v < 0); break;
         default:      r = v > 0 ? v : 0; break;      /* Relu */
         }
         if (dtype == BD_DT_UINT64 && op != UN_SIGN)
@@ -432,7 +432,7 @@ static int64_t float_to_int(double v, int dtype)
 {
     if (v != v)
         return 0;
-    double lo, hi;
+    int64_t lo, hi;
     switch (dtype) {
     case BD_DT_INT8:   lo = INT8_MIN;  hi = INT8_MAX;  break;
     case BD_DT_UINT8:  lo = 0;         hi = UINT8_MAX; break;
@@ -440,9 +440,10 @@ static int64_t float_to_int(double v, int dtype)
     case BD_DT_UINT16: lo = 0;         hi = UINT16_MAX; break;
     case BD_DT_INT32:  lo = INT32_MIN; hi = INT32_MAX; break;
     case BD_DT_UINT32: lo = 0;         hi = UINT32_MAX; break;
-    default:           lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
+    default:                           /* +-2^63 are exact doubles; 2^63 itself is past INT64 */
+        return v < -9223372036854775808.0 ? INT64_MIN : v >= 9223372036854775808.0 ? INT64_MAX : (int64_t)v;
     }
-    return v <= lo ? (int64_t)lo : v >= hi ? (int64_t)hi : (int64_t)v;
+    return v <= (double)lo ? lo : v >= (double)hi ? hi : (int64_t)v;
 }
 
 static double load_f(const void *p, int t, size_t i)

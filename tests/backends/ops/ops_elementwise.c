@@ -318,22 +318,13 @@ static void ref_where(const op_case *c, const tensor *in, tensor *out)
                    "checks against the opset (the native engine runs Mish at any opset)" }
 #define ORT_SUM_INTS { "ort", "ONNX defines Sum on floats only; ORT rejects the model (the native " \
                        "engine sums any numeric dtype)" }
-/* KNOWN FAILURE (native): float_to_int (native_unary.c) saturates at the largest double below
- * 2^63, so +inf and 1e19 become 9223372036854774784, not INT64_MAX (its UINT64 branch does give
- * UINT64_MAX). */
-#define KNOWN_CAST_I64_SAT { "native", "Cast of +inf or >= 2^63 to INT64 gives 9223372036854774784, " \
-                             "not INT64_MAX" }
 /* KNOWN FAILURES with NaN. ONNX's reference implementation computes these ops with numpy,
- * whose maximum/minimum/clip propagate a NaN (ORT agrees); these kernels drop it:
- *   native: Relu (x > 0 ? x : 0), Celu and HardSigmoid (fmax/fmin return the other operand)
- *           in native_unary.c;
- *   oneDNN: Relu gives 0, HardSigmoid an arbitrary number (801594368, 1.8e25 from run to
- *           run), Exp inf, Clip the lower bound.
- * Remove a flag once its kernel propagates the NaN (or the engine declines NaN-sensitive use). */
-#define KNOWN_RELU_NAN { "dnnl,native", "Relu(NaN) gives 0; ONNX's reference and ORT give NaN" }
-#define KNOWN_CELU_NAN { "native", "Celu(NaN) gives 0; ONNX's reference gives NaN" }
-#define KNOWN_HARDSIGMOID_NAN { "dnnl,native", "HardSigmoid(NaN) gives 1 (native) or an arbitrary " \
-                                "number (oneDNN); ONNX's reference and ORT give NaN" }
+ * whose maximum/minimum/clip propagate a NaN (ORT and the native engine agree); oneDNN's
+ * kernels drop it: Relu gives 0, HardSigmoid an arbitrary number (801594368, 1.8e25 from run
+ * to run), Exp inf, Clip the lower bound (docs/partitioning.md, "NaN"). */
+#define KNOWN_DNNL_RELU_NAN { "dnnl", "oneDNN's Relu(NaN) gives 0; ONNX's reference and ORT give NaN" }
+#define KNOWN_DNNL_HARDSIGMOID_NAN { "dnnl", "oneDNN's HardSigmoid(NaN) gives an arbitrary number; " \
+                                     "ONNX's reference and ORT give NaN" }
 #define KNOWN_DNNL_EXP_NAN { "dnnl", "oneDNN's Exp(NaN) gives inf" }
 #define KNOWN_DNNL_CLIP_NAN { "dnnl", "oneDNN's Clip(NaN) gives the lower bound, not NaN" }
 /* KNOWN FAILURE (oneDNN, not a native kernel): its binary max/min return the other operand
@@ -409,9 +400,9 @@ static const op_case k_cases[] = {
     UNARY_F64("thresholdedrelu_f64", "ThresholdedRelu", -3, 3),
     UNARY("mish_f64", "Mish", F64, -25, 25, .skip = ORT_MISH),
     /* NaN through every float unary op */
-    UNARY_NAN("relu_f32_nan", "Relu", .known = KNOWN_RELU_NAN),
-    UNARY_NAN("celu_f32_nan", "Celu", .known = KNOWN_CELU_NAN),
-    UNARY_NAN("hardsigmoid_f32_nan", "HardSigmoid", .known = KNOWN_HARDSIGMOID_NAN),
+    UNARY_NAN("relu_f32_nan", "Relu", .known = KNOWN_DNNL_RELU_NAN),
+    UNARY_NAN("celu_f32_nan", "Celu"),
+    UNARY_NAN("hardsigmoid_f32_nan", "HardSigmoid", .known = KNOWN_DNNL_HARDSIGMOID_NAN),
     UNARY_NAN("exp_f32_nan", "Exp", .known = KNOWN_DNNL_EXP_NAN),
     UNARY_NAN("mish_f32_nan", "Mish", .skip = ORT_MISH),
     UNARY_NAN("leakyrelu_f32_nan", "LeakyRelu"), UNARY_NAN("elu_f32_nan", "Elu"),
@@ -454,11 +445,9 @@ static const op_case k_cases[] = {
     UNARY("relu_i64", "Relu", INT64, -50, 50, .skip = ORT_NO_KERNEL("Relu on INT64")),
     { "abs_u64_big", "Abs", NULL, 1, { FEDV(UINT64, V(INT64_MIN, -1, 0, 7), 4) }, NO_ATTR,
       OUTT(UINT64, 4), ref_unary, .skip = ORT_NO_KERNEL("Abs on UINT64") },
-    /* KNOWN FAILURE (native): int_unary (native_unary.c) takes Sign of a UINT64 from its value
-     * read as int64, so 2^63 and up give -1 (UINT64_MAX) instead of 1 */
+    /* 2^63 and up are positive, though they read as negative int64 */
     { "sign_u64_big", "Sign", NULL, 1, { FEDV(UINT64, V(INT64_MIN, -1, 0, 7), 4) }, NO_ATTR,
-      OUTT(UINT64, 4), ref_unary,
-      .known = { "native", "Sign of a UINT64 >= 2^63 gives UINT64_MAX, not 1" } },
+      OUTT(UINT64, 4), ref_unary },
     /* Not, IsNaN, IsInf */
     { "not_bool", "Not", NULL, 1, { FED(BOOL, 3, 5) }, NO_ATTR, OUTT(BOOL, 3, 5), ref_pred },
     { "isnan_f32", "IsNaN", NULL, 1,
@@ -514,8 +503,7 @@ static const op_case k_cases[] = {
       ref_cast, .skip = ORT_CAST_UB },
     { "cast_f32_i64_nan_inf", "Cast", NULL, 1,
       { FEDF(F32, VF(NAN, -NAN, INFINITY, -INFINITY, 1.5f, -1e19f, 1e19f, -3), 8) },
-      { AI("to", INT64) }, OUTT(INT64, 8), ref_cast, .skip = ORT_CAST_UB,
-      .known = KNOWN_CAST_I64_SAT },
+      { AI("to", INT64) }, OUTT(INT64, 8), ref_cast, .skip = ORT_CAST_UB },
     { "cast_f32_i32_nan", "Cast", NULL, 1, { FEDF(F32, VF(NAN, 3e9f, -3e9f, 2.5f), 4) },
       { AI("to", INT32) }, OUTT(INT32, 4), ref_cast, .skip = ORT_CAST_UB },
     { "cast_f64_i16", "Cast", NULL, 1, { FEDR(F64, -1000, 1000, 3, 7) }, { AI("to", INT16) },
