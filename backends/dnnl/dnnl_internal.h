@@ -285,6 +285,8 @@ bool dn_slice_supports  (const bd_graph *g, const bd_node *n, char *why, size_t 
 int  dn_slice_build     (dn_compiler *c, const bd_node *n);
 bool dn_shuffle_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_shuffle_build   (dn_compiler *c, const bd_node *n);
+bool dn_rnn_supports    (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_rnn_build       (dn_compiler *c, const bd_node *n);
 
 /* ---- channels-last data and TF filters (dnnl_layout.c) --------------------------------- */
 

@@ -37,6 +37,7 @@ MODELS = {
     "bert2_op17": ("bert2", 17, {}),
     "mobile_blocks": ("mobile_blocks", 17, {}),
     "gpt_block":  ("gpt_block", 17, {}),
+    "rnn_block":  ("rnn_block", 17, {}),
 }
 BENCH = {
     "resnet50":   ("resnet50", 13, {}),
@@ -45,7 +46,7 @@ BENCH = {
 # Ops a static export must not contain: they mean a shape computation leaked into the graph.
 # An embedding lookup is a Gather of its own (gpt_block).
 FORBIDDEN_STATIC = {"Shape", "Gather", "Cast", "ConstantOfShape"}
-ALLOWED_STATIC = {"gpt_block": {"Gather"}}
+ALLOWED_STATIC = {"gpt_block": {"Gather"}, "rnn_block": {"Gather"}}
 
 
 def default_dir():

@@ -463,6 +463,8 @@ static model_fixture fx_mobile     = { .name = "mobile_blocks" };
 static model_fixture fx_mobile_nf  = { .name = "mobile_blocks", .engine = "dnnl,native" };
 static model_fixture fx_gpt        = { .name = "gpt_block" };
 static model_fixture fx_gpt_nf     = { .name = "gpt_block", .engine = "dnnl,native" };
+static model_fixture fx_rnn        = { .name = "rnn_block" };
+static model_fixture fx_rnn_nf     = { .name = "rnn_block", .engine = "dnnl,native" };
 
 static const struct {
     const char          *model;
@@ -490,13 +492,17 @@ static const struct {
                         open_fixture, close_fixture, &fx_gpt) },
     { "gpt_block",  cmocka_unit_test_prestate_setup_teardown(test_model_without_framework,
                         open_fixture, close_fixture, &fx_gpt_nf) },
+    { "rnn_block",  cmocka_unit_test_prestate_setup_teardown(test_model_matches_torch,
+                        open_fixture, close_fixture, &fx_rnn) },
+    { "rnn_block",  cmocka_unit_test_prestate_setup_teardown(test_model_without_framework,
+                        open_fixture, close_fixture, &fx_rnn_nf) },
 };
 #define N_ALL (sizeof all_tests / sizeof all_tests[0])
 
 int main(int argc, char **argv)
 {
     static char *all_models[] = { "mlp", "resnet18", "bert2_op13", "bert2_op17", "mobile_blocks",
-                                  "gpt_block" };
+                                  "gpt_block", "rnn_block" };
     char **models = argc > 1 ? argv + 1 : all_models;
     int n_models = argc > 1 ? argc - 1 : (int)(sizeof all_models / sizeof all_models[0]);
     if (n_models > MAX_CASES * 4) {

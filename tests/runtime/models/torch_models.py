@@ -20,6 +20,8 @@ Models:
             MobileNetV3 unit (hard-swish, hard-sigmoid squeeze-excitation); [1,3,32,32] in
   gpt_block one GPT-2-style decoder layer: token and position embeddings (Gather), causal
             mask by masked_fill(-inf), tanh GELU, tied LM head; int64 ids [1,16] in
+  rnn_block a tagger: embedding, bidirectional LSTM, GRU (PyTorch's: linear_before_reset),
+            a plain tanh RNN, linear head; int64 ids [1,12] in
 
 The BERT encoder uses fixed integers in every view() so a static export has constant
 Reshape shapes and no Shape/Gather/Cast/ConstantOfShape nodes.
@@ -32,7 +34,7 @@ import torch.nn as nn
 
 SEED = 20240611
 
-NAMES = ("mlp", "resnet18", "resnet50", "bert2", "bert12", "mobile_blocks", "gpt_block")
+NAMES = ("mlp", "resnet18", "resnet50", "bert2", "bert12", "mobile_blocks", "gpt_block", "rnn_block")
 
 
 def _generator(offset=0):
@@ -278,6 +280,35 @@ def _build_gpt_block():
     return m, {"input_ids": ids}, ["input_ids"], ["logits"], None
 
 
+class RNNBlock(nn.Module):
+    def __init__(self, vocab=50, d=24, h=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.lstm = nn.LSTM(d, h, bidirectional=True)
+        self.gru = nn.GRU(2 * h, h)
+        self.rnn = nn.RNN(h, h, nonlinearity="tanh")
+        self.out = nn.Linear(h, 5)
+        # initial states as constants (PyTorch's default zeros export as Shape arithmetic)
+        g = _generator(501)
+        self.register_buffer("h0", torch.randn(2, 1, h, generator=g) * 0.1)
+        self.register_buffer("c0", torch.randn(2, 1, h, generator=g) * 0.1)
+        self.register_buffer("g0", torch.zeros(1, 1, h))
+
+    def forward(self, ids):
+        x = self.emb(ids).transpose(0, 1)                  # [T, 1, d]: ONNX layout 0
+        x, _ = self.lstm(x, (self.h0, self.c0))
+        x, _ = self.gru(x, self.g0)
+        x, _ = self.rnn(x, self.g0)
+        return self.out(x.transpose(0, 1))
+
+
+def _build_rnn_block():
+    torch.manual_seed(SEED + 5)
+    m = RNNBlock().eval()
+    ids = torch.randint(0, 50, (1, 12), generator=_generator(500))
+    return m, {"input_ids": ids}, ["input_ids"], ["logits"], None
+
+
 # -------------------------------------------------------------------------------------- entry
 
 def build(name):
@@ -296,6 +327,8 @@ def build(name):
         return _build_mobile_blocks()
     if name == "gpt_block":
         return _build_gpt_block()
+    if name == "rnn_block":
+        return _build_rnn_block()
     raise ValueError("unknown model %r (known: %s)" % (name, ", ".join(NAMES)))
 
 

@@ -1,0 +1,266 @@
+/* LSTM, GRU and RNN (ONNX layout 0) as oneDNN's RNN primitives: vanilla LSTM, GRU (or the
+ * linear-before-reset GRU PyTorch exports), and the vanilla RNN cell, one layer, forward,
+ * reverse or bidirectional.
+ *
+ * ONNX and oneDNN order the gates differently and lay the weights out differently, so the
+ * weights and biases are rewritten once at compile into oneDNN's plain layouts (ldigo, ldgo)
+ * and then reordered into the primitive's own like every constant:
+ *   LSTM  ONNX i, o, f, c  ->  oneDNN i, f, c, o
+ *   GRU   ONNX z, r, h     ->  oneDNN u, r, o (the same order)
+ *   bias  ONNX Wb and Rb   ->  their sum per gate (the lbr GRU keeps Rb of its output gate
+ *                              as a fourth "gate")
+ * Y [T, D, N, H] is oneDNN's dst_layer [T, N, D*H] seen through a strided view (the same
+ * bytes when D = 1); Y_h and Y_c [D, N, H] are dst_iter(_c) [1, D, N, H]. Not mapped (the
+ * fallback takes them): sequence_lens, peepholes, clip, input_forget, non-default
+ * activations (RNN: Tanh, Relu or Sigmoid), layout = 1. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/dnnl/dnnl_internal.h"
+
+typedef enum rnn_kind { RNN_LSTM, RNN_GRU, RNN_VANILLA } rnn_kind;
+
+typedef struct rnn_geom {
+    rnn_kind kind;
+    bool     lbr;            /* GRU with linear_before_reset = 1 */
+    int64_t  t, n, i, h, d;  /* steps, batch, input size, hidden size, directions */
+    int      gates;          /* 4, 3, 1 */
+    dnnl_rnn_direction_t dir;
+    dnnl_alg_kind_t act;     /* vanilla RNN's activation */
+} rnn_geom;
+
+static const bd_value *opt_input(const bd_node *n, size_t i)
+{
+    return i < dn_num_op_inputs(n) ? bd_node_input(n, i) : NULL;
+}
+
+static bool activations_ok(const bd_node *n, rnn_geom *g)
+{
+    const bd_attr *a = bd_node_attr(n, "activations");
+    if (g->kind == RNN_VANILLA)
+        g->act = dnnl_eltwise_tanh;
+    if (!a)
+        return true;
+    if (a->type != BD_ATTR_STRINGS || a->n == 0)
+        return false;
+    static const char *const lstm[] = { "Sigmoid", "Tanh", "Tanh" }, *const gru[] = { "Sigmoid", "Tanh" };
+    size_t per = g->kind == RNN_LSTM ? 3 : g->kind == RNN_GRU ? 2 : 1;
+    if (a->n != per * (size_t)g->d)
+        return false;
+    for (size_t k = 0; k < a->n; k++) {
+        const char *s = a->strings[k];
+        if (g->kind == RNN_VANILLA) {
+            dnnl_alg_kind_t alg = !strcmp(s, "Tanh") ? dnnl_eltwise_tanh : !strcmp(s, "Relu") ? dnnl_eltwise_relu
+                                : !strcmp(s, "Sigmoid") ? dnnl_eltwise_logistic : dnnl_alg_kind_undef;
+            if (alg == dnnl_alg_kind_undef || (k > 0 && alg != g->act))
+                return false;
+            g->act = alg;
+        } else if (strcmp(s, (g->kind == RNN_LSTM ? lstm : gru)[k % per])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The geometry of N, or false with WHY. */
+static bool geom_of(const bd_node *n, rnn_geom *g, char *why, size_t len)
+{
+    memset(g, 0, sizeof *g);
+    g->kind = !strcmp(n->op_type, "LSTM") ? RNN_LSTM : !strcmp(n->op_type, "GRU") ? RNN_GRU : RNN_VANILLA;
+    g->gates = g->kind == RNN_LSTM ? 4 : g->kind == RNN_GRU ? 3 : 1;
+    const bd_value *x = opt_input(n, 0), *w = opt_input(n, 1), *r = opt_input(n, 2);
+    if (!x || !w || !r || !dn_is_f32_static(x) || x->shape.rank != 3)
+        return dn_why(why, len, "%s: X must be FP32 [T, N, I] with a static shape", n->op_type);
+    if (!w->data || !r->data || !dn_is_f32_static(w) || !dn_is_f32_static(r) || w->shape.rank != 3 ||
+        r->shape.rank != 3)
+        return dn_why(why, len, "%s: W and R must be constant FP32", n->op_type);
+    if (bd_node_attr_int(n, "layout", 0) != 0)
+        return dn_why(why, len, "%s: layout = 1 is not supported by oneDNN's mapping", n->op_type);
+    if (bd_node_attr(n, "clip") || bd_node_attr_int(n, "input_forget", 0))
+        return dn_why(why, len, "%s: clip and input_forget are not supported", n->op_type);
+    const char *dir = bd_node_attr_string(n, "direction", "forward");
+    g->d = !strcmp(dir, "bidirectional") ? 2 : 1;
+    if (g->d == 1 && strcmp(dir, "reverse") && strcmp(dir, "forward"))
+        return dn_why(why, len, "%s: direction '%s' unknown", n->op_type, dir);
+    g->dir = g->d == 2 ? dnnl_bidirectional_concat
+           : !strcmp(dir, "reverse") ? dnnl_unidirectional_right2left : dnnl_unidirectional_left2right;
+    g->t = x->shape.dims[0];
+    g->n = x->shape.dims[1];
+    g->i = x->shape.dims[2];
+    g->h = bd_node_attr_int(n, "hidden_size", r->shape.dims[2]);
+    g->lbr = g->kind == RNN_GRU && bd_node_attr_int(n, "linear_before_reset", 0);
+    int64_t gh = g->gates * g->h;
+    if (g->h <= 0 || w->shape.dims[0] != g->d || w->shape.dims[1] != gh || w->shape.dims[2] != g->i ||
+        r->shape.dims[0] != g->d || r->shape.dims[1] != gh || r->shape.dims[2] != g->h)
+        return dn_why(why, len, "%s: W/R shapes do not fit X, hidden_size and direction", n->op_type);
+    if (!activations_ok(n, g))
+        return dn_why(why, len, "%s: only the default activations are supported", n->op_type);
+    const bd_value *b = opt_input(n, 3), *seq = opt_input(n, 4), *p = opt_input(n, 7);
+    if (b && (!b->data || !dn_is_f32_static(b) || bd_shape_numel(&b->shape) != g->d * 2 * gh))
+        return dn_why(why, len, "%s: B must be a constant FP32 [D, %lld]", n->op_type, (long long)(2 * gh));
+    if (seq)
+        return dn_why(why, len, "%s: sequence_lens is not supported by oneDNN's mapping", n->op_type);
+    if (g->kind == RNN_LSTM && p)
+        return dn_why(why, len, "LSTM: peepholes are not supported by oneDNN's mapping");
+    for (size_t k = 5; k < 7 && (size_t)k < dn_num_op_inputs(n); k++) {    /* initial_h, initial_c */
+        const bd_value *s = opt_input(n, k);
+        if (s && (!dn_is_f32_static(s) || bd_shape_numel(&s->shape) != g->d * g->n * g->h))
+            return dn_why(why, len, "%s: initial states must be FP32 [D, N, H]", n->op_type);
+        if (k == 6 && s && g->kind != RNN_LSTM)
+            return dn_why(why, len, "%s takes no initial_c", n->op_type);
+    }
+    for (size_t k = 0; k < n->n_outputs; k++)
+        if (!dn_is_f32_static(n->outputs[k]))
+            return dn_why(why, len, "%s: output %zu is not FP32 with a static shape", n->op_type, k);
+    return true;
+}
+
+bool dn_rnn_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
+{
+    (void)g;
+    rnn_geom geom;
+    return dn_no_post(n, why, len) && geom_of(n, &geom, why, len);
+}
+
+/* oneDNN's gate K is ONNX's gate ONNX_GATE[K]. */
+static int onnx_gate(const rnn_geom *g, int k)
+{
+    static const int lstm[4] = { 0, 2, 3, 1 };     /* i, f, c, o <- i, o, f, c */
+    return g->kind == RNN_LSTM ? lstm[k] : k;
+}
+
+/* SRC [D, G*H, C] (ONNX) rewritten as ldigo [1, D, C, G, H] into DST. */
+static void to_ldigo(const rnn_geom *g, const float *src, int64_t c, float *dst)
+{
+    for (int64_t d = 0; d < g->d; d++)
+        for (int64_t ci = 0; ci < c; ci++)
+            for (int k = 0; k < g->gates; k++)
+                for (int64_t h = 0; h < g->h; h++)
+                    dst[((d * c + ci) * g->gates + k) * g->h + h] =
+                        src[(d * g->gates * g->h + onnx_gate(g, k) * g->h + h) * c + ci];
+}
+
+/* B [D, 2*G*H] (Wb then Rb, ONNX) as ldgo [1, D, G(+1), H] into DST (zeros without B). */
+static void to_ldgo(const rnn_geom *g, const float *b, float *dst)
+{
+    int gates = g->gates + (g->lbr ? 1 : 0);
+    int64_t gh = (int64_t)g->gates * g->h;
+    for (int64_t d = 0; d < g->d; d++)
+        for (int k = 0; k < gates; k++)
+            for (int64_t h = 0; h < g->h; h++) {
+                const float *bd = b ? b + d * 2 * gh : NULL;
+                float v = 0;
+                if (bd && k < g->gates) {
+                    int o = onnx_gate(g, k);
+                    v = bd[o * g->h + h];                          /* Wb */
+                    if (!(g->lbr && k == 2))                       /* lbr: Rb_h is gate 3's */
+                        v += bd[gh + o * g->h + h];                /* + Rb */
+                } else if (bd) {
+                    v = bd[gh + 2 * g->h + h];                     /* lbr's Rb_h */
+                }
+                dst[(d * gates + k) * g->h + h] = v;
+            }
+}
+
+static int const_of(dn_compiler *c, const float *data, int nd, const dnnl_dims_t dims,
+                    dnnl_format_tag_t tag, const dnnl_memory_desc_t *want, int *buf)
+{
+    dnnl_memory_desc_t src;
+    if (dn_check(c, dnnl_memory_desc_init_by_tag(&src, nd, dims, dnnl_f32, tag), "dnnl_memory_desc_init_by_tag"))
+        return BD_EBACKEND;
+    return dn_const(c, data, &src, want, buf);
+}
+
+int dn_rnn_build(dn_compiler *c, const bd_node *n)
+{
+    rnn_geom g;
+    char why[160];
+    if (!geom_of(n, &g, why, sizeof why))
+        return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
+    int gates_b = g.gates + (g.lbr ? 1 : 0), rc;
+    dnnl_dims_t xd = { g.t, g.n, g.i }, sd = { 1, g.d, g.n, g.h }, wl = { 1, g.d, g.i, g.gates, g.h },
+                wi = { 1, g.d, g.h, g.gates, g.h }, bd = { 1, g.d, gates_b, g.h }, yd = { g.t, g.n, g.d * g.h };
+    dnnl_memory_desc_t x_md, s_md, wl_any, wi_any, b_md, y_md;
+    if (dn_check(c, dnnl_memory_desc_init_by_tag(&x_md, 3, xd, dnnl_f32, dnnl_tnc), "md") ||
+        dn_check(c, dnnl_memory_desc_init_by_tag(&s_md, 4, sd, dnnl_f32, dnnl_ldnc), "md") ||
+        dn_check(c, dnnl_memory_desc_init_by_tag(&wl_any, 5, wl, dnnl_f32, dnnl_format_tag_any), "md") ||
+        dn_check(c, dnnl_memory_desc_init_by_tag(&wi_any, 5, wi, dnnl_f32, dnnl_format_tag_any), "md") ||
+        dn_check(c, dnnl_memory_desc_init_by_tag(&b_md, 4, bd, dnnl_f32, dnnl_ldgo), "md") ||
+        dn_check(c, dnnl_memory_desc_init_by_tag(&y_md, 3, yd, dnnl_f32, dnnl_tnc), "md"))
+        return BD_EBACKEND;
+    const bd_value *h0 = opt_input(n, 5), *c0 = g.kind == RNN_LSTM ? opt_input(n, 6) : NULL;
+    bool lstm = g.kind == RNN_LSTM;
+    /* absent states are absent from the descriptor too (oneDNN then starts from zeros / does
+     * not write them) */
+    const dnnl_memory_desc_t *h_in = h0 ? &s_md : NULL, *c_in = c0 ? &s_md : NULL;
+    const dnnl_memory_desc_t *h_out = n->n_outputs > 1 ? &s_md : NULL, *c_out = n->n_outputs > 2 ? &s_md : NULL;
+    dnnl_rnn_desc_t desc;
+    dnnl_status_t init;
+    if (lstm)
+        init = dnnl_lstm_forward_desc_init(&desc, dnnl_forward_inference, g.dir, &x_md, h_in, c_in, &wl_any,
+                                           &wi_any, &b_md, &y_md, h_out, c_out, 0);
+    else if (g.kind == RNN_GRU)
+        init = (g.lbr ? dnnl_lbr_gru_forward_desc_init : dnnl_gru_forward_desc_init)(
+            &desc, dnnl_forward_inference, g.dir, &x_md, h_in, &wl_any, &wi_any, &b_md, &y_md, h_out, 0);
+    else
+        init = dnnl_vanilla_rnn_forward_desc_init(&desc, dnnl_forward_inference, g.act, g.dir, &x_md, h_in,
+                                                  &wl_any, &wi_any, &b_md, &y_md, h_out, 0, 0.0f, 0.0f);
+    dnnl_primitive_desc_t pd;
+    if ((rc = dn_pd_make(c, init, "dnnl rnn desc_init", &desc, NULL, 1.0f, &pd)))
+        return rc;
+    /* the weights and bias in oneDNN's gate order and plain layouts, then in the pd's */
+    size_t nw = (size_t)(g.d * g.i * g.gates * g.h), nr = (size_t)(g.d * g.h * g.gates * g.h);
+    float *tmp = malloc((nw > nr ? nw : nr) * sizeof *tmp), *bias = calloc((size_t)(g.d * gates_b * g.h), sizeof *bias);
+    int wl_buf, wi_buf, b_buf, x_buf, y_buf, buf;
+    rc = tmp && bias ? 0 : dn_fail(c, BD_ENOMEM, "out of memory");
+    if (!rc) {
+        to_ldigo(&g, opt_input(n, 1)->data, g.i, tmp);
+        rc = const_of(c, tmp, 5, wl, dnnl_ldigo, dn_pd_md(pd, dnnl_query_weights_md), &wl_buf);
+    }
+    if (!rc) {
+        to_ldigo(&g, opt_input(n, 2)->data, g.h, tmp);
+        rc = const_of(c, tmp, 5, wi, dnnl_ldigo, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &wi_buf);
+    }
+    if (!rc) {
+        to_ldgo(&g, opt_input(n, 3) ? opt_input(n, 3)->data : NULL, bias);
+        rc = const_of(c, bias, 4, bd, dnnl_ldgo, &b_md, &b_buf);
+    }
+    free(tmp);
+    free(bias);
+    dn_arg args[12];
+    int na = 0;
+    if (!rc && !(rc = dn_input(c, opt_input(n, 0), &x_md, &x_buf)))
+        args[na++] = (dn_arg){ DNNL_ARG_SRC_LAYER, x_buf, x_md };
+    if (!rc) {
+        args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS_LAYER, wl_buf, *dn_pd_md(pd, dnnl_query_weights_md) };
+        args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS_ITER, wi_buf,
+                               *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1) };
+        args[na++] = (dn_arg){ DNNL_ARG_BIAS, b_buf, b_md };
+    }
+    /* initial states: [D, N, H] is ldnc [1, D, N, H] byte for byte */
+    const bd_value *init_state[2] = { h0, c0 };
+    const int init_arg[2] = { DNNL_ARG_SRC_ITER, DNNL_ARG_SRC_ITER_C };
+    for (int k = 0; k < 2 && !rc; k++)
+        if (init_state[k] && !(rc = dn_input_plain(c, init_state[k], &buf, &(dnnl_memory_desc_t){ 0 })))
+            args[na++] = (dn_arg){ init_arg[k], buf, s_md };
+    /* Y: dst_layer's bytes, seen as [T, D, N, H] */
+    if (!rc && n->n_outputs > 0) {
+        dnnl_dims_t y4 = { g.t, g.d, g.n, g.h }, st = { g.n * g.d * g.h, g.h, g.d * g.h, 1 };
+        dnnl_memory_desc_t view;
+        rc = dn_check(c, dnnl_memory_desc_init_by_strides(&view, 4, y4, dnnl_f32, st), "md");
+        if (!rc && !(rc = dn_output(c, n->outputs[0], &view, &y_buf)))
+            args[na++] = (dn_arg){ DNNL_ARG_DST_LAYER, y_buf, y_md };
+    }
+    const int iter_arg[2] = { DNNL_ARG_DST_ITER, DNNL_ARG_DST_ITER_C };
+    for (size_t k = 1; k < n->n_outputs && k < (lstm ? 3u : 2u) && !rc; k++) {
+        dnnl_memory_desc_t md;
+        dn_md_of_shape(&md, n->outputs[k]);
+        if (!(rc = dn_output(c, n->outputs[k], &md, &buf)))
+            args[na++] = (dn_arg){ iter_arg[k - 1], buf, s_md };
+    }
+    if (rc) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    return dn_add_step(c, pd, args, na);
+}
