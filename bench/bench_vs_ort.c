@@ -1,19 +1,23 @@
 /* braid-bench-ort: one model, braid against ONNX Runtime, interleaved runs on identical inputs.
  *
- *   braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--ort PATH]
- *                   [--ort-spin 0|1] [--gflop G] [--ort-only] [--seed S] [--atol A]
+ *   braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--block K]
+ *                   [--ort PATH] [--ort-spin 0|1] [--gflop G] [--ort-only] [--seed S]
+ *                   [--atol A]
  *
  * Both engines load the same file and get the same deterministic random inputs (inputs named
  * like "*mask*" are all ones). Their outputs are compared (max abs diff), then they run
- * interleaved — ORT, braid, ORT, braid, ... — so a noisy neighbour hits both alike, and the
- * medians, p90s and the ratio ORT/braid are printed (> 1 means braid is faster).
+ * interleaved — ORT, braid, ORT, braid, ... (or blocks of K runs of each, --block) — so a
+ * noisy neighbour hits both alike, and the medians, p90s and the ratio ORT/braid are printed
+ * (> 1 means braid is faster).
  *
  * Threads: braid's oneDNN uses OpenMP with N threads (omp_set_num_threads) and, unless the
- * caller set it, OMP_WAIT_POLICY=passive: libgomp reads its environment when it is loaded,
- * before main, so the program re-executes itself once with the variable set. ORT gets N
- * intra-op threads, 1 inter-op thread, sequential execution, graph optimizations ALL, and
- * spin-waiting off by default (--ort-spin 1 turns it on): spinning workers of one engine
- * would steal the cores the other engine is about to use in the interleaved loop. braid's
+ * caller set it, braid's policy (runtime/omp_env.h: passive after a ~60 us spin): libgomp
+ * reads its environment when it is loaded, before main, so the program re-executes itself
+ * once with the variables set. ORT gets N intra-op threads, 1 inter-op thread, sequential
+ * execution, graph optimizations ALL, and spin-waiting off by default (--ort-spin 1 turns it
+ * on, ORT's own default): in strict alternation, spinning workers of one engine would steal
+ * the cores the other engine is about to use; with --block K each engine runs K times in a
+ * row after a 20 ms pause, and both may spin. braid's
  * own ORT engine (the steps it falls back on) is configured with the same library and N
  * intra-op threads, so both sides run on N threads everywhere.
  *
@@ -48,6 +52,7 @@ typedef struct args {
     const char *model;
     const char *ort_path;
     int         threads, runs, warmup;
+    int         block;              /* runs of one engine in a row before the other's */
     bool        ort_spin, ort_only;
     double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
     double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
@@ -62,6 +67,9 @@ static void usage(FILE *f)
         "  --threads N   threads for each engine (default 1)\n"
         "  --runs R      timed rounds, each one ORT run then one braid run (default 20)\n"
         "  --warmup W    untimed rounds first (default 3)\n"
+        "  --block K     K runs of ORT, a 20 ms pause, K of braid, a pause, ... (default 1:\n"
+        "                strict alternation): with spinning thread pools, an engine's workers\n"
+        "                still spin when the other starts; blocks time each at its own pace\n"
         "  --ort PATH    libonnxruntime.so.1 (scripts/fetch_ort.sh prints it; default: loader search)\n"
         "  --ort-spin B  let ORT's worker threads spin-wait (default 0, like OMP_WAIT_POLICY=passive)\n"
         "  --gflop G     FLOPs of one inference in GFLOP, to print GFLOP/s\n"
@@ -104,9 +112,10 @@ static int parse_args(int argc, char **argv, args *a)
         {"ort", required_argument, 0, 'o'},   {"ort-spin", required_argument, 0, 'S'},
         {"gflop", required_argument, 0, 'g'}, {"ort-only", no_argument, 0, 'O'},
         {"seed", required_argument, 0, 's'},  {"atol", required_argument, 0, 'a'},
+        {"block", required_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
     };
-    *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3 };
+    *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3, .block = 1 };
     int c, spin = 0, seed = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         int rc = 0;
@@ -116,6 +125,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 't': rc = parse_int("--threads", optarg, 1, 1024, &a->threads); break;
         case 'r': rc = parse_int("--runs", optarg, 1, 1000000, &a->runs); break;
         case 'w': rc = parse_int("--warmup", optarg, 0, 1000000, &a->warmup); break;
+        case 'b': rc = parse_int("--block", optarg, 1, 1000, &a->block); break;
         case 'S': rc = parse_int("--ort-spin", optarg, 0, 1, &spin); break;
         case 's': rc = parse_int("--seed", optarg, 0, 0x7fffffff, &seed); break;
         case 'g': rc = parse_double("--gflop", optarg, &a->gflop); break;
@@ -383,23 +393,41 @@ int main(int argc, char **argv)
     double *t_braid = calloc((size_t)a.runs, sizeof *t_braid);
     if (!t_ort || !t_braid)
         rc = 1;
-    for (int i = -a.warmup; !rc && i < a.runs; i++) {
-        double t0 = now_ms();
+    /* Warm-up rounds (untimed), then rounds of one ORT run and one braid run (BLOCK 1), or of
+     * BLOCK runs of each with a pause between blocks so a spinning pool goes idle before the
+     * other engine runs. */
+    for (int i = 0; !rc && i < a.warmup; i++) {
         if (ort_runner_run(ort, why, sizeof why)) {
             fprintf(stderr, "braid-bench-ort: %s\n", why);
             rc = 1;
-            break;
         }
-        double t1 = now_ms();
-        if (!a.ort_only && braid_run(&braid)) {
-            rc = 1;
-            break;
+        if (!rc && !a.ort_only)
+            rc = braid_run(&braid) ? 1 : 0;
+    }
+    for (int i = 0; !rc && i < a.runs; i += a.block) {
+        int n = a.runs - i < a.block ? a.runs - i : a.block;
+        for (int k = 0; k < n && !rc; k++) {
+            double t0 = now_ms();
+            if (ort_runner_run(ort, why, sizeof why)) {
+                fprintf(stderr, "braid-bench-ort: %s\n", why);
+                rc = 1;
+            }
+            t_ort[i + k] = now_ms() - t0;
+            if (!rc && a.block == 1 && !a.ort_only) {
+                t0 = now_ms();
+                rc = braid_run(&braid) ? 1 : 0;
+                t_braid[i + k] = now_ms() - t0;
+            }
         }
-        double t2 = now_ms();
-        if (i >= 0) {
-            t_ort[i] = t1 - t0;
-            t_braid[i] = t2 - t1;
+        if (a.block == 1 || a.ort_only || rc)
+            continue;
+        usleep(20000);
+        for (int k = 0; k < n && !rc; k++) {
+            double t0 = now_ms();
+            rc = braid_run(&braid) ? 1 : 0;
+            t_braid[i + k] = now_ms() - t0;
         }
+        usleep(20000);
     }
 
     if (!rc) {

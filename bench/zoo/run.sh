@@ -11,13 +11,18 @@
 # (one large oneDNN matmul; the best of samples taken through the run) at each thread count;
 # then per model: check braid's outputs against PyTorch's (check.py, through `braid run`),
 # and if they agree time braid and ORT, interleaved, on the same inputs, at each thread
-# count (braid-bench-ort). A model that fails to export, fails the check or fails in
+# count (braid-bench-ort): each engine with its default thread pool policy (ORT spins; braid
+# spins ~60 us, runtime/omp_env.h), timed in alternating blocks of BLOCK runs with a pause
+# between, so neither engine's spinning workers run into the other's timing.
+# A model that fails to export, fails the check or fails in
 # braid-bench-ort is shown FAILED and the run goes on.
 # The table is printed at the end and written to $BRAID_ZOO_DIR/last-run.txt.
 #
 # Environment:
 #   RUNS        timed rounds per model and thread count (default 20)
 #   WARMUP      untimed rounds first (default 3)
+#   BLOCK       runs of one engine in a row (default 10; 1 = strict alternation)
+#   ORT_SPIN    1: ORT's workers spin, its default (default 1); 0: they sleep
 #   THREADS     thread counts (default "1 2")
 #   MODELS      subset of the zoo (default: all; gen_zoo.py --list names them)
 #   BRAID_ZOO_DIR  models, references, manifest.json, last-run.txt (default ~/.cache/braid/zoo)
@@ -42,6 +47,8 @@ HERE="$ROOT/bench/zoo"
 PY=/usr/bin/python3                 # Debian's python: torch, torchvision, onnx, numpy
 RUNS="${RUNS:-20}"
 WARMUP="${WARMUP:-3}"
+BLOCK="${BLOCK:-10}"
+ORT_SPIN="${ORT_SPIN:-1}"
 THREADS="${THREADS:-1 2}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
 export BRAID_ZOO_DIR="${BRAID_ZOO_DIR:-$HOME/.cache/braid/zoo}"
@@ -137,7 +144,8 @@ for m in $MODELS; do
   for t in $THREADS; do
     echo "== $m, $t thread(s)"
     if timeout "$BENCH_TIMEOUT" "$BENCH" --model "$ZOO/$m.onnx" --threads "$t" --runs "$RUNS" \
-         --warmup "$WARMUP" --ort "$ORT" --gflop "$g" 2>"$ERR" | tee "$LOG"; then
+         --warmup "$WARMUP" --block "$BLOCK" --ort-spin "$ORT_SPIN" --ort "$ORT" --gflop "$g" \
+         2>"$ERR" | tee "$LOG"; then
       rows+=("name=$m gflop=$g check=${check// /_} $(grep '^RESULT ' "$LOG" | tail -n1)")
     else
       status=1
