@@ -137,11 +137,39 @@ static bd_reason classify(const char *why)
     return BD_REASON_ATTRIBUTE;
 }
 
+/* A preferred fallback (prefer_fallback_ops) that takes N, or -1; the engines passed over get
+ * reason "cost". */
+static int preferred_fallback(bd_graph *g, bd_node *n, const bd_backend *const *backends, size_t nb,
+                              unsigned allowed, bd_node_place *pl)
+{
+    char why[sizeof pl->why[0]];
+    for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS; b++) {
+        if (!(allowed & (1u << b)) || backends[b]->kind != BD_ENGINE_FALLBACK ||
+            !backends[b]->supports(g, n, why, sizeof why))
+            continue;
+        for (size_t k = 0; k < nb && k < BD_PLACE_MAX_BACKENDS; k++)
+            if (k != b && (allowed & (1u << k)) && backends[k]->kind != BD_ENGINE_FALLBACK) {
+                pl->reason[k] = BD_REASON_COST;
+                snprintf(pl->why[k], sizeof pl->why[k], "%s runs %s faster here (prefer_fallback_ops)",
+                         backends[b]->name, n->op_type);
+            }
+        return (int)b;
+    }
+    return -1;
+}
+
 static void place_node(bd_graph *g, bd_node *n, const bd_backend *const *backends, size_t nb,
                        const bd_placement_opts *opts, unsigned allowed, bd_node_place *pl)
 {
     bool pinned = n->backend == BD_BACKEND_PINNED ||
                   bd_place_op_listed(bd_place_fallback_ops(opts, backends, nb, allowed), n->op_type);
+    memset(pl, 0, sizeof *pl);
+    pl->backend = -1;
+    if (!pinned && opts && bd_place_op_listed(opts->prefer_fallback_ops, n->op_type) &&
+        (pl->backend = preferred_fallback(g, n, backends, nb, allowed, pl)) >= 0) {
+        n->backend = pl->backend;
+        return;
+    }
     memset(pl, 0, sizeof *pl);
     pl->backend = -1;
     for (size_t b = 0; b < nb && b < BD_PLACE_MAX_BACKENDS; b++) {

@@ -56,6 +56,9 @@ typedef struct bd_placement_opts {
     const char *engine;                /* NULL / "" / "auto": every backend; else the backends
                                         * allowed, comma-separated ("ort"; "dnnl,native") */
     int64_t     min_dnnl_region_flops; /* cost rule threshold; 0 = the default, < 0 = rule off */
+    const char *prefer_fallback_ops;   /* op types a framework fallback runs faster (measured):
+                                        * offered to the fallbacks first, and to the others only
+                                        * when no fallback takes them (reason "cost") */
 } bd_placement_opts;
 
 /* What annotation decided for one node. */

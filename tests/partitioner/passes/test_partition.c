@@ -175,6 +175,31 @@ static void test_annotate_forced_ops_and_engine(void **state)
     bd_graph_destroy(g);
 }
 
+/* prefer_fallback_ops offers an op to the fallbacks first; one no fallback runs (Weird) or
+ * with no fallback allowed, it goes where it would have gone. */
+static void test_annotate_prefers_fallback_softly(void **state)
+{
+    (void)state;
+    bd_graph *g = bd_graph_create("p");
+    bd_value *x = tensor(g, "x", 4), *y = tensor(g, "y", 4), *z = tensor(g, "z", 4);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, z, NULL);
+    tl_op(g, "lstm", "Lstm", &x, 1, y);
+    tl_op(g, "w", "Weird", &y, 1, z);
+    bd_node_place pl[2];
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_placement_opts o = { .prefer_fallback_ops = "Lstm,Weird" };
+    assert_int_equal(bd_annotate(g, backends, NB, &o, pl, NULL), 0);
+    assert_int_equal(find(g, "lstm")->backend, 1);
+    assert_int_equal(pl[find(g, "lstm")->index].reason[0], BD_REASON_COST);
+    assert_non_null(strstr(pl[find(g, "lstm")->index].why[0], "slow runs Lstm faster"));
+    assert_int_equal(find(g, "w")->backend, 0);                /* slow refuses Weird */
+    o.engine = "fast";
+    assert_int_equal(bd_annotate(g, backends, NB, &o, pl, NULL), 0);
+    assert_int_equal(find(g, "lstm")->backend, 0);
+    bd_graph_destroy(g);
+}
+
 static void test_annotate_no_backend_names_the_node(void **state)
 {
     bd_graph *g = bd_graph_create("n");
@@ -559,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_annotate_first_backend_wins_with_reasons),
         cmocka_unit_test(test_annotate_dtype_and_dynamic_shape),
         cmocka_unit_test(test_annotate_forced_ops_and_engine),
+        cmocka_unit_test(test_annotate_prefers_fallback_softly),
         cmocka_unit_test(test_annotate_no_backend_names_the_node),
         cmocka_unit_test(test_region_merge_chain_is_one_region),
         cmocka_unit_test(test_region_merge_diamond_would_cycle),
