@@ -17,7 +17,7 @@
  * execution, graph optimizations ALL, and spin-waiting off by default (--ort-spin 1 turns it
  * on, ORT's own default): in strict alternation, spinning workers of one engine would steal
  * the cores the other engine is about to use; with --block K each engine runs K times in a
- * row after a 20 ms pause, and both may spin. braid's
+ * row after a pause (--pause-ms), and both may spin. braid's
  * own ORT engine (the steps it falls back on) is configured with the same library and N
  * intra-op threads, so both sides run on N threads everywhere.
  *
@@ -53,6 +53,7 @@ typedef struct args {
     const char *ort_path;
     int         threads, runs, warmup;
     int         block;              /* runs of one engine in a row before the other's */
+    int         pause_ms;           /* between blocks */
     bool        ort_spin, ort_only;
     double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
     double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
@@ -67,9 +68,10 @@ static void usage(FILE *f)
         "  --threads N   threads for each engine (default 1)\n"
         "  --runs R      timed rounds, each one ORT run then one braid run (default 20)\n"
         "  --warmup W    untimed rounds first (default 3)\n"
-        "  --block K     K runs of ORT, a 20 ms pause, K of braid, a pause, ... (default 1:\n"
+        "  --block K     K runs of ORT, a pause, K of braid, a pause, ... (default 1:\n"
         "                strict alternation): with spinning thread pools, an engine's workers\n"
         "                still spin when the other starts; blocks time each at its own pace\n"
+        "  --pause-ms P  the pause between blocks (default 20)\n"
         "  --ort PATH    libonnxruntime.so.1 (scripts/fetch_ort.sh prints it; default: loader search)\n"
         "  --ort-spin B  let ORT's worker threads spin-wait (default 0, like OMP_WAIT_POLICY=passive)\n"
         "  --gflop G     FLOPs of one inference in GFLOP, to print GFLOP/s\n"
@@ -112,10 +114,11 @@ static int parse_args(int argc, char **argv, args *a)
         {"ort", required_argument, 0, 'o'},   {"ort-spin", required_argument, 0, 'S'},
         {"gflop", required_argument, 0, 'g'}, {"ort-only", no_argument, 0, 'O'},
         {"seed", required_argument, 0, 's'},  {"atol", required_argument, 0, 'a'},
-        {"block", required_argument, 0, 'b'},
+        {"block", required_argument, 0, 'b'}, {"pause-ms", required_argument, 0, 'p'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
     };
-    *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3, .block = 1 };
+    *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3, .block = 1,
+                 .pause_ms = 20 };
     int c, spin = 0, seed = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         int rc = 0;
@@ -126,6 +129,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 'r': rc = parse_int("--runs", optarg, 1, 1000000, &a->runs); break;
         case 'w': rc = parse_int("--warmup", optarg, 0, 1000000, &a->warmup); break;
         case 'b': rc = parse_int("--block", optarg, 1, 1000, &a->block); break;
+        case 'p': rc = parse_int("--pause-ms", optarg, 0, 10000, &a->pause_ms); break;
         case 'S': rc = parse_int("--ort-spin", optarg, 0, 1, &spin); break;
         case 's': rc = parse_int("--seed", optarg, 0, 0x7fffffff, &seed); break;
         case 'g': rc = parse_double("--gflop", optarg, &a->gflop); break;
@@ -421,13 +425,13 @@ int main(int argc, char **argv)
         }
         if (a.block == 1 || a.ort_only || rc)
             continue;
-        usleep(20000);
+        usleep((useconds_t)a.pause_ms * 1000);
         for (int k = 0; k < n && !rc; k++) {
             double t0 = now_ms();
             rc = braid_run(&braid) ? 1 : 0;
             t_braid[i + k] = now_ms() - t0;
         }
-        usleep(20000);
+        usleep((useconds_t)a.pause_ms * 1000);
     }
 
     if (!rc) {

@@ -257,7 +257,7 @@ static void report_stats(bd_plan *p)
     }
 }
 
-static int compile_steps(bd_plan *p, bd_error *err)
+static int compile_each(bd_plan *p, bd_error *err)
 {
     for (size_t si = 0; si < p->n_steps; si++) {
         plan_step *s = &p->steps[si];
@@ -272,6 +272,20 @@ static int compile_steps(bd_plan *p, bd_error *err)
                                    s->backend->name, s->n_nodes, s->nodes[0]->name);
     }
     return 0;
+}
+
+/* Compile every step with the plan's thread count in force: oneDNN sizes a primitive's work
+ * split from it at creation, and a primitive made for 2 threads runs on 2 whatever the
+ * context's count at run time. */
+static int compile_steps(bd_plan *p, bd_error *err)
+{
+    int saved = omp_get_max_threads();
+    if (p->threads > 0 && p->threads != saved)
+        omp_set_num_threads(p->threads);
+    int rc = compile_each(p, err);
+    if (p->threads > 0 && p->threads != saved)
+        omp_set_num_threads(saved);
+    return rc;
 }
 
 /* "'x' [0,4]": the first empty input, or "" when none is. */
