@@ -21,7 +21,7 @@
 # Environment:
 #   RUNS        timed rounds per model and thread count (default 20)
 #   WARMUP      untimed rounds first (default 3)
-#   BLOCK       runs of one engine in a row (default 10; 1 = strict alternation)
+#   BLOCK       runs of one engine in a row (default 5; 1 = strict alternation)
 #   ORT_SPIN    1: ORT's workers spin, its default (default 1); 0: they sleep
 #   THREADS     thread counts (default "1 2")
 #   MODELS      subset of the zoo (default: all; gen_zoo.py --list names them)
@@ -47,7 +47,7 @@ HERE="$ROOT/bench/zoo"
 PY=/usr/bin/python3                 # Debian's python: torch, torchvision, onnx, numpy
 RUNS="${RUNS:-20}"
 WARMUP="${WARMUP:-3}"
-BLOCK="${BLOCK:-10}"
+BLOCK="${BLOCK:-5}"
 ORT_SPIN="${ORT_SPIN:-1}"
 THREADS="${THREADS:-1 2}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
