@@ -1,7 +1,7 @@
 /* braid-bench-ort: one model, braid against ONNX Runtime, interleaved runs on identical inputs.
  *
  *   braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--block K]
- *                   [--ort PATH] [--ort-spin 0|1] [--gflop G] [--ort-only] [--seed S]
+ *                   [--ort PATH] [--ort-spin 0|1] [--gflop G] [--ort-only | --braid-only] [--seed S]
  *                   [--atol A]
  *
  * Both engines load the same file and get the same deterministic random inputs (inputs named
@@ -26,7 +26,8 @@
  *   RESULT model=<file> threads=N runs=R ort_ms=<median> braid_ms=<median> ratio=<ort/braid>
  *          ort_p90=... braid_p90=... maxdiff=... steps=<plan steps>
  *          engines=<backend:steps,... in order of first use> reorders=<n>/<MB written>
- * (braid's fields are "-" with --ort-only). */
+ *          ort_load_ms=<session + first run> braid_load_ms=<open + plan + first run>
+ * (braid's fields are "-" with --ort-only, ORT's with --braid-only). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -54,7 +55,7 @@ typedef struct args {
     int         threads, runs, warmup;
     int         block;              /* runs of one engine in a row before the other's */
     int         pause_ms;           /* between blocks */
-    bool        ort_spin, ort_only;
+    bool        ort_spin, ort_only, braid_only;
     double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
     double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
     unsigned long long seed;
@@ -64,7 +65,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--ort PATH]\n"
-        "                       [--ort-spin 0|1] [--gflop G] [--ort-only] [--seed S] [--atol A]\n"
+        "                       [--ort-spin 0|1] [--gflop G] [--ort-only | --braid-only] [--seed S]\n"
+        "                       [--atol A]\n"
         "  --threads N   threads for each engine (default 1)\n"
         "  --runs R      timed rounds, each one ORT run then one braid run (default 20)\n"
         "  --warmup W    untimed rounds first (default 3)\n"
@@ -76,6 +78,9 @@ static void usage(FILE *f)
         "  --ort-spin B  let ORT's worker threads spin-wait (default 0, like OMP_WAIT_POLICY=passive)\n"
         "  --gflop G     FLOPs of one inference in GFLOP, to print GFLOP/s\n"
         "  --ort-only    time ONNX Runtime alone (no braid)\n"
+        "  --braid-only  time braid alone (ORT loads, checks the outputs and leaves the process\n"
+        "                first): with --ort-only in another process, no thread of one engine\n"
+        "                can run into the other's timing\n"
         "  --seed S      input seed (default 1)\n"
         "  --atol A      allowed max abs diff, scaled by max(1, max|output|) (default 1e-3)\n");
 }
@@ -113,6 +118,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"runs", required_argument, 0, 'r'},  {"warmup", required_argument, 0, 'w'},
         {"ort", required_argument, 0, 'o'},   {"ort-spin", required_argument, 0, 'S'},
         {"gflop", required_argument, 0, 'g'}, {"ort-only", no_argument, 0, 'O'},
+        {"braid-only", no_argument, 0, 'B'},
         {"seed", required_argument, 0, 's'},  {"atol", required_argument, 0, 'a'},
         {"block", required_argument, 0, 'b'}, {"pause-ms", required_argument, 0, 'p'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
@@ -135,11 +141,16 @@ static int parse_args(int argc, char **argv, args *a)
         case 'g': rc = parse_double("--gflop", optarg, &a->gflop); break;
         case 'a': rc = parse_double("--atol", optarg, &a->atol); break;
         case 'O': a->ort_only = true; break;
+        case 'B': a->braid_only = true; break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
         if (rc)
             return -1;
+    }
+    if (a->ort_only && a->braid_only) {
+        fprintf(stderr, "braid-bench-ort: --ort-only and --braid-only exclude each other\n");
+        return -1;
     }
     if (optind < argc) {
         fprintf(stderr, "braid-bench-ort: unexpected argument '%s'\n", argv[optind]);
@@ -334,6 +345,54 @@ static void print_stats(const char *who, stats s, const args *a)
     printf("\n");
 }
 
+/* Warm-up rounds (untimed), then the timed ones: one ORT run and one braid run (BLOCK 1), or
+ * BLOCK runs of each with a pause between blocks; with --ort-only / --braid-only (ORT == NULL)
+ * one engine alone. Returns 0, or 1 after printing why. */
+static int time_runs(const args *a, ort_runner *ort, braid_side *braid, double *t_ort, double *t_braid)
+{
+    char why[WHY_LEN];
+    bool with_ort = ort != NULL, with_braid = !a->ort_only;
+    for (int i = 0; i < a->warmup; i++) {
+        if (with_ort && ort_runner_run(ort, why, sizeof why))
+            goto ort_failed;
+        if (with_braid && braid_run(braid))
+            return 1;
+    }
+    for (int i = 0; i < a->runs; i += a->block) {
+        int n = a->runs - i < a->block ? a->runs - i : a->block;
+        for (int k = 0; with_ort && k < n; k++) {
+            double t0 = now_ms();
+            /* the last run of a block parks ORT's spinning workers: they would otherwise spin
+             * on through braid's block, on the core braid's second thread needs */
+            if (ort_runner_run_ex(ort, a->block > 1 && k == n - 1, why, sizeof why))
+                goto ort_failed;
+            t_ort[i + k] = now_ms() - t0;
+            if (a->block == 1 && with_braid) {
+                t0 = now_ms();
+                if (braid_run(braid))
+                    return 1;
+                t_braid[i + k] = now_ms() - t0;
+            }
+        }
+        if (a->block == 1 && with_ort)
+            continue;
+        if (with_ort)
+            usleep((useconds_t)a->pause_ms * 1000);
+        for (int k = 0; with_braid && k < n; k++) {
+            double t0 = now_ms();
+            if (braid_run(braid))
+                return 1;
+            t_braid[i + k] = now_ms() - t0;
+        }
+        if (with_ort)
+            usleep((useconds_t)a->pause_ms * 1000);
+    }
+    return 0;
+ort_failed:
+    fprintf(stderr, "braid-bench-ort: %s\n", why);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     args a;
@@ -346,6 +405,9 @@ int main(int argc, char **argv)
     char why[WHY_LEN];
     ort_runner *ort = NULL;
     ort_runner_options oo = { .library = a.ort_path, .threads = a.threads, .spin = a.ort_spin };
+    /* load times: what it takes each engine to answer its first request (ORT: session creation
+     * and the first run; braid: open, plan and the first run) */
+    double load_t0 = now_ms(), ort_load = 0, braid_load = 0;
     if (ort_runner_open(a.model, &oo, &ort, why, sizeof why)) {
         fprintf(stderr, "braid-bench-ort: %s\n", why);
         return 1;
@@ -374,19 +436,25 @@ int main(int argc, char **argv)
         bench_tensor_fill(&inputs[i], a.seed + i);
         printf("input  %-20s %s\n", inputs[i].name, bench_tensor_desc(dtype, rank, dims, desc, sizeof desc));
     }
-    if (!rc && ort_runner_prepare(ort, inputs, n_in, why, sizeof why)) {
+    if (!rc && ort_runner_prepare(ort, inputs, n_in, why, sizeof why)) {     /* + the first run */
         fprintf(stderr, "braid-bench-ort: %s\n", why);
         rc = 1;
     }
+    ort_load = now_ms() - load_t0;      /* the inputs' making counts too: a few ms at most */
 
     braid_side braid = {0};
     double maxdiff = NAN;
     if (!rc && !a.ort_only) {
-        bool ok;
+        bool ok = false;
+        load_t0 = now_ms();
         if (braid_open(&braid, &a, inputs, n_in) || braid_run(&braid))
             rc = 1;
-        else
+        braid_load = now_ms() - load_t0;
+        if (!rc) {
+            printf("load   ORT %.1f ms (session and first run), braid %.1f ms (open, plan, first run)\n",
+                   ort_load, braid_load);
             maxdiff = compare_outputs(&braid, ort, a.atol, &ok);
+        }
         if (!rc && !ok) {
             fprintf(stderr, "braid-bench-ort: braid and ONNX Runtime disagree; not timing\n");
             rc = 1;
@@ -397,44 +465,21 @@ int main(int argc, char **argv)
     double *t_braid = calloc((size_t)a.runs, sizeof *t_braid);
     if (!t_ort || !t_braid)
         rc = 1;
-    /* Warm-up rounds (untimed), then rounds of one ORT run and one braid run (BLOCK 1), or of
-     * BLOCK runs of each with a pause between blocks so a spinning pool goes idle before the
-     * other engine runs. */
-    for (int i = 0; !rc && i < a.warmup; i++) {
-        if (ort_runner_run(ort, why, sizeof why)) {
-            fprintf(stderr, "braid-bench-ort: %s\n", why);
-            rc = 1;
-        }
-        if (!rc && !a.ort_only)
-            rc = braid_run(&braid) ? 1 : 0;
+    if (!rc && a.braid_only) {        /* its thread pool leaves the process with the session */
+        ort_runner_close(ort);
+        ort = NULL;
     }
-    for (int i = 0; !rc && i < a.runs; i += a.block) {
-        int n = a.runs - i < a.block ? a.runs - i : a.block;
-        for (int k = 0; k < n && !rc; k++) {
-            double t0 = now_ms();
-            if (ort_runner_run(ort, why, sizeof why)) {
-                fprintf(stderr, "braid-bench-ort: %s\n", why);
-                rc = 1;
-            }
-            t_ort[i + k] = now_ms() - t0;
-            if (!rc && a.block == 1 && !a.ort_only) {
-                t0 = now_ms();
-                rc = braid_run(&braid) ? 1 : 0;
-                t_braid[i + k] = now_ms() - t0;
-            }
-        }
-        if (a.block == 1 || a.ort_only || rc)
-            continue;
-        usleep((useconds_t)a.pause_ms * 1000);
-        for (int k = 0; k < n && !rc; k++) {
-            double t0 = now_ms();
-            rc = braid_run(&braid) ? 1 : 0;
-            t_braid[i + k] = now_ms() - t0;
-        }
-        usleep((useconds_t)a.pause_ms * 1000);
-    }
+    if (!rc)
+        rc = time_runs(&a, ort, &braid, t_ort, t_braid);
 
-    if (!rc) {
+    if (!rc && a.braid_only) {
+        stats sb = summarize(t_braid, a.runs);
+        print_stats("braid", sb, &a);
+        printf("RESULT model=%s threads=%d runs=%d ort_ms=- ort_p90=- braid_ms=%.3f braid_p90=%.3f "
+               "ratio=- maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f braid_load_ms=%.1f\n",
+               a.model, a.threads, a.runs, sb.median, sb.p90, maxdiff, braid.steps, braid.engines,
+               braid.reorders, ort_load, braid_load);
+    } else if (!rc) {
         stats so = summarize(t_ort, a.runs);
         print_stats("ORT", so, &a);
         if (a.ort_only) {
@@ -446,9 +491,10 @@ int main(int argc, char **argv)
             print_stats("braid", sb, &a);
             printf("ratio ORT/braid (medians) %.3f  (> 1: braid is faster)\n", so.median / sb.median);
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=%.3f braid_p90=%.3f "
-                   "ratio=%.3f maxdiff=%.3g steps=%zu engines=%s reorders=%s\n", a.model, a.threads,
-                   a.runs, so.median, so.p90, sb.median, sb.p90, so.median / sb.median, maxdiff,
-                   braid.steps, braid.engines, braid.reorders);
+                   "ratio=%.3f maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f "
+                   "braid_load_ms=%.1f\n", a.model, a.threads, a.runs, so.median, so.p90, sb.median,
+                   sb.p90, so.median / sb.median, maxdiff, braid.steps, braid.engines, braid.reorders,
+                   ort_load, braid_load);
         }
     }
 

@@ -23,6 +23,7 @@ struct ort_runner {
     OrtValue         **in_vals;        /* wrap the caller's input buffers */
     OrtValue         **out_vals;       /* wrap OUTS */
     bench_tensor      *outs;
+    OrtRunOptions     *stop_spin;      /* "session.force_spinning_stop": park the pool after */
 };
 
 static int fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -213,6 +214,8 @@ void ort_runner_close(ort_runner *r)
     free(r->in_dtype);
     free(r->in_rank);
     free(r->in_dims);
+    if (r->stop_spin)
+        r->api->ReleaseRunOptions(r->stop_spin);
     r->api->ReleaseMemoryInfo(r->cpu);
     r->api->ReleaseSession(r->session);
     r->api->ReleaseEnv(r->env);
@@ -302,7 +305,18 @@ int ort_runner_prepare(ort_runner *r, const bench_tensor *inputs, size_t n_input
 
 int ort_runner_run(ort_runner *r, char *why, size_t why_len)
 {
-    return check(r->api, r->api->Run(r->session, NULL, (const char *const *)r->in_names,
+    return ort_runner_run_ex(r, false, why, why_len);
+}
+
+int ort_runner_run_ex(ort_runner *r, bool park, char *why, size_t why_len)
+{
+    if (park && !r->stop_spin &&
+        (check(r->api, r->api->CreateRunOptions(&r->stop_spin), "run options", why, why_len) ||
+         check(r->api, r->api->AddRunConfigEntry(r->stop_spin, "session.force_spinning_stop", "1"),
+               "run options", why, why_len)))
+        return -1;
+    return check(r->api, r->api->Run(r->session, park ? r->stop_spin : NULL,
+                                      (const char *const *)r->in_names,
                                       (const OrtValue *const *)r->in_vals, r->n_in,
                                       (const char *const *)r->out_names, r->n_out, r->out_vals),
                  "run", why, why_len);

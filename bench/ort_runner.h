@@ -44,6 +44,9 @@ int  ort_runner_prepare(ort_runner *r, const bench_tensor *inputs, size_t n_inpu
                         char *why, size_t why_len);
 /* One inference on the bound inputs into the bound outputs. Returns 0, or -1 with WHY. */
 int  ort_runner_run(ort_runner *r, char *why, size_t why_len);
+/* The same; PARK: ORT's spinning workers stop spinning once it returns
+ * ("session.force_spinning_stop"), so they do not run into what the process does next. */
+int  ort_runner_run_ex(ort_runner *r, bool park, char *why, size_t why_len);
 /* Output I of the last run (owned by R). */
 const bench_tensor *ort_runner_output(const ort_runner *r, size_t i);
 

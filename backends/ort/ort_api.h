@@ -395,7 +395,7 @@ struct OrtApi {
     ort_unused_fn KernelInfoGetAttributeArray_float;
     ort_unused_fn KernelInfoGetAttributeArray_int64;
     ort_unused_fn CreateArenaCfgV2;
-    ort_unused_fn AddRunConfigEntry;
+    OrtStatus *(*AddRunConfigEntry)(OrtRunOptions *options, const char *key, const char *value);
     ort_unused_fn CreatePrepackedWeightsContainer;
     ort_unused_fn ReleasePrepackedWeightsContainer;
     ort_unused_fn CreateSessionWithPrepackedWeightsContainer;

@@ -12,8 +12,9 @@
 # then per model: check braid's outputs against PyTorch's (check.py, through `braid run`),
 # and if they agree time braid and ORT, interleaved, on the same inputs, at each thread
 # count (braid-bench-ort): each engine with its default thread pool policy (ORT spins; braid
-# spins ~60 us, runtime/omp_env.h), timed in alternating blocks of BLOCK runs with a pause
-# between, so neither engine's spinning workers run into the other's timing.
+# spins ~60 us, runtime/omp_env.h) and alone in its process (--ort-only, --braid-only),
+# processes alternating for ROUNDS rounds, so neither engine's workers run into the other's
+# timing; the table shows the median of the rounds' medians.
 # A model that fails to export, fails the check or fails in
 # braid-bench-ort is shown FAILED and the run goes on.
 # The table is printed at the end and written to $BRAID_ZOO_DIR/last-run.txt.
@@ -21,7 +22,7 @@
 # Environment:
 #   RUNS        timed rounds per model and thread count (default 20)
 #   WARMUP      untimed rounds first (default 3)
-#   BLOCK       runs of one engine in a row (default 5; 1 = strict alternation)
+#   ROUNDS      alternating processes per engine, model and thread count (default 3)
 #   ORT_SPIN    1: ORT's workers spin, its default (default 1); 0: they sleep
 #   THREADS     thread counts (default "1 2")
 #   MODELS      subset of the zoo (default: all; gen_zoo.py --list names them)
@@ -47,7 +48,7 @@ HERE="$ROOT/bench/zoo"
 PY=/usr/bin/python3                 # Debian's python: torch, torchvision, onnx, numpy
 RUNS="${RUNS:-20}"
 WARMUP="${WARMUP:-3}"
-BLOCK="${BLOCK:-5}"
+ROUNDS="${ROUNDS:-3}"
 ORT_SPIN="${ORT_SPIN:-1}"
 THREADS="${THREADS:-1 2}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
@@ -62,6 +63,32 @@ for m in $MODELS; do
   esac
 done
 BENCH_TIMEOUT=1800                  # seconds for one braid-bench-ort run
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# time_model M T G: ROUNDS rounds of one process timing ORT alone, then one timing braid alone
+# (each RUNS runs after WARMUP, same inputs), so neither engine's thread pool runs into the
+# other's timing; prints one RESULT-style line with the medians of the rounds' medians.
+time_model() {
+  local m=$1 t=$2 g=$3 r ort_meds="" braid_meds="" bline="" om_r
+  for ((r = 1; r <= ROUNDS; r++)); do
+    timeout "$BENCH_TIMEOUT" "$BENCH" --model "$ZOO/$m.onnx" --threads "$t" --runs "$RUNS" \
+      --warmup "$WARMUP" --ort-spin "$ORT_SPIN" --ort "$ORT" --gflop "$g" --ort-only 2>"$ERR" >"$LOG" || return 1
+    om_r="$(field ort_ms "$(grep '^RESULT ' "$LOG" | tail -n1)")"
+    ort_meds+=" $om_r"
+    timeout "$BENCH_TIMEOUT" "$BENCH" --model "$ZOO/$m.onnx" --threads "$t" --runs "$RUNS" \
+      --warmup "$WARMUP" --ort "$ORT" --gflop "$g" --braid-only 2>"$ERR" >"$LOG" || return 1
+    bline="$(grep '^RESULT ' "$LOG" | tail -n1)"
+    braid_meds+=" $(field braid_ms "$bline")"
+    echo "   round $r: ORT $om_r ms, braid $(field braid_ms "$bline") ms" >&2
+  done
+  local om bm
+  om="$(median <<<"$ort_meds")"; bm="$(median <<<"$braid_meds")"
+  echo "threads=$t ort_ms=$om braid_ms=$bm ratio=$(awk -v o="$om" -v b="$bm" 'BEGIN { printf "%.3f", o / b }') " \
+       "steps=$(field steps "$bline") engines=$(field engines "$bline") reorders=$(field reorders "$bline")" \
+       "ort_load_ms=$(field ort_load_ms "$bline") braid_load_ms=$(field braid_load_ms "$bline")"
+  echo "   ORT medians:$ort_meds; braid medians:$braid_meds" >&2
+}
 
 echo "== onnxruntime"
 ORT="$("$ROOT/scripts/fetch_ort.sh")"
@@ -143,10 +170,8 @@ for m in $MODELS; do
   check="ok $(field maxrel "$cline")"
   for t in $THREADS; do
     echo "== $m, $t thread(s)"
-    if timeout "$BENCH_TIMEOUT" "$BENCH" --model "$ZOO/$m.onnx" --threads "$t" --runs "$RUNS" \
-         --warmup "$WARMUP" --block "$BLOCK" --ort-spin "$ORT_SPIN" --ort "$ORT" --gflop "$g" \
-         2>"$ERR" | tee "$LOG"; then
-      rows+=("name=$m gflop=$g check=${check// /_} $(grep '^RESULT ' "$LOG" | tail -n1)")
+    if line="$(time_model "$m" "$t" "$g")"; then
+      rows+=("name=$m gflop=$g check=${check// /_} $line")
     else
       status=1
       cat "$ERR" >&2
@@ -166,7 +191,7 @@ pct() {   # % of peak P GFLOP/s at MS per inference of G GFLOP
 table() {
   echo "braid vs ONNX Runtime $(basename "$(dirname "$ORT")"), zoo $ZOO, $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') (family $(grep -m1 'cpu family' /proc/cpuinfo | sed 's/.*: //'), model $(grep -m1 '^model\s' /proc/cpuinfo | sed 's/.*: //')), $(nproc) vCPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "median ms over $RUNS interleaved rounds after $WARMUP warm-up; ORT/braid > 1 means braid is faster;"
+  echo "median of $ROUNDS alternating processes' medians of $RUNS runs after $WARMUP warm-up; ORT/braid > 1: braid is faster;"
   echo "% peak: braid's GFLOP/s over the FP32 peak at the same thread count; check: max rel error vs PyTorch"
   echo
   printf '%-19s %3s %7s %9s %9s %9s %8s %5s %-26s %-10s %s\n' model thr GFLOP "ORT ms" "braid ms" \
