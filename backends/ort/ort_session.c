@@ -71,9 +71,15 @@ static int make_options(const ort_runtime *rt, int threads, OrtSessionOptions **
     if (!rc)
         rc = ort_check(api, api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL), err,
                        "optimization level");
+    /* A short spin, as braid's OpenMP threads do (runtime/omp_env.h): long enough to bridge
+     * the parallel sections of one step, short enough not to hold a core through the oneDNN
+     * steps around it. */
     if (!rc)
-        rc = ort_check(api, api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"),
+        rc = ort_check(api, api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "1"),
                        err, "intra-op spinning");
+    if (!rc)
+        rc = ort_check(api, api->AddSessionConfigEntry(so, "session.intra_op.spin_duration_us", "60"),
+                       err, "intra-op spin duration");
     if (!rc)
         rc = ort_check(api, api->AddSessionConfigEntry(so, "session.inter_op.allow_spinning", "0"),
                        err, "inter-op spinning");
