@@ -31,6 +31,8 @@ static const op_family k_families[] = {
     { nv_unique_ops,      &nv_unique_n },
     { nv_reverse_ops,     &nv_reverse_n },
     { nv_unpool_ops,      &nv_unpool_n },
+    { nv_loss_ops,        &nv_loss_n },
+    { nv_norm_ops,        &nv_norm_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

@@ -126,6 +126,10 @@ extern const nv_op nv_reverse_ops[];       /* native_reverse.c */
 extern const size_t nv_reverse_n;
 extern const nv_op nv_unpool_ops[];        /* native_unpool.c */
 extern const size_t nv_unpool_n;
+extern const nv_op nv_loss_ops[];          /* native_loss.c */
+extern const size_t nv_loss_n;
+extern const nv_op nv_norm_ops[];          /* native_norm.c */
+extern const size_t nv_norm_n;
 
 /* ---- helpers every kernel file uses (native_tensor.c) -------------------------------------- */
 

@@ -10,6 +10,8 @@
  *   ops_indexing.c     Gather*, Scatter*, OneHot, NonZero
  *   ops_reduction.c    Reduce*, ArgMax/ArgMin, CumSum, TopK, Softmax/LogSoftmax/Hardmax
  *   ops_generate.c     Shape, Size, Range, ConstantOfShape, EyeLike, Einsum
+ *   ops_norm.c         LayerNormalization, InstanceNormalization, MeanVarianceNormalization,
+ *                      LpNormalization, LRN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -117,7 +119,7 @@ typedef struct case_table {
 } case_table;
 
 extern const case_table ops_float_table, ops_elementwise_table, ops_movement_table,
-                        ops_indexing_table, ops_reduction_table, ops_generate_table;
+                        ops_indexing_table, ops_reduction_table, ops_generate_table, ops_norm_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16

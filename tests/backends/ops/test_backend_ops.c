@@ -47,6 +47,7 @@
 static const case_table *const k_tables[] = {
     &ops_float_table, &ops_elementwise_table, &ops_movement_table, &ops_indexing_table,
     &ops_reduction_table, &ops_generate_table,
+    &ops_norm_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 
