@@ -118,6 +118,7 @@ typedef struct dn_op {
 
 static const dn_op k_ops[] = {
     { "Conv",               dn_conv_supports,      dn_conv_build },
+    { "ConvTranspose",      dn_deconv_supports,    dn_deconv_build },
     { "MatMul",             dn_matmul_supports,    dn_matmul_build },
     { "Gemm",               dn_gemm_supports,      dn_gemm_build },
     { "Relu",               dn_eltwise_supports,   dn_eltwise_build },

@@ -490,6 +490,11 @@ int dn_output(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md, i
     return 0;
 }
 
+int dn_temp(dn_compiler *c, const dnnl_memory_desc_t *md, int *buf)
+{
+    return new_buffer(c, DN_BUF_ARENA, -1, dnnl_memory_desc_get_size(md), buf);
+}
+
 /* How many of the current node's inputs live in BUF. */
 static int node_reads(dn_compiler *c, int buf)
 {

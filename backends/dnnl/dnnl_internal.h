@@ -1,5 +1,6 @@
 /* The oneDNN backend's internals: the compiled kernel, and the contract between the subgraph
- * compiler (dnnl_compile.c) and the per-op builders (dnnl_conv.c, dnnl_matmul.c, ...).
+ * compiler (dnnl_compile.c) and the per-op builders (dnnl_conv.c, dnnl_deconv.c, dnnl_matmul.c,
+ * ...).
  *
  * Compilation walks the subgraph's nodes in order. Every IR value gets a dn_tensor: the
  * buffer that holds it and its oneDNN memory desc (its layout, which may be blocked such as
@@ -187,6 +188,9 @@ int  dn_output(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md, 
  * with a reorder step. */
 int  dn_output_with_residual(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
                              const bd_value *residual, int *buf);
+/* A new arena buffer of MD's size for an intermediate no IR value names (a builder's own
+ * temporary between two of its steps). */
+int  dn_temp(dn_compiler *c, const dnnl_memory_desc_t *md, int *buf);
 /* Define V as a view of BUF with layout MD (no step). */
 int  dn_define_view(dn_compiler *c, const bd_value *v, int buf, const dnnl_memory_desc_t *md,
                     bool strided_view);
@@ -249,6 +253,8 @@ int  dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst
 
 bool dn_conv_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_conv_build      (dn_compiler *c, const bd_node *n);
+bool dn_deconv_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_deconv_build    (dn_compiler *c, const bd_node *n);
 bool dn_matmul_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_matmul_build    (dn_compiler *c, const bd_node *n);
 bool dn_gemm_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
@@ -304,6 +310,14 @@ int  dn_md_cf(dn_compiler *c, bool last, dnnl_memory_desc_t *out, const dnnl_mem
 int  dn_md_ir(dn_compiler *c, bool last, dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in);
 /* V's buffer as it is (strided views made plain) and its md in channels-first order. */
 int  dn_input_cf(dn_compiler *c, const bd_value *v, bool last, int *buf, dnnl_memory_desc_t *md);
+
+/* MD's layout as a tag, among those oneDNN picks for activations of rank 3-5 (plain,
+ * channels-last, channels blocked by 8 or 16), else dnnl_format_tag_undef. */
+dnnl_format_tag_t dn_md_tag(const dnnl_memory_desc_t *md);
+/* An f32 md of DIMS (MD's rank) in MD's layout when dn_md_tag knows it, else plain. oneDNN's
+ * jit binary kernels want a broadcast operand in the layout of the full one (a plain [1,C,1,1]
+ * beside an nChw16c tensor runs on the reference kernel). */
+void dn_md_like(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md, const int64_t *dims);
 
 typedef enum dn_filter_format {
     DN_FILTER_UNKNOWN = 0, DN_FILTER_OIHW, DN_FILTER_HWIO, DN_FILTER_HWCM

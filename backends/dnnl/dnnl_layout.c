@@ -172,3 +172,38 @@ int dn_filter_md(dn_compiler *c, const bd_node *n, const bd_shape *w, int64_t gr
     return dn_check(c, dnnl_memory_desc_init_by_strides(md, wr, d, dnnl_f32, s),
                     "dnnl_memory_desc_init_by_strides (filter)");
 }
+
+/* ---- activation layouts by tag ------------------------------------------------------------ */
+
+/* The layouts oneDNN picks for activations, by rank (3, 4, 5): plain, channels-last, and
+ * channels blocked by 8 and 16. */
+static const dnnl_format_tag_t k_tags[3][4] = {
+    { dnnl_abc,   dnnl_acb,   dnnl_aBc8b,   dnnl_aBc16b },
+    { dnnl_abcd,  dnnl_acdb,  dnnl_aBcd8b,  dnnl_aBcd16b },
+    { dnnl_abcde, dnnl_acdeb, dnnl_aBcde8b, dnnl_aBcde16b },
+};
+
+dnnl_format_tag_t dn_md_tag(const dnnl_memory_desc_t *md)
+{
+    if (md->ndims < 3 || md->ndims > 5 || md->format_kind != dnnl_blocked || md->offset0 != 0)
+        return dnnl_format_tag_undef;
+    for (int i = 0; i < 4; i++) {
+        dnnl_format_tag_t t = k_tags[md->ndims - 3][i];
+        dnnl_memory_desc_t m;
+        if (dnnl_memory_desc_init_by_tag(&m, md->ndims, md->dims, md->data_type, t) == dnnl_success &&
+            dnnl_memory_desc_equal(&m, md))
+            return t;
+    }
+    return dnnl_format_tag_undef;
+}
+
+void dn_md_like(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md, const int64_t *dims)
+{
+    dnnl_format_tag_t t = dn_md_tag(md);
+    dnnl_dims_t d;
+    for (int i = 0; i < md->ndims; i++)
+        d[i] = dims[i];
+    if (t == dnnl_format_tag_undef ||
+        dnnl_memory_desc_init_by_tag(out, md->ndims, d, dnnl_f32, t) != dnnl_success)
+        dn_md_plain(out, md->ndims, dims);
+}

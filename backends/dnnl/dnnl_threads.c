@@ -39,7 +39,7 @@ static double numel(const bd_value *v)
     return v && bd_shape_is_static(&v->shape) ? (double)bd_shape_numel(&v->shape) : 0.0;
 }
 
-/* N's multiply-adds x 2 (convolutions and matrix products), else 0. */
+/* N's multiply-adds x 2 (convolutions, transposed too, and matrix products), else 0. */
 static double flops(const bd_node *n)
 {
     const bd_value *y = n->outputs[0];
@@ -47,6 +47,12 @@ static double flops(const bd_node *n)
         /* each output element takes the weights of one output channel: IC/group x kernel */
         int64_t oc = y->shape.rank > 1 ? y->shape.dims[dn_channels_last(n) ? y->shape.rank - 1 : 1] : 0;
         return oc > 0 ? 2.0 * numel(y) * numel(n->inputs[1]) / (double)oc : 0.0;
+    }
+    if (!strcmp(n->op_type, "ConvTranspose") && n->n_inputs > 1 && n->inputs[0] && n->inputs[1]) {
+        /* each input element meets the weights of one input channel: OC/group x kernel */
+        const bd_shape *x = &n->inputs[0]->shape;
+        int64_t ic = x->rank > 1 ? x->dims[1] : 0;
+        return ic > 0 ? 2.0 * numel(n->inputs[0]) * numel(n->inputs[1]) / (double)ic : 0.0;
     }
     if ((!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm")) && n->inputs[0]) {
         const bd_shape *a = &n->inputs[0]->shape;

@@ -1,5 +1,6 @@
-/* MergeComposite for the oneDNN fast path: the chain after a Conv / MatMul / Gemm becomes
- * post-ops of that node when the backend accepts them (see passes.h for what is absorbed). */
+/* MergeComposite for the oneDNN fast path: the chain after a Conv / ConvTranspose / MatMul /
+ * Gemm becomes post-ops of that node when the backend accepts them (see passes.h for what is
+ * absorbed). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -128,8 +129,8 @@ int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err)
     int rewrites = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *anchor = bd_graph_node(g, i);
-        if ((!bd_is_op(anchor, "Conv") && !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm")) ||
-            !bd_fusable(anchor))
+        if ((!bd_is_op(anchor, "Conv") && !bd_is_op(anchor, "ConvTranspose") &&
+             !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm")) || !bd_fusable(anchor))
             continue;
         while (anchor->n_post < BD_MAX_POSTOPS && anchor->n_outputs == 1) {
             bd_value *y = anchor->outputs[0];
