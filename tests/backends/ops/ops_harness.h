@@ -12,6 +12,7 @@
  *   ops_generate.c     Shape, Size, Range, ConstantOfShape, EyeLike, Einsum
  *   ops_norm.c         LayerNormalization, InstanceNormalization, MeanVarianceNormalization,
  *                      LpNormalization, LRN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+ *   ops_deconv.c       ConvTranspose
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -106,6 +107,10 @@ struct op_case {
                                * cases of 32768 elements and more) */
     int         opset;        /* the graph's ONNX opset; 0 = 17 (older ones reach the legacy
                                * forms: attributes that later became inputs) */
+    const char *then;         /* a second ONNX node after output 0, to reach a fusion: an
+                               * activation, or a binary op whose other operand is the case's
+                               * last input (THEN_IN = 1); the case's reference computes both */
+    int         then_in;
 };
 
 /* The usual reason ORT is skipped: ORT's supports() claims every ONNX node, but its CPU
@@ -119,7 +124,8 @@ typedef struct case_table {
 } case_table;
 
 extern const case_table ops_float_table, ops_elementwise_table, ops_movement_table,
-                        ops_indexing_table, ops_reduction_table, ops_generate_table, ops_norm_table;
+                        ops_indexing_table, ops_reduction_table, ops_generate_table,
+                        ops_norm_table, ops_deconv_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16

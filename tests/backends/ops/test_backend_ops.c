@@ -1,17 +1,18 @@
 /* Every engine on one table of operator cases, in the spirit of ggml's test-backend-ops.
  *
  * Each case is one ONNX-domain node (op, attributes, inputs of any dtype, fed or constant,
- * and its outputs' dtypes and shapes) built as a one-node graph. For every engine of the
- * registry (runtime/engines.c, bd_backends()) the harness asks the engine's supports() whether
- * it claims the node; if so it loads the graph with the engine forced
- * (bd_model_options.engine, docs/partitioning.md), runs it through the runtime and compares
- * every output with one naive reference per op family (ops_*.c), independent of braid's
- * kernels: floats within the case's tolerance, integers and BOOL exactly. A claimed case that
- * fails to load, to run, or to match fails the test; a case that expects an error (an index
- * out of range, an integer division by zero) fails when it runs without one. A declined case
- * is reported as skipped with the engine's reason (a fallback engine whose library is absent
- * declines every node and says so); so is a case whose row skips an engine for a known
- * behaviour of it. A case no engine runs is reported too.
+ * and its outputs' dtypes and shapes) built as a one-node graph (two with a follow-up node,
+ * `then`, that an engine may fuse). For every engine of the registry (runtime/engines.c,
+ * bd_backends()) the harness asks the engine's supports() whether it claims the node; if so
+ * it loads the graph with the engine forced (bd_model_options.engine, docs/partitioning.md),
+ * runs it through the runtime and compares every output with one naive reference per op family
+ * (ops_*.c), independent of braid's kernels: floats within the case's tolerance, integers and
+ * BOOL exactly. A claimed case that fails to load, to run, or to match fails the test; a
+ * case that expects an error (an index out of range, an integer division by zero) fails when
+ * it runs without one. A declined case is reported as skipped with the engine's reason (a
+ * fallback engine whose library is absent declines every node and says so); so is a case
+ * whose row skips an engine for a known behaviour of it. A case no engine runs is reported
+ * too.
  *
  * Shape inference folds a few ops whose inputs it knows (Shape and Size of static shapes,
  * Range and ConstantOfShape of small integer constants), and a plan whose outputs are all
@@ -46,8 +47,7 @@
 /* The families, in this order: a case's random inputs are seeded by its position. */
 static const case_table *const k_tables[] = {
     &ops_float_table, &ops_elementwise_table, &ops_movement_table, &ops_indexing_table,
-    &ops_reduction_table, &ops_generate_table,
-    &ops_norm_table,
+    &ops_reduction_table, &ops_generate_table, &ops_norm_table, &ops_deconv_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 
@@ -325,9 +325,16 @@ static bd_graph *build(const op_case *c, const case_data *d, bd_node **node)
         out[k] = tl_value(g, name, o->dtype, o->rank, c->runtime_shape ? unknown : o->dims);
         tl_output(g, out[k]);
     }
-    bd_node *n = tl_node(g, c->name, c->op, c->domain ? c->domain : "", in, (size_t)c->n_in, out,
-                         (size_t)d->n_out);
+    bd_value *y0 = out[0];
+    if (c->then)                      /* the op writes T, the follow-up node reads it */
+        out[0] = tl_value(g, "t", c->out[0].dtype, c->out[0].rank, c->out[0].dims);
+    bd_node *n = tl_node(g, c->name, c->op, c->domain ? c->domain : "", in,
+                         (size_t)(c->n_in - c->then_in), out, (size_t)d->n_out);
     add_attrs(g, n, c);
+    if (c->then) {
+        bd_value *tin[2] = { out[0], c->then_in ? in[c->n_in - 1] : NULL };
+        tl_node(g, "then", c->then, "", tin, (size_t)(1 + c->then_in), &y0, 1);
+    }
     *node = n;
     return g;
 }
@@ -549,7 +556,7 @@ static result run_forced(const op_case *c, const case_data *d, const bd_backend 
         printf("    %-44s the plan has no step (folded or empty): its outputs, then %s directly\n",
                c->name, b->name);
         r = compare_all(c, d, "the plan (no step)", y, why, len);
-        if (r == R_OK)
+        if (r == R_OK && !c->then)    /* the direct run is of the one node */
             r = run_direct(c, d, b, why, len);
         goto done;
     }
@@ -592,7 +599,8 @@ static bool claims(const op_case *c, const case_data *d, const bd_backend *b, ch
     bd_model *m = NULL;
     bd_error err = { 0 };
     bool r;
-    if (bd_model_from_graph(g, &o, &m, &err) == 0 && bd_graph_num_nodes(bd_model_graph(m)) == 1) {
+    size_t nodes = c->then ? 2 : 1;
+    if (bd_model_from_graph(g, &o, &m, &err) == 0 && bd_graph_num_nodes(bd_model_graph(m)) == nodes) {
         const bd_graph *seen = bd_model_graph(m);
         r = b->supports(seen, bd_graph_node(seen, 0), why, len);
     } else {
