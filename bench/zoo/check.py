@@ -11,6 +11,10 @@ $BRAID_ZOO_DIR, else ~/.cache/braid/zoo) it runs
 
 and compares each output TMP/<name>.npy with DIR/NAME.ref<k>.npy: max abs diff, and the
 relative error max|braid - ref| / max|ref|, which must be <= --tol (default 1e-3, for FP32).
+The zoo's TF.js models are checked the same way against TensorFlow.js's outputs: their
+DIR (BRAID_ZOO_DIR/tfjs/NAME, written by tfjs_bench.js --write) has a manifest.json of the
+same schema whose entry names the model file under "model" (a TF.js model.json) instead of
+"onnx".
 It prints one line per output and, last for each model, a machine-readable line
 
     CHECK model=NAME result=ok|MISMATCH|FAILED maxabs=X maxrel=Y error=<first error line>
@@ -43,7 +47,8 @@ def out_file(outdir, name):
 def check_model(args, entry):
     """Returns (result, maxabs, maxrel, error)."""
     zoo = args.zoo
-    cmd = [args.braid, "run", os.path.join(zoo, entry["onnx"]), "--threads", str(args.threads)]
+    model = entry.get("model") or entry["onnx"]   # "model": a TF.js model.json (tfjs_bench.js)
+    cmd = [args.braid, "run", os.path.join(zoo, model), "--threads", str(args.threads)]
     for t in entry["inputs"]:
         cmd += ["--input", "%s=%s" % (t["name"], os.path.join(zoo, t["file"]))]
     with tempfile.TemporaryDirectory(prefix="braid-zoo-check.") as tmp:
