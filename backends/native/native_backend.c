@@ -33,6 +33,7 @@ static const op_family k_families[] = {
     { nv_unpool_ops,      &nv_unpool_n },
     { nv_loss_ops,        &nv_loss_n },
     { nv_norm_ops,        &nv_norm_n },
+    { nv_resize_ops,      &nv_resize_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

@@ -130,6 +130,8 @@ extern const nv_op nv_loss_ops[];          /* native_loss.c */
 extern const size_t nv_loss_n;
 extern const nv_op nv_norm_ops[];          /* native_norm.c */
 extern const size_t nv_norm_n;
+extern const nv_op nv_resize_ops[];        /* native_resize.c */
+extern const size_t nv_resize_n;
 
 /* ---- helpers every kernel file uses (native_tensor.c) -------------------------------------- */
 

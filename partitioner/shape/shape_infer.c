@@ -86,6 +86,7 @@ static const shp_entry onnx_rules[] = {
     { "Tile",               shp_tile,                2, 2,        1 },
     { "Pad",                shp_pad,                 1, 4,        1 },
     { "Resize",             shp_resize,              1, 4,        1 },
+    { "Upsample",           shp_upsample,            1, 2,        1 },
     { "PRelu",              shp_prelu,               2, 2,        1 },
     { "Max",                shp_variadic,            1, SHP_ANY,  1 },
     { "Min",                shp_variadic,            1, SHP_ANY,  1 },

@@ -1,7 +1,9 @@
 /* Resize: the output dims come from constant `sizes` (INT64) or `scales` (FLOAT, floor of
  * in * scale). Inputs: X, scales (opset 10); X, roi, scales, sizes (opset 11+, an empty tensor
  * or an omitted input means "not given"). `axes` (opset 18) restricts both to those axes; a
- * list of rank-2 values on an NHWC/NCHW image means its spatial dims (as TF's size input). */
+ * list of rank-2 values on an NHWC/NCHW image means its spatial dims (as TF's size input).
+ * Upsample: X and scales (opset 9, read as Resize's opset-10 form), or X and the scales
+ * attribute (opset 7). */
 #include "partitioner/shape/shape_rules.h"
 
 #include <math.h>
@@ -105,6 +107,38 @@ int shp_resize(bd_graph *g, bd_node *n, bd_error *err)
         if (d != s.dims[ax])
             s.sym[ax] = NULL;
         s.dims[ax] = d;
+    }
+    shp_set(n->outputs[0], x->dtype, &s);
+    return 0;
+}
+
+/* Upsample-7: one FLOAT scale per axis in the scales attribute, floor(in * scale). */
+int shp_upsample(bd_graph *g, bd_node *n, bd_error *err)
+{
+    if (shp_n_inputs(n) == 2)
+        return shp_resize(g, n, err);
+    const bd_attr *a = bd_node_attr(n, "scales");
+    if (!a || a->type != BD_ATTR_FLOATS)
+        return shp_fail(err, n, "attribute 'scales' (FLOATS) is required without a scales input");
+    bd_value *x = shp_in(n, 0);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    if (a->n != (size_t)x->shape.rank)
+        return shp_fail(err, n, "attribute 'scales' has %zu values for an input of rank %d", a->n,
+                        x->shape.rank);
+    bd_shape s = x->shape;
+    for (int k = 0; k < s.rank; k++) {
+        double f = a->floats[k];
+        if (!(f > 0) || f > 1e9)
+            return shp_fail(err, n, "scales[%d] = %g, expected a positive scale", k, f);
+        if (s.dims[k] < 0)
+            continue;
+        double o = floor((double)s.dims[k] * f);
+        if (o > 1e15)
+            return shp_fail(err, n, "scaled size of axis %d overflows", k);
+        if ((int64_t)o != s.dims[k])
+            s.sym[k] = NULL;
+        s.dims[k] = (int64_t)o;
     }
     shp_set(n->outputs[0], x->dtype, &s);
     return 0;

@@ -36,6 +36,7 @@ int shp_logical(bd_graph *g, bd_node *n, bd_error *err);      /* And, Or, Xor (B
 int shp_pad(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_resize.c */
 int shp_resize(bd_graph *g, bd_node *n, bd_error *err);
+int shp_upsample(bd_graph *g, bd_node *n, bd_error *err);     /* opsets 7 and 9 */
 /* shape_conv.c */
 int shp_conv(bd_graph *g, bd_node *n, bd_error *err);
 int shp_pool(bd_graph *g, bd_node *n, bd_error *err);         /* MaxPool, AveragePool     */

@@ -12,6 +12,7 @@
  *   ops_generate.c     Shape, Size, Range, ConstantOfShape, EyeLike, Einsum
  *   ops_norm.c         LayerNormalization, InstanceNormalization, MeanVarianceNormalization,
  *                      LpNormalization, LRN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+ *   ops_resample.c     Resize, Upsample, GridSample, RoiAlign
  *   ops_deconv.c       ConvTranspose
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
@@ -49,13 +50,15 @@ typedef struct in_spec {
 
 typedef struct attr_spec {
     const char *name;         /* NULL ends the list */
-    char        type;         /* 'i' int, 'f' float, 's' string, 'I' ints, 't' a one-element
-                               * tensor of dtype DT holding I (integers, BOOL) or F (floats) */
+    char        type;         /* 'i' int, 'f' float, 's' string, 'I' ints, 'F' floats, 't' a
+                               * one-element tensor of dtype DT holding I (integers, BOOL) or
+                               * F (floats) */
     int64_t     i;
     float       f;
     const char *s;
     int         n;
     int64_t     ints[8];
+    float       floats[8];
     int         dt;
 } attr_spec;
 
@@ -125,7 +128,8 @@ typedef struct case_table {
 
 extern const case_table ops_float_table, ops_elementwise_table, ops_movement_table,
                         ops_indexing_table, ops_reduction_table, ops_generate_table,
-                        ops_norm_table, ops_deconv_table;
+                        ops_norm_table, ops_deconv_table,
+                        ops_resample_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16
@@ -190,6 +194,9 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
 #define AF(nm, v)       { .name = (nm), .type = 'f', .f = (v) }
 #define AS(nm, v)       { .name = (nm), .type = 's', .s = (v) }
 #define AINTS(nm, ...)  { .name = (nm), .type = 'I', .n = NDIMS(__VA_ARGS__), .ints = { __VA_ARGS__ } }
+#define AFLOATS(nm, ...) { .name = (nm), .type = 'F', \
+                          .n = (int)(sizeof((float[]){ __VA_ARGS__ }) / sizeof(float)), \
+                          .floats = { __VA_ARGS__ } }
 #define ATI(nm, dt_, v) { .name = (nm), .type = 't', .dt = (dt_), .i = (v) }
 #define ATF(nm, dt_, v) { .name = (nm), .type = 't', .dt = (dt_), .f = (v) }
 

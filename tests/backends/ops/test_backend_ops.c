@@ -48,6 +48,7 @@
 static const case_table *const k_tables[] = {
     &ops_float_table, &ops_elementwise_table, &ops_movement_table, &ops_indexing_table,
     &ops_reduction_table, &ops_generate_table, &ops_norm_table, &ops_deconv_table,
+    &ops_resample_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 
@@ -286,6 +287,7 @@ static void add_attrs(bd_graph *g, bd_node *n, const op_case *c)
         case 'f': tl_attr_float(g, n, s->name, s->f); break;
         case 's': tl_attr_str(g, n, s->name, s->s); break;
         case 'I': tl_attr_ints(g, n, s->name, (size_t)s->n, s->ints); break;
+        case 'F': tl_attr_floats(g, n, s->name, (size_t)s->n, s->floats); break;
         case 't':
             store(el, s->dt, 0, s->f, s->i);
             tl_attr_tensor(g, n, s->name, s->dt, 1, (const int64_t[]){ 1 }, el);

@@ -116,6 +116,11 @@ void tattr_ints(bd_graph *g, bd_node *n, const char *name, size_t count, const i
     tl_attr_ints(g, n, name, count, vals);
 }
 
+void tattr_floats(bd_graph *g, bd_node *n, const char *name, size_t count, const float *vals)
+{
+    tl_attr_floats(g, n, name, count, vals);
+}
+
 /* Validation wants graph outputs: tests read every node output, so declare them all. */
 static int validate(bd_graph *g, bd_error *err)
 {

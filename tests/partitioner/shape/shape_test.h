@@ -45,8 +45,11 @@ void tattr_int(bd_graph *g, bd_node *n, const char *name, int64_t v);
 void tattr_float(bd_graph *g, bd_node *n, const char *name, float v);
 void tattr_str(bd_graph *g, bd_node *n, const char *name, const char *s);
 void tattr_ints(bd_graph *g, bd_node *n, const char *name, size_t count, const int64_t *vals);
+void tattr_floats(bd_graph *g, bd_node *n, const char *name, size_t count, const float *vals);
 #define TATTR_INTS(g, n, name, ...) tattr_ints(g, n, name, \
         sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t), (int64_t[]){ __VA_ARGS__ })
+#define TATTR_FLOATS(g, n, name, ...) tattr_floats(g, n, name, \
+        sizeof((float[]){ __VA_ARGS__ }) / sizeof(float), (float[]){ __VA_ARGS__ })
 
 /* Validate and infer; assert success. */
 void tinfer(bd_graph *g, bool require_static);

@@ -1,8 +1,10 @@
 /* Layers: ConvTranspose (pads, strides, dilations, output_padding, output_shape, auto_pad,
  * group), MaxUnpool, LpPool / GlobalLpPool, LRN, InstanceNormalization,
  * MeanVarianceNormalization, LpNormalization, Hardmax, LSTM / GRU / RNN (directions, layouts,
- * hidden size), the losses, GridSample, RoiAlign and (de)quantization; symbolic dims passing
- * through, and malformed attributes and inputs refused with BD_EMODEL. */
+ * hidden size), the losses, GridSample, RoiAlign, Upsample and (de)quantization; symbolic dims
+ * passing through, and malformed attributes and inputs refused with BD_EMODEL. */
+#include <string.h>
+
 #include "tests/partitioner/shape/shape_test.h"
 #include "tests/lib/tl_graph.h"
 
@@ -454,6 +456,44 @@ static void test_grid_sample_and_roi_align(void **state)
     bd_graph_destroy(g);
 }
 
+/* ---- resampling ----------------------------------------------------------------------------- */
+
+static void test_upsample_scales_attribute_and_input(void **state)
+{
+    /* opset 7: the scales attribute; opset 9: a constant scales input, as Resize's opset 10 */
+    bd_graph *g = tgraph();
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(-1, 3, 5, 4), "batch");
+    bd_node *a = TNODE(g, "Upsample", 1, x);
+    TATTR_FLOATS(g, a, "scales", 1, 1, 2, 1.5f);
+    bd_value *sc = tweight(g, "sc", S(4));
+    memcpy((void *)sc->data, (float[]){ 1, 1, 3, 2 }, 4 * sizeof(float));
+    bd_node *b = TNODE(g, "Upsample", 1, x, sc);
+    tinfer(g, false);
+    tassert_shape(tout(a, 0), S(-1, 3, 10, 6));
+    assert_string_equal(tout(a, 0)->shape.sym[0], "batch");
+    tassert_shape(tout(b, 0), S(-1, 3, 15, 8));
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* one scale short */
+    x = tinput(g, "x", BD_DT_FLOAT, S(1, 3, 5, 4), NULL);
+    a = TNODE(g, "Upsample", 1, x);
+    TATTR_FLOATS(g, a, "scales", 1, 2, 2);
+    tinfer_fails(g, false, BD_EMODEL, "Upsample", "3 values for an input of rank 4", NULL);
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* a zero scale */
+    x = tinput(g, "x", BD_DT_FLOAT, S(1, 3, 5, 4), NULL);
+    a = TNODE(g, "Upsample", 1, x);
+    TATTR_FLOATS(g, a, "scales", 1, 1, 0, 2);
+    tinfer_fails(g, false, BD_EMODEL, "scales[2] = 0", NULL);
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* neither attribute nor input */
+    TNODE(g, "Upsample", 1, tinput(g, "x", BD_DT_FLOAT, S(1, 3, 5, 4), NULL));
+    tinfer_fails(g, false, BD_EMODEL, "'scales' (FLOATS) is required", NULL);
+    bd_graph_destroy(g);
+}
+
 /* ---- quantization -------------------------------------------------------------------------- */
 
 static void test_quantize_dequantize(void **state)
@@ -517,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_losses_by_reduction),
         cmocka_unit_test(test_losses_malformed),
         cmocka_unit_test(test_grid_sample_and_roi_align),
+        cmocka_unit_test(test_upsample_scales_attribute_and_input),
         cmocka_unit_test(test_quantize_dequantize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
