@@ -13,6 +13,7 @@
  *   ops_norm.c         LayerNormalization, InstanceNormalization, MeanVarianceNormalization,
  *                      LpNormalization, LRN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
  *   ops_resample.c     Resize, Upsample, GridSample, RoiAlign
+ *   ops_pool.c         MaxPool (Indices, integers), AveragePool, LpPool and the global pools
  *   ops_deconv.c       ConvTranspose
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
@@ -129,7 +130,7 @@ typedef struct case_table {
 extern const case_table ops_float_table, ops_elementwise_table, ops_movement_table,
                         ops_indexing_table, ops_reduction_table, ops_generate_table,
                         ops_norm_table, ops_deconv_table,
-                        ops_resample_table;
+                        ops_resample_table, ops_pool_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16
