@@ -170,6 +170,7 @@ static const shp_entry onnx_rules[] = {
     /* sampling */
     { "GridSample",         shp_grid_sample,         2, 2,        1 },
     { "RoiAlign",           shp_roi_align,           3, 3,        1 },
+    { "MaxRoiPool",         shp_max_roi_pool,        2, 2,        1 },
     /* quantization */
     { "QuantizeLinear",     shp_quantize,            2, 3,        1 },
     { "DequantizeLinear",   shp_quantize,            2, 3,        1 },

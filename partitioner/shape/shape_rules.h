@@ -99,6 +99,7 @@ int shp_loss(bd_graph *g, bd_node *n, bd_error *err);  /* NegativeLogLikelihoodL
 /* shape_sample.c */
 int shp_grid_sample(bd_graph *g, bd_node *n, bd_error *err);
 int shp_roi_align(bd_graph *g, bd_node *n, bd_error *err);
+int shp_max_roi_pool(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_quant.c */
 int shp_quantize(bd_graph *g, bd_node *n, bd_error *err);     /* QuantizeLinear, Dequantize */
 int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err);

@@ -1,5 +1,6 @@
 /* Sampling ops whose output grid comes from another input: GridSample (the grid's spatial
- * dims) and RoiAlign (one [C, output_height, output_width] window per region). */
+ * dims), RoiAlign (one [C, output_height, output_width] window per region) and MaxRoiPool
+ * (one [C, pooled_shape] window per region). */
 #include "partitioner/shape/shape_rules.h"
 
 /* GridSample(X [N, C, D1..Dk], grid [N, D1'..Dk', k]): Y [N, C, D1'..Dk'] (opset 16 is 2-D:
@@ -93,6 +94,40 @@ int shp_roi_align(bd_graph *g, bd_node *n, bd_error *err)
     s.sym[1]  = shp_ranked(x) ? x->shape.sym[1] : NULL;
     s.dims[2] = oh;
     s.dims[3] = ow;
+    shp_set(n->outputs[0], x->dtype, &s);
+    return 0;
+}
+
+/* MaxRoiPool(X [N, C, H, W], rois [R, 5]: batch index, x1, y1, x2, y2): Y [R, C, pooled_h,
+ * pooled_w] (the required pooled_shape attribute). */
+int shp_max_roi_pool(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    bd_value *x = shp_in(n, 0), *rois = shp_in(n, 1);
+    const int64_t *ps;
+    size_t nps;
+    float scale;
+    if ((rc = shp_attr_ints(n, "pooled_shape", &ps, &nps, err)) ||
+        (rc = shp_attr_float(n, "spatial_scale", 1.0f, &scale, err)))
+        return rc;
+    if (nps != 2 || ps[0] < 1 || ps[1] < 1)
+        return shp_fail(err, n, "attribute 'pooled_shape' must hold two sizes >= 1");
+    if (!(scale > 0))
+        return shp_fail(err, n, "attribute 'spatial_scale' = %g must be positive", scale);
+    if ((rc = shp_expect_rank(n, "X", x, 4, err)) ||
+        (rc = shp_expect_rank(n, "rois", rois, 2, err)))
+        return rc;
+    if (shp_ranked(rois) &&
+        (rc = shp_expect_dim(n, "rois", rois, 1, 5, "batch index, x1, y1, x2, y2", err)))
+        return rc;
+    bd_shape s = shp_dynamic(4);
+    s.dims[0] = shp_ranked(rois) ? rois->shape.dims[0] : -1;
+    s.sym[0]  = shp_ranked(rois) && s.dims[0] < 0 ? rois->shape.sym[0] : NULL;
+    s.dims[1] = shp_ranked(x) ? x->shape.dims[1] : -1;
+    s.sym[1]  = shp_ranked(x) ? x->shape.sym[1] : NULL;
+    s.dims[2] = ps[0];
+    s.dims[3] = ps[1];
     shp_set(n->outputs[0], x->dtype, &s);
     return 0;
 }

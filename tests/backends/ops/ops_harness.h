@@ -12,7 +12,7 @@
  *   ops_generate.c     Shape, Size, Range, ConstantOfShape, EyeLike, Einsum
  *   ops_norm.c         LayerNormalization, InstanceNormalization, MeanVarianceNormalization,
  *                      LpNormalization, LRN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
- *   ops_resample.c     Resize, Upsample, GridSample, RoiAlign
+ *   ops_resample.c     Resize, Upsample, GridSample, RoiAlign, MaxRoiPool
  *   ops_pool.c         MaxPool (Indices, integers), AveragePool, LpPool and the global pools
  *   ops_deconv.c       ConvTranspose
  *

@@ -167,6 +167,217 @@ static void ref_resize_nd(const op_case *c, const tensor *in, tensor *out)
     }
 }
 
+/* ---- GridSample ------------------------------------------------------------------------------ */
+
+/* V reflected into [LO, HI], as PyTorch's reflect_coordinates. */
+static double reflect_ref(double v, double lo, double hi)
+{
+    double rng = hi - lo;
+    if (v < lo) {
+        double dx = lo - v;
+        int64_t n = (int64_t)(dx / rng);
+        double r = dx - (double)n * rng;
+        return n % 2 == 0 ? lo + r : hi - r;
+    }
+    if (v > hi) {
+        double dx = v - hi;
+        int64_t n = (int64_t)(dx / rng);
+        double r = dx - (double)n * rng;
+        return n % 2 == 0 ? hi - r : lo + r;
+    }
+    return v;
+}
+
+/* The element at integer position I of an axis of LEN, by padding mode; -1 reads a zero. */
+static int64_t pixel_ref(int64_t i, int64_t len, const char *pad, bool align)
+{
+    if (!strcmp(pad, "zeros"))
+        return i >= 0 && i < len ? i : -1;
+    if (!strcmp(pad, "border"))
+        return i < 0 ? 0 : i >= len ? len - 1 : i;
+    return (int64_t)reflect_ref((double)i, align ? 0 : -0.5, align ? (double)len - 1
+                                                               : (double)len - 0.5);
+}
+
+static void ref_grid_sample(const op_case *c, const tensor *in, tensor *out)
+{
+    const tensor *x = &in[0], *grid = &in[1];
+    int ns = x->rank - 2;
+    const char *mode = attr_s(c, "mode", "bilinear"), *pad = attr_s(c, "padding_mode", "zeros");
+    bool align = attr_i(c, "align_corners", 0);
+    int64_t o[BD_MAX_RANK], at[BD_MAX_RANK];
+    size_t points = numel(ns, out->dims + 2);
+    for (size_t j = 0; j < out->n; j++) {
+        unravel(j, out->rank, out->dims, o);
+        size_t p = j % points, nb = (size_t)o[0];
+        int64_t idx[6][4];
+        double w[6][4];
+        int nt[6];
+        for (int d = 0; d < ns; d++) {
+            double u = grid->f[(nb * points + p) * (size_t)ns + (size_t)(ns - 1 - d)];
+            double len = (double)x->dims[2 + d];
+            double v = align ? (u + 1) / 2 * (len - 1) : ((u + 1) * len - 1) / 2;
+            if (grid->dtype == F32)
+                v = (float)v;
+            if (!strcmp(mode, "nearest"))
+                v = ns == 3 ? (v >= 0 ? floor(v + 0.5) : ceil(v - 0.5)) : nearbyint(v);
+            double lo = align ? 0 : -0.5, hi = align ? len - 1 : len - 0.5;
+            if (v < lo || v > hi) {
+                if (!strcmp(pad, "border"))
+                    v = v < 0 ? 0 : v > len - 1 ? len - 1 : v;
+                else if (!strcmp(pad, "reflection"))
+                    v = reflect_ref(v, lo, hi);
+            }
+            if (!strcmp(mode, "nearest")) {
+                nt[d] = 1;
+                idx[d][0] = pixel_ref((int64_t)v, x->dims[2 + d], pad, align);
+                w[d][0] = 1;
+                continue;
+            }
+            double f = floor(v), t = v - f;
+            bool cubic = !strcmp(mode, "bicubic") || !strcmp(mode, "cubic");
+            nt[d] = cubic ? 4 : 2;
+            if (cubic) {
+                const double A = -0.75;
+                double s2 = 1 - t;
+                w[d][0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+                w[d][1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+                w[d][2] = ((A + 2) * s2 - (A + 3)) * s2 * s2 + 1;
+                w[d][3] = ((A * (s2 + 1) - 5 * A) * (s2 + 1) + 8 * A) * (s2 + 1) - 4 * A;
+            } else {
+                w[d][0] = 1 - t;
+                w[d][1] = t;
+            }
+            for (int k = 0; k < nt[d]; k++)
+                idx[d][k] = pixel_ref((int64_t)f - (cubic ? 1 : 0) + k, x->dims[2 + d], pad, align);
+        }
+        int k[6] = { 0 };
+        double acc = 0;
+        for (;;) {
+            double ww = 1;
+            bool zero = false;
+            at[0] = o[0];
+            at[1] = o[1];
+            for (int d = 0; d < ns; d++) {
+                ww *= w[d][k[d]];
+                zero = zero || idx[d][k[d]] < 0;
+                at[2 + d] = idx[d][k[d]];
+            }
+            if (!zero)
+                acc += ww * x->f[ravel(at, x->rank, x->dims)];
+            int d = ns - 1;
+            for (; d >= 0 && ++k[d] == nt[d]; d--)
+                k[d] = 0;
+            if (d < 0)
+                break;
+        }
+        out->f[j] = acc;
+    }
+}
+
+/* ---- RoiAlign and MaxRoiPool ----------------------------------------------------------------- */
+
+/* One bilinear sample at (Y, X) of an H x W plane P, each corner weighted (the corners
+ * themselves into V for the max mode). */
+static double roi_sample_ref(const double *p, int64_t h, int64_t w, double y, double x, double *v)
+{
+    v[0] = v[1] = v[2] = v[3] = 0;
+    if (y < -1.0 || y > (double)h || x < -1.0 || x > (double)w)
+        return 0;
+    y = y < 0 ? 0 : y;
+    x = x < 0 ? 0 : x;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1 = y0 + 1, x1 = x0 + 1;
+    if (y0 >= h - 1) {
+        y0 = y1 = h - 1;
+        y = (double)y0;
+    }
+    if (x0 >= w - 1) {
+        x0 = x1 = w - 1;
+        x = (double)x0;
+    }
+    double ly = y - (double)y0, lx = x - (double)x0;
+    v[0] = (1 - ly) * (1 - lx) * p[y0 * w + x0];
+    v[1] = (1 - ly) * lx * p[y0 * w + x1];
+    v[2] = ly * (1 - lx) * p[y1 * w + x0];
+    v[3] = ly * lx * p[y1 * w + x1];
+    return v[0] + v[1] + v[2] + v[3];
+}
+
+static void ref_roi_align(const op_case *c, const tensor *in, tensor *out)
+{
+    const tensor *x = &in[0];
+    int64_t C = x->dims[1], H = x->dims[2], W = x->dims[3], OH = out->dims[2], OW = out->dims[3];
+    bool half = !strcmp(attr_s(c, "coordinate_transformation_mode", "half_pixel"), "half_pixel");
+    bool max = !strcmp(attr_s(c, "mode", "avg"), "max");
+    double scale = attr_f(c, "spatial_scale", 1), off = half ? 0.5 : 0;
+    int64_t ratio = attr_i(c, "sampling_ratio", 0);
+    for (int64_t r = 0; r < out->dims[0]; r++) {
+        const double *roi = in[1].f + r * 4;
+        double x0 = roi[0] * scale - off, y0 = roi[1] * scale - off;
+        double rw = roi[2] * scale - off - x0, rh = roi[3] * scale - off - y0;
+        if (!half) {
+            rw = fmax(rw, 1);
+            rh = fmax(rh, 1);
+        }
+        double bh = rh / (double)OH, bw = rw / (double)OW;
+        int64_t gh = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)OH);
+        int64_t gw = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)OW);
+        double count = (double)(gh * gw > 1 ? gh * gw : 1);
+        for (int64_t ch = 0; ch < C; ch++) {
+            const double *p = x->f + (in[2].i[r] * C + ch) * H * W;
+            for (int64_t ph = 0; ph < OH; ph++)
+                for (int64_t pw = 0; pw < OW; pw++) {
+                    double acc = 0, v[4];
+                    for (int64_t iy = 0; iy < gh; iy++)
+                        for (int64_t ix = 0; ix < gw; ix++) {
+                            double yy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+                            double xx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+                            double s = roi_sample_ref(p, H, W, yy, xx, v);
+                            double m = fmax(fmax(v[0], v[1]), fmax(v[2], v[3]));
+                            acc = !max ? acc + s : (iy == 0 && ix == 0) || m > acc ? m : acc;
+                        }
+                    out->f[((r * C + ch) * OH + ph) * OW + pw] = max ? acc : acc / count;
+                }
+        }
+    }
+}
+
+static void ref_max_roi_pool(const op_case *c, const tensor *in, tensor *out)
+{
+    const tensor *x = &in[0];
+    int64_t C = x->dims[1], H = x->dims[2], W = x->dims[3], OH = out->dims[2], OW = out->dims[3];
+    float scale = attr_f(c, "spatial_scale", 1);
+    for (int64_t r = 0; r < out->dims[0]; r++) {
+        const double *roi = in[1].f + r * 5;
+        int64_t b = (int64_t)roi[0];
+        int64_t x0 = (int64_t)roundf((float)roi[1] * scale), y0 = (int64_t)roundf((float)roi[2] * scale);
+        int64_t x1 = (int64_t)roundf((float)roi[3] * scale), y1 = (int64_t)roundf((float)roi[4] * scale);
+        float bh = (float)(y1 - y0 + 1 > 1 ? y1 - y0 + 1 : 1) / (float)OH;
+        float bw = (float)(x1 - x0 + 1 > 1 ? x1 - x0 + 1 : 1) / (float)OW;
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t ph = 0; ph < OH; ph++)
+                for (int64_t pw = 0; pw < OW; pw++) {
+                    int64_t hs = (int64_t)floorf((float)ph * bh) + y0;
+                    int64_t he = (int64_t)ceilf((float)(ph + 1) * bh) + y0;
+                    int64_t ws = (int64_t)floorf((float)pw * bw) + x0;
+                    int64_t we = (int64_t)ceilf((float)(pw + 1) * bw) + x0;
+                    hs = hs < 0 ? 0 : hs > H ? H : hs;
+                    he = he < 0 ? 0 : he > H ? H : he;
+                    ws = ws < 0 ? 0 : ws > W ? W : ws;
+                    we = we < 0 ? 0 : we > W ? W : we;
+                    double m = 0;
+                    bool any = false;
+                    for (int64_t yy = hs; yy < he; yy++)
+                        for (int64_t xx = ws; xx < we; xx++) {
+                            double v = x->f[((b * C + ch) * H + yy) * W + xx];
+                            m = !any || v > m ? v : m;
+                            any = true;
+                        }
+                    out->f[((r * C + ch) * OH + ph) * OW + pw] = m;
+                }
+    }
+}
+
 /* ---- the cases ------------------------------------------------------------------------------- */
 
 #define k_sc_up       VF(1, 1, 2, 1.5f)
@@ -238,6 +449,45 @@ static const op_case k_cases[] = {
     { "upsample_opset7_linear", "Upsample", NULL, 1, { IN(1, 2, 3, 4) },
       { AS("mode", "linear"), AFLOATS("scales", 1, 1, 2, 2.5f) }, OUT(1, 2, 6, 10),
       ref_resize_nd, .opset = 7 },
+    /* GridSample: each mode and padding mode, align_corners, DOUBLE, a 3-D grid */
+    { "gridsample_bilinear_zeros", "GridSample", NULL, 2, { IN(1, 2, 4, 5),
+      INR(-1.2f, 1.2f, 1, 3, 4, 2) }, NO_ATTR, OUT(1, 2, 3, 4), ref_grid_sample },
+    { "gridsample_nearest_border_align", "GridSample", NULL, 2, { IN(2, 3, 5, 4),
+      INR(-1.5f, 1.5f, 2, 4, 3, 2) }, { AS("mode", "nearest"), AS("padding_mode", "border"),
+      AI("align_corners", 1) }, OUT(2, 3, 4, 3), ref_grid_sample },
+    { "gridsample_bicubic_reflection", "GridSample", NULL, 2, { IN(1, 2, 6, 5),
+      INR(-2.5f, 2.5f, 1, 4, 4, 2) }, { AS("mode", "bicubic"), AS("padding_mode", "reflection") },
+      OUT(1, 2, 4, 4), ref_grid_sample },
+    { "gridsample_bilinear_reflection_align_f64", "GridSample", NULL, 2, { FED(F64, 1, 3, 4, 4),
+      FEDR(F64, -2, 2, 1, 5, 2, 2) }, { AS("padding_mode", "reflection"), AI("align_corners", 1) },
+      OUTT(F64, 1, 3, 5, 2), ref_grid_sample, .skip = ORT_NO_KERNEL("GridSample on DOUBLE") },
+    { "gridsample_3d_bilinear_border", "GridSample", NULL, 2, { IN(1, 2, 3, 4, 5),
+      INR(-1.2f, 1.2f, 1, 2, 3, 2, 3) }, { AS("padding_mode", "border") }, OUT(1, 2, 2, 3, 2),
+      ref_grid_sample, .skip = { "ort", "ONNX Runtime's GridSample of opset 16 is 2-D only" } },
+    /* RoiAlign: avg with half_pixel, max with output_half_pixel and an adaptive grid */
+    { "roialign_avg_half_pixel", "RoiAlign", NULL, 3, { IN(2, 3, 6, 7),
+      WF(VF(0.5f, 1, 4.5f, 5, 1, 0.2f, 6.3f, 3.1f, -1, -1, 2, 2), 3, 4), CSTV(INT64, V(0, 1, 1), 3) },
+      { AI("output_height", 3), AI("output_width", 2), AI("sampling_ratio", 2) },
+      OUT(3, 3, 3, 2), ref_roi_align },
+    { "roialign_max_output_half_pixel", "RoiAlign", NULL, 3, { IN(2, 2, 8, 8),
+      FEDF(F32, VF(1, 2, 12, 14, 0, 0, 15, 9), 2, 4), FEDV(INT64, V(1, 0), 2) },
+      { AS("mode", "max"), AS("coordinate_transformation_mode", "output_half_pixel"),
+        AF("spatial_scale", 0.5f), AI("output_height", 2), AI("output_width", 3) },
+      OUT(2, 2, 2, 3), ref_roi_align },
+    { "roialign_batch_index_out_of_range", "RoiAlign", NULL, 3, { IN(2, 2, 4, 4),
+      FEDF(F32, VF(0, 0, 2, 2), 1, 4), FEDV(INT64, V(2), 1) }, NO_ATTR, OUT(1, 2, 1, 1), NULL,
+      .expect_error = true },
+    /* MaxRoiPool */
+    { "maxroipool", "MaxRoiPool", NULL, 2, { INR(0.1f, 1, 2, 3, 8, 9),
+      FEDF(F32, VF(0, 1, 1, 5, 6, 1, 0, 2, 8, 7.6f, 1, 3, 3, 3, 3), 3, 5) },
+      { AINTS("pooled_shape", 2, 3) }, OUT(3, 3, 2, 3), ref_max_roi_pool },
+    { "maxroipool_scaled_f64", "MaxRoiPool", NULL, 2, { FED(F64, 1, 2, 6, 6),
+      FEDF(F64, VF(0, 2, 1, 9, 11), 1, 5) }, { AINTS("pooled_shape", 3, 2),
+      AF("spatial_scale", 0.5f) }, OUTT(F64, 1, 2, 3, 2), ref_max_roi_pool,
+      .skip = ORT_NO_KERNEL("MaxRoiPool on DOUBLE") },
+    { "maxroipool_batch_out_of_range", "MaxRoiPool", NULL, 2, { IN(1, 1, 4, 4),
+      FEDF(F32, VF(1, 0, 0, 2, 2), 1, 5) }, { AINTS("pooled_shape", 1, 1) }, OUT(1, 1, 1, 1),
+      NULL, .expect_error = true },
     /* a negative scale is refused at run time */
     { "resize_negative_scale_fed", "Resize", NULL, 3, { IN(1, 1, 2, 2), OMIT,
       FEDF(F32, k_sc_neg, 4) }, NO_ATTR, OUT(1, 1, 4, 4), NULL, .expect_error = true,

@@ -1,8 +1,8 @@
 /* Layers: ConvTranspose (pads, strides, dilations, output_padding, output_shape, auto_pad,
  * group), MaxUnpool, LpPool / GlobalLpPool, LRN, InstanceNormalization,
  * MeanVarianceNormalization, LpNormalization, Hardmax, LSTM / GRU / RNN (directions, layouts,
- * hidden size), the losses, GridSample, RoiAlign, Upsample and (de)quantization; symbolic dims
- * passing through, and malformed attributes and inputs refused with BD_EMODEL. */
+ * hidden size), the losses, GridSample, RoiAlign, MaxRoiPool, Upsample and (de)quantization;
+ * symbolic dims passing through, and malformed attributes and inputs refused with BD_EMODEL. */
 #include <string.h>
 
 #include "tests/partitioner/shape/shape_test.h"
@@ -456,6 +456,32 @@ static void test_grid_sample_and_roi_align(void **state)
     bd_graph_destroy(g);
 }
 
+static void test_max_roi_pool(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(2, 16, 20, 30), NULL);
+    bd_node *n = TNODE(g, "MaxRoiPool", 1, x, tinput(g, "rois", BD_DT_FLOAT, S(-1, 5), "rois"));
+    TATTR_INTS(g, n, "pooled_shape", 3, 4);
+    tattr_float(g, n, "spatial_scale", 0.5f);
+    tinfer(g, false);
+    tassert_shape(tout(n, 0), S(-1, 16, 3, 4));
+    assert_string_equal(tout(n, 0)->shape.sym[0], "rois");
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* rois of four columns */
+    x = tinput(g, "x", BD_DT_FLOAT, S(2, 16, 20, 30), NULL);
+    n = TNODE(g, "MaxRoiPool", 1, x, tinput(g, "rois", BD_DT_FLOAT, S(7, 4), NULL));
+    TATTR_INTS(g, n, "pooled_shape", 3, 4);
+    tinfer_fails(g, false, BD_EMODEL, "MaxRoiPool", "expected 5", NULL);
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* pooled_shape missing */
+    x = tinput(g, "x", BD_DT_FLOAT, S(2, 16, 20, 30), NULL);
+    TNODE(g, "MaxRoiPool", 1, x, tinput(g, "rois", BD_DT_FLOAT, S(7, 5), NULL));
+    tinfer_fails(g, false, BD_EMODEL, "'pooled_shape' must hold two sizes", NULL);
+    bd_graph_destroy(g);
+}
+
 /* ---- resampling ----------------------------------------------------------------------------- */
 
 static void test_upsample_scales_attribute_and_input(void **state)
@@ -557,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_losses_by_reduction),
         cmocka_unit_test(test_losses_malformed),
         cmocka_unit_test(test_grid_sample_and_roi_align),
+        cmocka_unit_test(test_max_roi_pool),
         cmocka_unit_test(test_upsample_scales_attribute_and_input),
         cmocka_unit_test(test_quantize_dequantize),
     };
