@@ -646,6 +646,10 @@ static int build_threaded(dn_compiler *c, const bd_node *n, dn_build_fn_t build,
     if (serial && saved > 1)
         omp_set_num_threads(1);
     int rc = build(c, n);
+    if (rc == 0 && dn_swish_tail(n)) {     /* the swish dn_postops_build left out */
+        const dn_tensor *t = &c->t[n->outputs[0]->index];
+        rc = dn_swish_append(c, n->outputs[0], t->buf, &t->md, n->post[n->n_post - 1].alpha);
+    }
     if (serial && saved > 1)
         omp_set_num_threads(saved);
     for (int s = first; rc == 0 && s < c->n_steps; s++)
@@ -763,7 +767,8 @@ static void md_str(char *buf, size_t len, const dnnl_memory_desc_t *md)
         snprintf(buf + off, len - (size_t)off, dn_md_is_plain(md) ? ":plain" : ":strided");
 }
 
-/* BRAID_DNNL_VERBOSE=1: print the compiled plan (one line per step) to stderr. */
+/* BRAID_DNNL_VERBOSE=1: print the compiled plan (one line per step: node, implementation,
+ * t1 when it runs on one thread (dnnl_threads.c) else tN, then its arguments) to stderr. */
 static void dump_plan(const bd_kernel *k)
 {
     fprintf(stderr, "dnnl kernel: %d steps, arena %zu bytes (%zu without reuse), scratchpad %zu\n",
@@ -782,7 +787,7 @@ static void dump_plan(const bd_kernel *k)
             off += snprintf(args + off, sizeof args - (size_t)off, " %d:b%d:%s", s->args[a].arg,
                             s->args[a].buf, md);
         }
-        fprintf(stderr, "  %3d %-24s %-28s%s\n", i, s->node, impl, args);
+        fprintf(stderr, "  %3d %-24s %-28s %s%s\n", i, s->node, impl, s->threads == 1 ? "t1" : "tN", args);
     }
 }
 

@@ -247,8 +247,9 @@ int dn_deconv_build(dn_compiler *c, const bd_node *n)
     const dnnl_memory_desc_t *smd = dn_pd_md(pd, dnnl_query_src_md);
     const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
     dnnl_memory_desc_t dmd = *dn_pd_md(pd, dnnl_query_dst_md), wplain;   /* copied: PD goes */
-    bool epi = b || n->n_post > 0, sum = false;
-    for (int i = 0; i < n->n_post; i++)
+    int npost = n->n_post - (dn_swish_tail(n) ? 1 : 0);     /* a last swish runs after us */
+    bool epi = b || npost > 0, sum = false;
+    for (int i = 0; i < npost; i++)
         sum |= n->post[i].kind == BD_POST_SUM;
     int sbuf, wbuf, dbuf;
     rc = dn_input(c, x, smd, &sbuf);
@@ -260,7 +261,7 @@ int dn_deconv_build(dn_compiler *c, const bd_node *n)
     bool padded = false;
     for (int i = 0; i < dmd.ndims; i++)
         padded |= dmd.padded_dims[i] != dmd.dims[i];
-    bool temp = sum || (padded && n->n_post > 0);
+    bool temp = sum || (padded && npost > 0);
     if (!rc)
         rc = temp ? dn_temp(c, &dmd, &dbuf) : dn_output(c, y, &dmd, &dbuf);
     if (rc) {

@@ -51,10 +51,12 @@ typedef enum dn_step_kind {
     DN_STEP_ERF,              /* y = erf(x) elementwise on plain f32 (oneDNN has no erf eltwise) */
     DN_STEP_PAD,              /* constant Pad of plain f32 (oneDNN has no pad primitive) */
     DN_STEP_RESIZE,           /* Resize modes oneDNN's resampling cannot express, plain f32 */
+    DN_STEP_SWISH,            /* y = x * sigmoid(alpha x) over a dense buffer (dnnl_swish.c) */
 } dn_step_kind;
 
 /* Parameters of a native step (what its args' mds do not say).
  *   PAD:    ip[d] = begin pad of dim d; fp[0] = the fill value.
+ *   SWISH:  fp[0] = alpha.
  *   RESIZE: ip[0] = 1 linear / 0 nearest, ip[1] = dn_ctm, ip[2] = dn_nearest_mode,
  *           ip[3 + d] = 1 when dim d is resized; fp[d] = its scale (0: out/in from sizes). */
 typedef struct dn_native {
@@ -330,6 +332,22 @@ bool dn_filter_oihw(const bd_node *n, const bd_shape *w, int64_t *dims);
  * GROUP > 1, else [O, I, k...]). */
 int  dn_filter_md(dn_compiler *c, const bd_node *n, const bd_shape *w, int64_t group,
                   dnnl_memory_desc_t *md);
+
+/* ---- swish on braid's own kernel (dnnl_swish.c) -------------------------------------- */
+
+/* The CPU has the AVX-512 kernel (else swish stays oneDNN's). */
+bool dn_swish_native(void);
+/* N's last post-op is a swish the native kernel runs after N's primitive (dn_postops_build
+ * leaves it out; the compiler appends the step with dn_swish_append). */
+bool dn_swish_tail(const bd_node *n);
+/* MD covers its buffer densely from offset 0 (the kernel may run over it as a flat array). */
+bool dn_swish_dense(const dnnl_memory_desc_t *md);
+/* Append a SWISH step from BUF (layout SMD, dense, the size of Y's) into Y's buffer. */
+int  dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
+                     float alpha);
+/* Y[i] = X[i] * sigmoid(ALPHA X[i]) for N floats (X == Y allowed), on the current OpenMP
+ * thread count when N is large. */
+void dn_swish_run(const float *x, float *y, size_t n, float alpha);
 
 /* ---- threads per step (dnnl_threads.c) ----------------------------------------------- */
 

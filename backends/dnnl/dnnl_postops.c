@@ -163,12 +163,12 @@ int dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_
 {
     const bd_node *n = c->node;
     memset(pa, 0, sizeof *pa);
-    if (first >= n->n_post)
+    if (first >= n->n_post - (dn_swish_tail(n) ? 1 : 0))
         return 0;
     if (!*po && dn_check(c, dnnl_post_ops_create(po), "dnnl_post_ops_create"))
         return BD_EBACKEND;
-    int rc = 0;
-    for (int i = first; i < n->n_post && !rc; i++) {
+    int rc = 0, end = n->n_post - (dn_swish_tail(n) ? 1 : 0);   /* a native swish ends it */
+    for (int i = first; i < end && !rc; i++) {
         int idx = dnnl_post_ops_len(*po);           /* oneDNN's index of the post-op added now */
         const bd_postop *p = &n->post[i];
         dnnl_alg_kind_t a;
