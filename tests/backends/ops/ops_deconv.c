@@ -32,6 +32,8 @@ static void apply_then(const op_case *c, const tensor *in, tensor *out)
             v = v > 0 ? v : 0;
         else if (!strcmp(c->then, "Sigmoid"))
             v = 1 / (1 + exp(-v));
+        else if (!strcmp(c->then, "braid:Swish"))
+            v = v / (1 + exp(-v));
         else if (!strcmp(c->then, "Add"))
             v += o;
         else if (!strcmp(c->then, "Mul"))
@@ -43,7 +45,7 @@ static void apply_then(const op_case *c, const tensor *in, tensor *out)
 }
 
 /* X [N, C, D...], W [C, M/group, k...], B [M] -> out [N, M, D'...], then the follow-up node. */
-static void ref_conv_transpose(const op_case *c, const tensor *in, tensor *out)
+void ref_conv_transpose(const op_case *c, const tensor *in, tensor *out)
 {
     const tensor *x = &in[0], *w = &in[1];
     int r = x->rank, ns = r - 2;

@@ -15,6 +15,7 @@
  *   ops_resample.c     Resize, Upsample, GridSample, RoiAlign, MaxRoiPool
  *   ops_pool.c         MaxPool (Indices, integers), AveragePool, LpPool and the global pools
  *   ops_deconv.c       ConvTranspose
+ *   ops_swish.c        Swish (SiLU) on the oneDNN backend's own kernel
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -111,9 +112,10 @@ struct op_case {
                                * cases of 32768 elements and more) */
     int         opset;        /* the graph's ONNX opset; 0 = 17 (older ones reach the legacy
                                * forms: attributes that later became inputs) */
-    const char *then;         /* a second ONNX node after output 0, to reach a fusion: an
-                               * activation, or a binary op whose other operand is the case's
-                               * last input (THEN_IN = 1); the case's reference computes both */
+    const char *then;         /* a second node after output 0, to reach a fusion: an
+                               * activation ("braid:Swish" for braid's domain), or a binary op
+                               * whose other operand is the case's last input (THEN_IN = 1);
+                               * the case's reference computes both */
     int         then_in;
 };
 
@@ -130,7 +132,7 @@ typedef struct case_table {
 extern const case_table ops_float_table, ops_elementwise_table, ops_movement_table,
                         ops_indexing_table, ops_reduction_table, ops_generate_table,
                         ops_norm_table, ops_deconv_table,
-                        ops_resample_table, ops_pool_table;
+                        ops_resample_table, ops_pool_table, ops_swish_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16
@@ -329,5 +331,6 @@ void ref_channel_shuffle(const op_case *c, const tensor *in, tensor *out);
 void ref_gather(const op_case *c, const tensor *in, tensor *out);
 void ref_reduce(const op_case *c, const tensor *in, tensor *out);
 void ref_softmax(const op_case *c, const tensor *in, tensor *out);
+void ref_conv_transpose(const op_case *c, const tensor *in, tensor *out);
 
 #endif

@@ -48,7 +48,7 @@
 static const case_table *const k_tables[] = {
     &ops_float_table, &ops_elementwise_table, &ops_movement_table, &ops_indexing_table,
     &ops_reduction_table, &ops_generate_table, &ops_norm_table, &ops_deconv_table,
-    &ops_resample_table, &ops_pool_table,
+    &ops_resample_table, &ops_pool_table, &ops_swish_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 
@@ -333,9 +333,11 @@ static bd_graph *build(const op_case *c, const case_data *d, bd_node **node)
     bd_node *n = tl_node(g, c->name, c->op, c->domain ? c->domain : "", in,
                          (size_t)(c->n_in - c->then_in), out, (size_t)d->n_out);
     add_attrs(g, n, c);
-    if (c->then) {
+    if (c->then) {                    /* "braid:Swish": a node of braid's own domain */
+        bool braid = !strncmp(c->then, "braid:", 6);
         bd_value *tin[2] = { out[0], c->then_in ? in[c->n_in - 1] : NULL };
-        tl_node(g, "then", c->then, "", tin, (size_t)(1 + c->then_in), &y0, 1);
+        tl_node(g, "then", braid ? c->then + 6 : c->then, braid ? "braid" : "", tin,
+                (size_t)(1 + c->then_in), &y0, 1);
     }
     *node = n;
     return g;
