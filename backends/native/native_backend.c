@@ -20,6 +20,7 @@ typedef struct op_family {
 } op_family;
 
 static const op_family k_families[] = {
+    { nv_dynshape_ops,    &nv_dynshape_n },     /* first: it hands planned shapes on */
     { nv_elementwise_ops, &nv_elementwise_n },
     { nv_unary_ops,       &nv_unary_n },
     { nv_movement_ops,    &nv_movement_n },
@@ -206,10 +207,13 @@ static int input_slot(builder *b, const bd_value *v, int *slot)
 
 /* Views whose output is not a boundary tensor become aliases (no step); a view that must
  * write the caller's buffer runs as a copy. An inference Dropout is one when it writes no
- * mask and no run-time training_mode is to be checked. */
+ * mask and no run-time training_mode is to be checked. A view whose shape only the run tells
+ * is a step of its own (native_dynshape.c). */
 static bool is_view(const bd_node *n)
 {
     const char *op = n->op_type;
+    if (n->n_outputs < 1 || !bd_shape_is_static(&n->outputs[0]->shape))
+        return false;
     if (!strcmp(op, "Dropout"))
         return n->n_outputs == 1 && !(bd_node_input(n, 2) && !bd_node_input(n, 2)->data);
     return !strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") ||
