@@ -2,7 +2,8 @@
 """Check braid's outputs on zoo models against PyTorch's, before any timing.
 
     /usr/bin/python3 bench/zoo/check.py --braid build-bench/cli/braid [--zoo DIR]
-                                        [--tol 1e-3] [--threads N] NAME [NAME ...]
+                                        [--tol 1e-3] [--threads N] [--engine LIST]
+                                        NAME [NAME ...]
 
 For each model NAME of DIR/manifest.json (written by gen_zoo.py; DIR defaults to
 $BRAID_ZOO_DIR, else ~/.cache/braid/zoo) it runs
@@ -22,6 +23,9 @@ It prints one line per output and, last for each model, a machine-readable line
 (FAILED: braid could not load or run the model, or an output is missing or misshapen; the
 error is braid's own message, with spaces kept). Exit status: 0 if every model passed, 1 if
 any failed or mismatched, 2 on bad arguments or a missing manifest entry.
+
+--engine passes braid run's --engine: `--engine dnnl,native` checks that every model runs
+and matches with no framework fallback at all (ONNX Runtime and TensorFlow not loaded).
 """
 
 import argparse
@@ -49,6 +53,8 @@ def check_model(args, entry):
     zoo = args.zoo
     model = entry.get("model") or entry["onnx"]   # "model": a TF.js model.json (tfjs_bench.js)
     cmd = [args.braid, "run", os.path.join(zoo, model), "--threads", str(args.threads)]
+    if args.engine:
+        cmd += ["--engine", args.engine]
     for t in entry["inputs"]:
         cmd += ["--input", "%s=%s" % (t["name"], os.path.join(zoo, t["file"]))]
     with tempfile.TemporaryDirectory(prefix="braid-zoo-check.") as tmp:
@@ -99,6 +105,8 @@ def main(argv=None):
     ap.add_argument("--tol", type=float, default=1e-3,
                     help="max relative error, max|diff| / max|ref| (default: %(default)g)")
     ap.add_argument("--threads", type=int, default=1, help="braid's threads (default: 1)")
+    ap.add_argument("--engine", default=None,
+                    help="braid run --engine LIST, e.g. dnnl,native (default: braid's auto)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per model (default: 600)")
     ap.add_argument("models", nargs="+", metavar="NAME")
     args = ap.parse_args(argv)
