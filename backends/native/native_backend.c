@@ -37,6 +37,7 @@ static const op_family k_families[] = {
     { nv_resize_ops,      &nv_resize_n },
     { nv_pool_ops,        &nv_pool_n },
     { nv_sample_ops,      &nv_sample_n },
+    { nv_signal_ops,      &nv_signal_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

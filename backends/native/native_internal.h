@@ -138,6 +138,8 @@ extern const nv_op nv_sample_ops[];        /* native_sample.c */
 extern const size_t nv_sample_n;
 extern const nv_op nv_dynshape_ops[];      /* native_dynshape.c */
 extern const size_t nv_dynshape_n;
+extern const nv_op nv_signal_ops[];        /* native_signal.c */
+extern const size_t nv_signal_n;
 
 /* ---- helpers every kernel file uses (native_tensor.c) -------------------------------------- */
 

@@ -171,6 +171,13 @@ static const shp_entry onnx_rules[] = {
     { "GridSample",         shp_grid_sample,         2, 2,        1 },
     { "RoiAlign",           shp_roi_align,           3, 3,        1 },
     { "MaxRoiPool",         shp_max_roi_pool,        2, 2,        1 },
+    /* signal processing */
+    { "DFT",                shp_dft,                 1, 2,        1 },
+    { "STFT",               shp_stft,                2, 4,        1 },
+    { "HannWindow",         shp_window,              1, 1,        1 },
+    { "HammingWindow",      shp_window,              1, 1,        1 },
+    { "BlackmanWindow",     shp_window,              1, 1,        1 },
+    { "MelWeightMatrix",    shp_mel_weight,          5, 5,        1 },
     /* quantization */
     { "QuantizeLinear",     shp_quantize,            2, 3,        1 },
     { "DequantizeLinear",   shp_quantize,            2, 3,        1 },

@@ -100,6 +100,11 @@ int shp_loss(bd_graph *g, bd_node *n, bd_error *err);  /* NegativeLogLikelihoodL
 int shp_grid_sample(bd_graph *g, bd_node *n, bd_error *err);
 int shp_roi_align(bd_graph *g, bd_node *n, bd_error *err);
 int shp_max_roi_pool(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_signal.c */
+int shp_dft(bd_graph *g, bd_node *n, bd_error *err);          /* opset 17 */
+int shp_stft(bd_graph *g, bd_node *n, bd_error *err);
+int shp_window(bd_graph *g, bd_node *n, bd_error *err);       /* Hann, Hamming, Blackman */
+int shp_mel_weight(bd_graph *g, bd_node *n, bd_error *err);   /* MelWeightMatrix */
 /* shape_quant.c */
 int shp_quantize(bd_graph *g, bd_node *n, bd_error *err);     /* QuantizeLinear, Dequantize */
 int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err);

@@ -17,6 +17,7 @@
  *   ops_deconv.c       ConvTranspose
  *   ops_swish.c        Swish (SiLU) on the oneDNN backend's own kernel
  *   ops_dynshape.c     Reshape, Squeeze, Unsqueeze and ReduceSum shaped by fed tensors
+ *   ops_signal.c       DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -134,7 +135,8 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
                         ops_indexing_table, ops_reduction_table, ops_generate_table,
                         ops_norm_table, ops_deconv_table,
                         ops_resample_table, ops_pool_table, ops_swish_table,
-                        ops_dynshape_table;
+                        ops_dynshape_table,
+                        ops_signal_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16

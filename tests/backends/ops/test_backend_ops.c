@@ -50,6 +50,7 @@ static const case_table *const k_tables[] = {
     &ops_reduction_table, &ops_generate_table, &ops_norm_table, &ops_deconv_table,
     &ops_resample_table, &ops_pool_table, &ops_swish_table,
     &ops_dynshape_table,
+    &ops_signal_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 

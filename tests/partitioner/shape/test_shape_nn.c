@@ -1,8 +1,9 @@
 /* Layers: ConvTranspose (pads, strides, dilations, output_padding, output_shape, auto_pad,
  * group), MaxUnpool, LpPool / GlobalLpPool, LRN, InstanceNormalization,
  * MeanVarianceNormalization, LpNormalization, Hardmax, LSTM / GRU / RNN (directions, layouts,
- * hidden size), the losses, GridSample, RoiAlign, MaxRoiPool, Upsample and (de)quantization;
- * symbolic dims passing through, and malformed attributes and inputs refused with BD_EMODEL. */
+ * hidden size), the losses, GridSample, RoiAlign, MaxRoiPool, Upsample, DFT / STFT / window
+ * generators / MelWeightMatrix and (de)quantization; symbolic dims passing through, and
+ * malformed attributes and inputs refused with BD_EMODEL. */
 #include <string.h>
 
 #include "tests/partitioner/shape/shape_test.h"
@@ -520,6 +521,60 @@ static void test_upsample_scales_attribute_and_input(void **state)
     bd_graph_destroy(g);
 }
 
+/* ---- signal processing ---------------------------------------------------------------------- */
+
+static void test_signal_ops(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_graph_set_opset(g, 17);
+    bd_value *x = tinput(g, "x", BD_DT_FLOAT, S(3, 10, 1), NULL);
+    bd_node *dft = TNODE(g, "DFT", 1, x);
+    bd_node *dft_len = TNODE(g, "DFT", 1, x, TINTS(g, "len", 16));
+    tattr_int(g, dft_len, "onesided", 1);
+    bd_node *dft_run = TNODE(g, "DFT", 1, x, tinput(g, "n", BD_DT_INT64, S(1), NULL));
+    bd_node *stft = TNODE(g, "STFT", 1, x, tint_scalar(g, "step", 3), tweight(g, "win", S(4)));
+    bd_node *stft_two = TNODE(g, "STFT", 1, x, tint_scalar(g, "step2", 2));
+    tattr_int(g, stft_two, "onesided", 0);
+    bd_node *hann = TNODE(g, "HannWindow", 1, tint_scalar(g, "size", 7));
+    bd_node *ham = TNODE(g, "HammingWindow", 1, tinput(g, "size2", BD_DT_INT64, tscalar(), NULL));
+    tattr_int(g, ham, "output_datatype", BD_DT_DOUBLE);
+    bd_node *mel = TNODE(g, "MelWeightMatrix", 1, tint_scalar(g, "mels", 8),
+                         tint_scalar(g, "dft", 16), tint_scalar(g, "rate", 8192),
+                         tweight(g, "lo", tscalar()), tweight(g, "hi", tscalar()));
+    tinfer(g, false);
+    tassert_shape(tout(dft, 0), S(3, 10, 2));
+    tassert_shape(tout(dft_len, 0), S(3, 9, 2));
+    tassert_shape(tout(dft_run, 0), S(3, -1, 2));
+    tassert_shape(tout(stft, 0), S(3, 3, 3, 2));
+    tassert_shape(tout(stft_two, 0), S(3, 1, 10, 2));
+    tassert_shape(tout(hann, 0), S(7));
+    assert_int_equal(tout(hann, 0)->dtype, BD_DT_FLOAT);
+    tassert_shape(tout(ham, 0), S(-1));
+    assert_int_equal(tout(ham, 0)->dtype, BD_DT_DOUBLE);
+    tassert_shape(tout(mel, 0), S(9, 8));
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* the axis is the complex dim */
+    bd_graph_set_opset(g, 17);
+    bd_node *n = TNODE(g, "DFT", 1, tinput(g, "x", BD_DT_FLOAT, S(3, 10, 2), NULL));
+    tattr_int(g, n, "axis", 2);
+    tinfer_fails(g, false, BD_EMODEL, "DFT", "is the complex dim", NULL);
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* frames longer than the signal */
+    bd_graph_set_opset(g, 17);
+    TNODE(g, "STFT", 1, tinput(g, "x", BD_DT_FLOAT, S(1, 5, 1), NULL), tint_scalar(g, "s", 1),
+          tweight(g, "w", S(8)));
+    tinfer_fails(g, false, BD_EMODEL, "longer than the signal", NULL);
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* a negative window size */
+    bd_graph_set_opset(g, 17);
+    TNODE(g, "BlackmanWindow", 1, tint_scalar(g, "size", -2));
+    tinfer_fails(g, false, BD_EMODEL, "size -2 is negative", NULL);
+    bd_graph_destroy(g);
+}
+
 /* ---- quantization -------------------------------------------------------------------------- */
 
 static void test_quantize_dequantize(void **state)
@@ -585,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_grid_sample_and_roi_align),
         cmocka_unit_test(test_max_roi_pool),
         cmocka_unit_test(test_upsample_scales_attribute_and_input),
+        cmocka_unit_test(test_signal_ops),
         cmocka_unit_test(test_quantize_dequantize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
