@@ -1,7 +1,10 @@
 /* Add/Sub/Mul/Div/Max/Min (two inputs) with numpy broadcasting as a oneDNN binary primitive.
  * The full-shape operand is src0 (swapped for Add/Mul/Max/Min when needed) and keeps its
- * layout; a full-shape src1 is brought to src0's layout, a broadcast src1 is read plain. In
- * place when src0 dies here. */
+ * layout; a full-shape src1 is brought to src0's layout, a broadcast src1 too when src0 is
+ * channel-blocked (oneDNN's jit binary wants them alike; a plain one runs on the reference
+ * kernel), else it is read plain. A src1 along src0's innermost axis (per channel beside
+ * channels-last data, a last-axis bias) runs on braid's kernel (dnnl_bcast.c). In place when
+ * src0 dies here. */
 #include <string.h>
 
 #include "backends/dnnl/dnnl_internal.h"
@@ -29,6 +32,37 @@ static int src0_index(const bd_node *n)
     if ((commutes || !strcmp(n->op_type, "Sub")) && bd_shape_equal(&n->inputs[1]->shape, y))
         return 1;
     return -1;
+}
+
+/* Y = A op B with B along A's innermost axis of C (dn_bcast_fits), on braid's kernel
+ * (dnnl_bcast.c); REV: B op A (a swapped Sub). */
+static int native_bcast(dn_compiler *c, const bd_node *n, const bd_value *a, int abuf,
+                        const dnnl_memory_desc_t *amd, const bd_value *b, bool rev, int64_t C)
+{
+    const bd_value *y = n->outputs[0];
+    const char *op = n->op_type;
+    dn_native nat;
+    memset(&nat, 0, sizeof nat);
+    nat.ip[0] = !strcmp(op, "Add") ? DN_BCAST_ADD : !strcmp(op, "Sub") ? DN_BCAST_SUB :
+                !strcmp(op, "Mul") ? DN_BCAST_MUL : !strcmp(op, "Div") ? DN_BCAST_DIV :
+                !strcmp(op, "Max") ? DN_BCAST_MAX : DN_BCAST_MIN;
+    nat.ip[1] = rev;
+    nat.ip[2] = C;
+    int rc, bbuf, dbuf;
+    dnnl_memory_desc_t bmd;
+    if ((rc = dn_input_plain(c, b, &bbuf, &bmd)))
+        return rc;
+    if (dn_can_reuse(c, a, amd)) {
+        dbuf = abuf;
+        rc = dn_define_view(c, y, dbuf, amd, false);
+    } else {
+        rc = dn_output(c, y, amd, &dbuf);
+    }
+    if (rc)
+        return rc;
+    dn_arg args[3] = { { DNNL_ARG_SRC_0, abuf, *amd }, { DNNL_ARG_SRC_1, bbuf, bmd },
+                       { DNNL_ARG_DST, dbuf, *amd } };
+    return dn_add_native(c, DN_STEP_BCAST, args, 3, &nat);
 }
 
 bool dn_binary_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
@@ -68,14 +102,27 @@ int dn_binary_build(dn_compiler *c, const bd_node *n)
     if (bd_shape_equal(&b->shape, &y->shape)) {
         bmd = amd;
         rc = dn_input(c, b, &bmd, &bbuf);
+    } else if (n->n_post == 0 && !c->t[a->index].strided_view && dn_bcast_fits(&amd, &b->shape)) {
+        return native_bcast(c, n, a, abuf, &amd, b, s0 == 1 && !commutes,
+                            dn_bcast_fits(&amd, &b->shape));
     } else {
         int64_t dims[BD_MAX_RANK];
         int R = y->shape.rank, off = R - b->shape.rank;
         for (int i = 0; i < R; i++)
             dims[i] = i >= off ? b->shape.dims[i - off] : 1;
-        dnnl_memory_desc_t plain;
-        rc = dn_input_plain(c, b, &bbuf, &plain);
         dn_md_plain(&bmd, R, dims);
+        dnnl_memory_desc_t like;
+        dn_md_like(&like, &amd, dims);
+        if (like.format_desc.blocking.inner_nblks && b->data) {
+            rc = dn_const_value(c, b, &bmd, &like, &bbuf);    /* in A's blocked layout: jit */
+            bmd = like;
+        } else if (like.format_desc.blocking.inner_nblks && b->shape.rank == R) {
+            rc = dn_input(c, b, &like, &bbuf);
+            bmd = like;
+        } else {
+            dnnl_memory_desc_t plain;
+            rc = dn_input_plain(c, b, &bbuf, &plain);
+        }
     }
     if (rc)
         return rc;
@@ -100,9 +147,15 @@ int dn_binary_build(dn_compiler *c, const bd_node *n)
                     &desc, po, 1.0f, &pd);
     if (rc)
         return rc;
+    /* not in place over padded channels with post-ops: oneDNN 2.6's jit binary then leaves
+     * its destination unwritten (dnnl_deconv.c) */
+    bool padded = false;
+    for (int i = 0; i < amd.ndims; i++)
+        padded |= amd.padded_dims[i] != amd.dims[i];
+    bool post = (s0 == 1 && !commutes) || n->n_post > (dn_swish_tail(n) ? 1 : 0);
     if (pa.residual)
         rc = dn_output_with_residual(c, y, &amd, pa.residual, &dbuf);
-    else if (dn_can_reuse(c, a, &amd)) {
+    else if (!(padded && post) && dn_can_reuse(c, a, &amd)) {
         dbuf = abuf;
         rc = dn_define_view(c, y, dbuf, &amd, false);
     } else

@@ -52,11 +52,19 @@ typedef enum dn_step_kind {
     DN_STEP_PAD,              /* constant Pad of plain f32 (oneDNN has no pad primitive) */
     DN_STEP_RESIZE,           /* Resize modes oneDNN's resampling cannot express, plain f32 */
     DN_STEP_SWISH,            /* y = x * sigmoid(alpha x) over a dense buffer (dnnl_swish.c) */
+    DN_STEP_BCAST,            /* y = x op s[c], c the innermost axis of x (dnnl_bcast.c) */
 } dn_step_kind;
+
+/* The ops of a BCAST step. */
+typedef enum dn_bcast_op {
+    DN_BCAST_ADD = 0, DN_BCAST_SUB, DN_BCAST_MUL, DN_BCAST_DIV, DN_BCAST_MAX, DN_BCAST_MIN
+} dn_bcast_op;
 
 /* Parameters of a native step (what its args' mds do not say).
  *   PAD:    ip[d] = begin pad of dim d; fp[0] = the fill value.
  *   SWISH:  fp[0] = alpha.
+ *   BCAST:  ip[0] = dn_bcast_op, ip[1] = 1 for s op x (a swapped Sub), ip[2] = C (args: x, s,
+ *           y; x and y dense with an innermost axis of C, s C floats).
  *   RESIZE: ip[0] = 1 linear / 0 nearest, ip[1] = dn_ctm, ip[2] = dn_nearest_mode,
  *           ip[3 + d] = 1 when dim d is resized; fp[d] = its scale (0: out/in from sizes). */
 typedef struct dn_native {
@@ -348,6 +356,14 @@ int  dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_mem
 /* Y[i] = X[i] * sigmoid(ALPHA X[i]) for N floats (X == Y allowed), on the current OpenMP
  * thread count when N is large. */
 void dn_swish_run(const float *x, float *y, size_t n, float alpha);
+
+/* ---- binary ops with an innermost-axis operand (dnnl_bcast.c) -------------------------- */
+
+/* The length C of the innermost axis of AMD (the channels of a channels-last tensor, the
+ * last axis of a plain one) when B (right-aligned) varies along it alone, else 0. */
+int64_t dn_bcast_fits(const dnnl_memory_desc_t *amd, const bd_shape *b);
+/* Run BCAST step ST on its arguments' memories (dnnl_native.c calls it). */
+void dn_bcast_run(const dn_step *st, dnnl_memory_t *mems);
 
 /* ---- threads per step (dnnl_threads.c) ----------------------------------------------- */
 
