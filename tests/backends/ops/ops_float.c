@@ -60,7 +60,7 @@ static void ref_gemm(const op_case *c, const tensor *in, tensor *out)
 }
 
 /* 2-D convolution, NCHW, ONNX semantics (explicit pads, strides, dilations, group). */
-static void ref_conv(const op_case *c, const tensor *in, tensor *out)
+void ref_conv(const op_case *c, const tensor *in, tensor *out)
 {
     const int64_t *xd = in[0].dims, *wd = in[1].dims;
     int64_t N = xd[0], Ch = xd[1], H = xd[2], Wd = xd[3], M = wd[0], KH = wd[2], KW = wd[3];

@@ -18,6 +18,8 @@
  *   ops_swish.c        Swish (SiLU) on the oneDNN backend's own kernel
  *   ops_dynshape.c     Reshape, Squeeze, Unsqueeze and ReduceSum shaped by fed tensors
  *   ops_signal.c       DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix
+ *   ops_bcast.c        binary ops with a per-channel or last-axis operand, in the layouts
+ *                      oneDNN picks
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -114,11 +116,13 @@ struct op_case {
                                * cases of 32768 elements and more) */
     int         opset;        /* the graph's ONNX opset; 0 = 17 (older ones reach the legacy
                                * forms: attributes that later became inputs) */
-    const char *then;         /* a second node after output 0, to reach a fusion: an
-                               * activation ("braid:Swish" for braid's domain), or a binary op
-                               * whose other operand is the case's last input (THEN_IN = 1);
-                               * the case's reference computes both */
+    const char *then;         /* a second node after output 0, to reach a fusion or a layout:
+                               * an activation ("braid:Swish" for braid's domain), or a binary
+                               * op whose other operand is the case's last input (THEN_IN =
+                               * 1; its first operand with THEN_FIRST); the case's reference
+                               * computes both */
     int         then_in;
+    bool        then_first;
 };
 
 /* The usual reason ORT is skipped: ORT's supports() claims every ONNX node, but its CPU
@@ -135,8 +139,7 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
                         ops_indexing_table, ops_reduction_table, ops_generate_table,
                         ops_norm_table, ops_deconv_table,
                         ops_resample_table, ops_pool_table, ops_swish_table,
-                        ops_dynshape_table,
-                        ops_signal_table;
+                        ops_dynshape_table, ops_signal_table, ops_bcast_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16
@@ -335,6 +338,7 @@ void ref_channel_shuffle(const op_case *c, const tensor *in, tensor *out);
 void ref_gather(const op_case *c, const tensor *in, tensor *out);
 void ref_reduce(const op_case *c, const tensor *in, tensor *out);
 void ref_softmax(const op_case *c, const tensor *in, tensor *out);
+void ref_conv(const op_case *c, const tensor *in, tensor *out);
 void ref_conv_transpose(const op_case *c, const tensor *in, tensor *out);
 
 #endif

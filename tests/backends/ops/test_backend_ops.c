@@ -50,7 +50,7 @@ static const case_table *const k_tables[] = {
     &ops_reduction_table, &ops_generate_table, &ops_norm_table, &ops_deconv_table,
     &ops_resample_table, &ops_pool_table, &ops_swish_table,
     &ops_dynshape_table,
-    &ops_signal_table,
+    &ops_signal_table, &ops_bcast_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 
@@ -338,6 +338,10 @@ static bd_graph *build(const op_case *c, const case_data *d, bd_node **node)
     if (c->then) {                    /* "braid:Swish": a node of braid's own domain */
         bool braid = !strncmp(c->then, "braid:", 6);
         bd_value *tin[2] = { out[0], c->then_in ? in[c->n_in - 1] : NULL };
+        if (c->then_first) {
+            tin[0] = tin[1];
+            tin[1] = out[0];
+        }
         tl_node(g, "then", braid ? c->then + 6 : c->then, braid ? "braid" : "", tin,
                 (size_t)(1 + c->then_in), &y0, 1);
     }
