@@ -38,6 +38,7 @@ static const op_family k_families[] = {
     { nv_pool_ops,        &nv_pool_n },
     { nv_sample_ops,      &nv_sample_n },
     { nv_signal_ops,      &nv_signal_n },
+    { nv_linalg_ops,      &nv_linalg_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

@@ -140,6 +140,8 @@ extern const nv_op nv_dynshape_ops[];      /* native_dynshape.c */
 extern const size_t nv_dynshape_n;
 extern const nv_op nv_signal_ops[];        /* native_signal.c */
 extern const size_t nv_signal_n;
+extern const nv_op nv_linalg_ops[];        /* native_linalg.c */
+extern const size_t nv_linalg_n;
 
 /* ---- helpers every kernel file uses (native_tensor.c) -------------------------------------- */
 

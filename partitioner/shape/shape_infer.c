@@ -26,6 +26,7 @@ static const shp_entry onnx_rules[] = {
     { "GlobalMaxPool",      shp_global_pool,         1, 1,        1 },
     { "MatMul",             shp_matmul,              2, 2,        1 },
     { "Gemm",               shp_gemm,                2, 3,        1 },
+    { "Det",                shp_det,                 1, 1,        1 },
     { "Relu",               shp_unary,               1, 1,        1 },
     { "LeakyRelu",          shp_unary,               1, 1,        1 },
     { "Sigmoid",            shp_unary,               1, 1,        1 },

@@ -1,4 +1,4 @@
-/* MatMul (numpy semantics: 1-D promotion, broadcast batch dims) and Gemm. */
+/* MatMul (numpy semantics: 1-D promotion, broadcast batch dims), Gemm and Det. */
 #include "partitioner/shape/shape_rules.h"
 
 /* K of both operands must agree when both are known. */
@@ -100,5 +100,25 @@ int shp_gemm(bd_graph *g, bd_node *n, bd_error *err)
         }
     }
     shp_set(n->outputs[0], dtype, &s);
+    return 0;
+}
+
+/* Det(X [..., M, M]): the batch dims [...]. */
+int shp_det(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    bd_value *x = shp_in(n, 0);
+    if (!shp_ranked(x))
+        return shp_all_unknown(n);
+    const bd_shape *xs = &x->shape;
+    int r = xs->rank;
+    if (r < 2)
+        return shp_fail(err, n, "input '%s' must have rank >= 2 ([..., M, M]), got %d", x->name, r);
+    if (xs->dims[r - 1] >= 0 && xs->dims[r - 2] >= 0 && xs->dims[r - 1] != xs->dims[r - 2])
+        return shp_fail(err, n, "input '%s' holds %lld x %lld matrices, not square ones", x->name,
+                        (long long)xs->dims[r - 2], (long long)xs->dims[r - 1]);
+    bd_shape s = *xs;
+    s.rank = r - 2;
+    shp_set(n->outputs[0], x->dtype, &s);
     return 0;
 }

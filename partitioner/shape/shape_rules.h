@@ -47,6 +47,7 @@ int shp_max_unpool(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_matmul.c */
 int shp_matmul(bd_graph *g, bd_node *n, bd_error *err);
 int shp_gemm(bd_graph *g, bd_node *n, bd_error *err);
+int shp_det(bd_graph *g, bd_node *n, bd_error *err);          /* [..., M, M] -> [...] */
 /* shape_norm.c */
 int shp_softmax(bd_graph *g, bd_node *n, bd_error *err);      /* Softmax, LogSoftmax      */
 int shp_layernorm(bd_graph *g, bd_node *n, bd_error *err);

@@ -51,6 +51,7 @@ static const case_table *const k_tables[] = {
     &ops_resample_table, &ops_pool_table, &ops_swish_table,
     &ops_dynshape_table,
     &ops_signal_table, &ops_bcast_table,
+    &ops_linalg_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 

@@ -1,4 +1,4 @@
-/* MatMul / Gemm, the normalisations (Softmax, LayerNormalization, BatchNormalization) and
+/* MatMul / Gemm / Det, the normalisations (Softmax, LayerNormalization, BatchNormalization) and
  * reductions. */
 #include "tests/partitioner/shape/shape_test.h"
 
@@ -75,6 +75,24 @@ static void test_gemm_transposes_and_bias(void **state)
     a = tinput(g, "a", BD_DT_FLOAT, S(2, 3, 4), NULL);
     TNODE(g, "Gemm", 1, a, tweight(g, "b", S(4, 10)));
     tinfer_fails(g, false, BD_EMODEL, "must be 2-D", NULL);
+    bd_graph_destroy(g);
+}
+
+static void test_det_batch_dims(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_node *d = TNODE(g, "Det", 1, tinput(g, "x", BD_DT_FLOAT, S(-1, 3, 4, 4), "batch"));
+    bd_node *m = TNODE(g, "Det", 1, tinput(g, "m", BD_DT_DOUBLE, S(5, 5), NULL));
+    tinfer(g, false);
+    tassert_shape(tout(d, 0), S(-1, 3));
+    assert_string_equal(tout(d, 0)->shape.sym[0], "batch");
+    tassert_shape(tout(m, 0), tscalar());
+    assert_int_equal(tout(m, 0)->dtype, BD_DT_DOUBLE);
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    TNODE(g, "Det", 1, tinput(g, "x", BD_DT_FLOAT, S(2, 3, 4), NULL));
+    tinfer_fails(g, false, BD_EMODEL, "Det", "3 x 4 matrices, not square", NULL);
     bd_graph_destroy(g);
 }
 
@@ -166,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_matmul_keeps_dynamic_batch_and_rows),
         cmocka_unit_test(test_matmul_inner_dim_mismatch),
         cmocka_unit_test(test_gemm_transposes_and_bias),
+        cmocka_unit_test(test_det_batch_dims),
         cmocka_unit_test(test_softmax_axis_checked),
         cmocka_unit_test(test_layernorm_outputs_and_scale_check),
         cmocka_unit_test(test_batchnorm_checks_channels),
