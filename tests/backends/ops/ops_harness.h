@@ -21,6 +21,7 @@
  *   ops_bcast.c        binary ops with a per-channel or last-axis operand, in the layouts
  *                      oneDNN picks
  *   ops_linalg.c       Gemm where oneDNN does not take it, Det
+ *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -141,7 +142,8 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
                         ops_norm_table, ops_deconv_table,
                         ops_resample_table, ops_pool_table, ops_swish_table,
                         ops_dynshape_table, ops_signal_table, ops_bcast_table,
-                        ops_linalg_table;
+                        ops_linalg_table,
+                        ops_quant_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16

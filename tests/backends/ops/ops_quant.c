@@ -1,0 +1,77 @@
+/* Quantization cases and references: QuantizeLinear (UINT8 and INT8, per tensor and per axis,
+ * saturation, halfway values rounding to even), DequantizeLinear (INT8 per axis, INT32 without
+ * a zero point) and DynamicQuantizeLinear. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tests/backends/ops/ops_harness.h"
+
+/* The scale and zero point's index for element I: per tensor, or by X's axis. */
+static size_t param_index(const op_case *c, const tensor *in, size_t i)
+{
+    if (in[1].n == 1)
+        return 0;
+    int64_t at[BD_MAX_RANK];
+    unravel(i, in[0].rank, in[0].dims, at);
+    return (size_t)at[norm_axis(attr_i(c, "axis", 1), in[0].rank)];
+}
+
+static void ref_quant(const op_case *c, const tensor *in, tensor *out)
+{
+    bool quant = !strcmp(c->op, "QuantizeLinear");
+    for (size_t i = 0; i < in[0].n; i++) {
+        size_t p = param_index(c, in, i);
+        double zp = c->n_in > 2 ? (double)in[2].i[p] : 0;
+        if (!quant) {
+            out->f[i] = (in[0].f[i] - zp) * in[1].f[p];
+            continue;
+        }
+        double v = nearbyint((double)((float)in[0].f[i] / (float)in[1].f[p])) + zp;
+        double lo = out->dtype == UINT8 ? 0 : -128, hi = out->dtype == UINT8 ? 255 : 127;
+        out->i[i] = (int64_t)(v < lo ? lo : v > hi ? hi : v);
+    }
+}
+
+static void ref_dynquant(const op_case *c, const tensor *in, tensor *out)
+{
+    (void)c;
+    float lo = 0, hi = 0;
+    for (size_t i = 0; i < in[0].n; i++) {
+        lo = fminf(lo, (float)in[0].f[i]);
+        hi = fmaxf(hi, (float)in[0].f[i]);
+    }
+    float scale = (hi - lo) / 255;
+    double zp = nearbyintf(-lo / scale);
+    zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
+    for (size_t i = 0; i < in[0].n; i++) {
+        double v = nearbyintf((float)in[0].f[i] / scale) + zp;
+        out[0].i[i] = (int64_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+    out[1].f[0] = scale;
+    out[2].i[0] = (int64_t)zp;
+}
+
+#define k_halves VF(0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 300, -300)
+
+static const op_case k_cases[] = {
+    /* QuantizeLinear */
+    { "quantizelinear_u8", "QuantizeLinear", NULL, 3, { INR(-2, 2, 2, 5), CSTSF(F32, 0.02f),
+      CSTS(UINT8, 128) }, NO_ATTR, OUTT(UINT8, 2, 5), ref_quant },
+    { "quantizelinear_axis_i8", "QuantizeLinear", NULL, 3, { INR(-1, 1, 2, 3, 4),
+      CSTF(F32, VF(0.01f, 0.02f, 0.05f), 3), CSTV(INT8, V(0, -3, 5), 3) }, { AI("axis", 1) },
+      OUTT(INT8, 2, 3, 4), ref_quant },
+    { "quantizelinear_halves_saturate", "QuantizeLinear", NULL, 2,
+      { FEDF(F32, k_halves, 8), CSTSF(F32, 1) }, NO_ATTR, OUTT(UINT8, 8), ref_quant },
+    /* DequantizeLinear */
+    { "dequantizelinear_i8_axis", "DequantizeLinear", NULL, 3, { FED(INT8, 2, 3, 4),
+      CSTF(F32, VF(0.1f, 0.2f, 0.5f), 3), CSTV(INT8, V(1, -2, 0), 3) }, { AI("axis", -2) },
+      OUT(2, 3, 4), ref_quant },
+    { "dequantizelinear_i32", "DequantizeLinear", NULL, 2, { FED(INT32, 5),
+      CSTSF(F32, 0.5f) }, NO_ATTR, OUT(5), ref_quant },
+    /* DynamicQuantizeLinear */
+    { "dynamicquantizelinear", "DynamicQuantizeLinear", NULL, 1, { INR(-3, 5, 3, 4) },
+      NO_ATTR, OUTS(O(UINT8, 3, 4), O(F32), O(UINT8)), ref_dynquant },
+};
+
+const case_table ops_quant_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };
