@@ -1,26 +1,28 @@
 /* Run-time-shaped views and reductions: Reshape, Squeeze and Unsqueeze whose shape or axes,
- * and the Reduce ops whose axes, are a run-time tensor, so that only the run can tell the
- * output's shape.
+ * the Reduce ops whose axes, and TopK whose K are a run-time tensor, so that only the run can
+ * tell the output's shape.
  *
- * A node whose output shape the plan knows is the movement or reduction family's (this
+ * A node whose output shapes the plan knows is the movement or reduction family's (this
  * table comes first and hands such a node to that family's entry: native_movement.c's views,
- * native_reduce.c). Otherwise the run computes the output's dims from the run-time tensor
- * with the op's rules and checked arithmetic (nv_output_shape: non-negative, within the
- * bounds, agreeing with what the plan knows), then a view copies the bytes, and a reduction
- * runs its family's kernel, which finds the output shaped as the axes say. A shape or an axis
- * that the input cannot take (an element count that does not divide, two -1, an axis out of
- * range or repeated, squeezing a dim that is not 1) is INVALID_ARGUMENT. */
+ * native_reduce.c, native_topk.c). Otherwise the run computes the outputs' dims from the
+ * run-time tensor with the op's rules and checked arithmetic (nv_output_shape: non-negative,
+ * within the bounds, agreeing with what the plan knows), then a view copies the bytes, and a
+ * reduction or TopK runs its family's kernel, which finds the outputs shaped as the axes or K
+ * say. A shape, an axis or a K the input cannot take (an element count that does not divide,
+ * two -1, an axis out of range or repeated, squeezing a dim that is not 1, K beyond the axis)
+ * is INVALID_ARGUMENT. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/native/native_internal.h"
 
-enum { DS_RESHAPE, DS_SQUEEZE, DS_UNSQUEEZE, DS_REDUCE };
+enum { DS_RESHAPE, DS_SQUEEZE, DS_UNSQUEEZE, DS_REDUCE, DS_TOPK };
 
 /* The entry of the family that runs N when its output's shape is planned. */
 static const nv_op *planned_op(const bd_node *n)
 {
-    const nv_op *t = !strncmp(n->op_type, "Reduce", 6) ? nv_reduce_ops : nv_movement_ops;
+    bool red = !strncmp(n->op_type, "Reduce", 6) || !strcmp(n->op_type, "TopK");
+    const nv_op *t = red ? nv_reduce_ops : nv_movement_ops;
     size_t count = t == nv_reduce_ops ? nv_reduce_n : nv_movement_n;
     for (size_t i = 0; i < count; i++)
         if (!strcmp(t[i].op, n->op_type))
@@ -31,7 +33,7 @@ static const nv_op *planned_op(const bd_node *n)
 static int kind_of(const char *op)
 {
     return !strcmp(op, "Reshape") ? DS_RESHAPE : !strcmp(op, "Squeeze") ? DS_SQUEEZE
-         : !strcmp(op, "Unsqueeze") ? DS_UNSQUEEZE : DS_REDUCE;
+         : !strcmp(op, "Unsqueeze") ? DS_UNSQUEEZE : !strcmp(op, "TopK") ? DS_TOPK : DS_REDUCE;
 }
 
 /* Reductions the family defines exactly on integers (the others need a rounding). */
@@ -43,7 +45,32 @@ static bool reduce_on_ints(const char *op)
 
 static bool planned(const bd_node *n)
 {
-    return n->n_outputs == 1 && bd_shape_is_static(&n->outputs[0]->shape);
+    for (size_t k = 0; k < n->n_outputs; k++)
+        if (!bd_shape_is_static(&n->outputs[k]->shape))
+            return false;
+    return true;
+}
+
+/* TopK with a run-time K: X numeric, K one INT64, values of X's dtype and INT64 indices of
+ * X's rank (or an unknown one). */
+static bool topk_supports(const bd_node *n, char *why, size_t len)
+{
+    const bd_value *x = n->inputs[0], *k = bd_node_input(n, 1);
+    if (n->n_inputs != 2 || !x || !k || n->n_outputs != 2)
+        return nv_why(why, len, "TopK: a run-time-shaped output needs X, a K input and two "
+                      "outputs");
+    if (!nv_value_ok(x, NV_DT_NUMERIC) || !nv_value_ok(k, NV_DT(BD_DT_INT64)) ||
+        nv_shape_numel(&k->shape) != 1 || !nv_output_ok(n->outputs[0], NV_DT(x->dtype)) ||
+        !nv_output_ok(n->outputs[1], NV_DT(BD_DT_INT64)))
+        return nv_why(why, len, "TopK: numeric X, one INT64 K, values of X's dtype and INT64 "
+                      "indices");
+    int r = x->shape.rank;
+    if (r < 1 || nv_axis(bd_node_attr_int(n, "axis", -1), r) < 0)
+        return nv_why(why, len, "TopK: axis out of range for rank %d", r);
+    for (size_t i = 0; i < 2; i++)
+        if (n->outputs[i]->shape.rank >= 0 && n->outputs[i]->shape.rank != r)
+            return nv_why(why, len, "TopK: the outputs must have X's rank");
+    return true;
 }
 
 static bool dyn_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
@@ -54,6 +81,8 @@ static bool dyn_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
     if (planned(n))
         return op->supports(g, n, why, len);
     int kind = kind_of(n->op_type);
+    if (kind == DS_TOPK)
+        return topk_supports(n, why, len);
     if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs != 1)
         return nv_why(why, len, "%s: a run-time-shaped output needs the data and a %s input",
                       n->op_type, kind == DS_RESHAPE ? "shape" : "axes");
@@ -143,11 +172,12 @@ static int axes_mask(const char *op, const int64_t *axes, int64_t count, int ran
     return 0;
 }
 
-/* The reduction family's kernel and the axes' rules, kept by prepare (a reduction's step
- * keeps the family's own parameters). */
+/* The family's kernel of a reduction or TopK and what the outputs' dims need, kept by
+ * prepare (the step keeps the family's own parameters). */
 typedef struct ds_reduce {
     nv_run_fn run;
-    bool      keep, noop;
+    bool      keep, noop;        /* a reduction's keepdims, noop_with_empty_axes */
+    int       topk_axis;         /* TopK's axis, or -1 */
 } ds_reduce;
 
 /* The output's dims from this run's shape or axes into DIMS; its rank into *RANK. */
@@ -163,6 +193,16 @@ static int output_dims(const nv_step *s, const nv_tensor *in, int64_t *dims, int
     int rc, r = 0;
     if (count < 0)
         return (int)count;
+    if (red && red->topk_axis >= 0) {
+        int ax = red->topk_axis;
+        if (count != 1 || v[0] < 0 || v[0] > x->dims[ax])
+            return bd_error_set(err, BD_EINVAL, "TopK: K = %lld for an axis of %lld",
+                                count == 1 ? (long long)v[0] : -1LL, (long long)x->dims[ax]);
+        memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
+        dims[ax] = v[0];
+        *rank = x->rank;
+        return 0;
+    }
     if (red) {
         if (count == 0 && red->noop) {          /* no axes: the input as it is */
             memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
@@ -217,9 +257,11 @@ static int dyn_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run
     int64_t dims[BD_MAX_RANK];
     int rank = 0;
     int rc = output_dims(s, in, dims, &rank, err);
-    if (rc || (rc = nv_output_shape(env, s, out, 0, rank, dims, err)))
+    for (int k = 0; rc == 0 && k < s->n_out; k++)     /* TopK's two outputs share the dims */
+        rc = nv_output_shape(env, s, out, k, rank, dims, err);
+    if (rc)
         return rc;
-    if (s->heap)                                /* a reduction: its family's kernel */
+    if (s->heap)                                /* a reduction or TopK: its family's kernel */
         return ((const ds_reduce *)s->heap)->run(s, in, out, env, err);
     if (out[0].numel && out[0].data != in[0].data)
         memcpy(out[0].data, in[0].data, in[0].numel * bd_dtype_size(in[0].dtype));
@@ -232,7 +274,7 @@ static int dyn_prepare(const bd_node *n, nv_step *s, bd_error *err)
     if (planned(n))
         return op->prepare(n, s, err);
     int kind = kind_of(n->op_type);
-    if (kind == DS_REDUCE) {
+    if (kind == DS_REDUCE || kind == DS_TOPK) {
         ds_reduce *r = malloc(sizeof *r);
         if (!r)
             return bd_error_set(err, BD_ENOMEM, "out of memory preparing %s", n->op_type);
@@ -242,7 +284,9 @@ static int dyn_prepare(const bd_node *n, nv_step *s, bd_error *err)
             return rc;
         }
         *r = (ds_reduce){ .run = s->run, .keep = bd_node_attr_int(n, "keepdims", 1) != 0,
-                          .noop = bd_node_attr_int(n, "noop_with_empty_axes", 0) != 0 };
+                          .noop = bd_node_attr_int(n, "noop_with_empty_axes", 0) != 0,
+                          .topk_axis = kind == DS_TOPK ? nv_axis(bd_node_attr_int(n, "axis", -1),
+                                                                 n->inputs[0]->shape.rank) : -1 };
         s->heap = r;
     } else {
         s->op = kind;
@@ -266,5 +310,6 @@ const nv_op nv_dynshape_ops[] = {
     { "ReduceLogSum", dyn_supports, dyn_prepare },
     { "ReduceLogSumExp", dyn_supports, dyn_prepare },
     { "ReduceSumSquare", dyn_supports, dyn_prepare },
+    { "TopK", dyn_supports, dyn_prepare },
 };
 const size_t nv_dynshape_n = sizeof nv_dynshape_ops / sizeof nv_dynshape_ops[0];
