@@ -40,6 +40,7 @@ static const op_family k_families[] = {
     { nv_signal_ops,      &nv_signal_n },
     { nv_linalg_ops,      &nv_linalg_n },
     { nv_quant_ops,       &nv_quant_n },
+    { nv_conv_ops,        &nv_conv_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

@@ -14,19 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/native/native_internal.h"
+#include "backends/native/native_window.h"
 
 enum { PL_MAX, PL_AVG, PL_LP };
 
-#define PL_SPATIAL (BD_MAX_RANK - 2)
-
 typedef struct pl_geom {
-    int     ns;                           /* spatial dims */
-    int64_t in[PL_SPATIAL], out[PL_SPATIAL];
-    int64_t k[PL_SPATIAL], st[PL_SPATIAL], dil[PL_SPATIAL];
-    int64_t pb[PL_SPATIAL], pe[PL_SPATIAL];
-    bool    include_pad, col_major;
-    double  p;
+    nv_window w;
+    bool      include_pad, col_major;
+    double    p;
 } pl_geom;
 
 static int kind_of(const char *op)
@@ -39,76 +34,30 @@ static bool is_global(const char *op)
     return !strncmp(op, "Global", 6);
 }
 
-/* INTS attribute NAME of COUNT values into V (DFLT each when absent); false when given with
- * another count or a value below LO. */
-static bool window_ints(const bd_node *n, const char *name, int count, int64_t dflt, int64_t lo,
-                        int64_t *v)
-{
-    const int64_t *a;
-    size_t na = bd_node_attr_ints(n, name, &a);
-    if (bd_node_attr(n, name) && na != (size_t)count)
-        return false;
-    for (int i = 0; i < count; i++) {
-        v[i] = na ? a[i] : dflt;
-        if (v[i] < lo)
-            return false;
-    }
-    return true;
-}
-
-/* The window of N over X (static, rank >= 3) into G, as shape inference resolves it; false
- * when the attributes are malformed, the window does not fit, or a pad reaches a whole window. */
+/* The window of N over X (static) into G: the whole spatial extent for the global pools;
+ * false when it does not resolve or a pad reaches a whole window. */
 static bool resolve(const bd_node *n, const bd_shape *x, pl_geom *g)
 {
     memset(g, 0, sizeof *g);
-    g->ns = x->rank - 2;
-    for (int i = 0; i < g->ns; i++)
-        g->in[i] = x->dims[2 + i];
     g->include_pad = bd_node_attr_int(n, "count_include_pad", 0) != 0;
     g->col_major = bd_node_attr_int(n, "storage_order", 0) != 0;
     g->p = (double)bd_node_attr_int(n, "p", 2);
+    nv_window *w = &g->w;
     if (is_global(n->op_type)) {
-        for (int i = 0; i < g->ns; i++) {
-            g->k[i] = g->in[i];
-            g->st[i] = g->dil[i] = g->out[i] = 1;
+        if (x->rank < 3 || x->rank > BD_MAX_RANK)
+            return false;
+        w->ns = x->rank - 2;
+        for (int i = 0; i < w->ns; i++) {
+            w->in[i] = w->k[i] = x->dims[2 + i];
+            w->st[i] = w->dil[i] = w->out[i] = 1;
         }
         return true;
     }
-    int64_t pads[2 * PL_SPATIAL];
-    if (!window_ints(n, "kernel_shape", g->ns, 0, 1, g->k) || !bd_node_attr(n, "kernel_shape") ||
-        !window_ints(n, "strides", g->ns, 1, 1, g->st) ||
-        !window_ints(n, "dilations", g->ns, 1, 1, g->dil) ||
-        !window_ints(n, "pads", 2 * g->ns, 0, 0, pads))
+    if (!nv_window_resolve(n, x, NULL, w))
         return false;
-    const char *ap = bd_node_attr_string(n, "auto_pad", "NOTSET");
-    bool same_up = !strcmp(ap, "SAME_UPPER"), same_lo = !strcmp(ap, "SAME_LOWER");
-    bool valid = !strcmp(ap, "VALID"), ceil_mode = bd_node_attr_int(n, "ceil_mode", 0) != 0;
-    if (!same_up && !same_lo && !valid && strcmp(ap, "NOTSET"))
-        return false;
-    for (int i = 0; i < g->ns; i++) {
-        int64_t in = g->in[i], s = g->st[i], dk;
-        if (__builtin_mul_overflow(g->k[i] - 1, g->dil[i], &dk) || dk >= INT32_MAX)
+    for (int i = 0; i < w->ns; i++)
+        if (w->pb[i] >= (w->k[i] - 1) * w->dil[i] + 1 || w->pe[i] >= (w->k[i] - 1) * w->dil[i] + 1)
             return false;
-        dk++;
-        if (same_up || same_lo) {
-            int64_t out = in / s + (in % s != 0), total = (out > 0 ? out - 1 : 0) * s + dk - in;
-            total = total > 0 ? total : 0;
-            g->pb[i] = same_up ? total / 2 : total - total / 2;
-            g->pe[i] = total - g->pb[i];
-            g->out[i] = out;
-        } else {
-            g->pb[i] = valid ? 0 : pads[i];
-            g->pe[i] = valid ? 0 : pads[g->ns + i];
-            if (g->pb[i] > INT32_MAX || g->pe[i] > INT32_MAX || in + g->pb[i] + g->pe[i] < dk)
-                return false;
-            int64_t span = in + g->pb[i] + g->pe[i] - dk, out = span / s + 1;
-            if (ceil_mode && !valid && span % s != 0 && out * s < in + g->pb[i])
-                out++;              /* the last window must start inside the input or left pad */
-            g->out[i] = out;
-        }
-        if (g->pb[i] >= dk || g->pe[i] >= dk)
-            return false;
-    }
     return true;
 }
 
@@ -137,8 +86,8 @@ static bool pool_supports(const bd_graph *g, const bd_node *n, char *why, size_t
     if (kind == PL_LP && geom.p < 1)
         return nv_why(why, len, "%s: p = %g, expected >= 1", n->op_type, geom.p);
     int64_t dims[BD_MAX_RANK] = { x->shape.dims[0], x->shape.dims[1] };
-    for (int i = 0; i < geom.ns; i++)
-        dims[2 + i] = geom.out[i];
+    for (int i = 0; i < geom.w.ns; i++)
+        dims[2 + i] = geom.w.out[i];
     bd_shape want = bd_shape_make(x->shape.rank, dims);
     for (size_t k = 0; k < n->n_outputs; k++)
         if (!bd_shape_equal(&n->outputs[k]->shape, &want))
@@ -164,11 +113,11 @@ static int64_t spatial_index(const pl_geom *g, const int64_t *pos)
 {
     int64_t at = 0;
     if (g->col_major)
-        for (int i = g->ns - 1; i >= 0; i--)
-            at = at * g->in[i] + pos[i];
+        for (int i = g->w.ns - 1; i >= 0; i--)
+            at = at * g->w.in[i] + pos[i];
     else
-        for (int i = 0; i < g->ns; i++)
-            at = at * g->in[i] + pos[i];
+        for (int i = 0; i < g->w.ns; i++)
+            at = at * g->w.in[i] + pos[i];
     return at;
 }
 
@@ -177,13 +126,13 @@ static int64_t spatial_index(const pl_geom *g, const int64_t *pos)
 static double pool_window(const pl_job *j, const char *x, const int64_t *o, int64_t *arg)
 {
     const pl_geom *g = j->g;
-    int kind = j->s->op, ns = g->ns;
-    int64_t t[PL_SPATIAL] = { 0 }, pos[PL_SPATIAL], best_pos[PL_SPATIAL];
+    int kind = j->s->op, ns = g->w.ns;
+    int64_t t[NV_SPATIAL] = { 0 }, pos[NV_SPATIAL], best_pos[NV_SPATIAL];
     double acc = 0, best = 0;
     size_t inside = 0, padded = 0;
     bool found = false;
     for (int i = 0; i < ns; i++)
-        if (g->k[i] == 0) {           /* a global pool over an empty axis */
+        if (g->w.k[i] == 0) {           /* a global pool over an empty axis */
             *arg = -1;
             return 0;
         }
@@ -191,10 +140,10 @@ static double pool_window(const pl_job *j, const char *x, const int64_t *o, int6
         bool in = true, in_pad = true;
         int64_t off = 0;
         for (int i = 0; i < ns; i++) {
-            pos[i] = o[i] * g->st[i] - g->pb[i] + t[i] * g->dil[i];
-            in = in && pos[i] >= 0 && pos[i] < g->in[i];
-            in_pad = in_pad && pos[i] < g->in[i] + g->pe[i];
-            off = off * g->in[i] + pos[i];
+            pos[i] = o[i] * g->w.st[i] - g->w.pb[i] + t[i] * g->w.dil[i];
+            in = in && pos[i] >= 0 && pos[i] < g->w.in[i];
+            in_pad = in_pad && pos[i] < g->w.in[i] + g->w.pe[i];
+            off = off * g->w.in[i] + pos[i];
         }
         padded += in_pad;
         if (in) {
@@ -211,7 +160,7 @@ static double pool_window(const pl_job *j, const char *x, const int64_t *o, int6
             }
         }
         int i = ns - 1;
-        for (; i >= 0 && ++t[i] == g->k[i]; i--)
+        for (; i >= 0 && ++t[i] == g->w.k[i]; i--)
             t[i] = 0;
         if (i < 0)
             break;
@@ -234,7 +183,7 @@ static void pool_planes(void *vjob, size_t lo, size_t cnt)
     size_t es = bd_dtype_size(j->dtype);
     for (size_t pl = lo; pl < lo + cnt; pl++) {
         const char *x = (const char *)j->x + pl * j->plane_in * es;
-        int64_t o[PL_SPATIAL] = { 0 };
+        int64_t o[NV_SPATIAL] = { 0 };
         for (size_t q = 0; q < j->plane_out; q++) {
             int64_t arg = -1;
             double v = pool_window(j, x, o, &arg);
@@ -242,7 +191,7 @@ static void pool_planes(void *vjob, size_t lo, size_t cnt)
             nv_set_f(j->y, j->dtype, at, v);
             if (j->idx)
                 j->idx[at] = arg < 0 ? -1 : (int64_t)(pl * j->plane_in) + arg;
-            for (int i = g->ns - 1; i >= 0 && ++o[i] == g->out[i]; i--)
+            for (int i = g->w.ns - 1; i >= 0 && ++o[i] == g->w.out[i]; i--)
                 o[i] = 0;
         }
     }
@@ -256,13 +205,13 @@ static int pool_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_ru
     const pl_geom *g = s->heap;
     pl_job j = { .s = s, .g = g, .x = in[0].data, .y = out[0].data, .dtype = in[0].dtype,
                  .idx = s->n_out > 1 ? out[1].data : NULL, .plane_in = 1, .plane_out = 1 };
-    for (int i = 0; i < g->ns; i++) {
-        j.plane_in *= (size_t)g->in[i];
-        j.plane_out *= (size_t)g->out[i];
+    for (int i = 0; i < g->w.ns; i++) {
+        j.plane_in *= (size_t)g->w.in[i];
+        j.plane_out *= (size_t)g->w.out[i];
     }
     size_t planes = (size_t)in[0].dims[0] * (size_t)in[0].dims[1], taps = 1;
-    for (int i = 0; i < g->ns; i++)
-        taps *= (size_t)g->k[i];
+    for (int i = 0; i < g->w.ns; i++)
+        taps *= (size_t)g->w.k[i];
     if (planes && j.plane_out)
         nv_parallel_for(planes, planes * j.plane_out * taps, pool_planes, &j);
     return 0;

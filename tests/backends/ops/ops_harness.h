@@ -22,6 +22,7 @@
  *                      oneDNN picks
  *   ops_linalg.c       Gemm where oneDNN does not take it, Det
  *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+ *   ops_conv.c         Conv with fed weights, DOUBLE, 1-D and 3-D; ConvInteger
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -143,7 +144,8 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
                         ops_resample_table, ops_pool_table, ops_swish_table,
                         ops_dynshape_table, ops_signal_table, ops_bcast_table,
                         ops_linalg_table,
-                        ops_quant_table;
+                        ops_quant_table,
+                        ops_conv_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16

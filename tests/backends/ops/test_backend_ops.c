@@ -53,6 +53,7 @@ static const case_table *const k_tables[] = {
     &ops_signal_table, &ops_bcast_table,
     &ops_linalg_table,
     &ops_quant_table,
+    &ops_conv_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 

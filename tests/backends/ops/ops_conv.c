@@ -1,0 +1,80 @@
+/* Direct convolution cases where oneDNN does not take the node: Conv with fed weights and bias,
+ * DOUBLE with groups and dilations, 1-D with SAME_UPPER and strides, 3-D; ConvInteger with
+ * scalar and per-channel zero points. The reference walks every output, channel of its group
+ * and tap of its window; ConvInteger subtracts the zero points first. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tests/backends/ops/ops_harness.h"
+
+static void ref_conv_nd(const op_case *c, const tensor *in, tensor *out)
+{
+    const tensor *x = &in[0], *w = &in[1];
+    bool integer = !strcmp(c->op, "ConvInteger");
+    int ns = x->rank - 2;
+    int64_t G = attr_i(c, "group", 1), C = x->dims[1], M = w->dims[0], cg = C / G, mg = M / G;
+    int64_t s[6], d[6], pads[12], pb[6], ones[6] = { 1, 1, 1, 1, 1, 1 }, zeros[12] = { 0 };
+    const int64_t *xs = x->dims + 2, *ks = w->dims + 2, *os = out->dims + 2;
+    ints_or(c, "strides", ns, ones, s);
+    ints_or(c, "dilations", ns, ones, d);
+    ints_or(c, "pads", 2 * ns, zeros, pads);
+    const char *ap = attr_s(c, "auto_pad", "NOTSET");
+    for (int i = 0; i < ns; i++) {
+        pb[i] = pads[i];
+        if (!strncmp(ap, "SAME", 4)) {
+            int64_t total = (os[i] - 1) * s[i] + (ks[i] - 1) * d[i] + 1 - xs[i];
+            total = total > 0 ? total : 0;
+            pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : (total + 1) / 2;
+        }
+    }
+    double xz = integer && c->n_in > 2 && !c->in[2].omitted ? in[2].f[0] : 0;
+    size_t taps = numel(ns, ks), plane_out = numel(ns, os), plane_in = numel(ns, xs);
+    int64_t o[6], t[6], pos[6];
+    for (int64_t n = 0; n < x->dims[0]; n++)
+        for (int64_t m = 0; m < M; m++) {
+            double wz = integer && c->n_in > 3 ? in[3].f[in[3].n == 1 ? 0 : m] : 0;
+            for (size_t q = 0; q < plane_out; q++) {
+                unravel(q, ns, os, o);
+                double acc = !integer && c->n_in > 2 ? in[2].f[m] : 0;
+                for (int64_t ci = 0; ci < cg; ci++)
+                    for (size_t tq = 0; tq < taps; tq++) {
+                        unravel(tq, ns, ks, t);
+                        bool inside = true;
+                        for (int i = 0; i < ns; i++) {
+                            pos[i] = o[i] * s[i] - pb[i] + t[i] * d[i];
+                            inside = inside && pos[i] >= 0 && pos[i] < xs[i];
+                        }
+                        if (!inside)
+                            continue;
+                        size_t xi = (size_t)(n * C + m / mg * cg + ci) * plane_in + ravel(pos, ns, xs);
+                        size_t wi = (size_t)(m * cg + ci) * taps + tq;
+                        acc += (x->f[xi] - xz) * (w->f[wi] - wz);
+                    }
+                put(out, (size_t)(n * M + m) * plane_out + q, acc, (int64_t)acc);
+            }
+        }
+}
+
+static const op_case k_cases[] = {
+    /* Conv */
+    { "conv_fed_weights_bias", "Conv", NULL, 3, { IN(1, 3, 6, 6), IN(4, 3, 3, 3), IN(4) },
+      { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 4, 6, 6), ref_conv_nd },
+    { "conv_f64_groups_dilated", "Conv", NULL, 2, { FED(F64, 2, 4, 7, 7), FED(F64, 6, 2, 3, 3) },
+      { AI("group", 2), AINTS("dilations", 2, 2) }, OUTT(F64, 2, 6, 3, 3), ref_conv_nd,
+      .skip = ORT_NO_KERNEL("Conv on DOUBLE") },
+    { "conv_1d_same_upper_strided", "Conv", NULL, 2, { IN(1, 2, 9), IN(3, 2, 4) },
+      { AINTS("strides", 2), AS("auto_pad", "SAME_UPPER") }, OUT(1, 3, 5), ref_conv_nd },
+    { "conv_3d_fed", "Conv", NULL, 2, { IN(1, 2, 4, 4, 4), IN(2, 2, 2, 2, 2) }, NO_ATTR,
+      OUT(1, 2, 3, 3, 3), ref_conv_nd },
+    { "conv_fed_big_parallel", "Conv", NULL, 2, { IN(1, 8, 32, 32), IN(8, 8, 3, 3) }, NO_ATTR,
+      OUT(1, 8, 30, 30), ref_conv_nd, .threads = 2 },
+    /* ConvInteger */
+    { "convinteger_u8", "ConvInteger", NULL, 4, { FED(UINT8, 1, 1, 4, 4), FED(UINT8, 2, 1, 2, 2),
+      CSTS(UINT8, 12), CSTS(UINT8, 3) }, NO_ATTR, OUTT(INT32, 1, 2, 3, 3), ref_conv_nd },
+    { "convinteger_i8_per_channel_zp", "ConvInteger", NULL, 4, { FED(INT8, 1, 2, 5, 5),
+      FED(INT8, 3, 2, 3, 3), OMIT, CSTV(INT8, V(1, -2, 0), 3) }, { AINTS("pads", 1, 1, 1, 1) },
+      OUTT(INT32, 1, 3, 5, 5), ref_conv_nd,
+      .skip = { "ort", "ONNX Runtime's ConvInteger takes a per-tensor w_zero_point only" } },
+};
+
+const case_table ops_conv_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };
