@@ -41,6 +41,7 @@ static const op_family k_families[] = {
     { nv_linalg_ops,      &nv_linalg_n },
     { nv_quant_ops,       &nv_quant_n },
     { nv_conv_ops,        &nv_conv_n },
+    { nv_tfidf_ops,       &nv_tfidf_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

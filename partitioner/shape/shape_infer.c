@@ -179,6 +179,8 @@ static const shp_entry onnx_rules[] = {
     { "HammingWindow",      shp_window,              1, 1,        1 },
     { "BlackmanWindow",     shp_window,              1, 1,        1 },
     { "MelWeightMatrix",    shp_mel_weight,          5, 5,        1 },
+    /* text features */
+    { "TfIdfVectorizer",    shp_tfidf,               1, 1,        1 },
     /* quantization */
     { "QuantizeLinear",     shp_quantize,            2, 3,        1 },
     { "DequantizeLinear",   shp_quantize,            2, 3,        1 },

@@ -106,6 +106,8 @@ int shp_dft(bd_graph *g, bd_node *n, bd_error *err);          /* opset 17 */
 int shp_stft(bd_graph *g, bd_node *n, bd_error *err);
 int shp_window(bd_graph *g, bd_node *n, bd_error *err);       /* Hann, Hamming, Blackman */
 int shp_mel_weight(bd_graph *g, bd_node *n, bd_error *err);   /* MelWeightMatrix */
+/* shape_text.c */
+int shp_tfidf(bd_graph *g, bd_node *n, bd_error *err);        /* TfIdfVectorizer */
 /* shape_quant.c */
 int shp_quantize(bd_graph *g, bd_node *n, bd_error *err);     /* QuantizeLinear, Dequantize */
 int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err);

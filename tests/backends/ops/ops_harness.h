@@ -23,6 +23,7 @@
  *   ops_linalg.c       Gemm where oneDNN does not take it, Det
  *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
  *   ops_conv.c         Conv with fed weights, DOUBLE, 1-D and 3-D; ConvInteger
+ *   ops_tfidf.c        TfIdfVectorizer
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -40,7 +41,7 @@
 
 #define MAX_IN    6
 #define MAX_OUT   4
-#define MAX_ATTR  6
+#define MAX_ATTR  8
 #define OPSET     17          /* the newest opset every engine maps (oneDNN: 7-17) */
 
 /* ---- the case table ---------------------------------------------------------------------- */
@@ -66,7 +67,7 @@ typedef struct attr_spec {
     float       f;
     const char *s;
     int         n;
-    int64_t     ints[8];
+    int64_t     ints[16];
     float       floats[8];
     int         dt;
 } attr_spec;
@@ -145,7 +146,8 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
                         ops_dynshape_table, ops_signal_table, ops_bcast_table,
                         ops_linalg_table,
                         ops_quant_table,
-                        ops_conv_table;
+                        ops_conv_table,
+                        ops_tfidf_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16

@@ -54,6 +54,7 @@ static const case_table *const k_tables[] = {
     &ops_linalg_table,
     &ops_quant_table,
     &ops_conv_table,
+    &ops_tfidf_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 

@@ -2,8 +2,8 @@
  * group), MaxUnpool, LpPool / GlobalLpPool, LRN, InstanceNormalization,
  * MeanVarianceNormalization, LpNormalization, Hardmax, LSTM / GRU / RNN (directions, layouts,
  * hidden size), the losses, GridSample, RoiAlign, MaxRoiPool, Upsample, DFT / STFT / window
- * generators / MelWeightMatrix and (de)quantization; symbolic dims passing through, and
- * malformed attributes and inputs refused with BD_EMODEL. */
+ * generators / MelWeightMatrix, TfIdfVectorizer and (de)quantization; symbolic dims passing
+ * through, and malformed attributes and inputs refused with BD_EMODEL. */
 #include <string.h>
 
 #include "tests/partitioner/shape/shape_test.h"
@@ -575,6 +575,32 @@ static void test_signal_ops(void **state)
     bd_graph_destroy(g);
 }
 
+static void test_tfidf_vectorizer(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_node *one = TNODE(g, "TfIdfVectorizer", 1, tinput(g, "x", BD_DT_INT32, S(12), NULL));
+    TATTR_INTS(g, one, "ngram_indexes", 0, 1, 2, 3, 4, 5, 6);
+    bd_node *batch = TNODE(g, "TfIdfVectorizer", 1, tinput(g, "b", BD_DT_INT64, S(-1, 6), "batch"));
+    TATTR_INTS(g, batch, "ngram_indexes", 4, 0, 9);
+    tinfer(g, false);
+    tassert_shape(tout(one, 0), S(7));
+    assert_int_equal(tout(one, 0)->dtype, BD_DT_FLOAT);
+    tassert_shape(tout(batch, 0), S(-1, 10));
+    assert_string_equal(tout(batch, 0)->shape.sym[0], "batch");
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    TNODE(g, "TfIdfVectorizer", 1, tinput(g, "x", BD_DT_INT32, S(2, 3, 4), NULL));
+    tinfer_fails(g, false, BD_EMODEL, "required", NULL);
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    bd_node *n = TNODE(g, "TfIdfVectorizer", 1, tinput(g, "x", BD_DT_INT32, S(2, 3, 4), NULL));
+    TATTR_INTS(g, n, "ngram_indexes", 0, 1);
+    tinfer_fails(g, false, BD_EMODEL, "must be [C] or [B, C]", NULL);
+    bd_graph_destroy(g);
+}
+
 /* ---- quantization -------------------------------------------------------------------------- */
 
 static void test_quantize_dequantize(void **state)
@@ -641,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_max_roi_pool),
         cmocka_unit_test(test_upsample_scales_attribute_and_input),
         cmocka_unit_test(test_signal_ops),
+        cmocka_unit_test(test_tfidf_vectorizer),
         cmocka_unit_test(test_quantize_dequantize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
