@@ -42,6 +42,7 @@ static const op_family k_families[] = {
     { nv_quant_ops,       &nv_quant_n },
     { nv_conv_ops,        &nv_conv_n },
     { nv_tfidf_ops,       &nv_tfidf_n },
+    { nv_nms_ops,         &nv_nms_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

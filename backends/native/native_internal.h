@@ -148,6 +148,8 @@ extern const nv_op nv_conv_ops[];          /* native_conv.c */
 extern const size_t nv_conv_n;
 extern const nv_op nv_tfidf_ops[];         /* native_tfidf.c */
 extern const size_t nv_tfidf_n;
+extern const nv_op nv_nms_ops[];           /* native_nms.c */
+extern const size_t nv_nms_n;
 
 /* ---- helpers every kernel file uses (native_tensor.c) -------------------------------------- */
 

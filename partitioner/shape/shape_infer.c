@@ -93,6 +93,7 @@ static const shp_entry onnx_rules[] = {
     { "Min",                shp_variadic,            1, SHP_ANY,  1 },
     { "TopK",               shp_topk,                1, 2,        2 },
     { "NonZero",            shp_nonzero,             1, 1,        1 },
+    { "NonMaxSuppression",  shp_nms,                 2, 5,        1 },
     /* unary elementwise */
     { "Acos",               shp_unary,               1, 1,        1 },
     { "Acosh",              shp_unary,               1, 1,        1 },

@@ -88,6 +88,7 @@ int shp_scatter_elements(bd_graph *g, bd_node *n, bd_error *err);  /* and Scatte
 /* shape_select.c */
 int shp_topk(bd_graph *g, bd_node *n, bd_error *err);         /* values + INT64 indices */
 int shp_nonzero(bd_graph *g, bd_node *n, bd_error *err);
+int shp_nms(bd_graph *g, bd_node *n, bd_error *err);          /* NonMaxSuppression */
 int shp_trilu(bd_graph *g, bd_node *n, bd_error *err);
 int shp_compress(bd_graph *g, bd_node *n, bd_error *err);
 int shp_unique(bd_graph *g, bd_node *n, bd_error *err);

@@ -1,6 +1,6 @@
-/* Ops that select elements: TopK (K elements along an axis) and NonZero (a count known only
- * at run time). Both keep what is known of their output's rank, so oneDNN can take what
- * follows them. */
+/* Ops that select elements: TopK (K elements along an axis), and NonZero and
+ * NonMaxSuppression (a count known only at run time). They keep what is known of their
+ * output's rank, so oneDNN can take what follows them. */
 #include "partitioner/shape/shape_rules.h"
 
 /* TopK: values (X's dtype) and indices (INT64), both X's shape with the axis cut to K. K is
@@ -71,6 +71,30 @@ int shp_nonzero(bd_graph *g, bd_node *n, bd_error *err)
     bd_shape s = shp_dynamic(2);
     if (shp_ranked(x) && x->shape.rank > 0)
         s.dims[0] = x->shape.rank;
+    shp_set(n->outputs[0], BD_DT_INT64, &s);
+    return 0;
+}
+
+/* NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], ...): INT64 [selected, 3]. */
+int shp_nms(bd_graph *g, bd_node *n, bd_error *err)
+{
+    (void)g;
+    int rc;
+    int64_t cpb;
+    bd_value *boxes = shp_in(n, 0), *scores = shp_in(n, 1);
+    if ((rc = shp_attr_int(n, "center_point_box", 0, &cpb, err)))
+        return rc;
+    if (cpb != 0 && cpb != 1)
+        return shp_fail(err, n, "attribute 'center_point_box' = %lld, expected 0 or 1",
+                        (long long)cpb);
+    if ((rc = shp_expect_rank(n, "boxes", boxes, 3, err)) ||
+        (rc = shp_expect_rank(n, "scores", scores, 3, err)))
+        return rc;
+    if (shp_ranked(boxes) &&
+        (rc = shp_expect_dim(n, "boxes", boxes, 2, 4, "the box coordinates", err)))
+        return rc;
+    bd_shape s = shp_dynamic(2);
+    s.dims[1] = 3;
     shp_set(n->outputs[0], BD_DT_INT64, &s);
     return 0;
 }

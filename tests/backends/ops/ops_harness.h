@@ -24,6 +24,7 @@
  *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
  *   ops_conv.c         Conv with fed weights, DOUBLE, 1-D and 3-D; ConvInteger
  *   ops_tfidf.c        TfIdfVectorizer
+ *   ops_nms.c          NonMaxSuppression
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -147,7 +148,8 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
                         ops_linalg_table,
                         ops_quant_table,
                         ops_conv_table,
-                        ops_tfidf_table;
+                        ops_tfidf_table,
+                        ops_nms_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16

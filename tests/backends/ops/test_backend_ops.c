@@ -55,6 +55,7 @@ static const case_table *const k_tables[] = {
     &ops_quant_table,
     &ops_conv_table,
     &ops_tfidf_table,
+    &ops_nms_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 

@@ -1,5 +1,5 @@
 /* Selection ops and element counts: TopK (K as constant input, as run-time input, as the
- * pre-opset-10 attribute), NonZero, ArgMax/ArgMin, GatherElements, and Size folding. */
+ * pre-opset-10 attribute), NonZero, NonMaxSuppression, ArgMax/ArgMin, GatherElements, and Size folding. */
 #include "tests/partitioner/shape/shape_test.h"
 
 static const bd_shape unranked = { .rank = -1 };
@@ -77,6 +77,23 @@ static void test_topk_malformed(void **state)
     bd_node *t = TNODE(g, "TopK", 2, x, TINTS(g, "k", 1));
     tattr_int(g, t, "axis", 2);
     tinfer_fails(g, false, BD_EMODEL, "axis 2 is out of range", NULL);
+    bd_graph_destroy(g);
+}
+
+static void test_nms_is_runtime_rows_of_three(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_node *n = TNODE(g, "NonMaxSuppression", 1, tinput(g, "b", BD_DT_FLOAT, S(1, 6, 4), NULL),
+                       tinput(g, "s", BD_DT_FLOAT, S(1, 2, 6), NULL));
+    tinfer(g, false);
+    tassert_shape(tout(n, 0), S(-1, 3));
+    assert_int_equal(tout(n, 0)->dtype, BD_DT_INT64);
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    TNODE(g, "NonMaxSuppression", 1, tinput(g, "b", BD_DT_FLOAT, S(1, 6, 5), NULL),
+          tinput(g, "s", BD_DT_FLOAT, S(1, 2, 6), NULL));
+    tinfer_fails(g, false, BD_EMODEL, "NonMaxSuppression", "expected 4", NULL);
     bd_graph_destroy(g);
 }
 
@@ -183,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_topk_attribute_k_before_opset_10),
         cmocka_unit_test(test_topk_malformed),
         cmocka_unit_test(test_nonzero_is_rank_by_runtime_count),
+        cmocka_unit_test(test_nms_is_runtime_rows_of_three),
         cmocka_unit_test(test_argmax_argmin_reduce_one_axis),
         cmocka_unit_test(test_gather_elements_has_indices_shape),
         cmocka_unit_test(test_size_folds_static_shapes),
