@@ -488,6 +488,13 @@ static const op_case k_cases[] = {
     { "maxroipool_batch_out_of_range", "MaxRoiPool", NULL, 2, { IN(1, 1, 4, 4),
       FEDF(F32, VF(1, 0, 0, 2, 2), 1, 5) }, { AINTS("pooled_shape", 1, 1) }, OUT(1, 1, 1, 1),
       NULL, .expect_error = true },
+    /* sizes of 2^40 elements, and a region that is not finite, are refused at run time */
+    { "resize_sizes_fed_beyond_bounds", "Resize", NULL, 4, { IN(1, 1, 2, 2), OMIT, OMIT,
+      FI64(1, 1, 1048576, 1048576) }, NO_ATTR, OUT(1, 1, 1, 1), NULL, .expect_error = true,
+      .runtime_shape = true, .skip = { "ort", "ONNX Runtime would try to allocate 4 TB" } },
+    { "roialign_region_not_finite", "RoiAlign", NULL, 3, { IN(1, 2, 4, 4),
+      FEDF(F32, VF(0, 0, INFINITY, 2), 1, 4), FEDV(INT64, V(0), 1) }, NO_ATTR, OUT(1, 2, 1, 1),
+      NULL, .expect_error = true },
     /* a negative scale is refused at run time */
     { "resize_negative_scale_fed", "Resize", NULL, 3, { IN(1, 1, 2, 2), OMIT,
       FEDF(F32, k_sc_neg, 4) }, NO_ATTR, OUT(1, 1, 4, 4), NULL, .expect_error = true,

@@ -137,10 +137,19 @@ static const op_case k_cases[] = {
       OUT(9), ref_window, .runtime_shape = true },
     { "hannwindow_negative_size", "HannWindow", NULL, 1, { FEDS(INT64, -3) }, NO_ATTR, OUT(3),
       NULL, .runtime_shape = true, .expect_error = true },
+    { "blackmanwindow_size_beyond_bounds", "BlackmanWindow", NULL, 1,
+      { FEDS(INT64, 1099511627776) }, NO_ATTR, OUT(1), NULL, .runtime_shape = true,
+      .expect_error = true, .skip = { "ort", "ONNX Runtime would try to allocate 4 TB" } },
+    { "dft_length_beyond_bounds", "DFT", NULL, 2, { IN(1, 4, 1), FEDS(INT64, 1099511627776) },
+      NO_ATTR, OUT(1, 1, 2), NULL, .runtime_shape = true, .expect_error = true,
+      .skip = { "ort", "ONNX Runtime would try to allocate 16 TB" } },
     /* MelWeightMatrix */
     { "melweightmatrix", "MelWeightMatrix", NULL, 5, { FEDS(INT64, 8), FEDS(INT64, 16),
       FEDS(INT64, 8192), FEDSF(F32, 0), FEDSF(F32, 4096) }, NO_ATTR, OUT(9, 8), ref_mel,
       .runtime_shape = true },
+    { "melweightmatrix_bins_beyond_spectrogram", "MelWeightMatrix", NULL, 5, { FEDS(INT64, 8),
+      FEDS(INT64, 16), FEDS(INT64, 100), FEDSF(F32, 0), FEDSF(F32, 4096) }, NO_ATTR,
+      OUT(9, 8), NULL, .runtime_shape = true, .expect_error = true },
 };
 
 const case_table ops_signal_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };
