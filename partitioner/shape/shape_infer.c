@@ -186,6 +186,10 @@ static const shp_entry onnx_rules[] = {
     { "QuantizeLinear",     shp_quantize,            2, 3,        1 },
     { "DequantizeLinear",   shp_quantize,            2, 3,        1 },
     { "DynamicQuantizeLinear", shp_dynamic_quantize, 1, 1,        3 },
+    { "MatMulInteger",      shp_integer_op,          2, 4,        1 },
+    { "ConvInteger",        shp_integer_op,          2, 4,        1 },
+    { "QLinearMatMul",      shp_integer_op,          8, 8,        1 },
+    { "QLinearConv",        shp_integer_op,          8, 9,        1 },
 };
 
 /* Composites braid creates (domain "braid"). */

@@ -3,7 +3,8 @@
  * shape, the scale's (floating-point) dtype; DynamicQuantizeLinear(x) -> y (UINT8, x's
  * shape), y_scale (FLOAT scalar), y_zero_point (UINT8 scalar). The scale is a scalar (per
  * tensor: also a 1-element 1-D) or, from opset 13, 1-D over dim 'axis' of x (per axis); the
- * zero point has the scale's shape. */
+ * zero point has the scale's shape. The integer and quantized MatMul and Conv take the float
+ * ops' shapes. */
 #include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
@@ -74,5 +75,28 @@ int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err)
         shp_set(n->outputs[1], BD_DT_FLOAT, &scalar);
     if (n->n_outputs > 2)
         shp_set(n->outputs[2], BD_DT_UINT8, &scalar);
+    return 0;
+}
+
+/* The integer and quantized forms of MatMul and Conv (MatMulInteger, QLinearMatMul,
+ * ConvInteger, QLinearConv): the float op's rule over their data operands (A and B, X and W:
+ * inputs 0 and 1, or 0 and 3 for the QLinear forms), the output INT32 or y_zero_point's dtype
+ * (UINT8 when it is unknown). */
+int shp_integer_op(bd_graph *g, bd_node *n, bd_error *err)
+{
+    bool conv = strstr(n->op_type, "Conv") != NULL, ql = !strncmp(n->op_type, "QLinear", 7);
+    bd_value *data[2] = { shp_in(n, 0), shp_in(n, ql ? 3 : 1) }, *yz = ql ? shp_in(n, 7) : NULL;
+    if (!data[1])
+        return shp_fail(err, n, "input %d (%s) is required", ql ? 3 : 1, conv ? "W" : "B");
+    bd_node view = *n;                     /* the same node, its data operands only */
+    view.inputs = data;
+    view.n_inputs = 2;
+    view.n_post = 0;
+    view.n_implicit = 0;
+    int rc = conv ? shp_conv(g, &view, err) : shp_matmul(g, &view, err);
+    if (rc)
+        return rc;
+    int dt = !ql ? BD_DT_INT32 : yz && yz->dtype != BD_DT_UNDEFINED ? yz->dtype : BD_DT_UINT8;
+    n->outputs[0]->dtype = dt;
     return 0;
 }

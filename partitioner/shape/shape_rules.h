@@ -112,6 +112,8 @@ int shp_tfidf(bd_graph *g, bd_node *n, bd_error *err);        /* TfIdfVectorizer
 /* shape_quant.c */
 int shp_quantize(bd_graph *g, bd_node *n, bd_error *err);     /* QuantizeLinear, Dequantize */
 int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err);
+int shp_integer_op(bd_graph *g, bd_node *n, bd_error *err);   /* MatMulInteger, ConvInteger,
+                                                                 QLinearMatMul, QLinearConv */
 /* shape_constant.c */
 int shp_shape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_size(bd_graph *g, bd_node *n, bd_error *err);

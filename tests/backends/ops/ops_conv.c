@@ -1,7 +1,9 @@
 /* Direct convolution cases where oneDNN does not take the node: Conv with fed weights and bias,
  * DOUBLE with groups and dilations, 1-D with SAME_UPPER and strides, 3-D; ConvInteger with
- * scalar and per-channel zero points. The reference walks every output, channel of its group
- * and tap of its window; ConvInteger subtracts the zero points first. */
+ * scalar and per-channel zero points; QLinearConv with a per-channel weight scale and an
+ * INT32 bias. The reference walks every output, channel of its group and tap of its window;
+ * the integer forms subtract the zero points first, QLinearConv then requantizes. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,8 +11,9 @@
 
 static void ref_conv_nd(const op_case *c, const tensor *in, tensor *out)
 {
-    const tensor *x = &in[0], *w = &in[1];
-    bool integer = !strcmp(c->op, "ConvInteger");
+    bool ql = !strcmp(c->op, "QLinearConv");
+    const tensor *x = &in[0], *w = &in[ql ? 3 : 1];
+    bool integer = !strcmp(c->op, "ConvInteger") || ql;
     int ns = x->rank - 2;
     int64_t G = attr_i(c, "group", 1), C = x->dims[1], M = w->dims[0], cg = C / G, mg = M / G;
     int64_t s[6], d[6], pads[12], pb[6], ones[6] = { 1, 1, 1, 1, 1, 1 }, zeros[12] = { 0 };
@@ -28,14 +31,16 @@ static void ref_conv_nd(const op_case *c, const tensor *in, tensor *out)
         }
     }
     double xz = integer && c->n_in > 2 && !c->in[2].omitted ? in[2].f[0] : 0;
+    const tensor *wzt = ql ? &in[5] : integer && c->n_in > 3 ? &in[3] : NULL;
+    const tensor *bias = ql ? (c->n_in > 8 ? &in[8] : NULL) : !integer && c->n_in > 2 ? &in[2] : NULL;
     size_t taps = numel(ns, ks), plane_out = numel(ns, os), plane_in = numel(ns, xs);
     int64_t o[6], t[6], pos[6];
     for (int64_t n = 0; n < x->dims[0]; n++)
         for (int64_t m = 0; m < M; m++) {
-            double wz = integer && c->n_in > 3 ? in[3].f[in[3].n == 1 ? 0 : m] : 0;
+            double wz = wzt ? wzt->f[wzt->n == 1 ? 0 : m] : 0;
             for (size_t q = 0; q < plane_out; q++) {
                 unravel(q, ns, os, o);
-                double acc = !integer && c->n_in > 2 ? in[2].f[m] : 0;
+                double acc = bias ? bias->f[m] : 0;
                 for (int64_t ci = 0; ci < cg; ci++)
                     for (size_t tq = 0; tq < taps; tq++) {
                         unravel(tq, ns, ks, t);
@@ -50,6 +55,13 @@ static void ref_conv_nd(const op_case *c, const tensor *in, tensor *out)
                         size_t wi = (size_t)(m * cg + ci) * taps + tq;
                         acc += (x->f[xi] - xz) * (w->f[wi] - wz);
                     }
+                if (ql) {                   /* requantize: scale in float, saturate, round */
+                    float sc = (float)in[1].f[0] * (float)in[4].f[in[4].n == 1 ? 0 : m];
+                    sc /= (float)in[6].f[0];
+                    double v = acc * (double)sc + in[7].f[0];
+                    double lo = out->dtype == INT8 ? -128 : 0, hi = out->dtype == INT8 ? 127 : 255;
+                    acc = nearbyint(v < lo ? lo : v > hi ? hi : v);
+                }
                 put(out, (size_t)(n * M + m) * plane_out + q, acc, (int64_t)acc);
             }
         }
@@ -75,6 +87,12 @@ static const op_case k_cases[] = {
       FED(INT8, 3, 2, 3, 3), OMIT, CSTV(INT8, V(1, -2, 0), 3) }, { AINTS("pads", 1, 1, 1, 1) },
       OUTT(INT32, 1, 3, 5, 5), ref_conv_nd,
       .skip = { "ort", "ONNX Runtime's ConvInteger takes a per-tensor w_zero_point only" } },
+    /* QLinearConv */
+    { "qlinearconv_u8_per_channel", "QLinearConv", NULL, 9, { FED(UINT8, 1, 2, 5, 5),
+      CSTSF(F32, 0.02f), CSTS(UINT8, 128), FED(INT8, 3, 2, 3, 3),
+      CSTF(F32, VF(0.01f, 0.02f, 0.03f), 3), CSTV(INT8, V(0, 0, 0), 3), CSTSF(F32, 0.05f),
+      CSTS(UINT8, 100), FED(INT32, 3) }, { AINTS("pads", 1, 1, 1, 1) }, OUTT(UINT8, 1, 3, 5, 5),
+      ref_conv_nd },
 };
 
 const case_table ops_conv_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };

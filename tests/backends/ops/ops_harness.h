@@ -40,7 +40,7 @@
 
 #include "core/ir/dtype.h"
 
-#define MAX_IN    6
+#define MAX_IN    10
 #define MAX_OUT   4
 #define MAX_ATTR  8
 #define OPSET     17          /* the newest opset every engine maps (oneDNN: 7-17) */

@@ -125,7 +125,8 @@ static void test_random_malformed_nodes_never_crash(void **state)
         { "DequantizeLinear", 2, 3 }, { "DynamicQuantizeLinear", 1, 1 }, { "Upsample", 1, 2 },
         { "MaxRoiPool", 2, 2 }, { "DFT", 1, 2 }, { "STFT", 2, 4 }, { "HannWindow", 1, 1 },
         { "MelWeightMatrix", 5, 5 }, { "Det", 1, 1 },
-        { "TfIdfVectorizer", 1, 1 }, { "NonMaxSuppression", 2, 5 },
+        { "TfIdfVectorizer", 1, 1 }, { "NonMaxSuppression", 2, 5 }, { "MatMulInteger", 2, 4 },
+        { "ConvInteger", 2, 4 }, { "QLinearMatMul", 8, 8 }, { "QLinearConv", 8, 9 },
     };
     int answered[3] = { 0 };
     const char *seed = getenv("BRAID_FUZZ_SEED"), *iters_s = getenv("BRAID_FUZZ_ITERS");

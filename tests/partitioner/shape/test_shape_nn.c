@@ -2,8 +2,9 @@
  * group), MaxUnpool, LpPool / GlobalLpPool, LRN, InstanceNormalization,
  * MeanVarianceNormalization, LpNormalization, Hardmax, LSTM / GRU / RNN (directions, layouts,
  * hidden size), the losses, GridSample, RoiAlign, MaxRoiPool, Upsample, DFT / STFT / window
- * generators / MelWeightMatrix, TfIdfVectorizer and (de)quantization; symbolic dims passing
- * through, and malformed attributes and inputs refused with BD_EMODEL. */
+ * generators / MelWeightMatrix, TfIdfVectorizer, (de)quantization and the integer MatMul and
+ * Conv; symbolic dims passing through, and malformed attributes and inputs refused with
+ * BD_EMODEL. */
 #include <string.h>
 
 #include "tests/partitioner/shape/shape_test.h"
@@ -603,6 +604,42 @@ static void test_tfidf_vectorizer(void **state)
 
 /* ---- quantization -------------------------------------------------------------------------- */
 
+static void test_integer_matmul_and_conv(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_value *a = tinput(g, "a", BD_DT_UINT8, S(2, 1, 3, 4), NULL);
+    bd_value *b = tinput(g, "b", BD_DT_INT8, S(5, 4, 6), NULL);
+    bd_node *mi = TNODE(g, "MatMulInteger", 1, a, b);
+    bd_value *sc = tweight(g, "sc", tscalar());
+    bd_value *yz = tinput(g, "yz", BD_DT_INT8, tscalar(), NULL);
+    bd_node *qm = TNODE(g, "QLinearMatMul", 1, a, sc, tinput(g, "az", BD_DT_UINT8, tscalar(), NULL),
+                        b, sc, tinput(g, "bz", BD_DT_INT8, tscalar(), NULL), sc, yz);
+    bd_value *x = tinput(g, "x", BD_DT_UINT8, S(1, 2, 7, 7), NULL);
+    bd_value *w = tinput(g, "w", BD_DT_UINT8, S(3, 2, 3, 3), NULL);
+    bd_node *ci = TNODE(g, "ConvInteger", 1, x, w);
+    TATTR_INTS(g, ci, "pads", 1, 1, 1, 1);
+    bd_node *qc = TNODE(g, "QLinearConv", 1, x, sc, tinput(g, "xz", BD_DT_UINT8, tscalar(), NULL),
+                        w, sc, tinput(g, "wz", BD_DT_UINT8, tscalar(), NULL), sc,
+                        tinput(g, "cz", BD_DT_UINT8, tscalar(), NULL));
+    TATTR_INTS(g, qc, "strides", 2, 2);
+    tinfer(g, false);
+    tassert_shape(tout(mi, 0), S(2, 5, 3, 6));
+    assert_int_equal(tout(mi, 0)->dtype, BD_DT_INT32);
+    tassert_shape(tout(qm, 0), S(2, 5, 3, 6));
+    assert_int_equal(tout(qm, 0)->dtype, BD_DT_INT8);
+    tassert_shape(tout(ci, 0), S(1, 3, 7, 7));
+    assert_int_equal(tout(ci, 0)->dtype, BD_DT_INT32);
+    tassert_shape(tout(qc, 0), S(1, 3, 3, 3));
+    assert_int_equal(tout(qc, 0)->dtype, BD_DT_UINT8);
+    bd_graph_destroy(g);
+
+    g = tgraph();                                          /* K disagrees */
+    TNODE(g, "MatMulInteger", 1, tinput(g, "a", BD_DT_UINT8, S(3, 4), NULL),
+          tinput(g, "b", BD_DT_UINT8, S(5, 6), NULL));
+    tinfer_fails(g, false, BD_EMODEL, "MatMulInteger", NULL);
+    bd_graph_destroy(g);
+}
+
 static void test_quantize_dequantize(void **state)
 {
     bd_graph *g = tgraph();
@@ -668,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_upsample_scales_attribute_and_input),
         cmocka_unit_test(test_signal_ops),
         cmocka_unit_test(test_tfidf_vectorizer),
+        cmocka_unit_test(test_integer_matmul_and_conv),
         cmocka_unit_test(test_quantize_dequantize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
