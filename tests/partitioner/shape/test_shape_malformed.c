@@ -142,7 +142,7 @@ static void test_random_malformed_nodes_never_crash(void **state)
         size_t n_out = rnd() % 8 ? 1 : 1 + rnd() % 3;
         if (rnd() % 16 == 0)
             n_in = rnd() % 7;
-        bd_value *in[8];
+        bd_value *in[16];               /* the most inputs of an op above, QLinearConv: 9 */
         for (size_t i = 0; i < n_in; i++)
             in[i] = rnd() % 16 ? random_input(g, (int)i) : NULL;
         bd_node *n = tnode(g, op, in, n_in, n_out);
