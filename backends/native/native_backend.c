@@ -43,6 +43,7 @@ static const op_family k_families[] = {
     { nv_conv_ops,        &nv_conv_n },
     { nv_tfidf_ops,       &nv_tfidf_n },
     { nv_nms_ops,         &nv_nms_n },
+    { nv_rnn_ops,         &nv_rnn_n },
 };
 
 static const nv_op *find_op(const bd_node *n)

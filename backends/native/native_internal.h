@@ -150,6 +150,8 @@ extern const nv_op nv_tfidf_ops[];         /* native_tfidf.c */
 extern const size_t nv_tfidf_n;
 extern const nv_op nv_nms_ops[];           /* native_nms.c */
 extern const size_t nv_nms_n;
+extern const nv_op nv_rnn_ops[];           /* native_rnn.c */
+extern const size_t nv_rnn_n;
 
 /* ---- helpers every kernel file uses (native_tensor.c) -------------------------------------- */
 

@@ -25,6 +25,7 @@
  *   ops_conv.c         Conv with fed weights, DOUBLE, 1-D and 3-D; ConvInteger
  *   ops_tfidf.c        TfIdfVectorizer
  *   ops_nms.c          NonMaxSuppression
+ *   ops_rnn.c          RNN, GRU and LSTM where oneDNN does not take them
  *
  * A reference sees every input element both as a double (f) and as an int64 (i), computes in
  * double or int64, and writes each output element into f (float outputs) or i (integer and
@@ -61,15 +62,16 @@ typedef struct in_spec {
 
 typedef struct attr_spec {
     const char *name;         /* NULL ends the list */
-    char        type;         /* 'i' int, 'f' float, 's' string, 'I' ints, 'F' floats, 't' a
-                               * one-element tensor of dtype DT holding I (integers, BOOL) or
-                               * F (floats) */
+    char        type;         /* 'i' int, 'f' float, 's' string, 'I' ints, 'F' floats, 'S'
+                               * strings, 't' a one-element tensor of dtype DT holding I
+                               * (integers, BOOL) or F (floats) */
     int64_t     i;
     float       f;
     const char *s;
     int         n;
     int64_t     ints[16];
     float       floats[8];
+    const char *strs[8];
     int         dt;
 } attr_spec;
 
@@ -149,7 +151,8 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
                         ops_quant_table,
                         ops_conv_table,
                         ops_tfidf_table,
-                        ops_nms_table;
+                        ops_nms_table,
+                        ops_rnn_table;
 
 /* The dtypes, short. */
 #define F16     BD_DT_FLOAT16
@@ -217,6 +220,9 @@ extern const case_table ops_float_table, ops_elementwise_table, ops_movement_tab
 #define AFLOATS(nm, ...) { .name = (nm), .type = 'F', \
                           .n = (int)(sizeof((float[]){ __VA_ARGS__ }) / sizeof(float)), \
                           .floats = { __VA_ARGS__ } }
+#define ASTRS(nm, ...)  { .name = (nm), .type = 'S', \
+                          .n = (int)(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(char *)), \
+                          .strs = { __VA_ARGS__ } }
 #define ATI(nm, dt_, v) { .name = (nm), .type = 't', .dt = (dt_), .i = (v) }
 #define ATF(nm, dt_, v) { .name = (nm), .type = 't', .dt = (dt_), .f = (v) }
 

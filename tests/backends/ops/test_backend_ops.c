@@ -56,6 +56,7 @@ static const case_table *const k_tables[] = {
     &ops_conv_table,
     &ops_tfidf_table,
     &ops_nms_table,
+    &ops_rnn_table,
 };
 #define N_TABLES (sizeof k_tables / sizeof k_tables[0])
 
@@ -284,6 +285,21 @@ static void free_data(case_data *d)
 
 /* ---- the graph --------------------------------------------------------------------------------- */
 
+/* A STRINGS attribute: its name, array and strings in the graph's pool. */
+static void add_strings(bd_graph *g, bd_node *n, const attr_spec *s)
+{
+    const char **v = bd_graph_alloc(g, (size_t)s->n * sizeof *v + 1);
+    bd_error err = { 0 };
+    for (int k = 0; v && k < s->n; k++)
+        v[k] = bd_graph_strdup(g, s->strs[k], (size_t)-1);
+    bd_attr a = { .name = bd_graph_strdup(g, s->name, (size_t)-1), .type = BD_ATTR_STRINGS,
+                  .strings = v, .n = (size_t)s->n };
+    if (!v || bd_node_add_attr(g, n, &a, &err)) {
+        fprintf(stderr, "attribute %s: %s\n", s->name, v ? err.msg : "out of memory");
+        abort();
+    }
+}
+
 static void add_attrs(bd_graph *g, bd_node *n, const op_case *c)
 {
     for (int a = 0; a < MAX_ATTR && c->attr[a].name; a++) {
@@ -295,6 +311,7 @@ static void add_attrs(bd_graph *g, bd_node *n, const op_case *c)
         case 's': tl_attr_str(g, n, s->name, s->s); break;
         case 'I': tl_attr_ints(g, n, s->name, (size_t)s->n, s->ints); break;
         case 'F': tl_attr_floats(g, n, s->name, (size_t)s->n, s->floats); break;
+        case 'S': add_strings(g, n, s); break;
         case 't':
             store(el, s->dt, 0, s->f, s->i);
             tl_attr_tensor(g, n, s->name, s->dt, 1, (const int64_t[]){ 1 }, el);
