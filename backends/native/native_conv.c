@@ -8,8 +8,10 @@
  * point, which also adds nothing once subtracted), in double or int64; then the bias.
  * QLinearConv scales that sum by x_scale * w_scale / y_scale (in float, per output channel
  * when w_scale is), adds y_zero_point, saturates and rounds half to even, as ONNX's reference
- * does. The window resolves as shape inference resolves it (native_window.h). Output planes
- * (n, m) split across the plan's threads. */
+ * does. The window resolves as shape inference resolves it (native_window.h). 2-D float
+ * convolutions take typed loops whose kernel ranges inside the input are found per output;
+ * the other forms a generic walk over the window. Output planes (n, m) split across the
+ * plan's threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +195,51 @@ static void conv_planes(void *vjob, size_t lo, size_t cnt)
     }
 }
 
+/* Float and double 2-D convolution with typed loads: for each output, the kernel rows and
+ * columns inside the input are found once, so the inner loop is a plain multiply-add. */
+#define CONV2D_PLANES(sfx, T)                                                                 \
+    static void planes2d_##sfx(void *vjob, size_t lo, size_t cnt)                            \
+    {                                                                                         \
+        const cv_job *j = vjob;                                                               \
+        const nv_window *g = j->g;                                                            \
+        const T *x = j->x->data, *w = j->w->data, *b = j->b ? j->b->data : NULL;              \
+        T *y = j->y->data;                                                                    \
+        int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];                   \
+        int64_t KH = g->k[0], KW = g->k[1], sh = g->st[0], sw = g->st[1];                     \
+        int64_t dh = g->dil[0], dw = g->dil[1], ph = g->pb[0], pw = g->pb[1];                 \
+        int64_t cg = j->c / j->group, mg = j->m / j->group;                                   \
+        for (size_t pl = lo; pl < lo + cnt; pl++) {                                           \
+            int64_t nb = (int64_t)pl / j->m, m = (int64_t)pl % j->m, c0 = m / mg * cg;        \
+            const T *xn = x + (nb * j->c + c0) * H * W, *wm = w + m * cg * KH * KW;           \
+            for (int64_t oh = 0; oh < OH; oh++) {                                             \
+                int64_t h0 = oh * sh - ph, kh0 = 0, kh1 = KH;                                 \
+                while (kh0 < KH && h0 + kh0 * dh < 0)                                         \
+                    kh0++;                                                                    \
+                while (kh1 > kh0 && h0 + (kh1 - 1) * dh >= H)                                 \
+                    kh1--;                                                                    \
+                for (int64_t ow = 0; ow < OW; ow++) {                                         \
+                    int64_t w0 = ow * sw - pw, kw0 = 0, kw1 = KW;                             \
+                    while (kw0 < KW && w0 + kw0 * dw < 0)                                     \
+                        kw0++;                                                                \
+                    while (kw1 > kw0 && w0 + (kw1 - 1) * dw >= W)                             \
+                        kw1--;                                                                \
+                    double acc = b ? (double)b[m] : 0;                                        \
+                    for (int64_t c = 0; c < cg; c++) {                                        \
+                        const T *xc = xn + c * H * W, *wc = wm + c * KH * KW;                 \
+                        for (int64_t kh = kh0; kh < kh1; kh++) {                              \
+                            const T *xr = xc + (h0 + kh * dh) * W + w0, *wr = wc + kh * KW;   \
+                            for (int64_t kw = kw0; kw < kw1; kw++)                            \
+                                acc += (double)xr[kw * dw] * (double)wr[kw];                  \
+                        }                                                                     \
+                    }                                                                         \
+                    y[(int64_t)pl * OH * OW + oh * OW + ow] = (T)acc;                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }
+CONV2D_PLANES(f32, float)
+CONV2D_PLANES(f64, double)
+
 /* Run-time tensor K of the step, or NULL (absent or omitted). */
 static const nv_tensor *tensor_at(const nv_step *s, const nv_tensor *in, int k)
 {
@@ -218,9 +265,11 @@ static int conv_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_ru
         j.taps *= (size_t)g->k[i];
     }
     size_t planes = (size_t)(in[o->x].dims[0] * j.m);
+    nv_range_fn fn = conv_planes;
+    if (s->op == CV_FLOAT && g->ns == 2)
+        fn = out[0].dtype == BD_DT_FLOAT ? planes2d_f32 : planes2d_f64;
     if (planes && j.plane_out)
-        nv_parallel_for(planes, out[0].numel * j.taps * (size_t)(j.c / j.group + 1), conv_planes,
-                        &j);
+        nv_parallel_for(planes, out[0].numel * j.taps * (size_t)(j.c / j.group + 1), fn, &j);
     return 0;
 }
 
