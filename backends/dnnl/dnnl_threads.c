@@ -68,9 +68,12 @@ bool dn_serial_node(const bd_node *n)
 {
     if (n->n_outputs < 1)
         return true;
+    /* every input is read each run, constants too: a conv or matmul on one pixel or row (a
+     * squeeze-excitation's, a classifier's) is a matrix-vector product whose time is reading
+     * its weights */
     double bytes = 0;
     for (size_t i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i] && !n->inputs[i]->data)
+        if (n->inputs[i])
             bytes += 4.0 * numel(n->inputs[i]);
     bytes += 4.0 * numel(n->outputs[0]);
     double us = flops(n) / DN_FLOPS_PER_US;
