@@ -176,3 +176,26 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
     cJSON_Delete(root);
     return rc;
 }
+
+int model_config_check_batch(const bd_model_config *mc, const bd_graph *g, bd_error *err)
+{
+    if (mc->max_batch_size <= 0)
+        return 0;
+    for (size_t i = 0; i < bd_graph_num_inputs(g); i++) {
+        const bd_value *v = bd_graph_input(g, i);
+        if (v->shape.rank < 1 || v->shape.dims[0] >= 0)
+            return bd_error_set(err, BD_EINVAL, "max_batch_size %d needs a dynamic first (batch) "
+                                "dim in every input, but input '%s' has %s: set max_batch_size to 0 "
+                                "(full shapes) or export the model with a dynamic batch dim",
+                                mc->max_batch_size, v->name,
+                                v->shape.rank < 1 ? "no dims" : "a fixed first dim");
+    }
+    for (size_t i = 0; i < bd_graph_num_outputs(g); i++) {
+        const bd_value *v = bd_graph_output(g, i);
+        if (v->shape.rank == 0)
+            return bd_error_set(err, BD_EINVAL, "max_batch_size %d needs a first (batch) dim in "
+                                "every output, but output '%s' is a scalar", mc->max_batch_size,
+                                v->name);
+    }
+    return 0;
+}

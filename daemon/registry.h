@@ -70,6 +70,9 @@ int               bd_served_exec_acquire(bd_served *s, const bd_plan *plan, bd_e
 void              bd_served_exec_release(bd_served *s, bd_exec *e);
 /* Per-model limits from config.json (or the daemon defaults). */
 int               bd_served_queue_limit(const bd_served *s);
+/* config.json's max_batch_size: 0 = no batch dim (full shapes); N > 0 = every input's first
+ * dim is the batch, at most N (Triton's convention; checked at load). */
+int               bd_served_max_batch_size(const bd_served *s);
 
 /* ---- lifecycle (loop thread) ---------------------------------------------------------- */
 

@@ -23,7 +23,7 @@ typedef struct bd_input_range {
 typedef struct bd_model_config {
     int  threads;             /* oneDNN threads per execution; 0 = the daemon's threads_per_worker */
     int  queue_limit;         /* 0 = the daemon's queue_limit */
-    int  max_batch_size;      /* reported in ModelConfig only */
+    int  max_batch_size;      /* Triton's: > 0 = first dim is the batch, at most this */
     bool has_fallback_ops;    /* "fallback_ops" given: it replaces the daemon's */
     char fallback_ops[1024];  /* op types never run on oneDNN, comma-separated */
     char engine[32];          /* "" = the daemon's engine */
@@ -42,6 +42,10 @@ typedef struct bd_model_config {
  * are BD_EINVAL naming the key; NAME is the model (a "name" key must match it). */
 void model_config_defaults(bd_model_config *mc);
 int  model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err);
+/* max_batch_size > 0 (Triton's convention: the first dim of every input and output is the
+ * batch, and ModelConfig lists dims without it) needs every input of G to have a dynamic first
+ * dim and every output of known rank a first dim. BD_EINVAL naming the tensor otherwise. */
+int  model_config_check_batch(const bd_model_config *mc, const bd_graph *g, bd_error *err);
 
 /* An execution context in a version's pool. */
 typedef struct bd_exec_slot {

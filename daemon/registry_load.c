@@ -244,6 +244,10 @@ static int load(bd_load_task *t)
                             t->name, version, mc.platform, path, platform);
     }
     snprintf(mc.platform, sizeof mc.platform, "%s", platform);
+    if ((rc = model_config_check_batch(&mc, bd_model_graph(model), err)) != 0) {
+        bd_model_close(model);
+        return bd_error_prefix(err, "model '%s' version %s: config.json: ", t->name, version);
+    }
     bd_served *s = NULL;
     if ((rc = served_create(t->name, version, &mc, t->queue_limit, model, &s, err)) != 0)
         return rc;

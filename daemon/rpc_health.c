@@ -28,7 +28,9 @@ void bd_rpc_server_ready(bd_call *c)
     bd_call_reply(c, inference_ServerReadyResponse_fields, &rsp);
 }
 
-/* Unknown model or version: NOT_FOUND (docs/protocol.md); known but not serving: ready=false. */
+/* ready=true only for a version that serves now. An unknown, unloaded or failed model or
+ * version is ready=false with status OK, as Triton answers: clients written for Triton
+ * (tritonclient's is_model_ready) expect False there, not an exception. */
 void bd_rpc_model_ready(bd_call *c)
 {
     inference_ModelReadyRequest *req = BD_CALL_DECODE(c, inference_ModelReadyRequest, "ModelReadyRequest");
@@ -38,10 +40,6 @@ void bd_rpc_model_ready(bd_call *c)
     bd_served *s = NULL;
     int rc = bd_registry_acquire(bd_call_registry(c), req->name ? req->name : "", req->version,
                                  &s, &err);
-    if (rc == BD_ENOTFOUND) {
-        bd_call_fail(c, rc, err.msg);
-        return;
-    }
     bd_served_release(s);
     inference_ModelReadyResponse rsp = { .ready = rc == 0 };
     bd_call_reply(c, inference_ModelReadyResponse_fields, &rsp);

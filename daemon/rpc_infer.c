@@ -294,6 +294,33 @@ static infer_job *job_new(bd_call *c)
     return j;
 }
 
+/* max_batch_size > 0 (config.json, Triton's convention): every input's first dim is the
+ * batch, the same in all inputs and at most max_batch_size. */
+static int check_batch(const infer_job *j, bd_error *err)
+{
+    int max_batch = bd_served_max_batch_size(j->base.served);
+    if (max_batch <= 0)
+        return 0;
+    const char *model = bd_served_name(j->base.served);
+    for (size_t i = 0; i < j->b.n_inputs; i++) {
+        const DLTensor *t = &j->b.inputs[i];
+        const char *name = bd_graph_input(j->graph, i)->name;
+        if (t->ndim < 1)
+            return bd_error_set(err, BD_EINVAL, "model '%s': input '%s' has no batch dim (the "
+                                "model's max_batch_size is %d)", model, name, max_batch);
+        if (t->shape[0] > max_batch)
+            return bd_error_set(err, BD_EINVAL, "model '%s': input '%s' has batch size %lld, over "
+                                "the model's max_batch_size of %d: split the request", model, name,
+                                (long long)t->shape[0], max_batch);
+        if (t->shape[0] != j->b.inputs[0].shape[0])
+            return bd_error_set(err, BD_EINVAL, "model '%s': input '%s' has batch size %lld but "
+                                "input '%s' has %lld: every input carries the same batch", model,
+                                name, (long long)t->shape[0], bd_graph_input(j->graph, 0)->name,
+                                (long long)j->b.inputs[0].shape[0]);
+    }
+    return 0;
+}
+
 /* J has its version: check the request against the model, then run it — on a worker, or at
  * once when MAY_INLINE (never on the loop) and runs_inline() says so. */
 static void job_start(infer_job *j, bool may_inline)
@@ -304,6 +331,10 @@ static void job_start(infer_job *j, bool may_inline)
     j->graph = bd_model_graph(bd_served_model(j->base.served));
     if ((rc = bd_infer_bind(&j->b, j->req, j->graph, &err)) != 0) {
         bd_error_prefix(&err, "model '%s': ", bd_served_name(j->base.served));
+        fail(j, rc, err.msg);
+        return;
+    }
+    if ((rc = check_batch(j, &err)) != 0) {
         fail(j, rc, err.msg);
         return;
     }

@@ -4,8 +4,9 @@
  * Platform: ModelMetadata says the served platform ("onnx" (braid's spelling),
  * "tensorflow_graphdef", "tensorflow_tfjs"); ModelConfig says Triton's names with backend
  * "braid": "onnxruntime_onnx" for an ONNX model (what Triton clients such as perf_analyzer
- * expect), the TensorFlow platforms unchanged. max_batch_size is 0: braid does not batch
- * requests, so dims are the full shapes, -1 for dynamic dims. */
+ * expect), the TensorFlow platforms unchanged. ModelConfig's max_batch_size is config.json's:
+ * 0 (the default) lists full shapes, -1 for dynamic dims; N > 0 lists dims without the first
+ * (batch) dim, as Triton does. ModelMetadata always lists full shapes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,17 @@ static inference_DataType config_dtype(int dtype)
     }
 }
 
+/* ModelConfig's dims: wire_dims, without the first (batch) dim when MAX_BATCH > 0. */
+static int64_t *config_dims(const bd_value *v, int max_batch, pb_size_t *count, int64_t *storage)
+{
+    int64_t *d = wire_dims(v, count, storage);
+    if (max_batch > 0 && *count > 0) {
+        (*count)--;
+        d++;
+    }
+    return d;
+}
+
 void bd_rpc_model_config(bd_call *c)
 {
     inference_ModelConfigRequest *req =
@@ -146,17 +158,18 @@ void bd_rpc_model_config(bd_call *c)
         bd_call_fail(c, BD_ENOMEM, "out of memory");
         return;
     }
+    int max_batch = bd_served_max_batch_size(s);
     for (size_t i = 0; i < n_in; i++) {
         const bd_value *v = bd_graph_input(g, i);
         in[i].name = (char *)v->name;
         in[i].data_type = config_dtype(v->dtype);
-        in[i].dims = wire_dims(v, &in[i].dims_count, dims[i]);
+        in[i].dims = config_dims(v, max_batch, &in[i].dims_count, dims[i]);
     }
     for (size_t i = 0; i < n_out; i++) {
         const bd_value *v = bd_graph_output(g, i);
         out[i].name = (char *)v->name;
         out[i].data_type = config_dtype(v->dtype);
-        out[i].dims = wire_dims(v, &out[i].dims_count, dims[n_in + i]);
+        out[i].dims = config_dims(v, max_batch, &out[i].dims_count, dims[n_in + i]);
     }
     inference_ModelConfigResponse rsp = {
         .has_config = true,
@@ -164,7 +177,7 @@ void bd_rpc_model_config(bd_call *c)
             .name = (char *)bd_served_name(s),
             .platform = (char *)config_platform(bd_served_platform(s)),
             .backend = "braid",
-            .max_batch_size = 0,
+            .max_batch_size = max_batch,
             .input_count = (pb_size_t)n_in,
             .input = in,
             .output_count = (pb_size_t)n_out,

@@ -393,8 +393,12 @@ static void start_call(bd_server *s, bd_call *c, bool on_cq)
             bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
         } else {
             atomic_fetch_add(&s->stats->rpc_unimplemented, 1);
-            snprintf(msg, sizeof msg, "unknown method %s: braidd serves inference.GRPCInferenceService "
-                     "(not ModelStreamInfer) and grpc.health.v1.Health/Check", path);
+            if (!strcmp(path, "/inference.GRPCInferenceService/ModelStreamInfer"))
+                snprintf(msg, sizeof msg, "%s (bidirectional streaming) is not served by this "
+                         "braidd: send each request with ModelInfer", path);
+            else
+                snprintf(msg, sizeof msg, "unknown method %s: braidd serves the methods of "
+                         "inference.GRPCInferenceService and grpc.health.v1.Health/Check", path);
             bd_call_fail_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
         }
     } else if (atomic_load(&s->stopping) && c->srv->methods[c->method].refused_when_stopping) {

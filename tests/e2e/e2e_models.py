@@ -12,6 +12,7 @@ onnx.helper and numpy (deterministic; nothing is downloaded or cached).
 Run as a script to write them into a directory: e2e_models.py OUTDIR.
 """
 
+import json
 import os
 import sys
 
@@ -101,6 +102,23 @@ def tiny_add(n=16):
     c = numpy_helper.from_array(np.arange(1, n + 1, dtype=np.float32).reshape(1, n), "c")
     node = helper.make_node("Add", ["x", "c"], ["y"], name="add")
     return _model(helper.make_graph([node], "tiny_add", [x], [y], [c]))
+
+
+def batch_add_one(batch="N", n=4):
+    """x[BATCH,N] + 1; BATCH a symbolic name (dynamic) or a number (fixed)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, n])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, n])
+    one = numpy_helper.from_array(np.array([1.0], np.float32), "one")
+    node = helper.make_node("Add", ["x", "one"], ["y"], name="add")
+    return _model(helper.make_graph([node], "batch_add_one", [x], [y], [one]))
+
+
+def write_model_config(repo, name, config):
+    """Write CONFIG (a dict) as <repo>/<name>/config.json."""
+    d = os.path.join(repo, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
 
 
 def write_repository_model(repo, name, data, version="1"):

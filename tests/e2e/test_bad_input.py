@@ -225,6 +225,9 @@ class BadInput(Common):
             call = self.d.channel.unary_unary(method)
             code, details = status_of(call, b"", timeout=10)
             self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED, "%s: %r" % (method, details))
+            # the message names the method asked for, and only that one
+            self.assertIn(method, details)
+            self.assertNotIn("ModelStreamInfer", details)
         self.assert_serving()
 
 

@@ -18,6 +18,12 @@ class Rpc(BraiddTestCase):
     def prepare_repository(cls, repo):
         e2e_models.write_repository_model(repo, "two_outputs", e2e_models.two_outputs())
         e2e_models.write_repository_model(repo, "big", e2e_models.big_add_one())
+        # Triton's batching convention from config.json: a dynamic first dim is the batch.
+        e2e_models.write_repository_model(repo, "batched", e2e_models.batch_add_one())
+        e2e_models.write_model_config(repo, "batched", {"max_batch_size": 4})
+        # ... which a fixed first dim cannot be: this one must fail to load, saying why.
+        e2e_models.write_repository_model(repo, "fixed_batched", e2e_models.batch_add_one(2))
+        e2e_models.write_model_config(repo, "fixed_batched", {"max_batch_size": 2})
 
     def setUp(self):
         self.image = e2e_models.demo_fixture("image")
@@ -35,6 +41,13 @@ class Rpc(BraiddTestCase):
         self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name=DEMO), timeout=10).ready)
         self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name=DEMO, version="1"),
                                              timeout=10).ready)
+
+    def test_model_ready_is_false_for_unknown(self):
+        # Triton answers ready=false (status OK) for what it does not serve; tritonclient's
+        # is_model_ready relies on it.
+        for req in (pb.ModelReadyRequest(name="no_such_model"),
+                    pb.ModelReadyRequest(name=DEMO, version="99")):
+            self.assertFalse(self.stub.ModelReady(req, timeout=10).ready, req)
 
     def test_grpc_health_check(self):
         h = self.d.health_stub()
@@ -86,6 +99,31 @@ class Rpc(BraiddTestCase):
             self.assertEqual(list(c.input[0].dims), [3, 32, 32])
         else:
             self.assertEqual(list(c.input[0].dims), [-1, 3, 32, 32])
+
+    def test_model_config_max_batch_size(self):
+        c = self.stub.ModelConfig(pb.ModelConfigRequest(name="batched"), timeout=10).config
+        self.assertEqual(c.max_batch_size, 4)
+        self.assertEqual(list(c.input[0].dims), [4])      # without the batch dim, as Triton
+        self.assertEqual(list(c.output[0].dims), [4])
+        meta = self.stub.ModelMetadata(pb.ModelMetadataRequest(name="batched"), timeout=10)
+        self.assertEqual(list(meta.inputs[0].shape), [-1, 4])   # metadata: full shapes
+        for batch in (1, 4):
+            x = np.arange(batch * 4, dtype=np.float32).reshape(batch, 4)
+            r = self.stub.ModelInfer(infer_request("batched", {"x": x}), timeout=30)
+            np.testing.assert_array_equal(response_outputs(r)["y"], x + 1)
+        x = np.zeros((5, 4), np.float32)
+        code, details = status_of(self.stub.ModelInfer, infer_request("batched", {"x": x}),
+                                  timeout=30)
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("max_batch_size of 4", details)
+
+    def test_max_batch_size_needs_a_dynamic_batch_dim(self):
+        self.assertFalse(self.stub.ModelReady(pb.ModelReadyRequest(name="fixed_batched"),
+                                              timeout=10).ready)
+        r = self.stub.RepositoryIndex(pb.RepositoryIndexRequest(), timeout=10)
+        m = {m.name: m for m in r.models}["fixed_batched"]
+        self.assertNotEqual(m.state, "READY")
+        self.assertIn("dynamic first (batch) dim", m.reason)
 
     # ---- inference -----------------------------------------------------------------------
 
