@@ -40,6 +40,7 @@ void bd_infer_binding_release(bd_infer_binding *b)
     bd_infer_free_unless(b->inputs, b->inputs_small);
     bd_infer_free_unless(b->shapes, b->shapes_small);
     bd_infer_free_unless(b->out_idx, b->out_idx_small);
+    bd_infer_free_unless(b->classify, b->classify_small);
     memset(b, 0, sizeof *b);
 }
 
@@ -327,6 +328,35 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
     return rc;
 }
 
+/* A requested output's parameters: "classification" (Triton's classification extension: a
+ * count of classes, 1 to 2^32 - 1) into *CLASSIFY; "binary_data" (Triton's HTTP flag, which
+ * gRPC answers in raw bytes anyway) is accepted; anything else is refused by name, so a
+ * client never believes an extension braid does not have took effect. */
+static int output_parameters(const inference_ModelInferRequest_InferRequestedOutputTensor *o,
+                             const char *name, uint32_t *classify, bd_error *err)
+{
+    for (pb_size_t p = 0; p < o->parameters_count; p++) {
+        const char *key = o->parameters[p].key ? o->parameters[p].key : "";
+        const inference_InferParameter *v = &o->parameters[p].value;
+        if (!strcmp(key, "classification")) {
+            int64_t n = v->which_parameter_choice == inference_InferParameter_int64_param_tag
+                            ? v->parameter_choice.int64_param
+                      : v->which_parameter_choice == inference_InferParameter_uint64_param_tag &&
+                        v->parameter_choice.uint64_param <= UINT32_MAX
+                            ? (int64_t)v->parameter_choice.uint64_param : -1;
+            if (!o->parameters[p].has_value || n < 1 || n > (int64_t)UINT32_MAX)
+                return bd_error_set(err, BD_EINVAL, "output '%s': parameter 'classification' must "
+                                    "be an integer from 1 to %" PRIu32 " (the number of classes "
+                                    "to return)", name, UINT32_MAX);
+            *classify = (uint32_t)n;
+        } else if (strcmp(key, "binary_data") != 0) {
+            return bd_error_set(err, BD_EINVAL, "output '%s': unknown parameter '%s' (braid "
+                                "knows 'classification' and 'binary_data')", name, key);
+        }
+    }
+    return 0;
+}
+
 /* Requested outputs: none = all, in the model's order; else each known and named once. */
 static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *req, const bd_graph *g,
                         bd_error *err)
@@ -335,10 +365,11 @@ static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *
     size_t n_out = bd_graph_num_outputs(g);
     b->n_out = req->outputs_count ? req->outputs_count : n_out;
     b->out_idx = bd_infer_small_or_calloc(b->out_idx_small, b->n_out, sizeof *b->out_idx);
+    b->classify = bd_infer_small_or_calloc(b->classify_small, b->n_out, sizeof *b->classify);
     bool seen_small[BD_INFER_SMALL];
     bool *seen = bd_infer_small_or_calloc(seen_small, n_out, sizeof *seen);
     int rc = 0;
-    if (!b->out_idx || !seen)
+    if (!b->out_idx || !b->classify || !seen)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
     for (size_t k = 0; k < b->n_out && !rc; k++) {
         if (!req->outputs_count) {
@@ -358,6 +389,7 @@ static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *
         else {
             seen[o] = true;
             b->out_idx[k] = o;
+            rc = output_parameters(&req->outputs[k], name, &b->classify[k], err);
         }
     }
     bd_infer_free_unless(seen, seen_small);

@@ -5,7 +5,8 @@
  *   bd_infer_bind           match inputs by name; check datatype, shape, byte or value count;
  *                           point a DLTensor at each input's data (in the request, or in an
  *                           aligned / converted copy the binding owns); resolve the requested
- *                           outputs to graph output indexes (none twice)
+ *                           outputs to graph output indexes (none twice) and read their
+ *                           "classification" parameter
  *   bd_infer_output_bytes   the tensor bytes a response will carry for shapes known before
  *                           the run (a plan's graph), to refuse an oversized response early
  *
@@ -47,12 +48,15 @@ typedef struct bd_infer_binding {
     void     **owned;                       /* realigned / converted copies */
     size_t     n_owned;
     size_t    *out_idx;                     /* graph output of each response output */
+    uint32_t  *classify;                    /* per response output: Triton's "classification"
+                                               count, 0 = the tensor itself (infer_classify.h) */
     size_t     n_out;
     uint64_t   batch;                       /* inferences the request counts for */
     /* Storage for the common case: no allocation per request. */
     DLTensor   inputs_small[BD_INFER_SMALL];
     int64_t    shapes_small[BD_INFER_SMALL][BD_MAX_RANK];
     size_t     out_idx_small[BD_INFER_SMALL];
+    uint32_t   classify_small[BD_INFER_SMALL];
 } bd_infer_binding;
 
 /* Bind REQ to G's signature (inputs and outputs only are read). REQ and its decoded buffer

@@ -98,6 +98,33 @@ static bool plain_filename(const char *s)
     return s[0] && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && strlen(s) < 256;
 }
 
+/* "labels": {"OUTPUT": "FILE", ...}: FILE one plain name in the model's folder. */
+static int labels_key(bd_model_config *mc, const char *name, const cJSON *obj, bd_error *err)
+{
+    if (!cJSON_IsObject(obj))
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'labels': expected an object "
+                            "{\"OUTPUT\": \"LABEL_FILE\"}", name);
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        if (mc->n_labels == BD_MODEL_CONFIG_MAX_LABELS)
+            return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'labels': more than %d outputs",
+                                name, BD_MODEL_CONFIG_MAX_LABELS);
+        bd_label_file *l = &mc->labels[mc->n_labels];
+        if (!cJSON_IsString(it) || !plain_filename(it->valuestring) ||
+            strlen(it->string) >= sizeof l->output || strlen(it->valuestring) >= sizeof l->file)
+            return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'labels': output '%.128s': "
+                                "expected the name of a file in the model's folder (no '/')",
+                                name, it->string);
+        for (int k = 0; k < mc->n_labels; k++)
+            if (strcmp(mc->labels[k].output, it->string) == 0)
+                return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'labels': output '%s' "
+                                    "twice", name, it->string);
+        snprintf(l->output, sizeof l->output, "%s", it->string);
+        snprintf(l->file, sizeof l->file, "%s", it->valuestring);
+        mc->n_labels++;
+    }
+    return 0;
+}
+
 /* Safe ranges for what a config.json — possibly uploaded by a client — may ask for
  * (docs/security.md): threads at most 4 per core (more only thrashes and lets one model
  * starve the others), and a queue short enough that it cannot pin gigabytes of requests. */
@@ -127,6 +154,8 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
             rc = int_key(it, name, 0, max_model_threads(), &mc->threads, err);
         else if (strcmp(k, "queue_limit") == 0)
             rc = int_key(it, name, 1, MAX_MODEL_QUEUE, &mc->queue_limit, err);
+        else if (strcmp(k, "labels") == 0)
+            rc = labels_key(mc, name, it, err);
         else if (strcmp(k, "max_batch_size") == 0)
             rc = int_key(it, name, 0, 1 << 30, &mc->max_batch_size, err);
         else if (strcmp(k, "platform") == 0) {
@@ -170,7 +199,7 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
         else
             rc = bd_error_set(err, BD_EINVAL,
                               "model '%s' config: unknown key '%s' (known: name, platform, threads, queue_limit, "
-                              "max_batch_size, default_model_filename, fallback_ops, engine, plan_cache_max_plans, "
+                              "max_batch_size, labels, default_model_filename, fallback_ops, engine, plan_cache_max_plans, "
                               "plan_cache_max_bytes, input_shapes)", name, k);
     }
     cJSON_Delete(root);

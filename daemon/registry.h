@@ -73,6 +73,9 @@ int               bd_served_queue_limit(const bd_served *s);
 /* config.json's max_batch_size: 0 = no batch dim (full shapes); N > 0 = every input's first
  * dim is the batch, at most N (Triton's convention; checked at load). */
 int               bd_served_max_batch_size(const bd_served *s);
+/* The class labels of graph output OUTPUT (config.json "labels"), NULL when it has none. */
+struct bd_labels;
+const struct bd_labels *bd_served_labels(const bd_served *s, size_t output);
 
 /* ---- lifecycle (loop thread) ---------------------------------------------------------- */
 

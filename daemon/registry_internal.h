@@ -19,6 +19,13 @@ typedef struct bd_input_range {
     int64_t max[BD_MAX_RANK];     /* -1 = no upper bound */
 } bd_input_range;
 
+/* A label file for one output (config.json "labels"; Triton's label_filename). */
+#define BD_MODEL_CONFIG_MAX_LABELS 16
+typedef struct bd_label_file {
+    char output[128];
+    char file[256];            /* one plain file name in the model's folder */
+} bd_label_file;
+
 /* What <repo>/<model>/config.json may say (docs/config.md, "Per-model config.json"). */
 typedef struct bd_model_config {
     int  threads;             /* oneDNN threads per execution; 0 = the daemon's threads_per_worker */
@@ -33,6 +40,8 @@ typedef struct bd_model_config {
     long long plan_cache_max_bytes;  /* -1 = the daemon's; 0 = unbounded */
     bd_input_range input_shapes[BD_MODEL_CONFIG_MAX_RANGES];
     int       n_input_shapes;
+    bd_label_file labels[BD_MODEL_CONFIG_MAX_LABELS];
+    int       n_labels;
 } bd_model_config;
 
 /* The model file names tried in a version directory when config.json names none, in order. */
@@ -62,6 +71,7 @@ struct bd_served {
     bd_model_config      config;
     int                  queue_limit;      /* resolved: config or daemon default */
     bd_model            *model;
+    struct bd_labels   **labels;           /* per graph output, NULL = none (config "labels") */
     bd_model_stats       stats;
     bd_partition_summary summary;
 
@@ -80,6 +90,10 @@ struct bd_served {
  * fails). */
 int  served_create(const char *name, const char *version, const bd_model_config *mc,
                    int default_queue_limit, bd_model *model, bd_served **out, bd_error *err);
+/* Read config.json's label files (in MODEL_DIR) for S's outputs; BD_EINVAL names an unknown
+ * output, BD_EIO/BD_EINVAL a file that cannot be read or is over a limit (labels.h). The
+ * message starts at "key 'labels': "; the caller names the model. */
+int  served_load_labels(bd_served *s, const char *model_dir, bd_error *err);
 
 /* Number of bd_served alive in the process (tests check versions are freed). */
 long served_live_count(void);

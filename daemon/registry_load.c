@@ -251,6 +251,10 @@ static int load(bd_load_task *t)
     bd_served *s = NULL;
     if ((rc = served_create(t->name, version, &mc, t->queue_limit, model, &s, err)) != 0)
         return rc;
+    if ((rc = served_load_labels(s, model_dir, err)) != 0) {
+        bd_served_release(s);
+        return bd_error_prefix(err, "model '%s' version %s: config.json: ", t->name, version);
+    }
 
     /* Plan and run once now, so the first request pays neither compilation nor first-touch;
      * the warm-up context stays in the pool for that request. */

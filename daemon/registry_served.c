@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/labels.h"
 #include "daemon/registry_internal.h"
 
 static atomic_long live_count;
@@ -30,8 +31,43 @@ int served_create(const char *name, const char *version, const bd_model_config *
     return 0;
 }
 
+int served_load_labels(bd_served *s, const char *model_dir, bd_error *err)
+{
+    const bd_model_config *mc = &s->config;
+    if (mc->n_labels == 0)
+        return 0;
+    const bd_graph *g = bd_model_graph(s->model);
+    size_t n_out = bd_graph_num_outputs(g);
+    s->labels = calloc(n_out ? n_out : 1, sizeof *s->labels);
+    if (!s->labels)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    for (int i = 0; i < mc->n_labels; i++) {
+        size_t o = 0;
+        while (o < n_out && strcmp(bd_graph_output(g, o)->name, mc->labels[i].output) != 0)
+            o++;
+        if (o == n_out)
+            return bd_error_set(err, BD_EINVAL, "key 'labels': the model has no output '%s'",
+                                mc->labels[i].output);
+        char path[8192 + 300];
+        snprintf(path, sizeof path, "%s/%s", model_dir, mc->labels[i].file);
+        int rc = bd_labels_load(path, &s->labels[o], err);
+        if (rc)
+            return bd_error_prefix(err, "key 'labels': ");
+    }
+    return 0;
+}
+
+const struct bd_labels *bd_served_labels(const bd_served *s, size_t output)
+{
+    return s->labels && output < bd_graph_num_outputs(bd_model_graph(s->model)) ? s->labels[output] : NULL;
+}
+
 static void served_free(bd_served *s)
 {
+    if (s->labels)
+        for (size_t o = 0; o < bd_graph_num_outputs(bd_model_graph(s->model)); o++)
+            bd_labels_free(s->labels[o]);
+    free(s->labels);
     for (bd_exec_slot *e = s->pool, *next; e; e = next) {
         next = e->next;
         bd_exec_destroy(e->exec);   /* contexts before the model: they use its plans */

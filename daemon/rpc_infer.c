@@ -22,6 +22,7 @@
 
 #include "proto/inference.pb.h"
 #include "daemon/infer_bind.h"
+#include "daemon/infer_classify.h"
 #include "daemon/log.h"
 #include "daemon/rpc.h"
 #include "daemon/status_map.h"
@@ -96,6 +97,19 @@ static int check_response_size(const infer_job *j, uint64_t bytes, bool at_least
                         "input", at_least ? "at least " : "", bytes, limit);
 }
 
+/* What job_run allocated for a response; each array may be its small storage or NULL. */
+static void free_response(void *outs, void *outs_small, void *spans, void *spans_small,
+                          void *shapes, void *shapes_small, uint8_t **classified,
+                          uint8_t **classified_small, size_t n_out)
+{
+    for (size_t k = 0; classified && k < n_out; k++)
+        free(classified[k]);
+    bd_infer_free_unless(classified, classified_small);
+    bd_infer_free_unless(outs, outs_small);
+    bd_infer_free_unless(spans, spans_small);
+    bd_infer_free_unless(shapes, shapes_small);
+}
+
 static void job_run(bd_job *base)
 {
     infer_job *j = (infer_job *)base;
@@ -107,8 +121,12 @@ static void job_run(bd_job *base)
     uint64_t t0 = bd_now_ns();
     uint64_t planned;
 
+    bool classifies = false;                /* classified outputs' sizes are known only after */
+    for (size_t k = 0; k < j->b.n_out; k++)
+        classifies |= j->b.classify[k] > 0;
     int rc = bd_model_plan_acquire(bd_served_model(s), j->b.inputs, j->b.n_inputs, &plan, &err);
-    if (!rc && bd_infer_output_bytes(bd_plan_graph(plan), j->b.out_idx, j->b.n_out, &planned))
+    if (!rc && !classifies &&
+        bd_infer_output_bytes(bd_plan_graph(plan), j->b.out_idx, j->b.n_out, &planned))
         rc = check_response_size(j, planned, true, &err);   /* before running it for nothing */
     if (!rc)
         rc = bd_served_exec_acquire(s, plan, &exec, &err);
@@ -127,11 +145,14 @@ static void job_run(bd_job *base)
     inference_ModelInferResponse_InferOutputTensor *outs = NULL;
     bd_wire_span *spans = NULL;
     int64_t (*shapes)[BD_MAX_RANK] = NULL;
+    uint8_t *classified_small[JOB_SMALL];
+    uint8_t **classified = NULL;            /* the BYTES of classified outputs, owned here */
     if (!rc) {
         outs = bd_infer_small_or_calloc(outs_small, n_out, sizeof *outs);
         spans = bd_infer_small_or_calloc(spans_small, n_out, sizeof *spans);
         shapes = bd_infer_small_or_calloc(shapes_small, n_out, sizeof *shapes);
-        if (!outs || !spans || !shapes)
+        classified = bd_infer_small_or_calloc(classified_small, n_out, sizeof *classified);
+        if (!outs || !spans || !shapes || !classified)
             rc = bd_error_set(&err, BD_ENOMEM, "out of memory building the response");
     }
     for (size_t k = 0; !rc && k < n_out; k++) {
@@ -152,6 +173,19 @@ static void job_run(bd_job *base)
         outs[k].shape_count = (pb_size_t)t->ndim;
         outs[k].shape = shapes[k];
         spans[k] = (bd_wire_span){ (const uint8_t *)t->data + t->byte_offset, bytes };
+        if (j->b.classify[k]) {
+            bd_classified cl;
+            rc = bd_classify(t, v->name, bd_served_max_batch_size(s) > 0, j->b.classify[k],
+                             bd_served_labels(s, j->b.out_idx[k]),
+                             bd_call_config(j->call)->max_message_bytes, &cl, &err);
+            if (rc)
+                break;
+            classified[k] = cl.data;
+            outs[k].datatype = (char *)"BYTES";
+            outs[k].shape_count = (pb_size_t)cl.ndim;
+            memcpy(shapes[k], cl.shape, sizeof cl.shape);
+            spans[k] = (bd_wire_span){ cl.data, cl.bytes };
+        }
     }
     inference_ModelInferResponse rsp = {
         .model_name = (char *)bd_served_name(s),
@@ -171,9 +205,8 @@ static void job_run(bd_job *base)
                "inference failed: %s", err.msg);
         if (exec)
             bd_served_exec_release(s, exec);
-        bd_infer_free_unless(outs, outs_small);
-        bd_infer_free_unless(spans, spans_small);
-        bd_infer_free_unless(shapes, shapes_small);
+        free_response(outs, outs_small, spans, spans_small, shapes, shapes_small, classified,
+                      classified_small, n_out);
         fail(j, rc, err.msg);
         bd_call_unhold(j->call);
         return;
@@ -199,9 +232,8 @@ static void job_run(bd_job *base)
 
     bd_call_reply(j->call, inference_ModelInferResponse_fields, &rsp);   /* encodes (copies) now */
     bd_served_exec_release(s, exec);
-    bd_infer_free_unless(outs, outs_small);
-    bd_infer_free_unless(spans, spans_small);
-    bd_infer_free_unless(shapes, shapes_small);
+    free_response(outs, outs_small, spans, spans_small, shapes, shapes_small, classified,
+                  classified_small, n_out);
     bd_call_unhold(j->call);
 }
 

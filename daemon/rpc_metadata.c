@@ -27,8 +27,8 @@ void bd_rpc_server_metadata(bd_call *c)
 {
     if (!BD_CALL_DECODE(c, inference_ServerMetadataRequest, "ServerMetadataRequest"))
         return;
-    static char *extensions[] = { "model_repository", "statistics", "binary_tensor_data",
-                                  "model_configuration", "health" };
+    static char *extensions[] = { "classification", "model_repository", "statistics",
+                                  "binary_tensor_data", "model_configuration", "health" };
     inference_ServerMetadataResponse rsp = {
         .name = "braid",
         .version = BRAIDD_VERSION,

@@ -48,3 +48,13 @@ def response_outputs(resp):
             arr = np.array(getattr(t.contents, CONTENTS_FIELD[t.datatype]), dtype=dt)
         out[t.name] = arr.reshape(list(t.shape))
     return out
+
+
+def bytes_elements(raw):
+    """The strings of a raw BYTES tensor: each a 4-byte little-endian length, then the bytes."""
+    out, at = [], 0
+    while at < len(raw):
+        n = int.from_bytes(raw[at:at + 4], "little")
+        out.append(raw[at + 4:at + 4 + n])
+        at += 4 + n
+    return out

@@ -2,12 +2,14 @@
 """Every RPC of braidd's GRPCInferenceService and grpc.health.v1.Health, driven from Python
 the way any Open Inference Protocol client would, against a real braidd."""
 
+import os
+
 import grpc
 import numpy as np
 
 import e2e_models
 from braidd_fixture import BraiddTestCase, health_pb2, pb, run_tests, status_of
-from tensors import infer_request, response_outputs
+from tensors import bytes_elements, infer_request, response_outputs
 
 DEMO = "tinycnn"
 
@@ -20,7 +22,13 @@ class Rpc(BraiddTestCase):
         e2e_models.write_repository_model(repo, "big", e2e_models.big_add_one())
         # Triton's batching convention from config.json: a dynamic first dim is the batch.
         e2e_models.write_repository_model(repo, "batched", e2e_models.batch_add_one())
-        e2e_models.write_model_config(repo, "batched", {"max_batch_size": 4})
+        e2e_models.write_model_config(repo, "batched", {"max_batch_size": 4,
+                                                        "labels": {"y": "labels.txt"}})
+        with open(os.path.join(repo, "batched", "labels.txt"), "w") as f:
+            f.write("zero\none\ntwo\n")             # class 3 has no label: Triton omits it
+        e2e_models.write_repository_model(repo, "tiny", e2e_models.tiny_add())
+        e2e_models.write_repository_model(repo, "bad_labels", e2e_models.tiny_add())
+        e2e_models.write_model_config(repo, "bad_labels", {"labels": {"nope": "labels.txt"}})
         # ... which a fixed first dim cannot be: this one must fail to load, saying why.
         e2e_models.write_repository_model(repo, "fixed_batched", e2e_models.batch_add_one(2))
         e2e_models.write_model_config(repo, "fixed_batched", {"max_batch_size": 2})
@@ -67,7 +75,7 @@ class Rpc(BraiddTestCase):
         r = self.stub.ServerMetadata(pb.ServerMetadataRequest(), timeout=10)
         self.assertTrue(r.name)
         self.assertTrue(r.version)
-        for ext in ("model_repository", "statistics", "binary_tensor_data"):
+        for ext in ("model_repository", "statistics", "binary_tensor_data", "classification"):
             self.assertIn(ext, r.extensions)
 
     def test_model_metadata(self):
@@ -124,6 +132,61 @@ class Rpc(BraiddTestCase):
         m = {m.name: m for m in r.models}["fixed_batched"]
         self.assertNotEqual(m.state, "READY")
         self.assertIn("dynamic first (batch) dim", m.reason)
+
+    # ---- Triton's classification extension ---------------------------------------------
+
+    @staticmethod
+    def classify(values, k, labels=()):
+        """Triton's strings for one list of VALUES: highest first, ties in index order."""
+        order = sorted(range(len(values)), key=lambda i: (-values[i], i))[:k]
+        return [("%f:%d" % (values[i], i) + (":" + labels[i] if i < len(labels) else "")).encode()
+                for i in order]
+
+    def classify_request(self, model, x, k):
+        req = infer_request(model, {"x": x})
+        out = req.outputs.add(name="y")
+        out.parameters["classification"].int64_param = k
+        return req
+
+    def test_classification_batched_with_labels(self):
+        x = np.array([[0.5, -1, 2, 0.5], [3, 3, 1, 7]], np.float32)
+        r = self.stub.ModelInfer(self.classify_request("batched", x, 3), timeout=30)
+        self.assertEqual(r.outputs[0].datatype, "BYTES")
+        self.assertEqual(list(r.outputs[0].shape), [2, 3])
+        got = bytes_elements(r.raw_output_contents[0])
+        want = [s for row in x + 1 for s in self.classify(list(row), 3, ["zero", "one", "two"])]
+        self.assertEqual(got, want)
+
+    def test_classification_whole_tensor_and_k_over_classes(self):
+        x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(1, 16)[:, ::-1].copy()
+        c = np.arange(1, 17, dtype=np.float32)            # tiny_add's constant
+        # tiny_add is loaded as "tiny": a model without max_batch_size classifies its whole
+        # output as one list, shape [K'] with K' = min(K, elements).
+        req = infer_request("tiny", {"x": x})
+        req.outputs.add(name="y").parameters["classification"].int64_param = 100
+        r = self.stub.ModelInfer(req, timeout=30)
+        self.assertEqual(list(r.outputs[0].shape), [16])
+        self.assertEqual(bytes_elements(r.raw_output_contents[0]),
+                         self.classify(list((x + c).ravel()), 100))
+
+    def test_classification_bad_parameters(self):
+        x = np.zeros((1, 4), np.float32)
+        for k in (0, -3):
+            code, details = status_of(self.stub.ModelInfer, self.classify_request("batched", x, k),
+                                      timeout=30)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn("classification", details)
+        req = infer_request("batched", {"x": x})
+        req.outputs.add(name="y").parameters["shared_memory_region"].string_param = "r"
+        code, details = status_of(self.stub.ModelInfer, req, timeout=30)
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("shared_memory_region", details)
+
+    def test_labels_for_an_unknown_output_fail_the_load(self):
+        r = self.stub.RepositoryIndex(pb.RepositoryIndexRequest(), timeout=10)
+        m = {m.name: m for m in r.models}["bad_labels"]
+        self.assertNotEqual(m.state, "READY")
+        self.assertIn("no output 'nope'", m.reason)
 
     # ---- inference -----------------------------------------------------------------------
 
