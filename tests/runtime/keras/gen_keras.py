@@ -167,6 +167,29 @@ def detection_head(rng):
     return mod, serve, spec
 
 
+def small_cnn(rng):
+    """The control: a plain Keras CNN (Conv2D, DepthwiseConv2D, pooling, Dense, softmax)
+    of ops braid translated before these models existed, so the test pipeline itself (files,
+    names, the comparison) is proven end to end on a model braid runs. Input [1, 32, 32, 3]."""
+    import keras
+    import tensorflow as tf
+    x = keras.Input((32, 32, 3), batch_size=1)
+    h = keras.layers.Conv2D(16, 3, padding="same", activation="relu")(x)
+    h = keras.layers.DepthwiseConv2D(3, strides=2, padding="same", activation="relu6")(h)
+    h = keras.layers.MaxPooling2D(2)(h)
+    h = keras.layers.Conv2D(32, 1, activation="sigmoid")(h)
+    h = keras.layers.GlobalAveragePooling2D()(h)
+    y = keras.layers.Dense(10, activation="softmax")(h)
+    mod = tf.Module()
+    mod.model = keras.Model(x, y)
+    spec = [tf.TensorSpec([1, 32, 32, 3], tf.float32, name="input")]
+
+    @tf.function(input_signature=spec)
+    def serve(input):  # noqa: A002
+        return {"output": mod.model(input, training=False)}
+    return mod, serve, spec
+
+
 def _apps():
     import keras
     return keras.applications
@@ -180,6 +203,7 @@ MODELS = {
     "gru_text": lambda rng: text_rnn(__import__("keras").layers.GRU, False)(rng),
     "lstm_text_unrolled": lambda rng: text_rnn(__import__("keras").layers.LSTM, True)(rng),
     "detection_head": detection_head,
+    "small_cnn": small_cnn,
 }
 
 
