@@ -58,6 +58,16 @@ typedef struct bd_engine_config {
     int         threads;      /* its own intra-op threads per session; <= 0 = its default */
 } bd_engine_config;
 
+/* One variable of a framework's saved model, read by bd_backend.read_variables. */
+typedef struct bd_saved_variable {
+    const char *node;       /* in: the variable's node in the saved graph (TensorFlow: a
+                             * VarHandleOp, or a VariableV2 of a TF1 graph) */
+    int         dtype;      /* in: its element type, bd_dtype */
+    bd_shape    shape;      /* out: its shape */
+    void       *data;       /* out: its bytes, row-major (malloc'ed: the caller frees) */
+    size_t      nbytes;     /* out */
+} bd_saved_variable;
+
 typedef struct bd_backend {
     const char    *name;                                     /* "dnnl", "ort", "tf" */
     bd_engine_kind kind;
@@ -84,6 +94,13 @@ typedef struct bd_backend {
     void (*release)(bd_kernel *k);                           /* NULL is allowed */
     /* Optional (NULL: the kernel is one opaque step): what K runs per inference. */
     void (*stats)(const bd_kernel *k, bd_kernel_stats *out);
+    /* Optional (NULL: the engine reads no saved model of its own): load the framework's saved
+     * model in DIR under TAG (TensorFlow: a SavedModel directory, tag "serve") the way the
+     * framework does, and read the current value of each of the N variables in VARS. The
+     * framework's refusal of the model is BD_EMODEL with its message; a missing library is
+     * BD_EUNSUPPORTED saying what to install. On failure no VARS[i].data is left allocated. */
+    int  (*read_variables)(const char *dir, const char *tag, bd_saved_variable *vars, size_t n,
+                           bd_error *err);
 } bd_backend;
 
 #endif

@@ -61,6 +61,7 @@ static int copy_string(const char *s, const char **out)
 static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
 {
     m->opts = *opts;
+    m->opts.signature = NULL;          /* used by the import only */
     if (copy_string(opts->fallback_ops, &m->opts.fallback_ops) ||
         copy_string(opts->engine, &m->opts.engine))
         return bd_error_set(err, BD_ENOMEM, "out of memory opening a model");
@@ -113,7 +114,7 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
 int bd_model_open(const char *path, const bd_model_options *opts, bd_model **out, bd_error *err)
 {
     bd_graph *g = NULL;
-    int rc = bd_import_file(path, &g, err);   /* its messages already name PATH */
+    int rc = bd_import_model(path, opts ? opts->signature : NULL, &g, err);   /* messages name PATH */
     if (rc)
         return rc;
     rc = bd_model_from_graph(g, opts, out, err);

@@ -40,6 +40,9 @@ typedef struct bd_model_options {
      * (plan_peak_tensor_bytes) are refused with BD_EINVAL before anything is compiled or
      * allocated; 0 = no limit. */
     size_t      max_run_memory_bytes;
+    /* A TensorFlow SavedModel's SignatureDef to serve (bd_import_model); NULL =
+     * "serving_default". Read by bd_model_open only. */
+    const char *signature;
 } bd_model_options;
 
 typedef struct bd_plan  bd_plan;

@@ -9,6 +9,7 @@
 #include "backends/tf/tf_subgraph_def.h"
 #include "backends/tf/tf_runtime.h"
 #include "backends/tf/tf_session.h"
+#include "backends/tf/tf_variables.h"
 
 struct bd_kernel {
     const tf_lib *lib;
@@ -374,4 +375,5 @@ const bd_backend bd_tf_backend = {
     .run         = tf_run,
     .ctx_destroy = tf_ctx_destroy,
     .release     = tf_release,
+    .read_variables = tf_read_variables,
 };

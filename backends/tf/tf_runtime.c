@@ -17,7 +17,15 @@ static tf_lib      rt;                   /* valid when once.loaded */
 int tf_lib_open(const char *path, tf_lib *out, bd_error *err)
 {
     memset(out, 0, sizeof *out);
+    /* RTLD_DEEPBIND: TensorFlow binds to its own copies of re2, protobuf, ... first. Without
+     * it, symbols a process already loaded (braid's gRPC pulls in Debian's libre2) win, and
+     * TensorFlow's re2 calls into the other build crashed restoring a SavedModel. ASan
+     * refuses DEEPBIND, so sanitizer builds load plainly. */
+#if defined(__SANITIZE_ADDRESS__)
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+#else
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+#endif
     if (!h)
         return bd_error_set(err, BD_ENOTFOUND, "cannot load %s: %s", path, dlerror());
     /* dlsym into a void* then memcpy: ISO C has no object-to-function pointer conversion. */

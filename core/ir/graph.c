@@ -236,6 +236,28 @@ bd_value *bd_graph_find_value(const bd_graph *g, const char *name)
     return NULL;
 }
 
+int bd_graph_rename_value(bd_graph *g, bd_value *v, const char *name, bd_error *err)
+{
+    if (!name || !*name)
+        return bd_error_set(err, BD_EMODEL, "graph '%s': renaming '%s': empty name", g->name, v->name);
+    bd_value *other = bd_graph_find_value(g, name);
+    if (other == v)
+        return 0;
+    if (other)
+        return bd_error_set(err, BD_EMODEL, "graph '%s': cannot rename '%s' to '%s': a value has "
+                            "that name", g->name, v->name, name);
+    const char *copy = bd_graph_strdup(g, name, (size_t)-1);
+    if (!copy)
+        return bd_error_set(err, BD_ENOMEM, "out of memory renaming value '%s'", v->name);
+    const char *old = v->name;
+    v->name = copy;
+    if (index_rebuild(g, g->index_cap)) {       /* the slots hash the names: rehash them all */
+        v->name = old;
+        return bd_error_set(err, BD_ENOMEM, "out of memory renaming value '%s'", old);
+    }
+    return 0;
+}
+
 /* ---- clone ----------------------------------------------------------------------------- */
 
 bd_graph *bd_graph_clone(const bd_graph *src)

@@ -174,6 +174,9 @@ size_t      bd_graph_num_outputs(const bd_graph *g);
 bd_value   *bd_graph_output(const bd_graph *g, size_t i);
 /* The value named NAME, or NULL. */
 bd_value   *bd_graph_find_value(const bd_graph *g, const char *name);
+/* Give V the name NAME (copied into G's pool). BD_EMODEL when another value has it, or it is
+ * empty; BD_ENOMEM. Names of nodes are unchanged. */
+int         bd_graph_rename_value(bd_graph *g, bd_value *v, const char *name, bd_error *err);
 /* Number of node inputs that read V (counting repeats), plus 1 if V is a graph output. */
 size_t      bd_graph_use_count(const bd_graph *g, const bd_value *v);
 /* The framework the graph was imported from: "onnx" (default), "tensorflow" (GraphDef or

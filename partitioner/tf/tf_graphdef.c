@@ -37,9 +37,10 @@ static int entry_decode(gd_ctx *c, const char *node, const tf_bytes *sp, tf_attr
     return rc;
 }
 
-/* Decode the NodeDef in SP (node #I) into V. */
-static int node_decode(gd_ctx *c, size_t i, const tf_bytes *sp, tf_nodeview *v, bd_error *err)
+int tf_nodedef_decode(bd_graph *g, const uint8_t *base, size_t len, size_t i, const tf_bytes *sp,
+                      tf_nodeview *v, bd_error *err)
 {
+    gd_ctx ctx = { .g = g, .base = base, .len = len }, *c = &ctx;
     tensorflow_NodeDef nd;
     tf_spans attrs;
     memset(&nd, 0, sizeof nd);
@@ -118,7 +119,7 @@ static int import(const void *data, size_t len, void *owned, bd_graph **out, bd_
             rc = bd_error_set(err, BD_ENOMEM, "out of memory for %zu nodes", nodes.n);
     }
     for (size_t i = 0; rc == 0 && i < nodes.n; i++)
-        rc = node_decode(&c, i, &nodes.v[i], &views[i], err);
+        rc = tf_nodedef_decode(c.g, c.base, c.len, i, &nodes.v[i], &views[i], err);
     if (rc == 0) {
         bd_graph_set_framework(c.g, "tensorflow");
         bd_graph_set_platform(c.g, "tensorflow_graphdef");

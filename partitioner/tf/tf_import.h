@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "core/backend.h"
 #include "core/ir/graph.h"
 
 /* Import the frozen GraphDef at PATH (platform "tensorflow_graphdef"). The file is read
@@ -42,5 +43,22 @@ int bd_tf_import_memory(const void *data, size_t len, bd_graph **out, bd_error *
  * weight shards are read from PATH's directory (read into memory the graph owns, confined to
  * that directory with symlinks resolved; float32 weights referenced in place). Outputs come from the model's signature when it has one. Same contract. */
 int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err);
+
+/* Reads the N variables in VARS of a SavedModel being imported (fills shape, data, nbytes;
+ * core/backend.h); on failure returns a negative code with ERR filled and leaves no data
+ * allocated. The runtime provides one that asks the TensorFlow engine. */
+typedef int (*bd_tf_variable_reader)(void *ctx, bd_saved_variable *vars, size_t n, bd_error *err);
+
+/* Import the SavedModel in directory DIR (TF Serving's format: saved_model.pb + variables/;
+ * platform "tensorflow_savedmodel"): its MetaGraphDef tagged "serve" and its SignatureDef
+ * SIGNATURE (NULL or "": "serving_default"). The signature's functions are inlined, what
+ * its outputs do not need is dropped, and every variable its outputs read is frozen into a
+ * constant with the value READ returns (called once, with READ_CTX, only when there are
+ * variables; NULL: a SavedModel with variables fails with BD_EUNSUPPORTED). saved_model.pb,
+ * variables/ and every file in it must resolve inside DIR (symlinks followed). The graph's
+ * inputs and outputs are named after the signature's keys, sorted. Same error contract as
+ * above: BD_ENOTFOUND for a missing file or signature (the message lists the signatures). */
+int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variable_reader read,
+                            void *read_ctx, bd_graph **out, bd_error *err);
 
 #endif

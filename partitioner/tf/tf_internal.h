@@ -156,6 +156,13 @@ int tf_tensor_decode(bd_graph *g, const uint8_t *lo, size_t len, const tf_bytes 
 /* V's attribute KEY, or NULL; a repeated key: the last one wins. */
 const tf_attr *tf_view_attr(const tf_nodeview *v, const char *key);
 
+/* ---- tf_graphdef.c: NodeDef -> view ------------------------------------------------------ */
+
+/* Decode the NodeDef in SP (node #I, for messages; its bytes lie in BASE..BASE+LEN) into V,
+ * names and inputs copied into G's pool, V->origin = SP's bytes. */
+int tf_nodedef_decode(bd_graph *g, const uint8_t *base, size_t len, size_t i, const tf_bytes *sp,
+                      tf_nodeview *v, bd_error *err);
+
 /* ---- tf_encode.c: views -> NodeDef bytes (TF.js origins) ----------------------------- */
 
 /* Encode V as a NodeDef (control inputs as "^x") into G's pool; *OUT is valid while G lives.
