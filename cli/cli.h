@@ -68,7 +68,7 @@ int  cli_parse_count(const char *opt, const char *value);
 
 /* The placement flags' getopt entries. */
 enum { CLI_OPT_FALLBACK_OPS = 0x100, CLI_OPT_ENGINE, CLI_OPT_MIN_DNNL_FLOPS, CLI_OPT_ORT_LIBRARY,
-       CLI_OPT_ORT_THREADS, CLI_OPT_TF_LIBRARY, CLI_OPT_TF_THREADS };
+       CLI_OPT_ORT_THREADS, CLI_OPT_TF_LIBRARY, CLI_OPT_TF_THREADS, CLI_OPT_SIGNATURE };
 #define CLI_PLACEMENT_OPTIONS                                                                  \
     { "fallback-ops", required_argument, 0, CLI_OPT_FALLBACK_OPS },                           \
     { "engine", required_argument, 0, CLI_OPT_ENGINE },                                       \
@@ -76,7 +76,8 @@ enum { CLI_OPT_FALLBACK_OPS = 0x100, CLI_OPT_ENGINE, CLI_OPT_MIN_DNNL_FLOPS, CLI
     { "ort-library", required_argument, 0, CLI_OPT_ORT_LIBRARY },                             \
     { "ort-threads", required_argument, 0, CLI_OPT_ORT_THREADS },                             \
     { "tf-library", required_argument, 0, CLI_OPT_TF_LIBRARY },                               \
-    { "tf-threads", required_argument, 0, CLI_OPT_TF_THREADS }
+    { "tf-threads", required_argument, 0, CLI_OPT_TF_THREADS },                               \
+    { "signature", required_argument, 0, CLI_OPT_SIGNATURE }
 /* Their lines for a usage text. */
 extern const char cli_placement_usage[];
 /* Apply getopt result C with ARG to P: -1 when it was a placement flag (keep parsing), else the

@@ -17,7 +17,8 @@ const char cli_placement_usage[] =
     "      --ort-threads N        ONNX Runtime intra-op threads per session (default 1)\n"
     "      --tf-library PATH      libtensorflow.so.2 to load (default: $BRAID_LIBTENSORFLOW,\n"
     "                             the loader path)\n"
-    "      --tf-threads N         TensorFlow intra-op threads per session (default: its own)\n";
+    "      --tf-threads N         TensorFlow intra-op threads per session (default: its own)\n"
+    "      --signature NAME       a SavedModel's SignatureDef to run (default serving_default)\n";
 
 int cli_placement_option(int c, const char *arg, cli_placement *p, void (*usage)(FILE *))
 {
@@ -31,6 +32,7 @@ int cli_placement_option(int c, const char *arg, cli_placement *p, void (*usage)
     case CLI_OPT_ORT_THREADS:
         return (p->ort.threads = cli_parse_count("--ort-threads", arg)) < 0 ? CLI_USAGE : -1;
     case CLI_OPT_TF_LIBRARY:   p->tf.library = arg; return -1;
+    case CLI_OPT_SIGNATURE:    o->signature = arg; return -1;
     case CLI_OPT_TF_THREADS:
         return (p->tf.threads = cli_parse_count("--tf-threads", arg)) < 0 ? CLI_USAGE : -1;
     case CLI_OPT_MIN_DNNL_FLOPS:

@@ -123,7 +123,8 @@ int cmd_inspect(int argc, char **argv)
     const char *path = argv[optind];
     bd_error err = { 0 };
     bd_graph *raw = NULL;
-    if (bd_import_file(path, &raw, &err) || bd_graph_validate(raw, &err)) {
+    if (cli_placement_configure(&pl, &err) ||
+        bd_import_model(path, pl.model.signature, &raw, &err) || bd_graph_validate(raw, &err)) {
         cli_error("cannot import the model", &err);
         bd_graph_destroy(raw);
         return CLI_FAIL;

@@ -7,7 +7,8 @@
 #include "daemon/registry_internal.h"
 
 /* Platforms a config may declare (Triton's names; "onnx" is braid's spelling of ONNX). */
-static const char *const platforms[] = { "onnx", "onnxruntime_onnx", "tensorflow_graphdef", "tensorflow_tfjs" };
+static const char *const platforms[] = { "onnx", "onnxruntime_onnx", "tensorflow_graphdef", "tensorflow_tfjs",
+                                         "tensorflow_savedmodel" };
 
 /* PLATFORM and MODEL_FILENAME stay empty: the loader then looks for the default file names
  * (bd_model_default_filenames) and takes the platform from the imported model. */
@@ -166,7 +167,7 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
             if (!cJSON_IsString(it) || p == sizeof platforms / sizeof platforms[0])
                 rc = bd_error_set(err, BD_EINVAL,
                                   "model '%s' config: key 'platform': expected \"onnx\", \"onnxruntime_onnx\", "
-                                  "\"tensorflow_graphdef\" or \"tensorflow_tfjs\"", name);
+                                  "\"tensorflow_graphdef\", \"tensorflow_savedmodel\" or \"tensorflow_tfjs\"", name);
             else   /* Triton's ONNX name and braid's are one platform */
                 snprintf(mc->platform, sizeof mc->platform, "%s", p == 1 ? "onnx" : platforms[p]);
         } else if (strcmp(k, "name") == 0) {
@@ -179,6 +180,13 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
                                   name);
             else
                 snprintf(mc->model_filename, sizeof mc->model_filename, "%s", it->valuestring);
+        } else if (strcmp(k, "signature") == 0) {
+            if (!cJSON_IsString(it) || !*it->valuestring || strlen(it->valuestring) >= sizeof mc->signature)
+                rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key 'signature': expected the name of "
+                                  "a SavedModel's SignatureDef (at most %zu characters)", name,
+                                  sizeof mc->signature - 1);
+            else
+                snprintf(mc->signature, sizeof mc->signature, "%s", it->valuestring);
         } else if (strcmp(k, "fallback_ops") == 0 || strcmp(k, "engine") == 0) {
             bool ops = k[0] == 'f';
             char *dst = ops ? mc->fallback_ops : mc->engine;
@@ -200,7 +208,7 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
             rc = bd_error_set(err, BD_EINVAL,
                               "model '%s' config: unknown key '%s' (known: name, platform, threads, queue_limit, "
                               "max_batch_size, labels, default_model_filename, fallback_ops, engine, plan_cache_max_plans, "
-                              "plan_cache_max_bytes, input_shapes)", name, k);
+                              "plan_cache_max_bytes, input_shapes, signature)", name, k);
     }
     cJSON_Delete(root);
     return rc;

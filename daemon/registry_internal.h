@@ -34,8 +34,10 @@ typedef struct bd_model_config {
     bool has_fallback_ops;    /* "fallback_ops" given: it replaces the daemon's */
     char fallback_ops[1024];  /* op types never run on oneDNN, comma-separated */
     char engine[32];          /* "" = the daemon's engine */
-    char platform[32];        /* "onnx", "tensorflow_graphdef", "tensorflow_tfjs"; "" = the model's */
+    char platform[32];        /* "onnx", "tensorflow_graphdef", "tensorflow_savedmodel",
+                               * "tensorflow_tfjs"; "" = the model's */
     char model_filename[256]; /* file inside the version directory; "" = the first default found */
+    char signature[256];      /* a SavedModel's SignatureDef; "" = "serving_default" */
     long long plan_cache_max_plans;  /* -1 = the daemon's; 0 = unbounded */
     long long plan_cache_max_bytes;  /* -1 = the daemon's; 0 = unbounded */
     bd_input_range input_shapes[BD_MODEL_CONFIG_MAX_RANGES];
@@ -44,8 +46,10 @@ typedef struct bd_model_config {
     int       n_labels;
 } bd_model_config;
 
-/* The model file names tried in a version directory when config.json names none, in order. */
-#define BD_MODEL_DEFAULT_FILENAMES { "model.onnx", "model.graphdef", "model.pb", "model.json" }
+/* The model file names tried in a version directory when config.json names none, in order;
+ * model.savedmodel is a directory (a TensorFlow SavedModel, Triton's name for it). */
+#define BD_MODEL_DEFAULT_FILENAMES { "model.onnx", "model.graphdef", "model.pb", "model.json", \
+                                     "model.savedmodel" }
 
 /* Defaults, then the keys of the JSON object TEXT (NULL = none). Unknown keys and wrong types
  * are BD_EINVAL naming the key; NAME is the model (a "name" key must match it). */

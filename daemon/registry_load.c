@@ -68,7 +68,7 @@ int repo_highest_version(const char *model_dir, const char *name, char *version,
     closedir(d);
     if (!found)
         return bd_error_set(err, BD_ENOTFOUND,
-                            "model '%s': no version directory in %s (expected %s/<N>/model.onnx, .pb or .json)", name,
+                            "model '%s': no version directory in %s (expected %s/<N>/model.onnx, .pb, .json or model.savedmodel/)", name,
                             model_dir, model_dir);
     snprintf(version, size, "%s", best_name);
     return 0;
@@ -152,7 +152,8 @@ static void summarise(bd_served *s, const bd_plan *plan)
 }
 
 /* PATH = the model file of VERSION: config.json's default_model_filename, else the first of
- * BD_MODEL_DEFAULT_FILENAMES present (ONNX, frozen GraphDef, TF.js graph model). */
+ * BD_MODEL_DEFAULT_FILENAMES present (ONNX, frozen GraphDef, TF.js graph model, SavedModel
+ * directory). */
 static int model_file(const char *model_dir, const char *name, const char *version, const bd_model_config *mc,
                       char *path, size_t size, bd_error *err)
 {
@@ -164,13 +165,15 @@ static int model_file(const char *model_dir, const char *name, const char *versi
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         struct stat st;
         snprintf(path, size, "%s/%s/%s", model_dir, version, defaults[i]);
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        bool dir = strstr(defaults[i], ".savedmodel") != NULL;
+        if (stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
             return 0;
     }
     snprintf(path, size, "%s/%s/model.onnx", model_dir, version);
     return bd_error_set(err, BD_ENOTFOUND,
                         "model '%s' version %s: no model file in %s/%s (expected model.onnx, model.graphdef, "
-                        "model.pb or model.json, or config.json's default_model_filename)",
+                        "model.pb, model.json or a model.savedmodel/ directory, or config.json's "
+                        "default_model_filename)",
                         name, version, model_dir, version);
 }
 
@@ -225,6 +228,7 @@ static int load(bd_load_task *t)
         .plan_cache_max_bytes = mc.plan_cache_max_bytes >= 0 ? (size_t)mc.plan_cache_max_bytes
                                                              : t->plan_cache_max_bytes,
         .max_run_memory_bytes = t->max_run_memory_bytes,
+        .signature    = mc.signature[0] ? mc.signature : NULL,
     };
     bd_model *model = NULL;
     if ((rc = bd_model_open(path, &opts, &model, err)) != 0)

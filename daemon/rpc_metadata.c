@@ -2,7 +2,7 @@
  * Answered on the loop thread from the served version's graph signature.
  *
  * Platform: ModelMetadata says the served platform ("onnx" (braid's spelling),
- * "tensorflow_graphdef", "tensorflow_tfjs"); ModelConfig says Triton's names with backend
+ * "tensorflow_graphdef", "tensorflow_savedmodel", "tensorflow_tfjs"); ModelConfig says Triton's names with backend
  * "braid": "onnxruntime_onnx" for an ONNX model (what Triton clients such as perf_analyzer
  * expect), the TensorFlow platforms unchanged. ModelConfig's max_batch_size is config.json's:
  * 0 (the default) lists full shapes, -1 for dynamic dims; N > 0 lists dims without the first
