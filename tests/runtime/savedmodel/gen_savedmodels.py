@@ -15,6 +15,11 @@ downloaded. OUT_DIR/done marks a complete run.
   nondefault  tf.Module with two signatures; the test serves "scores", not serving_default
   embed       Embedding lookup (ResourceGather on a variable) + mean + Dense
   tf1         a TF1 graph (VariableV2, Identity reads) saved with SavedModelBuilder
+
+and broken copies of two_io for the hostile-input tests (no references):
+  bad_missing_tensor  the signature's output "total" names tensor "nope:0"
+  bad_unknown_op      an unused node's op is "NoSuchOp" (braid drops it; TensorFlow refuses)
+  bad_variables       variables/variables.index is garbage (TensorFlow cannot restore)
 """
 import os
 import shutil
@@ -146,7 +151,34 @@ def tf1(out):
     write_refs(out, "tf1", "serving_default", {"x": rand(3, 5)})
 
 
-MODELS = [dense_conv, two_io, nondefault, embed, tf1]
+def hostile(out):
+    from tensorflow.core.protobuf import saved_model_pb2
+    src = os.path.join(out, "two_io")
+
+    def variant(name, edit):
+        dst = os.path.join(out, name)
+        shutil.copytree(src, dst)
+        sm = saved_model_pb2.SavedModel()
+        with open(os.path.join(dst, "saved_model.pb"), "rb") as f:
+            sm.ParseFromString(f.read())
+        edit(sm.meta_graphs[0])
+        with open(os.path.join(dst, "saved_model.pb"), "wb") as f:
+            f.write(sm.SerializeToString())
+        return dst
+
+    variant("bad_missing_tensor", lambda mg: mg.signature_def["serving_default"].outputs["total"]
+            .__setattr__("name", "nope:0"))
+
+    def unknown_op(mg):
+        n = next(n for n in mg.graph_def.node if n.name == "saver_filename")
+        n.op = "NoSuchOp"
+    variant("bad_unknown_op", unknown_op)
+    d = variant("bad_variables", lambda mg: None)
+    with open(os.path.join(d, "variables", "variables.index"), "wb") as f:
+        f.write(b"\x00garbage, not a tensor bundle index" * 8)
+
+
+MODELS = [dense_conv, two_io, nondefault, embed, tf1, hostile]
 
 
 def main():
