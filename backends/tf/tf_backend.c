@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backends/tf/tf_dtype.h"
+#include "backends/tf/tf_probe.h"
 #include "backends/tf/tf_subgraph_def.h"
 #include "backends/tf/tf_runtime.h"
 #include "backends/tf/tf_session.h"
@@ -31,6 +32,7 @@ struct bd_kernel_ctx {
     TF_Tensor      **out_t;         /* [n_out], run-time-shaped outputs kept until next run */
     void           **copy;          /* [n_out] private copies (see run()) */
     size_t          *copy_cap;
+    const void     **fed, **fetched;/* TF_TensorData of the last run's tensors (tf_probe.h) */
 };
 
 /* Zero-sized tensors still need a non-NULL, aligned address on both sides. */
@@ -105,6 +107,30 @@ static int resolve(const bd_kernel *k, const tf_graphdef *gd, const bd_value *v,
     return 0;
 }
 
+/* TensorFlow rejected the fallback GraphDef: say which of NODES it is about. Its message names
+ * a node as "{{node NAME}}" or an op type in quotes ("Op type not registered 'X'"); when
+ * neither matches, every node is listed (the first few). */
+static void name_rejected(bd_node *const *nodes, size_t n, bd_error *err)
+{
+    char list[256] = "", quoted[160];
+    size_t named = 0, shown = 0;
+    for (int pass = 0; pass < 2 && !named; pass++)
+        for (size_t i = 0; i < n; i++) {
+            snprintf(quoted, sizeof quoted, "'%s'", nodes[i]->op_type);
+            char node[160];
+            snprintf(node, sizeof node, "{{node %s}}", nodes[i]->name);
+            if (pass == 0 && !strstr(err->msg, quoted) && !strstr(err->msg, node))
+                continue;
+            if (++named <= 4)
+                shown += (size_t)snprintf(list + strlen(list), sizeof list - strlen(list),
+                                          "%s'%s' (%s)", shown ? ", " : "", nodes[i]->name,
+                                          nodes[i]->op_type) > 0;
+        }
+    if (named > shown)
+        snprintf(list + strlen(list), sizeof list - strlen(list), " and %zu more", named - shown);
+    bd_error_prefix(err, "TensorFlow rejects node%s %s: ", named == 1 ? "" : "s", list);
+}
+
 static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 {
     char why[256];
@@ -143,9 +169,12 @@ static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     int rc = tf_fallback_nodes(sg, &nodes, &n_nodes, err);
     if (rc == 0)
         rc = tf_graphdef_build(sg->graph, nodes, n_nodes, (int)producer, &gd, err);
-    free(nodes);
-    if (rc == 0)
+    if (rc == 0) {
         rc = tf_session_acquire(lib, gd.bytes, gd.len, tf_runtime_threads(), &k->sess, err);
+        if (rc == BD_EINVAL)
+            name_rejected(nodes, n_nodes, err);
+    }
+    free(nodes);
     for (size_t i = 0; rc == 0 && i < k->n_in; i++) {
         k->in_v[i] = sg->inputs[i];
         rc = resolve(k, &gd, sg->inputs[i], &k->feeds[i], &k->in_dt[i], "input", err);
@@ -186,6 +215,8 @@ static void tf_ctx_destroy(bd_kernel_ctx *c)
         free(c->copy[i]);
     free(c->copy);
     free(c->copy_cap);
+    free(c->fed);
+    free(c->fetched);
     free(c->in_t);
     free(c->in_lo);
     free(c->in_hi);
@@ -207,7 +238,10 @@ static int tf_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
     c->out_t    = calloc(no, sizeof *c->out_t);
     c->copy     = calloc(no, sizeof *c->copy);
     c->copy_cap = calloc(no, sizeof *c->copy_cap);
-    if (!c->st || !c->in_t || !c->in_lo || !c->in_hi || !c->out_t || !c->copy || !c->copy_cap) {
+    c->fed      = calloc(ni, sizeof *c->fed);
+    c->fetched  = calloc(no, sizeof *c->fetched);
+    if (!c->st || !c->in_t || !c->in_lo || !c->in_hi || !c->out_t || !c->copy || !c->copy_cap ||
+        !c->fed || !c->fetched) {
         tf_ctx_destroy(c);
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     }
@@ -241,6 +275,7 @@ static int wrap_inputs(bd_kernel_ctx *c, const DLTensor *in, bd_error *err)
         if (!c->in_t[i])
             return bd_error_set(err, BD_EBACKEND, "tensorflow: TF_NewTensor refused input '%s' "
                                 "(%zu bytes)", k->in_v[i]->name, bytes);
+        c->fed[i] = k->lib->TF_TensorData(c->in_t[i]);
     }
     return 0;
 }
@@ -265,6 +300,7 @@ static int take_output(bd_kernel_ctx *c, size_t i, DLTensor *o, bd_error *err)
     int nd = lib->TF_NumDims(t);
     size_t bytes = lib->TF_TensorByteSize(t);
     const char *data = lib->TF_TensorData(t);
+    c->fetched[i] = data;
     if (nd < 0 || nd > BD_MAX_RANK)
         return bd_error_set(err, BD_EUNSUPPORTED, "output '%s' has rank %d (braid allows %d)",
                             name, nd, BD_MAX_RANK);
@@ -377,3 +413,15 @@ const bd_backend bd_tf_backend = {
     .release     = tf_release,
     .read_variables = tf_read_variables,
 };
+
+/* ---- observables for the tests (tf_probe.h) ---------------------------------------------- */
+
+const void *tf_ctx_fed_data(const bd_kernel_ctx *c, size_t i)
+{
+    return i < c->k->n_in ? c->fed[i] : NULL;
+}
+
+const void *tf_ctx_fetched_data(const bd_kernel_ctx *c, size_t i)
+{
+    return i < c->k->n_out ? c->fetched[i] : NULL;
+}

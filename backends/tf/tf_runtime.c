@@ -4,6 +4,8 @@
 #include "core/dynlib.h"
 
 #include <dlfcn.h>
+#include <glob.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +44,18 @@ int tf_lib_open(const char *path, tf_lib *out, bd_error *err)
     }
     BD_TF_FUNCTIONS(BD_TF_FN_RESOLVE)
 #undef BD_TF_FN_RESOLVE
+    /* The C API braid declares (tf_api.h) is TensorFlow 2's; 1.x lacks parts of it. */
+    const char *v = out->TF_Version();
+    if (!v || strncmp(v, "2.", 2) != 0) {
+        bd_error_set(err, BD_EUNSUPPORTED, BD_TF_LIBRARY_NAME " at %s is TensorFlow %s; braid "
+                     "needs TensorFlow 2.x (scripts/fetch_tf.sh installs tensorflow-cpu 2.21.0)",
+                     path, v ? v : "(no version)");
+        dlclose(h);
+        memset(out, 0, sizeof *out);
+        return BD_EUNSUPPORTED;
+    }
     out->handle  = h;
-    out->version = out->TF_Version();
+    out->version = v;
     snprintf(out->path, sizeof out->path, "%s", path);
     return 0;
 }
@@ -66,10 +78,59 @@ int tf_runtime_threads(void)
     return bd_dynlib_threads(&once);
 }
 
+/* The C API library of the tensorflow-cpu wheel in the venv scripts/fetch_tf.sh installs:
+ * $BRAID_TF_VENV, else ~/.cache/braid/tf-venv (HOME, or the password entry when a service
+ * manager left HOME unset), then lib/python3.x/site-packages/tensorflow/libtensorflow_cc.so.2
+ * for the first python3.x that has one. Writes the path into PATH and returns true if found;
+ * else writes the venv searched into VENV (for the message). */
+static bool venv_library(char *path, size_t path_len, char *venv, size_t venv_len)
+{
+    const char *dir = getenv("BRAID_TF_VENV");
+    if (dir && dir[0]) {
+        snprintf(venv, venv_len, "%s", dir);
+    } else {
+        const char *home = getenv("HOME");
+        char buf[4096];
+        struct passwd pw, *found = NULL;
+        if ((!home || !home[0]) && getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+            home = found->pw_dir;
+        if (!home || !home[0]) {
+            snprintf(venv, venv_len, "~/.cache/braid/tf-venv (no home directory)");
+            return false;
+        }
+        snprintf(venv, venv_len, "%s/" BD_TF_VENV_DEFAULT, strcmp(home, "/") ? home : "");
+    }
+    char pattern[1200];
+    int n = snprintf(pattern, sizeof pattern, "%s/lib/python3.*/site-packages/" BD_TF_WHEEL_LIBRARY, venv);
+    if (n < 0 || (size_t)n >= sizeof pattern)
+        return false;
+    glob_t gl;
+    bool ok = false;
+    if (glob(pattern, 0, NULL, &gl) == 0) {
+        for (size_t i = 0; !ok && i < gl.gl_pathc; i++)    /* sorted: python3.10 < python3.11 .. */
+            if (access(gl.gl_pathv[i], R_OK) == 0 && strlen(gl.gl_pathv[i]) < path_len) {
+                snprintf(path, path_len, "%s", gl.gl_pathv[i]);
+                ok = true;
+            }
+        globfree(&gl);
+    }
+    return ok;
+}
+
+/* TensorFlow's C++ logging prints INFO lines at load and at the first session (CPU features,
+ * MLIR passes) and a WARNING per failed run that repeats the error braid already returns.
+ * Keep only its errors, unless the user chose a level. Called under the load lock, before
+ * the first dlopen of the library, which reads the variable. */
+static void quiet_tf_logging(void)
+{
+    setenv("TF_CPP_MIN_LOG_LEVEL", "2", 0);
+}
+
 /* Find and open the library into RT; on failure write the reason into O->failure. */
 static bool load(bd_dynlib_once *o)
 {
     bd_error e = {0};
+    quiet_tf_logging();
     const char *explicit_path = bd_dynlib_explicit_path(o, "BRAID_LIBTENSORFLOW");
     if (explicit_path) {
         if (tf_lib_open(explicit_path, &rt, &e) == 0)
@@ -84,12 +145,20 @@ static bool load(bd_dynlib_once *o)
     }
     if (tf_lib_open(BD_TF_LIBRARY_NAME, &rt, &e) == 0)
         return true;
-    /* A library that is found but unusable (missing symbol) is reported as such. */
-    if (strstr(e.msg, " lacks "))
+    /* A library that is found but unusable (missing symbol, wrong version) is reported as such. */
+    if (!strstr(e.msg, "cannot load ")) {
         snprintf(o->failure, sizeof o->failure, NOT_AVAILABLE "%s", e.msg);
-    else
-        snprintf(o->failure, sizeof o->failure, NOT_AVAILABLE BD_TF_LIBRARY_NAME
-                 " not found (set BRAID_LIBTENSORFLOW)");
+        return false;
+    }
+    char path[1024], venv[1100];
+    if (venv_library(path, sizeof path, venv, sizeof venv)) {
+        if (tf_lib_open(path, &rt, &e) == 0)
+            return true;
+        snprintf(o->failure, sizeof o->failure, NOT_AVAILABLE "%s", e.msg);
+        return false;
+    }
+    snprintf(o->failure, sizeof o->failure, NOT_AVAILABLE BD_TF_LIBRARY_NAME " not found, nor "
+             "tensorflow-cpu in %s (run scripts/fetch_tf.sh, or set BRAID_LIBTENSORFLOW)", venv);
     return false;
 }
 

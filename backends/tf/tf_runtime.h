@@ -1,14 +1,24 @@
-/* TensorFlow's C library as loaded by braid: libtensorflow.so.2 is dlopen()ed once per
- * process, on first use, and never unloaded. Internal to backends/tf (the public knob is
- * the engine's configure() hook, tf_backend.h).
+/* TensorFlow's C library as loaded by braid: dlopen()ed once per process, on first use, with
+ * RTLD_LOCAL (its bundled oneDNN, protobuf, gRPC ... stay private to it), and never unloaded.
+ * Internal to backends/tf (the public knob is the engine's configure() hook, tf_backend.h).
  *
  * Where the library comes from, first match wins:
  *   1. the path given to tf_runtime_configure() (the engine's configure());
  *   2. the environment variable BRAID_LIBTENSORFLOW (a path);
- *   3. dlopen("libtensorflow.so.2"): the loader's search path (LD_LIBRARY_PATH, ldconfig).
- * An explicit path (1 or 2) is the only one tried. A failed attempt is remembered, so a
- * missing library costs one search, not one per node; tf_runtime_configure() allows a
- * new try.
+ *   3. dlopen("libtensorflow.so.2"): the loader's search path (LD_LIBRARY_PATH, ldconfig);
+ *   4. the tensorflow-cpu wheel that scripts/fetch_tf.sh installs: in the venv
+ *      $BRAID_TF_VENV, else $HOME/.cache/braid/tf-venv (HOME unset, as under systemd: the
+ *      user's home directory from the password database), the file
+ *      lib/python3.<minor>/site-packages/tensorflow/libtensorflow_cc.so.2 (the wheel's C API; it
+ *      finds libtensorflow_framework.so.2 beside it through its RUNPATH).
+ * An explicit path (1 or 2) is the only one tried. A library that is found but unusable
+ * (missing symbol, not TensorFlow 2.x) ends the search with that reason. A failed attempt is
+ * remembered, so a missing library costs one search, not one per node;
+ * tf_runtime_configure() allows a new try.
+ *
+ * Unless the user set TF_CPP_MIN_LOG_LEVEL, it is set to 2 before the first load: TensorFlow's
+ * INFO and WARNING lines are dropped (braid returns every TF error itself), its errors still
+ * reach stderr.
  *
  * Thread safety: every function may be called from any thread. */
 #ifndef BD_BACKENDS_TF_TF_RUNTIME_H
@@ -19,6 +29,10 @@
 
 #include "core/error.h"
 #include "backends/tf/tf_api.h"
+
+/* Search step 4: the venv under the home directory, and the C API library inside the wheel. */
+#define BD_TF_VENV_DEFAULT  ".cache/braid/tf-venv"
+#define BD_TF_WHEEL_LIBRARY "tensorflow/libtensorflow_cc.so.2"
 
 /* A loaded libtensorflow: one pointer per function of BD_TF_FUNCTIONS, resolved with dlsym. */
 typedef struct tf_lib {
@@ -32,7 +46,8 @@ typedef struct tf_lib {
 
 /* dlopen PATH and resolve every BD_TF_FUNCTIONS symbol into OUT. Fails with BD_ENOTFOUND
  * when the file cannot be loaded ("cannot load PATH: <dlerror>") or a symbol is missing
- * ("libtensorflow.so.2 at PATH lacks TF_SessionRun"); nothing stays open on failure.
+ * ("libtensorflow.so.2 at PATH lacks TF_SessionRun"), and with BD_EUNSUPPORTED when
+ * TF_Version() is not 2.x; nothing stays open on failure.
  * Used by the process-wide runtime below and directly by tests. */
 int  tf_lib_open(const char *path, tf_lib *out, bd_error *err);
 /* dlclose a library opened with tf_lib_open (the runtime never does this: TensorFlow's

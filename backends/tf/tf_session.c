@@ -61,7 +61,10 @@ static int create(const tf_lib *lib, const void *gd, size_t len, int threads,
     TF_ImportGraphDefOptions *opts = lib->TF_NewImportGraphDefOptions();
     lib->TF_GraphImportGraphDef(s->graph, &buf, opts, st);
     lib->TF_DeleteImportGraphDefOptions(opts);
+    /* A graph TensorFlow refuses (an op it does not know, a bad attr) is the model's fault. */
     int rc = tf_check(lib, st, err, "importing the fallback GraphDef");
+    if (rc && err)
+        rc = err->code = BD_EINVAL;
     if (rc == 0) {
         TF_SessionOptions *so = lib->TF_NewSessionOptions();
         uint8_t cfg[32];

@@ -36,8 +36,9 @@ typedef struct tf_session {
 
 /* The session for GRAPHDEF (LEN bytes), importing it and creating the session on first
  * use; THREADS = intra-op threads (0 = TensorFlow's default). Release with
- * tf_session_release. Fails with BD_EBACKEND naming TensorFlow's message when the
- * import or the session creation fails (e.g. an op this TensorFlow build lacks). */
+ * tf_session_release. Fails naming TensorFlow's message: BD_EINVAL when TensorFlow rejects
+ * the GraphDef (e.g. an op this TensorFlow build lacks), BD_EBACKEND when the session cannot
+ * be created. */
 int    tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int threads,
                           tf_session **out, bd_error *err);
 void   tf_session_release(tf_session *s);       /* NULL is allowed */

@@ -82,7 +82,7 @@ static void set_status(TF_Status *s, TF_Code c, const char *msg)
 /* ---- plain objects ------------------------------------------------------------------ */
 
 tf_fn_TF_Version TF_Version;
-EXPORT const char *TF_Version(void) { return "0.0-fake (braid test double, not TensorFlow)"; }
+EXPORT const char *TF_Version(void) { return "2.0-fake (braid test double, not TensorFlow)"; }
 
 tf_fn_TF_NewStatus TF_NewStatus;
 EXPORT TF_Status *TF_NewStatus(void) { return calloc(1, sizeof(TF_Status)); }

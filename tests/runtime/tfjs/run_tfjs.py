@@ -51,7 +51,7 @@ def derive_uint8(cache, model):
 
 def main():
     if len(sys.argv) != 4:
-        sys.exit("usage: run_tfjs.py TEST_BINARY MODEL run|fallback")
+        sys.exit("usage: run_tfjs.py TEST_BINARY MODEL run|fallback|live")
     binary, model, mode = sys.argv[1:]
     cache = fetch(model)
     if model.endswith("-uint8"):

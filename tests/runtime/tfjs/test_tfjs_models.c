@@ -15,7 +15,6 @@
  * a sigmoid after three bilinear upsamplings; docs/tfjs-models.md). A layout or attribute
  * mistake gives errors of order 1; TOL = 1e-3 sits well between.
  * Exit status: 0 pass, 1 fail, 77 skipped (meson's SKIP). */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 
 #include "runtime/engines.h"
 #include "cli/npy.h"
+#include "backends/tf/tf_backend.h"
 #include "runtime/model.h"
 #include "tests/lib/tl_file.h"
 
@@ -201,14 +201,10 @@ static void partition_report(const bd_plan *plan)
     printf("\n");
 }
 
-/* Whether libtensorflow can be loaded the way the TF engine looks for it. */
+/* Whether the TF engine finds TensorFlow (its own search: backends/tf/tf_runtime.h). */
 static bool tensorflow_present(void)
 {
-    const char *path = getenv("BRAID_LIBTENSORFLOW");
-    void *h = dlopen(path && *path ? path : "libtensorflow.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (h)
-        dlclose(h);
-    return h != NULL;
+    return bd_tf_available(NULL, 0);
 }
 
 /* Without TensorFlow the load (or the plan) must fail naming the library and one of the
@@ -312,13 +308,20 @@ static int run_and_compare(const char *model, bd_model *m, refs *r, bool expect_
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || (strcmp(argv[3], "run") && strcmp(argv[3], "fallback"))) {
-        fprintf(stderr, "usage: %s CACHE MODEL run|fallback\n", argv[0]);
+    if (argc != 4 || (strcmp(argv[3], "run") && strcmp(argv[3], "fallback") && strcmp(argv[3], "live"))) {
+        fprintf(stderr, "usage: %s CACHE MODEL run|fallback|live\n", argv[0]);
         return 2;
     }
     const char *cache = argv[1], *model = argv[2];
-    bool fallback = strcmp(argv[3], "fallback") == 0;
+    bool live = strcmp(argv[3], "live") == 0;      /* 'fallback' that must find TensorFlow */
+    bool fallback = live || strcmp(argv[3], "fallback") == 0;
     bool tf = tensorflow_present();
+    if (live && !tf) {
+        char why[512] = "";
+        bd_tf_available(why, sizeof why);
+        printf("SKIPPED: %s: no TensorFlow for the live run (%s)\n", model, why);
+        return 77;
+    }
     if (fallback)
         printf("%s: libtensorflow %s\n", model, tf ? "present: running the fallback live" : "absent");
 
