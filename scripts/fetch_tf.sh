@@ -13,7 +13,7 @@
 #   BRAID_TF_VERSION  tensorflow-cpu version (default 2.21.0)
 #   BRAID_TF_VENV     the venv (default ~/.cache/braid/tf-venv: where braid looks by default;
 #                     elsewhere, point BRAID_LIBTENSORFLOW at the printed path)
-#   BRAID_TF_PYTHON   the interpreter that creates the venv (default: the first of python3.11,
+#   BRAID_TF_BASE_PYTHON   the interpreter that creates the venv (default: the first of python3.11,
 #                     python3, /usr/bin/python3 that has venv and ensurepip)
 #
 # Nothing is committed: the venv and the cache live under ~/.cache/braid only.
@@ -62,7 +62,7 @@ fi
 
 pick_python() {
   local p
-  for p in ${BRAID_TF_PYTHON:-} python3.11 python3 /usr/bin/python3; do
+  for p in ${BRAID_TF_BASE_PYTHON:-} python3.11 python3 /usr/bin/python3; do
     command -v "$p" >/dev/null || continue
     "$p" -c 'import sys, venv, ensurepip; sys.exit(not ((3, 9) <= sys.version_info[:2] <= (3, 13)))' \
       2>/dev/null && { echo "$p"; return 0; }
