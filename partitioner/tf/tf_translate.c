@@ -571,6 +571,26 @@ static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_valu
 }
 
 /* Try the op's mapper; falls back to TensorFlow when it declines. */
+/* A mapped op that became exactly one IR node reading the NodeDef's own data inputs, in
+ * order, keeps its NodeDef as origin: the TensorFlow engine can then run it when oneDNN and
+ * the native engine decline it, or when the user forces it there (fallback_ops). Any other
+ * translation (several nodes, converted weights, reordered inputs) keeps none, since the
+ * NodeDef would not compute the IR node from the IR node's inputs. */
+static void keep_origin(tf_xlate *x, const tf_nodeview *v, bd_value *const *in, size_t before,
+                        const bd_value *out)
+{
+    if (!v->origin || bd_graph_num_nodes(x->g) != before + 1)
+        return;
+    bd_node *n = bd_graph_node(x->g, before);
+    if (n->origin || n->n_outputs != 1 || n->outputs[0] != out || n->n_inputs != v->n_inputs)
+        return;
+    for (size_t k = 0; k < n->n_inputs; k++)
+        if (!in[k] || n->inputs[k] != in[k])
+            return;
+    n->origin = v->origin;
+    n->origin_len = v->origin_len;
+}
+
 static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper mapper,
                             bd_error *err)
 {
@@ -587,10 +607,12 @@ static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper
         rc = resolve(x, v, v->inputs[k], &in[k], err);
     if (rc == 0 && ok) {
         tf_mapctx m = { .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out };
+        size_t before = bd_graph_num_nodes(x->g);
         rc = mapper(&m, err);
         if (rc == 0) {
             if ((rc = set_outputs(x, r, 1, err)) == 0)
                 r->out[0] = out;
+            keep_origin(x, v, in, before, out);
         } else if (rc == 1) {
             ok = false;
             rc = 0;
