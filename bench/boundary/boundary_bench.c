@@ -1,14 +1,17 @@
-/* braid-bench-boundary: what a oneDNN/ONNX Runtime boundary costs, in one process, on one
- * model and one set of inputs.
+/* braid-bench-boundary: what a boundary between braid's own engines and a fallback engine
+ * (ONNX Runtime, or TensorFlow's C API) costs, in one process, on one model and one set of
+ * inputs.
  *
  *   braid-bench-boundary --model M.onnx [--fallback-ops Softmax] [--threads N] [--runs R]
  *                        [--warmup W] [--ort PATH] [--seed S]
+ *   braid-bench-boundary --fallback tf --model M.pb --fallback-ops Relu,Softmax [--tf PATH] ...
  *
  * Three placements of the same model, each opened through bd_model_open like any user's:
- *   dnnl    every node on oneDNN (--engine dnnl)
- *   ort     every node on the ONNX Runtime engine (--engine ort): one ORT session
- *   mixed   oneDNN, with the ops in --fallback-ops (default Softmax) forced to ORT, so the
- *           plan crosses the boundary twice per forced region
+ *   dnnl    every node on oneDNN (--engine dnnl; with --fallback tf: dnnl,native, braid's own)
+ *   ort     every node on the ONNX Runtime engine (--engine ort): one ORT session (not with
+ *           --fallback tf: TensorFlow cannot take every node of a GraphDef braid translated)
+ *   mixed   braid's engines, with the ops in --fallback-ops (default Softmax) forced to the
+ *           fallback engine, so the plan crosses the boundary twice per forced region
  * Outputs are compared before timing (max abs diff against dnnl). Then rounds run the three
  * placements back to back, rotating which goes first, so a noisy neighbour hits all alike.
  * Printed: median and p90 per placement, the time each spent in each backend, the number of
@@ -23,7 +26,8 @@
  *
  * The last line is machine-readable:
  *   RESULT model=<file> threads=N runs=R dnnl_ms=.. ort_ms=.. mixed_ms=.. crossings=K
- *          overhead_us_per_crossing=.. maxdiff_ort=.. maxdiff_mixed=.. */
+ *          overhead_us_per_crossing=.. maxdiff_ort=.. maxdiff_mixed=..
+ * (with --fallback tf: fallback=tf, and no ort_ms/maxdiff_ort). */
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -54,7 +58,8 @@ typedef struct placement {
 } placement;
 
 typedef struct args {
-    const char *model, *fallback_ops, *ort;
+    const char *model, *fallback_ops, *ort, *tf;
+    bool        tf_fallback;                /* --fallback tf */
     int         threads, runs, warmup;
     unsigned long long seed;
 } args;
@@ -63,12 +68,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: braid-bench-boundary --model M.onnx [--fallback-ops OPS] [--threads N] [--runs R]\n"
-        "                            [--warmup W] [--ort PATH] [--seed S]\n"
-        "  --fallback-ops OPS  ops forced to ONNX Runtime in the mixed placement (default Softmax)\n"
-        "  --threads N         oneDNN threads and ORT intra-op threads (default 1)\n"
-        "  --runs R            timed rounds; each runs the three placements once (default 20)\n"
+        "                            [--warmup W] [--ort PATH] [--seed S] [--fallback ort|tf] [--tf PATH]\n"
+        "  --fallback ENGINE   the fallback engine measured: ort (default) or tf (a TensorFlow model)\n"
+        "  --fallback-ops OPS  ops forced to the fallback in the mixed placement (default Softmax)\n"
+        "  --threads N         oneDNN threads and the fallback's intra-op threads (default 1)\n"
+        "  --runs R            timed rounds; each runs the placements once (default 20)\n"
         "  --warmup W          untimed rounds first (default 3)\n"
-        "  --ort PATH          libonnxruntime.so.1 (default: braid's ORT search path)\n");
+        "  --ort PATH          libonnxruntime.so.1 (default: braid's ORT search path)\n"
+        "  --tf PATH           TensorFlow's C library (default: braid's TF search path)\n");
 }
 
 static double now_ms(void)
@@ -160,6 +167,7 @@ static int parse(int argc, char **argv, args *a)
         { "threads", required_argument, 0, 't' }, { "runs", required_argument, 0, 'r' },
         { "warmup", required_argument, 0, 'w' },  { "ort", required_argument, 0, 'o' },
         { "seed", required_argument, 0, 's' },    { "help", no_argument, 0, 'h' },
+        { "fallback", required_argument, 0, 'F' }, { "tf", required_argument, 0, 'T' },
         { 0, 0, 0, 0 },
     };
     int c;
@@ -172,6 +180,14 @@ static int parse(int argc, char **argv, args *a)
         case 'w': a->warmup = atoi(optarg); break;
         case 'o': a->ort = optarg; break;
         case 's': a->seed = strtoull(optarg, NULL, 10); break;
+        case 'T': a->tf = optarg; break;
+        case 'F':
+            if (strcmp(optarg, "ort") && strcmp(optarg, "tf")) {
+                usage(stderr);
+                return -1;
+            }
+            a->tf_fallback = strcmp(optarg, "tf") == 0;
+            break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
@@ -195,6 +211,7 @@ int main(int argc, char **argv)
     bd_model *probe = NULL;
     bd_error err = { 0 };
     if (bd_engines_configure("ort", &(bd_engine_config){ .library = a.ort, .threads = a.threads }, &err) ||
+        bd_engines_configure("tf", &(bd_engine_config){ .library = a.tf, .threads = a.threads }, &err) ||
         bd_model_open(a.model, NULL, &probe, &err)) {
         fprintf(stderr, "braid-bench-boundary: %s\n", err.msg);
         return 1;
@@ -221,7 +238,7 @@ int main(int argc, char **argv)
 
     bd_model_options base = { .threads = a.threads };
     bd_model_options o_dnnl = base, o_ort = base, o_mixed = base;
-    o_dnnl.engine = "dnnl";
+    o_dnnl.engine = a.tf_fallback ? "dnnl,native" : "dnnl";
     o_ort.engine = "ort";
     o_mixed.fallback_ops = a.fallback_ops;
     o_mixed.min_dnnl_region_flops = -1;     /* keep every oneDNN region: measure the crossings */
@@ -230,15 +247,20 @@ int main(int argc, char **argv)
     size_t nb;
     const bd_backend *const *backends = bd_backends(&nb);
     nb = nb < MAX_BACKENDS ? nb : MAX_BACKENDS;
-    printf("model %s, %d thread(s), forced to ORT in 'mixed': %s\n", a.model, a.threads, a.fallback_ops);
+    const char *peer = a.tf_fallback ? "TensorFlow" : "ORT";
+    bool used[N_PLACEMENTS] = { true, !a.tf_fallback, true };
+    printf("model %s, %d thread(s), forced to %s in 'mixed': %s\n", a.model, a.threads, peer,
+           a.fallback_ops);
     for (int k = 0; k < N_PLACEMENTS; k++) {
+        if (!used[k])
+            continue;
         if (open_placement(&pl[k], &a, opts[k], in, n_in))
             return 1;
         pl[k].ms = calloc((size_t)a.runs, sizeof(double));
         for (size_t b = 0; b < nb; b++)
             pl[k].backend_ms[b] = calloc((size_t)a.runs, sizeof(double));
     }
-    double diff_ort = max_diff(&pl[1], &pl[0]), diff_mixed = max_diff(&pl[2], &pl[0]);
+    double diff_ort = used[1] ? max_diff(&pl[1], &pl[0]) : 0.0, diff_mixed = max_diff(&pl[2], &pl[0]);
     printf("max abs diff vs dnnl: ort %.3g, mixed %.3g\n", diff_ort, diff_mixed);
     if (!(diff_ort >= 0 && diff_ort < 1e-3) || !(diff_mixed >= 0 && diff_mixed < 1e-3)) {
         fprintf(stderr, "braid-bench-boundary: the placements disagree; not timing\n");
@@ -248,6 +270,8 @@ int main(int argc, char **argv)
     for (int round = -a.warmup; round < a.runs; round++) {
         for (int j = 0; j < N_PLACEMENTS; j++) {
             int k = (j + (round < 0 ? 0 : round)) % N_PLACEMENTS;   /* rotate who goes first */
+            if (!used[k])
+                continue;
             double t0 = now_ms();
             if (bd_exec_run(pl[k].exec, in, n_in, &err)) {
                 fprintf(stderr, "braid-bench-boundary: %s: %s\n", pl[k].label, err.msg);
@@ -270,6 +294,9 @@ int main(int argc, char **argv)
         printf("  %8s ms", backends[b]->name);
     printf("\n");
     for (int k = 0; k < N_PLACEMENTS; k++) {
+        med[k] = 0.0;
+        if (!used[k])
+            continue;
         double *copy = malloc((size_t)a.runs * sizeof(double));
         memcpy(copy, pl[k].ms, (size_t)a.runs * sizeof(double));
         med[k] = percentile(copy, (size_t)a.runs, 50);
@@ -287,13 +314,23 @@ int main(int argc, char **argv)
     double extra = percentile(paired, (size_t)a.runs, 50);
     free(paired);
     double per = cross ? extra * 1e3 / (double)cross : 0.0;
-    printf("\nmixed - dnnl, paired per round: median %.3f ms over %zu crossing(s) = %.1f us per "
-           "crossing; ort/dnnl = %.3f\n", extra, cross, per, med[1] / med[0]);
-    printf("RESULT model=%s threads=%d runs=%d dnnl_ms=%.3f ort_ms=%.3f mixed_ms=%.3f crossings=%zu "
-           "overhead_us_per_crossing=%.1f maxdiff_ort=%.3g maxdiff_mixed=%.3g\n", a.model, a.threads,
-           a.runs, med[0], med[1], med[2], cross, per, diff_ort, diff_mixed);
+    if (a.tf_fallback) {
+        printf("\nmixed - dnnl, paired per round: median %.3f ms over %zu crossing(s) = %.1f us per "
+               "crossing\n", extra, cross, per);
+        printf("RESULT fallback=tf model=%s threads=%d runs=%d dnnl_ms=%.3f mixed_ms=%.3f crossings=%zu "
+               "overhead_us_per_crossing=%.1f maxdiff_mixed=%.3g\n", a.model, a.threads, a.runs,
+               med[0], med[2], cross, per, diff_mixed);
+    } else {
+        printf("\nmixed - dnnl, paired per round: median %.3f ms over %zu crossing(s) = %.1f us per "
+               "crossing; ort/dnnl = %.3f\n", extra, cross, per, med[1] / med[0]);
+        printf("RESULT model=%s threads=%d runs=%d dnnl_ms=%.3f ort_ms=%.3f mixed_ms=%.3f crossings=%zu "
+               "overhead_us_per_crossing=%.1f maxdiff_ort=%.3g maxdiff_mixed=%.3g\n", a.model, a.threads,
+               a.runs, med[0], med[1], med[2], cross, per, diff_ort, diff_mixed);
+    }
 
     for (int k = 0; k < N_PLACEMENTS; k++) {
+        if (!used[k])
+            continue;
         bd_exec_destroy(pl[k].exec);
         bd_model_close(pl[k].model);
         free(pl[k].ms);
