@@ -62,6 +62,10 @@ typedef struct bd_engine_config {
 typedef struct bd_saved_variable {
     const char *node;       /* in: the variable's node in the saved graph (TensorFlow: a
                              * VarHandleOp, or a VariableV2 of a TF1 graph) */
+    const char *restored;   /* in, may be NULL: the variable the SavedModel's saver restores
+                             * whose initializer copies NODE (Keras 3 objects saved with
+                             * tf.saved_model.save leave NODE itself unrestored): read it when
+                             * NODE is not initialized after the restore */
     int         dtype;      /* in: its element type, bd_dtype */
     bd_shape    shape;      /* out: its shape */
     void       *data;       /* out: its bytes, row-major (malloc'ed: the caller frees) */

@@ -78,6 +78,70 @@ static int take(const tf_lib *lib, const TF_Tensor *t, bd_saved_variable *x, bd_
     return 0;
 }
 
+/* Add op TYPE ("ReadVariableOp" with DTYPE, or "VarIsInitializedOp" when DTYPE < 0) reading
+ * resource HANDLE to GRAPH under a name the model does not use. */
+static TF_Operation *add_reader(const tf_lib *lib, const sm_api *api, TF_Graph *graph, const char *type,
+                                TF_Operation *handle, int dtype, size_t i, TF_Status *st)
+{
+    char name[64];
+    for (unsigned s = 0;; s++) {
+        snprintf(name, sizeof name, "braid_%s/%zu_%u", type, i, s);
+        if (!lib->TF_GraphOperationByName(graph, name))
+            break;
+    }
+    TF_OperationDescription *d = api->new_op(graph, type, name);
+    api->add_input(d, (TF_Output){ handle, 0 });
+    if (dtype >= 0)
+        api->set_type(d, "dtype", (TF_DataType)dtype);
+    return api->finish(d, st);
+}
+
+/* Which node holds each variable's value after the restore: VARS[i].node, or when that one
+ * is a resource the saver left uninitialized, VARS[i].restored (core/backend.h). */
+static int pick_restored(const tf_lib *lib, const sm_api *api, TF_Graph *graph, TF_Session *sess,
+                         bd_saved_variable *vars, size_t n, const char **use, TF_Status *st,
+                         bd_error *err)
+{
+    size_t m = 0;
+    TF_Output *fetch = calloc(n ? n : 1, sizeof *fetch);
+    TF_Tensor **vals = calloc(n ? n : 1, sizeof *vals);
+    size_t *which = calloc(n ? n : 1, sizeof *which);
+    int rc = fetch && vals && which ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        use[i] = vars[i].node;
+        TF_Operation *op = lib->TF_GraphOperationByName(graph, vars[i].node);
+        if (!vars[i].restored || !op || strcmp(api->op_type(op), "VarHandleOp") ||
+            !lib->TF_GraphOperationByName(graph, vars[i].restored))
+            continue;
+        TF_Operation *init = add_reader(lib, api, graph, "VarIsInitializedOp", op, -1, i, st);
+        if (lib->TF_GetCode(st) != TF_OK || !init)
+            rc = bd_error_set(err, BD_EMODEL, "variable '%s': %s", vars[i].node, lib->TF_Message(st));
+        else {
+            fetch[m] = (TF_Output){ init, 0 };
+            which[m++] = i;
+        }
+    }
+    if (rc == 0 && m) {
+        lib->TF_SessionRun(sess, NULL, NULL, NULL, 0, fetch, vals, (int)m, NULL, 0, NULL, st);
+        if (lib->TF_GetCode(st) != TF_OK)
+            rc = bd_error_set(err, BD_EMODEL, "TensorFlow cannot tell which of the SavedModel's "
+                              "variables it restored: %s", lib->TF_Message(st));
+    }
+    for (size_t k = 0; rc == 0 && k < m; k++) {
+        const unsigned char *b = vals[k] && lib->TF_TensorByteSize(vals[k]) >= 1 ?
+                                 lib->TF_TensorData(vals[k]) : NULL;
+        if (b && !*b)
+            use[which[k]] = vars[which[k]].restored;
+    }
+    for (size_t k = 0; vals && k < m; k++)
+        if (vals[k])
+            lib->TF_DeleteTensor(vals[k]);
+    free(fetch);
+    free(vals);
+    free(which);
+    return rc;
+}
+
 int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars, size_t n,
                       bd_error *err)
 {
@@ -100,8 +164,9 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
     TF_SessionOptions *opts = lib->TF_NewSessionOptions();
     TF_Output *fetch = calloc(n ? n : 1, sizeof *fetch);
     TF_Tensor **vals = calloc(n ? n : 1, sizeof *vals);
+    const char **use = calloc(n ? n : 1, sizeof *use);
     TF_Session *sess = NULL;
-    if (!st || !graph || !opts || !fetch || !vals)
+    if (!st || !graph || !opts || !fetch || !vals || !use)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory reading a SavedModel's variables");
     if (rc == 0) {
         sess = api.load(opts, NULL, dir, &tag, 1, graph, NULL, st);
@@ -109,8 +174,10 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
             rc = bd_error_set(err, BD_EMODEL, "TensorFlow cannot load the SavedModel: %s",
                               lib->TF_Message(st));
     }
+    if (rc == 0)
+        rc = pick_restored(lib, &api, graph, sess, vars, n, use, st, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        TF_Operation *op = lib->TF_GraphOperationByName(graph, vars[i].node);
+        TF_Operation *op = lib->TF_GraphOperationByName(graph, use[i]);
         if (!op) {
             rc = bd_error_set(err, BD_EMODEL, "variable '%s' is not in the graph TensorFlow loaded",
                               vars[i].node);
@@ -119,17 +186,8 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
         fetch[i] = (TF_Output){ op, 0 };
         if (strcmp(api.op_type(op), "VarHandleOp"))
             continue;                             /* VariableV2: its output is the value */
-        int tf_dt = tf_dtype_from_ir(vars[i].dtype);
-        char name[64];
-        for (unsigned s = 0;; s++) {              /* a name the model does not use */
-            snprintf(name, sizeof name, "braid_read_variable/%zu_%u", i, s);
-            if (!lib->TF_GraphOperationByName(graph, name))
-                break;
-        }
-        TF_OperationDescription *d = api.new_op(graph, "ReadVariableOp", name);
-        api.add_input(d, (TF_Output){ op, 0 });
-        api.set_type(d, "dtype", (TF_DataType)tf_dt);
-        TF_Operation *read = api.finish(d, st);
+        TF_Operation *read = add_reader(lib, &api, graph, "ReadVariableOp", op,
+                                        tf_dtype_from_ir(vars[i].dtype), i, st);
         if (lib->TF_GetCode(st) != TF_OK || !read)
             rc = bd_error_set(err, BD_EMODEL, "variable '%s': cannot read it: %s", vars[i].node,
                               lib->TF_Message(st));
@@ -166,5 +224,6 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
         lib->TF_DeleteStatus(st);
     free(fetch);
     free(vals);
+    free(use);
     return rc;
 }

@@ -56,6 +56,8 @@ typedef struct sm_func {
     size_t      n_ret;
 } sm_func;
 
+typedef struct named named;
+
 typedef struct sm_io {                         /* one signature entry */
     const char *key, *tensor;
     int         dtype;                         /* TensorFlow DataType */
@@ -71,6 +73,9 @@ typedef struct sm_ctx {
     int           *depth;                      /* call depth of each view */
     sm_io         *in, *out;
     size_t         n_in, n_out;
+    named         *restored;   /* VarHandleOp name -> the restored variable copying it */
+    const char   **restored_by;
+    size_t         n_restored;
     const char    *sig_name;
 } sm_ctx;
 
@@ -121,10 +126,10 @@ static int entry(sm_ctx *c, const tf_bytes *sp, const char *what, const char **k
 }
 
 /* Names sorted for lookups: NAME of item IDX. */
-typedef struct named {
+struct named {
     const char *name;
     size_t      idx;
-} named;
+};
 
 static int by_name(const void *a, const void *b)
 {
@@ -369,6 +374,45 @@ static int push_view(sm_ctx *c, const tf_nodeview *v, int depth, bd_error *err)
     return 0;
 }
 
+/* Keras 3 objects saved with tf.saved_model.save: the functions read VarHandleOp X, which
+ * the saver does not restore; it restores V, whose initializer in the main graph is
+ * AssignVariableOp(V, ReadVariableOp(X)). Record X -> V for the reader. */
+static int restored_aliases(sm_ctx *c, size_t first, bd_error *err)
+{
+    size_t n = c->n - first, k = 0;
+    named *ix = malloc((n ? n : 1) * sizeof *ix);
+    if (!ix)
+        return oom(err);
+    for (size_t i = 0; i < n; i++)
+        ix[i] = (named){ c->v[first + i].name, first + i };
+    qsort(ix, n, sizeof *ix, by_name);
+    c->restored = bd_graph_alloc(c->g, (n ? n : 1) * sizeof *c->restored);
+    c->restored_by = bd_graph_alloc(c->g, (n ? n : 1) * sizeof *c->restored_by);
+    if (!c->restored || !c->restored_by) {
+        free(ix);
+        return oom(err);
+    }
+    for (size_t i = first; i < c->n; i++) {
+        const tf_nodeview *a = &c->v[i];
+        if (strcmp(a->op, "AssignVariableOp") || a->n_inputs != 2)
+            continue;
+        long v = named_find(ix, n, a->inputs[0], strlen(a->inputs[0]));
+        long r = named_find(ix, n, a->inputs[1], strcspn(a->inputs[1], ":"));
+        if (v < 0 || r < 0 || strcmp(c->v[v].op, "VarHandleOp") ||
+            strcmp(c->v[r].op, "ReadVariableOp") || c->v[r].n_inputs != 1)
+            continue;
+        long x = named_find(ix, n, c->v[r].inputs[0], strlen(c->v[r].inputs[0]));
+        if (x < 0 || strcmp(c->v[x].op, "VarHandleOp") || x == v)
+            continue;
+        c->restored[k] = (named){ c->v[x].name, k };
+        c->restored_by[k++] = c->v[v].name;
+    }
+    qsort(c->restored, k, sizeof *c->restored, by_name);
+    c->n_restored = k;
+    free(ix);
+    return 0;
+}
+
 static int main_nodes(sm_ctx *c, const tf_bytes *graph_def, bd_error *err)
 {
     tensorflow_GraphDef gd;
@@ -390,7 +434,7 @@ static int main_nodes(sm_ctx *c, const tf_bytes *graph_def, bd_error *err)
             rc = push_view(c, &v, 0, err);
     }
     bd_pb_spans_free(&nodes);
-    return rc;
+    return rc ? rc : restored_aliases(c, 0, err);
 }
 
 /* The function node V calls, or NULL when V is no call. */
@@ -995,7 +1039,10 @@ static int freeze(sm_ctx *c, bd_tf_variable_reader read, void *rctx, bd_error *e
             }
             var_of[h] = (long)n_vars;
             tf_types[n_vars] = dt;
-            vars[n_vars++] = (bd_saved_variable){ .node = var->name, .dtype = bd };
+            long r = c->n_restored ? named_find(c->restored, c->n_restored, var->name,
+                                                strlen(var->name)) : -1;
+            vars[n_vars++] = (bd_saved_variable){ .node = var->name, .dtype = bd,
+                                                  .restored = r < 0 ? NULL : c->restored_by[r] };
         }
         uses[n_uses++] = (var_use){ .view = i, .var = (size_t)var_of[h] };
     }
