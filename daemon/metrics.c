@@ -58,3 +58,28 @@ const char *bd_fail_reason_name(bd_fail_reason r)
     };
     return (unsigned)r < BD_FAIL_REASONS ? names[r] : "unknown";
 }
+
+bd_triton_reason bd_fail_reason_triton(bd_fail_reason r)
+{
+    /* As Triton's core classifies them: a request its scheduler turns away (queue full,
+     * timeout expired) is REJECTED; a cancelled one CANCELED; a failed execution BACKEND;
+     * anything found wrong before scheduling (input checks) OTHER. */
+    switch (r) {
+    case BD_FAIL_QUEUE_FULL:
+    case BD_FAIL_DEADLINE:  return BD_TRITON_REJECTED;
+    case BD_FAIL_CANCELLED: return BD_TRITON_CANCELED;
+    case BD_FAIL_INTERNAL:  return BD_TRITON_BACKEND;
+    default:                return BD_TRITON_OTHER;
+    }
+}
+
+const char *bd_triton_reason_name(bd_triton_reason r)
+{
+    static const char *const names[BD_TRITON_REASONS] = {
+        [BD_TRITON_REJECTED] = "REJECTED",
+        [BD_TRITON_CANCELED] = "CANCELED",
+        [BD_TRITON_BACKEND]  = "BACKEND",
+        [BD_TRITON_OTHER]    = "OTHER",
+    };
+    return (unsigned)r < BD_TRITON_REASONS ? names[r] : "OTHER";
+}

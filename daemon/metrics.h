@@ -42,6 +42,20 @@ typedef enum bd_fail_reason {
 /* Names as they appear in metric labels ("invalid", "queue_full", ...). */
 const char *bd_fail_reason_name(bd_fail_reason r);
 
+/* Triton's failure reasons (the `reason` label of nv_inference_request_failure), in the
+ * order /metrics lists them. */
+typedef enum bd_triton_reason {
+    BD_TRITON_REJECTED = 0,   /* queue full, deadline passed before the run */
+    BD_TRITON_CANCELED,
+    BD_TRITON_BACKEND,        /* the model's execution failed */
+    BD_TRITON_OTHER,          /* everything else (bad input, model gone, shutting down) */
+    BD_TRITON_REASONS
+} bd_triton_reason;
+
+/* The Triton reason braid's reason R is counted under, and its label ("REJECTED", ...). */
+bd_triton_reason bd_fail_reason_triton(bd_fail_reason r);
+const char      *bd_triton_reason_name(bd_triton_reason r);
+
 #define BD_MAX_BACKENDS 4     /* per-backend time: index = position in runtime/engines.c */
 
 typedef struct bd_model_stats {

@@ -1,6 +1,9 @@
 /* Families are written one after the other (HELP, TYPE, then every sample of the family),
- * as the format requires: all lines of one metric family must be contiguous. */
+ * as the format requires: all lines of one metric family must be contiguous. braid's own
+ * braid_* families come first, then Triton's nv_* names for the same counters
+ * (prometheus_triton.c). */
 #include "daemon/prometheus.h"
+#include "daemon/prometheus_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,7 +13,7 @@
 #include "core/error.h"
 
 /* Label values escape backslash, double quote and newline (the format's only escapes). */
-static void put_label(FILE *f, const char *key, const char *value)
+void prom_put_label(FILE *f, const char *key, const char *value)
 {
     fprintf(f, "%s=\"", key);
     for (const char *p = value ? value : ""; *p; p++) {
@@ -24,26 +27,25 @@ static void put_label(FILE *f, const char *key, const char *value)
     fputc('"', f);
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *help)
+void prom_family(FILE *f, const char *name, const char *type, const char *help)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* NAME{model="..",version=".."  -- the caller adds further labels and closes the brace */
-static void open_model(FILE *f, const char *name, const bd_model_view *m)
+void prom_open_model(FILE *f, const char *name, const bd_model_view *m)
 {
     fprintf(f, "%s{", name);
-    put_label(f, "model", m->name);
+    prom_put_label(f, "model", m->name);
     fputc(',', f);
-    put_label(f, "version", m->version);
+    prom_put_label(f, "version", m->version);
 }
 
-static double seconds(uint64_t ns) { return (double)ns / 1e9; }
-
-static uint64_t load(const _Atomic uint64_t *a)
+uint64_t prom_load(const _Atomic uint64_t *a)
 {
     return atomic_load_explicit(a, memory_order_relaxed);
 }
+
+static double seconds(uint64_t ns) { return (double)ns / 1e9; }
 
 static void histogram(FILE *f, const bd_model_view *m, const char *phase, const bd_histogram *h)
 {
@@ -51,22 +53,22 @@ static void histogram(FILE *f, const bd_model_view *m, const char *phase, const 
      * actually read, so +Inf == _count always holds, as the format requires. */
     uint64_t cum = 0;
     for (int b = 0; b < BD_HIST_BUCKETS; b++) {
-        cum += load(&h->bucket[b]);
-        open_model(f, "braid_request_duration_seconds_bucket", m);
+        cum += prom_load(&h->bucket[b]);
+        prom_open_model(f, "braid_request_duration_seconds_bucket", m);
         fputc(',', f);
-        put_label(f, "phase", phase);
+        prom_put_label(f, "phase", phase);
         if (b < BD_HIST_BUCKETS - 1)
             fprintf(f, ",le=\"%g\"} %" PRIu64 "\n", bd_hist_bounds_s[b], cum);
         else
             fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n", cum);
     }
-    open_model(f, "braid_request_duration_seconds_sum", m);
+    prom_open_model(f, "braid_request_duration_seconds_sum", m);
     fputc(',', f);
-    put_label(f, "phase", phase);
-    fprintf(f, "} %.9f\n", seconds(load(&h->sum_ns)));
-    open_model(f, "braid_request_duration_seconds_count", m);
+    prom_put_label(f, "phase", phase);
+    fprintf(f, "} %.9f\n", seconds(prom_load(&h->sum_ns)));
+    prom_open_model(f, "braid_request_duration_seconds_count", m);
     fputc(',', f);
-    put_label(f, "phase", phase);
+    prom_put_label(f, "phase", phase);
     fprintf(f, "} %" PRIu64 "\n", cum);
 }
 
@@ -77,16 +79,16 @@ typedef enum { G_INFERENCES, G_EXECUTIONS, G_INFLIGHT, G_QUEUED,
 static void model_family(FILE *f, const bd_status_view *v, const char *name, const char *type,
                          const char *help, model_gauge which)
 {
-    family(f, name, type, help);
+    prom_family(f, name, type, help);
     for (size_t i = 0; i < v->n_models; i++) {
         const bd_model_view *m = &v->models[i];
         if (!m->stats)
             continue;
-        open_model(f, name, m);
+        prom_open_model(f, name, m);
         int64_t val = 0;
         switch (which) {
-        case G_INFERENCES: val = (int64_t)load(&m->stats->inference_count); break;
-        case G_EXECUTIONS: val = (int64_t)load(&m->stats->execution_count); break;
+        case G_INFERENCES: val = (int64_t)prom_load(&m->stats->inference_count); break;
+        case G_EXECUTIONS: val = (int64_t)prom_load(&m->stats->execution_count); break;
         case G_INFLIGHT:   val = atomic_load_explicit(&m->stats->in_flight, memory_order_relaxed); break;
         case G_QUEUED:     val = atomic_load_explicit(&m->stats->queued, memory_order_relaxed); break;
         case G_PLANS:      val = (int64_t)m->plan_cache.plans; break;
@@ -104,69 +106,69 @@ static void render(FILE *f, const bd_status_view *v)
 {
     const bd_server_stats *s = v->server;
 
-    family(f, "braid_up", "gauge", "1 while braidd is running.");
+    prom_family(f, "braid_up", "gauge", "1 while braidd is running.");
     fputs("braid_up 1\n", f);
 
-    family(f, "braid_process_start_time_seconds", "gauge",
+    prom_family(f, "braid_process_start_time_seconds", "gauge",
            "Start time of the process since the Unix epoch, in seconds.");
     fprintf(f, "braid_process_start_time_seconds %.3f\n", s ? (double)s->start_ms / 1e3 : 0.0);
 
-    family(f, "braid_process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    prom_family(f, "braid_process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
     fprintf(f, "braid_process_resident_memory_bytes %" PRIu64 "\n", v->process.rss_bytes);
 
-    family(f, "braid_process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+    prom_family(f, "braid_process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
     fprintf(f, "braid_process_virtual_memory_bytes %" PRIu64 "\n", v->process.vm_bytes);
 
-    family(f, "braid_rpc_total", "counter", "gRPC calls received, of any method.");
-    fprintf(f, "braid_rpc_total %" PRIu64 "\n", s ? load(&s->rpc_total) : 0);
+    prom_family(f, "braid_rpc_total", "counter", "gRPC calls received, of any method.");
+    fprintf(f, "braid_rpc_total %" PRIu64 "\n", s ? prom_load(&s->rpc_total) : 0);
 
-    family(f, "braid_rpc_unimplemented_total", "counter",
+    prom_family(f, "braid_rpc_unimplemented_total", "counter",
            "gRPC calls to a method braidd does not serve (answered UNIMPLEMENTED).");
-    fprintf(f, "braid_rpc_unimplemented_total %" PRIu64 "\n", s ? load(&s->rpc_unimplemented) : 0);
+    fprintf(f, "braid_rpc_unimplemented_total %" PRIu64 "\n", s ? prom_load(&s->rpc_unimplemented) : 0);
 
-    family(f, "braid_model_loads_total", "counter", "Model loads and reloads by result.");
-    fprintf(f, "braid_model_loads_total{result=\"ok\"} %" PRIu64 "\n", s ? load(&s->loads_ok) : 0);
+    prom_family(f, "braid_model_loads_total", "counter", "Model loads and reloads by result.");
+    fprintf(f, "braid_model_loads_total{result=\"ok\"} %" PRIu64 "\n", s ? prom_load(&s->loads_ok) : 0);
     fprintf(f, "braid_model_loads_total{result=\"failed\"} %" PRIu64 "\n",
-            s ? load(&s->loads_failed) : 0);
+            s ? prom_load(&s->loads_failed) : 0);
 
-    family(f, "braid_unloads_total", "counter", "Model unloads.");
-    fprintf(f, "braid_unloads_total %" PRIu64 "\n", s ? load(&s->unloads) : 0);
+    prom_family(f, "braid_unloads_total", "counter", "Model unloads.");
+    fprintf(f, "braid_unloads_total %" PRIu64 "\n", s ? prom_load(&s->unloads) : 0);
 
     size_t ready = 0;
     for (size_t i = 0; i < v->n_models; i++)
         ready += v->models[i].state == BD_STATE_READY;
-    family(f, "braid_models_loaded", "gauge", "Models in state READY.");
+    prom_family(f, "braid_models_loaded", "gauge", "Models in state READY.");
     fprintf(f, "braid_models_loaded %zu\n", ready);
 
-    family(f, "braid_model_state", "gauge",
+    prom_family(f, "braid_model_state", "gauge",
            "1 for the state each model is in, 0 for the other states.");
     for (size_t i = 0; i < v->n_models; i++) {
         for (int st = BD_STATE_UNAVAILABLE; st <= BD_STATE_UNLOADING; st++) {
             fputs("braid_model_state{", f);
-            put_label(f, "model", v->models[i].name);
+            prom_put_label(f, "model", v->models[i].name);
             fputc(',', f);
-            put_label(f, "state", bd_model_state_name(st));
+            prom_put_label(f, "state", bd_model_state_name(st));
             fprintf(f, "} %d\n", v->models[i].state == st);
         }
     }
 
-    family(f, "braid_requests_total", "counter",
+    prom_family(f, "braid_requests_total", "counter",
            "Inference requests by outcome (success, or the reason they failed).");
     for (size_t i = 0; i < v->n_models; i++) {
         const bd_model_view *m = &v->models[i];
         if (!m->stats)
             continue;
-        open_model(f, "braid_requests_total", m);
-        fprintf(f, ",outcome=\"success\"} %" PRIu64 "\n", load(&m->stats->success.count));
+        prom_open_model(f, "braid_requests_total", m);
+        fprintf(f, ",outcome=\"success\"} %" PRIu64 "\n", prom_load(&m->stats->success.count));
         for (int r = 0; r < BD_FAIL_REASONS; r++) {
-            open_model(f, "braid_requests_total", m);
+            prom_open_model(f, "braid_requests_total", m);
             fputc(',', f);
-            put_label(f, "outcome", bd_fail_reason_name((bd_fail_reason)r));
-            fprintf(f, "} %" PRIu64 "\n", load(&m->stats->failures[r]));
+            prom_put_label(f, "outcome", bd_fail_reason_name((bd_fail_reason)r));
+            fprintf(f, "} %" PRIu64 "\n", prom_load(&m->stats->failures[r]));
         }
     }
 
-    family(f, "braid_request_duration_seconds", "histogram",
+    prom_family(f, "braid_request_duration_seconds", "histogram",
            "Request latency: time queued, time computing, and total time in braidd.");
     for (size_t i = 0; i < v->n_models; i++) {
         const bd_model_view *m = &v->models[i];
@@ -198,19 +200,21 @@ static void render(FILE *f, const bd_status_view *v)
     const bd_backend *const *backends = bd_backends(&nb);
     if (nb > BD_MAX_BACKENDS)
         nb = BD_MAX_BACKENDS;
-    family(f, "braid_backend_seconds_total", "counter",
+    prom_family(f, "braid_backend_seconds_total", "counter",
            "Time spent running each backend's subgraphs, in seconds.");
     for (size_t i = 0; i < v->n_models; i++) {
         const bd_model_view *m = &v->models[i];
         if (!m->stats)
             continue;
         for (size_t b = 0; b < nb; b++) {
-            open_model(f, "braid_backend_seconds_total", m);
+            prom_open_model(f, "braid_backend_seconds_total", m);
             fputc(',', f);
-            put_label(f, "backend", backends[b]->name);
-            fprintf(f, "} %.9f\n", seconds(load(&m->stats->backend_ns[b])));
+            prom_put_label(f, "backend", backends[b]->name);
+            fprintf(f, "} %.9f\n", seconds(prom_load(&m->stats->backend_ns[b])));
         }
     }
+
+    prom_render_triton(f, v);
 }
 
 int bd_prometheus_render(const bd_status_view *view, char **out, size_t *len)

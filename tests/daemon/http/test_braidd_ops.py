@@ -41,6 +41,14 @@ FAMILIES = {
     "braid_backend_seconds": "counter",
     "braid_plan_cache_plans": "gauge", "braid_plan_cache_bytes": "gauge",
     "braid_plan_compiles": "counter", "braid_plan_evictions": "counter",
+    # Triton's names (daemon/prometheus_triton.c); tests/e2e/test_metrics.py checks their values
+    "nv_inference_request_success": "counter", "nv_inference_request_failure": "counter",
+    "nv_inference_count": "counter", "nv_inference_exec_count": "counter",
+    "nv_inference_request_duration_us": "counter", "nv_inference_queue_duration_us": "counter",
+    "nv_inference_compute_input_duration_us": "counter",
+    "nv_inference_compute_infer_duration_us": "counter",
+    "nv_inference_compute_output_duration_us": "counter",
+    "nv_inference_pending_request_count": "gauge", "nv_model_load_duration_secs": "gauge",
 }
 
 

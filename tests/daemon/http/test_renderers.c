@@ -277,6 +277,11 @@ static void test_metrics_text_is_valid_exposition_format(void **state)
         "braid_execution_count_total", "braid_inflight_requests", "braid_queued_requests",
         "braid_backend_seconds_total", "braid_plan_cache_plans", "braid_plan_cache_bytes",
         "braid_plan_compiles_total", "braid_plan_evictions_total",
+        "nv_inference_request_success", "nv_inference_request_failure", "nv_inference_count",
+        "nv_inference_exec_count", "nv_inference_request_duration_us",
+        "nv_inference_queue_duration_us", "nv_inference_compute_input_duration_us",
+        "nv_inference_compute_infer_duration_us", "nv_inference_compute_output_duration_us",
+        "nv_inference_pending_request_count", "nv_model_load_duration_secs",
     };
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         int found = 0;
@@ -396,9 +401,107 @@ static void test_metrics_with_no_models(void **state)
     parse_exposition(text, &p);
     assert_true(value_of(&p, "braid_models_loaded", NULL, NULL, NULL, NULL) == 0);
     assert_null(find(&p, "braid_requests_total", NULL, NULL, NULL, NULL));
+    assert_null(find(&p, "nv_inference_request_success", NULL, NULL, NULL, NULL));
+    assert_null(find(&p, "nv_inference_request_failure", NULL, NULL, NULL, NULL));
     free(p.samples);
     free(text);
     free(w);
+}
+
+/* Triton's families: names, types and help texts exactly as Triton's core prints them
+ * (src/metrics.cc), values in Triton's units, failures folded into Triton's four reasons. */
+static void test_triton_metrics(void **state)
+{
+    world *w = make_world();
+    bd_model_stats *s = &w->stats;
+    bd_duration_add(&s->queue, 1500);           /* 1.5 us: microseconds are truncated */
+    bd_duration_add(&s->queue, 2000000);
+    bd_duration_add(&s->compute_input, 7000);
+    bd_duration_add(&s->compute_infer, 9000000);
+    bd_duration_add(&s->compute_output, 3000);
+    atomic_store(&s->failures[BD_FAIL_DEADLINE], 1);
+    atomic_store(&s->failures[BD_FAIL_CANCELLED], 4);
+    atomic_store(&s->failures[BD_FAIL_INTERNAL], 5);
+    atomic_store(&s->failures[BD_FAIL_NOT_FOUND], 1);
+    atomic_store(&s->failures[BD_FAIL_UNAVAILABLE], 1);
+    char *text = render_metrics(w);
+    parsed p;
+    parse_exposition(text, &p);
+
+    /* the metadata lines, verbatim */
+    const char *meta[] = {
+        "# HELP nv_inference_request_success Number of successful inference requests, all batch sizes\n"
+        "# TYPE nv_inference_request_success counter\n",
+        "# HELP nv_inference_request_failure Number of failed inference requests, all batch sizes\n"
+        "# TYPE nv_inference_request_failure counter\n",
+        "# HELP nv_inference_count Number of inferences performed (does not include cached requests)\n"
+        "# TYPE nv_inference_count counter\n",
+        "# HELP nv_inference_exec_count Number of model executions performed (does not include cached requests)\n"
+        "# TYPE nv_inference_exec_count counter\n",
+        "# HELP nv_inference_request_duration_us Cumulative inference request duration in microseconds (includes cached requests)\n"
+        "# TYPE nv_inference_request_duration_us counter\n",
+        "# HELP nv_inference_queue_duration_us Cumulative inference queuing duration in microseconds (includes cached requests)\n"
+        "# TYPE nv_inference_queue_duration_us counter\n",
+        "# HELP nv_inference_compute_input_duration_us Cumulative compute input duration in microseconds (does not include cached requests)\n"
+        "# TYPE nv_inference_compute_input_duration_us counter\n",
+        "# HELP nv_inference_compute_infer_duration_us Cumulative compute inference duration in microseconds (does not include cached requests)\n"
+        "# TYPE nv_inference_compute_infer_duration_us counter\n",
+        "# HELP nv_inference_compute_output_duration_us Cumulative inference compute output duration in microseconds (does not include cached requests)\n"
+        "# TYPE nv_inference_compute_output_duration_us counter\n",
+        "# HELP nv_inference_pending_request_count Instantaneous number of pending requests awaiting execution per-model.\n"
+        "# TYPE nv_inference_pending_request_count gauge\n",
+        "# HELP nv_model_load_duration_secs Model load time in seconds\n"
+        "# TYPE nv_model_load_duration_secs gauge\n",
+    };
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        if (!strstr(text, meta[i]))
+            fail_msg("missing, verbatim: %s", meta[i]);
+    /* Triton's label order on failures: model, reason, version */
+    assert_non_null(strstr(text, "nv_inference_request_failure{model=\"tinycnn\",reason=\"OTHER\",version=\"1\"} 5\n"));
+
+    assert_true(value_of(&p, "nv_inference_request_success", "model", "tinycnn", "version", "1") == 6);
+    assert_true(value_of(&p, "nv_inference_request_failure", "model", "tinycnn", "reason", "REJECTED") == 3);
+    assert_true(value_of(&p, "nv_inference_request_failure", "model", "tinycnn", "reason", "CANCELED") == 4);
+    assert_true(value_of(&p, "nv_inference_request_failure", "model", "tinycnn", "reason", "BACKEND") == 5);
+    assert_true(value_of(&p, "nv_inference_request_failure", "model", "tinycnn", "reason", "OTHER") == 5);
+    assert_true(value_of(&p, "nv_inference_count", "model", "tinycnn", NULL, NULL) == 12);
+    assert_true(value_of(&p, "nv_inference_exec_count", "model", "tinycnn", NULL, NULL) == 6);
+    /* success.ns = 20046900000 ns */
+    assert_true(value_of(&p, "nv_inference_request_duration_us", "model", "tinycnn", NULL, NULL) == 20046900);
+    assert_true(value_of(&p, "nv_inference_queue_duration_us", "model", "tinycnn", NULL, NULL) == 2001);
+    assert_true(value_of(&p, "nv_inference_compute_input_duration_us", "model", "tinycnn", NULL, NULL) == 7);
+    assert_true(value_of(&p, "nv_inference_compute_infer_duration_us", "model", "tinycnn", NULL, NULL) == 9000);
+    assert_true(value_of(&p, "nv_inference_compute_output_duration_us", "model", "tinycnn", NULL, NULL) == 3);
+    assert_true(value_of(&p, "nv_inference_pending_request_count", "model", "tinycnn", NULL, NULL) == 4);
+    assert_true(value_of(&p, "nv_model_load_duration_secs", "model", "tinycnn", NULL, NULL) == 0.0125);
+    /* a model with nothing served has none of them, as Triton drops an unloaded model's */
+    assert_null(find(&p, "nv_inference_request_success", "model", AWKWARD, NULL, NULL));
+    assert_null(find(&p, "nv_model_load_duration_secs", "model", AWKWARD, NULL, NULL));
+    /* the pending gauge never shows a racing decrement below zero */
+    atomic_store(&s->queued, -1);
+    free(p.samples);
+    free(text);
+    text = render_metrics(w);
+    parse_exposition(text, &p);
+    assert_true(value_of(&p, "nv_inference_pending_request_count", "model", "tinycnn", NULL, NULL) == 0);
+    free(p.samples);
+    free(text);
+    free(w);
+}
+
+static void test_triton_failure_reasons(void **state)
+{
+    assert_int_equal(bd_fail_reason_triton(BD_FAIL_QUEUE_FULL), BD_TRITON_REJECTED);
+    assert_int_equal(bd_fail_reason_triton(BD_FAIL_DEADLINE), BD_TRITON_REJECTED);
+    assert_int_equal(bd_fail_reason_triton(BD_FAIL_CANCELLED), BD_TRITON_CANCELED);
+    assert_int_equal(bd_fail_reason_triton(BD_FAIL_INTERNAL), BD_TRITON_BACKEND);
+    assert_int_equal(bd_fail_reason_triton(BD_FAIL_INVALID), BD_TRITON_OTHER);
+    assert_int_equal(bd_fail_reason_triton(BD_FAIL_NOT_FOUND), BD_TRITON_OTHER);
+    assert_int_equal(bd_fail_reason_triton(BD_FAIL_UNAVAILABLE), BD_TRITON_OTHER);
+    assert_string_equal(bd_triton_reason_name(BD_TRITON_REJECTED), "REJECTED");
+    assert_string_equal(bd_triton_reason_name(BD_TRITON_CANCELED), "CANCELED");
+    assert_string_equal(bd_triton_reason_name(BD_TRITON_BACKEND), "BACKEND");
+    assert_string_equal(bd_triton_reason_name(BD_TRITON_OTHER), "OTHER");
 }
 
 static cJSON *item(const cJSON *o, const char *path)
@@ -502,6 +605,8 @@ int main(void)
         cmocka_unit_test(test_metrics_values),
         cmocka_unit_test(test_histograms_are_cumulative_and_end_in_inf_equal_count),
         cmocka_unit_test(test_metrics_with_no_models),
+        cmocka_unit_test(test_triton_metrics),
+        cmocka_unit_test(test_triton_failure_reasons),
         cmocka_unit_test(test_status_json_has_the_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
