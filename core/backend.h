@@ -101,7 +101,7 @@ typedef struct bd_backend {
     /* Optional (NULL: the engine reads no saved model of its own): load the framework's saved
      * model in DIR under TAG (TensorFlow: a SavedModel directory, tag "serve") the way the
      * framework does, and read the current value of each of the N variables in VARS. The
-     * framework's refusal of the model is BD_EMODEL with its message; a missing library is
+     * framework's refusal of the model is BD_EINVAL with its message; a missing library is
      * BD_EUNSUPPORTED saying what to install. On failure no VARS[i].data is left allocated. */
     int  (*read_variables)(const char *dir, const char *tag, bd_saved_variable *vars, size_t n,
                            bd_error *err);

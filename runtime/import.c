@@ -35,9 +35,15 @@ static int read_variables(void *dir, bd_saved_variable *vars, size_t n, bd_error
                         "(braid was built without the TensorFlow engine)");
 }
 
+/* A SavedModel that braid or TensorFlow refuses at load is bad input (issue 11): BD_EINVAL,
+ * which braidd answers INVALID_ARGUMENT, as the TensorFlow engine does for a GraphDef
+ * TensorFlow rejects. */
 static int import_savedmodel(const char *dir, const char *signature, bd_graph **out, bd_error *err)
 {
-    return bd_tf_savedmodel_import(dir, signature, read_variables, (void *)dir, out, err);
+    int rc = bd_tf_savedmodel_import(dir, signature, read_variables, (void *)dir, out, err);
+    if (rc == BD_EMODEL)
+        rc = err->code = BD_EINVAL;
+    return rc;
 }
 
 int bd_import_model(const char *path, const char *signature, bd_graph **out, bd_error *err)

@@ -15,7 +15,8 @@ int bd_import_file(const char *path, bd_graph **out, bd_error *err);
 
 /* The same; a SavedModel's inputs and outputs are those of its SignatureDef SIGNATURE (NULL:
  * "serving_default"), named after the signature's keys. SIGNATURE is ignored for the other
- * formats. */
+ * formats. A SavedModel braid or TensorFlow refuses is BD_EINVAL (the other formats' malformed
+ * files are BD_EMODEL). */
 int bd_import_model(const char *path, const char *signature, bd_graph **out, bd_error *err);
 
 /* The Triton platform string for G's format: "onnx", "tensorflow_graphdef",

@@ -171,7 +171,7 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
     if (rc == 0) {
         sess = api.load(opts, NULL, dir, &tag, 1, graph, NULL, st);
         if (lib->TF_GetCode(st) != TF_OK || !sess)
-            rc = bd_error_set(err, BD_EMODEL, "TensorFlow cannot load the SavedModel: %s",
+            rc = bd_error_set(err, BD_EINVAL, "TensorFlow cannot load the SavedModel: %s",
                               lib->TF_Message(st));
     }
     if (rc == 0)
@@ -197,7 +197,7 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
     if (rc == 0 && n) {
         lib->TF_SessionRun(sess, NULL, NULL, NULL, 0, fetch, vals, (int)n, NULL, 0, NULL, st);
         if (lib->TF_GetCode(st) != TF_OK)
-            rc = bd_error_set(err, BD_EMODEL, "TensorFlow cannot read the SavedModel's variables: %s",
+            rc = bd_error_set(err, BD_EINVAL, "TensorFlow cannot read the SavedModel's variables: %s",
                               lib->TF_Message(st));
     }
     for (size_t i = 0; rc == 0 && i < n; i++)

@@ -97,10 +97,10 @@ class SavedModelServing(BraiddTestCase):
         self.assertEqual(code.name, "OK", details)
         self.assert_matches("sm_uploaded", "two_io")
 
-    def assert_refused(self, name, files, config, *needles):
+    def assert_refused(self, name, files, config, *needles, code_name="INVALID_ARGUMENT"):
         code, details = status_of(self.stub.RepositoryModelLoad, load_request(name, files, config),
                                   timeout=180)
-        self.assertNotEqual(code.name, "OK", name)
+        self.assertEqual(code.name, code_name, "%s: %s" % (name, details))
         print("%s: %s %s" % (name, code.name, details))
         for n in needles:
             self.assertIn(n, details, name)
@@ -117,9 +117,17 @@ class SavedModelServing(BraiddTestCase):
         self.assert_refused("sm_tf_refuses", savedmodel_files(os.path.join(MODELS, "bad_unknown_op")),
                             None, "TensorFlow cannot load", "NoSuchOp")
         self.assert_refused("sm_no_signature", files, {"signature": "nope"}, "no signature 'nope'",
-                            "serving_default")
+                            "serving_default", code_name="NOT_FOUND")
         self.assert_refused("sm_wrong_platform", files, {"platform": "tensorflow_graphdef"},
                             "tensorflow_savedmodel")
+
+    def test_variables_symlinked_out_of_the_version_folder(self):
+        d = os.path.join(self.d.repo, "sm_escape", "1", "model.savedmodel")
+        shutil.copytree(os.path.join(MODELS, "two_io"), d)
+        outside = os.path.join(self.d.tmp, "outside-variables")
+        shutil.move(os.path.join(d, "variables"), outside)
+        os.symlink(outside, os.path.join(d, "variables"))
+        self.assert_refused("sm_escape", None, None, "variables", "outside the SavedModel's directory")
 
     def test_status_reports_the_platform(self):
         code, body, _ = self.d.http_get("/v2/status")
