@@ -15,8 +15,8 @@ const char cli_placement_usage[] =
     "      --ort-library PATH     libonnxruntime.so.1 to load (default: $BRAID_ORT_LIBRARY,\n"
     "                             the loader path, ~/.cache/braid/ort-1.30.0/)\n"
     "      --ort-threads N        ONNX Runtime intra-op threads per session (default 1)\n"
-    "      --tf-library PATH      libtensorflow.so.2 to load (default: $BRAID_LIBTENSORFLOW,\n"
-    "                             the loader path)\n"
+    "      --tf-library PATH      TensorFlow's C library (default: $BRAID_LIBTENSORFLOW, the\n"
+    "                             loader path, ~/.cache/braid/tf-venv's tensorflow-cpu)\n"
     "      --tf-threads N         TensorFlow intra-op threads per session (default: its own)\n"
     "      --signature NAME       a SavedModel's SignatureDef to run (default serving_default)\n";
 
