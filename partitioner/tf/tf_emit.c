@@ -48,11 +48,15 @@ bd_value *tf_emit_const(tf_mapctx *m, const char *suffix, int dtype, const bd_sh
 int tf_emit_node(tf_mapctx *m, const char *suffix, const char *op, bd_value *const *in,
                  size_t n_in, bd_value *out, bd_node **node, bd_error *err)
 {
-    char buf[512];
-    const char *name = m->v->name;
-    if (suffix) {
-        snprintf(buf, sizeof buf, "%s:%s", m->v->name, suffix);
-        name = buf;
-    }
-    return bd_graph_add_node(m->g, name, op, "", in, n_in, &out, 1, node, err);
+    return tf_emit_node_n(m, suffix, op, in, n_in, &out, 1, node, err);
+}
+
+int tf_emit_node_n(tf_mapctx *m, const char *suffix, const char *op, bd_value *const *in,
+                   size_t n_in, bd_value *const *out, size_t n_out, bd_node **node, bd_error *err)
+{
+    /* Named after the TensorFlow node when it makes the node's result, else after its first
+     * output (value names are unique, so node names are too); SUFFIX is then implied. */
+    (void)suffix;
+    const char *name = n_out && out[0] && out[0] != m->out ? out[0]->name : m->v->name;
+    return bd_graph_add_node(m->g, name, op, "", in, n_in, out, n_out, node, err);
 }

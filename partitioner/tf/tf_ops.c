@@ -524,21 +524,6 @@ static int map_pool(tf_mapctx *m, const char *op, bd_error *err)
 static int map_maxpool(tf_mapctx *m, bd_error *err) { return map_pool(m, "MaxPool", err); }
 static int map_avgpool(tf_mapctx *m, bd_error *err) { return map_pool(m, "AveragePool", err); }
 
-static int map_mean(tf_mapctx *m, bd_error *err)
-{
-    int64_t axes[MAX_CONST_INTS];
-    size_t n_axes;
-    if (m->n_in != 2 || !const_ints(m->in[1], axes, &n_axes) || n_axes == 0)
-        return DECLINE;
-    bd_node *n = NULL;
-    int rc = tf_emit_node(m, NULL, "ReduceMean", m->in, 1, m->out, &n, err);
-    if (rc == 0)
-        rc = set_ints(m, n, "axes", axes, n_axes, err);
-    if (rc == 0)
-        rc = set_int(m, n, "keepdims", attr_b(m->v, "keep_dims", false), err);
-    return rc;
-}
-
 /* ---- tensor manipulation ----------------------------------------------------------------- */
 
 static int map_pad(tf_mapctx *m, bd_error *err)
@@ -583,12 +568,30 @@ static int map_reshape(tf_mapctx *m, bd_error *err)
 {
     int64_t s[MAX_CONST_INTS];
     size_t ns;
-    if (m->n_in != 2 || !const_ints(m->in[1], s, &ns) || ns > BD_MAX_RANK)
+    if (m->n_in != 2)
         return DECLINE;
+    bd_value *sv;
     bool zero = false;
-    for (size_t i = 0; i < ns; i++)
-        zero |= s[i] == 0;
-    bd_value *sv = const_i64(m, "shape", s, ns, err);
+    if (const_ints(m->in[1], s, &ns)) {
+        if (ns > BD_MAX_RANK)
+            return DECLINE;
+        for (size_t i = 0; i < ns; i++)
+            zero |= s[i] == 0;
+        sv = const_i64(m, "shape", s, ns, err);
+    } else {
+        /* A shape computed from other shapes (Shape -> StridedSlice -> Pack): shape inference
+         * folds the chain when the input shapes are static. */
+        const tf_attr *tshape = tf_view_attr(m->v, "Tshape");
+        if (tshape && (tshape->kind != TF_ATTR_TYPE ||
+                       (tshape->type != TF_DT_INT32 && tshape->type != TF_DT_INT64)))
+            return DECLINE;
+        zero = true;
+        sv = tf_emit_temp(m, "shape", err);
+        bd_node *c = NULL;
+        if (sv && (tf_emit_node(m, "shape", "Cast", &m->in[1], 1, sv, &c, err) ||
+                   set_int(m, c, "to", BD_DT_INT64, err)))
+            return err->code;
+    }
     if (!sv)
         return err ? err->code : BD_ENOMEM;
     bd_value *ins[2] = { m->in[0], sv };
@@ -670,36 +673,50 @@ static int map_resize(tf_mapctx *m, bd_error *err)
 
 /* ---- the table --------------------------------------------------------------------------- */
 
-static const struct { const char *op; tf_mapper fn; } table[] = {
-    { "Conv2D", map_conv2d },                       { "DepthwiseConv2dNative", map_depthwise },
-    { "_FusedConv2D", map_fused_conv2d },           { "FusedDepthwiseConv2dNative", map_fused_depthwise },
-    { "_FusedDepthwiseConv2dNative", map_fused_depthwise },
-    { "MatMul", map_matmul },                       { "_FusedMatMul", map_fused_matmul },
-    { "BatchMatMul", map_batch_matmul },            { "BatchMatMulV2", map_batch_matmul },
-    { "BatchMatMulV3", map_batch_matmul },
-    { "BiasAdd", map_bias_add },                    { "BiasAddV1", map_bias_add },
-    { "Relu", map_activation },                     { "Relu6", map_activation },
-    { "Elu", map_activation },                      { "LeakyRelu", map_activation },
-    { "Sigmoid", map_activation },                  { "Tanh", map_activation },
-    { "Prelu", map_prelu },
-    { "Add", map_add },  { "AddV2", map_add },      { "Sub", map_sub },   { "Mul", map_mul },
-    { "RealDiv", map_div }, { "Maximum", map_max }, { "Minimum", map_min },
-    { "FusedBatchNorm", map_batchnorm },            { "FusedBatchNormV2", map_batchnorm },
-    { "FusedBatchNormV3", map_batchnorm },
-    { "MaxPool", map_maxpool },                     { "AvgPool", map_avgpool },
-    { "Mean", map_mean },
-    { "Pad", map_pad },  { "PadV2", map_pad },
-    { "ConcatV2", map_concat },                     { "Concat", map_concat },
-    { "Reshape", map_reshape },                     { "Squeeze", map_squeeze },
-    { "ExpandDims", map_expand_dims },              { "Transpose", map_transpose },
-    { "Softmax", map_softmax },
-    { "ResizeBilinear", map_resize },               { "ResizeNearestNeighbor", map_resize },
+#define ANY TF_MAP_ANY_T
+static const tf_op_entry table[] = {
+    { "Conv2D", map_conv2d, 0 },                       { "DepthwiseConv2dNative", map_depthwise, 0 },
+    { "_FusedConv2D", map_fused_conv2d, 0 },           { "FusedDepthwiseConv2dNative", map_fused_depthwise, 0 },
+    { "_FusedDepthwiseConv2dNative", map_fused_depthwise, 0 },
+    { "MatMul", map_matmul, 0 },                       { "_FusedMatMul", map_fused_matmul, 0 },
+    { "BatchMatMul", map_batch_matmul, 0 },            { "BatchMatMulV2", map_batch_matmul, 0 },
+    { "BatchMatMulV3", map_batch_matmul, 0 },
+    { "BiasAdd", map_bias_add, 0 },                    { "BiasAddV1", map_bias_add, 0 },
+    { "Relu", map_activation, 0 },                     { "Relu6", map_activation, 0 },
+    { "Elu", map_activation, 0 },                      { "LeakyRelu", map_activation, 0 },
+    { "Sigmoid", map_activation, 0 },                  { "Tanh", map_activation, 0 },
+    { "Prelu", map_prelu, 0 },
+    { "Add", map_add, ANY }, { "AddV2", map_add, ANY }, { "Sub", map_sub, ANY },
+    { "Mul", map_mul, ANY }, { "RealDiv", map_div, 0 }, { "Maximum", map_max, ANY },
+    { "Minimum", map_min, ANY },
+    { "FusedBatchNorm", map_batchnorm, 0 },            { "FusedBatchNormV2", map_batchnorm, 0 },
+    { "FusedBatchNormV3", map_batchnorm, 0 },
+    { "MaxPool", map_maxpool, 0 },                     { "AvgPool", map_avgpool, 0 },
+    { "Pad", map_pad, ANY },  { "PadV2", map_pad, 0 },
+    { "ConcatV2", map_concat, ANY },                { "Concat", map_concat, ANY },
+    { "Reshape", map_reshape, ANY },                { "Squeeze", map_squeeze, ANY },
+    { "ExpandDims", map_expand_dims, ANY },         { "Transpose", map_transpose, ANY },
+    { "Softmax", map_softmax, 0 },
+    { "ResizeBilinear", map_resize, 0 },               { "ResizeNearestNeighbor", map_resize, 0 },
 };
 
-tf_mapper tf_op_mapper(const char *op)
+tf_mapper tf_op_mapper(const char *op, unsigned *flags)
 {
+    if (flags)
+        *flags = 0;
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-        if (strcmp(table[i].op, op) == 0)
+        if (strcmp(table[i].op, op) == 0) {
+            if (flags)
+                *flags = table[i].flags;
             return table[i].fn;
+        }
+    static const tf_op_entry *const families[] = { tf_math_ops, tf_array_ops, tf_deconv_ops };
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (const tf_op_entry *e = families[f]; e->op; e++)
+            if (strcmp(e->op, op) == 0) {
+                if (flags)
+                    *flags = e->flags;
+                return e->fn;
+            }
     return NULL;
 }

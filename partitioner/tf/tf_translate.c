@@ -139,7 +139,7 @@ static int count_uses(tf_xlate *x, bd_error *err)
         const tf_nodeview *v = &x->nodes[i];
         char who[300];
         snprintf(who, sizeof who, "node '%s' (%s)", v->name, v->op);
-        bool may_map = tf_op_mapper(v->op) || is_identity(v);
+        bool may_map = tf_op_mapper(v->op, NULL) || is_identity(v);
         for (size_t k = 0; k < v->n_inputs; k++) {
             long p;
             int port;
@@ -423,6 +423,15 @@ static int translate_placeholder(tf_xlate *x, const tf_nodeview *v, rec *r, bd_e
  * uses it for reports and boundaries; the TensorFlow engine knows the truth at run time). */
 static int fallback_dtype(const tf_nodeview *v, int i)
 {
+    /* Outputs whose type no attr names: indices and counts. */
+    if (strncmp(v->op, "NonMaxSuppression", 17) == 0)
+        return i == 1 && op_is(v, "NonMaxSuppressionV5") ? tf_dtype_to_bd(TF_DT_FLOAT) : BD_DT_INT32;
+    if ((op_is(v, "TopKV2") || op_is(v, "TopK")) && i == 1)
+        return BD_DT_INT32;
+    if (op_is(v, "Where"))
+        return BD_DT_INT64;
+    if (op_is(v, "TensorArraySizeV3") || op_is(v, "TensorListLength"))
+        return BD_DT_INT32;
     static const char *lists[] = { "Tout", "output_types", "out_types", "dtypes" };
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) {
         const tf_attr *a = tf_view_attr(v, lists[k]);
@@ -518,8 +527,9 @@ static int copy_attrs(tf_xlate *x, const tf_nodeview *v, bd_node *n, bd_error *e
     return rc;
 }
 
-static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_value *out0,
-                              bd_error *err)
+/* PRE[N_PRE] (may be NULL/0): output values a declining mapper already made. */
+static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_value *const *pre,
+                              size_t n_pre, bd_error *err)
 {
     const void *origin = v->origin;
     size_t origin_len = v->origin_len;
@@ -547,7 +557,7 @@ static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_valu
         rc = resolve(x, v, v->inputs[k], &in[k], err);
     }
     for (int i = 0; rc == 0 && i < n_out; i++) {
-        r->out[i] = i == 0 && out0 ? out0 : output_value(x, v, i, os, err);
+        r->out[i] = (size_t)i < n_pre && pre[i] ? pre[i] : output_value(x, v, i, os, err);
         if (!r->out[i])
             rc = err ? err->code : BD_ENOMEM;
         else if (r->out[i]->dtype == BD_DT_UNDEFINED)
@@ -568,6 +578,21 @@ static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_valu
         rc = copy_attrs(x, v, n, err);
     }
     return rc;
+}
+
+/* Whether a mapper may see type attribute T (absent: the op's inputs decide): DT_FLOAT always,
+ * integers and bool only for ops whose entry says TF_MAP_ANY_T. */
+static bool type_ok(const tf_nodeview *v, unsigned flags)
+{
+    const tf_attr *t = tf_view_attr(v, "T");
+    if (!t)
+        return true;
+    if (t->kind != TF_ATTR_TYPE)
+        return false;
+    if (t->type == TF_DT_FLOAT)
+        return true;
+    return (flags & TF_MAP_ANY_T) && (t->type == TF_DT_INT32 || t->type == TF_DT_INT64 ||
+                                      t->type == TF_DT_BOOL || t->type == TF_DT_UINT8);
 }
 
 /* Try the op's mapper; falls back to TensorFlow when it declines. */
@@ -592,27 +617,39 @@ static void keep_origin(tf_xlate *x, const tf_nodeview *v, bd_value *const *in, 
 }
 
 static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper mapper,
-                            bd_error *err)
+                            unsigned flags, bd_error *err)
 {
-    bd_value *out = output_value(x, v, 0, output_shapes(v), err);
+    const tf_list *os = output_shapes(v);
+    bd_value *out = output_value(x, v, 0, os, err);
     if (!out)
         return err ? err->code : BD_ENOMEM;
-    /* Only output 0 of a mapped op exists in the IR; a node whose other outputs are read
-     * (FusedBatchNormV3's batch statistics, say) and non-float math stay in TensorFlow. */
-    const tf_attr *t = tf_view_attr(v, "T");
-    bool ok = r->max_ref <= 0 && (!t || (t->kind == TF_ATTR_TYPE && t->type == TF_DT_FLOAT));
+    /* Only the outputs a multi-output mapper fills exist in the IR; a node whose other
+     * outputs are read (FusedBatchNormV3's batch statistics, say) and non-float math of ops
+     * not marked for it stay in TensorFlow. */
+    bool multi = flags & TF_MAP_MULTI_OUT;
+    bool ok = (multi || r->max_ref <= 0) && type_ok(v, flags);
+    size_t n_outs = multi && r->max_ref > 0 ? (size_t)r->max_ref + 1 : 1;
+    bd_value **outs = ok ? calloc(n_outs, sizeof *outs) : NULL;
     bd_value **in = v->n_inputs ? calloc(v->n_inputs, sizeof *in) : NULL;
-    int rc = v->n_inputs && !in ? bd_error_set(err, BD_ENOMEM, "out of memory") : 0;
+    int rc = (v->n_inputs && !in) || (ok && !outs) ? bd_error_set(err, BD_ENOMEM, "out of memory") : 0;
+    if (rc == 0 && ok) {
+        outs[0] = out;
+        for (size_t k = 1; rc == 0 && k < n_outs; k++)
+            if (!(outs[k] = output_value(x, v, (int)k, os, err)))
+                rc = err ? err->code : BD_ENOMEM;
+    }
     for (size_t k = 0; rc == 0 && k < v->n_inputs; k++)
         rc = resolve(x, v, v->inputs[k], &in[k], err);
     if (rc == 0 && ok) {
-        tf_mapctx m = { .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out };
+        tf_mapctx m = { .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out,
+                        .outs = outs, .n_outs = n_outs };
         size_t before = bd_graph_num_nodes(x->g);
         rc = mapper(&m, err);
         if (rc == 0) {
-            if ((rc = set_outputs(x, r, 1, err)) == 0)
-                r->out[0] = out;
-            keep_origin(x, v, in, before, out);
+            if ((rc = set_outputs(x, r, (int)n_outs, err)) == 0)
+                memcpy(r->out, outs, n_outs * sizeof *outs);
+            if (n_outs == 1)
+                keep_origin(x, v, in, before, out);
         } else if (rc == 1) {
             ok = false;
             rc = 0;
@@ -620,7 +657,9 @@ static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper
     }
     free(in);
     if (rc == 0 && !ok)
-        rc = translate_fallback(x, v, r, out, err);
+        rc = outs ? translate_fallback(x, v, r, outs, n_outs, err)
+                  : translate_fallback(x, v, r, &out, 1, err);
+    free(outs);
     return rc;
 }
 
@@ -629,11 +668,11 @@ static int translate(tf_xlate *x, size_t i, bd_error *err)
     const tf_nodeview *v = &x->nodes[i];
     rec *r = &x->recs[i];
     if (r->in_region && !is_placeholder(v) && !op_is(v, "NoOp"))
-        return translate_fallback(x, v, r, NULL, err);
+        return translate_fallback(x, v, r, NULL, 0, err);
     if (op_is(v, "Const")) {
         bool fallback = false;
         int rc = translate_const(x, v, r, &fallback, err);
-        return rc || !fallback ? rc : translate_fallback(x, v, r, NULL, err);
+        return rc || !fallback ? rc : translate_fallback(x, v, r, NULL, 0, err);
     }
     if (is_placeholder(v))
         return translate_placeholder(x, v, r, err);
@@ -649,10 +688,11 @@ static int translate(tf_xlate *x, size_t i, bd_error *err)
             apply_shape(r->out[0], output_shapes(v), 0);
         return rc;
     }
-    tf_mapper mapper = tf_op_mapper(v->op);
+    unsigned flags = 0;
+    tf_mapper mapper = tf_op_mapper(v->op, &flags);
     if (mapper)
-        return translate_mapped(x, v, r, mapper, err);
-    return translate_fallback(x, v, r, NULL, err);
+        return translate_mapped(x, v, r, mapper, flags, err);
+    return translate_fallback(x, v, r, NULL, 0, err);
 }
 
 /* ---- the walk ---------------------------------------------------------------------------- */
