@@ -59,3 +59,9 @@ if ! "$(dirname "$0")/fetch_tf.sh" >/dev/null; then
   echo "setup: !!! access, or no Python with venv?). The TensorFlow fallback engine has no library"
   echo "setup: !!! and the tf_live tests will be SKIPPED. Rerun scripts/fetch_tf.sh to see why."
 fi
+
+# Triton's perf_analyzer (PyPI perf-analyzer, run with Debian trixie's runtime libraries; see
+# the script), cached under ~/.cache/braid. Optional: tests/e2e/test_perf_analyzer.py says
+# SKIPPED without it.
+"$(dirname "$0")/fetch_perf_analyzer.sh" >/dev/null ||
+  echo "setup: perf_analyzer not fetched (no pip or Debian mirror?); its test will be skipped"
