@@ -65,3 +65,8 @@ fi
 # SKIPPED without it.
 "$(dirname "$0")/fetch_perf_analyzer.sh" >/dev/null ||
   echo "setup: perf_analyzer not fetched (no pip or Debian mirror?); its test will be skipped"
+
+# NVIDIA's Triton Python client (PyPI tritonclient[grpc,http], pinned) in a venv under
+# ~/.cache/braid, for tests/e2e/test_tritonclient.py (SKIPPED without it).
+"$(dirname "$0")/fetch_tritonclient.sh" >/dev/null ||
+  echo "setup: tritonclient not installed (no PyPI?); its test will be skipped"

@@ -74,8 +74,15 @@ _load_stubs()
 import grpc                     # noqa: E402  (after the stubs' directory is on the path)
 import health_pb2               # noqa: E402
 import health_pb2_grpc          # noqa: E402
-import inference_pb2 as pb      # noqa: E402
-import inference_pb2_grpc       # noqa: E402
+if "tritonclient.grpc" in sys.modules:
+    # A test driving braidd with NVIDIA's tritonclient (test_tritonclient.py) imported it
+    # first: its generated inference.proto messages are registered under the same names as
+    # braid's (protobuf refuses a second copy), so the fixture uses tritonclient's.
+    from tritonclient.grpc import service_pb2 as pb                      # noqa: E402
+    from tritonclient.grpc import service_pb2_grpc as inference_pb2_grpc  # noqa: E402
+else:
+    import inference_pb2 as pb      # noqa: E402
+    import inference_pb2_grpc       # noqa: E402
 
 
 def _cleanup_stubs():

@@ -133,7 +133,8 @@ if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     for name, data in [("demo_plus1", demo_variant(1.0)), ("two_outputs", two_outputs()),
-                       ("slow_matmul", slow_matmul()), ("tiny_add", tiny_add())]:
+                       ("slow_matmul", slow_matmul()), ("tiny_add", tiny_add()),
+                       ("batch_add_one", batch_add_one())]:
         with open(os.path.join(out, name + ".onnx"), "wb") as f:
             f.write(data)
         print(os.path.join(out, name + ".onnx"), len(data))

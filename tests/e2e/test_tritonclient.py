@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""NVIDIA's Triton Python client (PyPI tritonclient 2.73, unchanged; scripts/fetch_tritonclient.sh
+installs it in ~/.cache/braid/clients-venv) against a live braidd, over gRPC: every API of
+tritonclient.grpc that braidd serves — health, metadata, model config, sync and async
+inference, classification, repository index, load with an upload and unload, statistics —
+checked against the demo model's PyTorch reference (tests/fixtures/demo) and numpy.
+
+Run by Debian's python3 (meson), it re-executes itself in the client venv. Skipped (exit 77,
+saying why) only when that venv is absent. The HTTP flavour (tritonclient.http) waits for
+braidd's REST API (issue 12)."""
+
+import os
+import subprocess
+import sys
+
+VENV_PY = os.environ.get("BRAID_CLIENTS_PYTHON") or os.path.expanduser(
+    "~/.cache/braid/clients-venv/bin/python")
+
+try:
+    import tritonclient.grpc as tc
+    from tritonclient.utils import InferenceServerException
+except ImportError:
+    if os.environ.get("BRAID_TRITONCLIENT_REEXEC") or not os.access(VENV_PY, os.X_OK):
+        print("SKIPPED: tritonclient not installed (run scripts/fetch_tritonclient.sh, or set "
+              "BRAID_CLIENTS_PYTHON)", file=sys.stderr)
+        sys.exit(77)
+    os.environ["BRAID_TRITONCLIENT_REEXEC"] = "1"
+    os.execv(VENV_PY, [VENV_PY] + sys.argv)
+
+import queue                                   # noqa: E402
+import threading                               # noqa: E402
+
+import numpy as np                             # noqa: E402
+
+from braidd_fixture import SOURCE_ROOT, BraiddTestCase, run_tests   # noqa: E402
+
+DEMO = "tinycnn"
+
+
+def fixture(name):
+    return np.load(os.path.join(SOURCE_ROOT, "tests", "fixtures", "demo", name + ".npy"))
+
+
+def triton_classes(values, k):
+    """Triton's classification strings for one list of VALUES (no labels)."""
+    order = sorted(range(len(values)), key=lambda i: (-values[i], i))[:k]
+    return [("%f:%d" % (values[i], i)).encode() for i in order]
+
+
+class TritonClient(BraiddTestCase):
+
+    braidd_args = ("--allow-uploads",)
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        # Models are written by Debian's python (it has onnx; the client venv does not).
+        cls.models = os.path.join(repo, "..", "onnx-models")
+        subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "e2e_models.py"),
+                        cls.models], check=True, stdout=subprocess.DEVNULL)
+        os.makedirs(os.path.join(repo, "batched", "1"))
+        os.replace(os.path.join(cls.models, "batch_add_one.onnx"),
+                   os.path.join(repo, "batched", "1", "model.onnx"))
+        with open(os.path.join(repo, "batched", "config.json"), "w") as f:
+            f.write('{"max_batch_size": 8}')
+
+    def setUp(self):
+        self.client = tc.InferenceServerClient("127.0.0.1:%d" % self.d.grpc_port)
+        self.image = fixture("image")
+        self.probs = fixture("probabilities")
+
+    def tearDown(self):
+        self.client.close()
+        super().tearDown()
+
+    def demo_inputs(self):
+        x = tc.InferInput("image", list(self.image.shape), "FP32")
+        x.set_data_from_numpy(self.image)
+        return [x]
+
+    def test_health(self):
+        self.assertTrue(self.client.is_server_live())
+        self.assertTrue(self.client.is_server_ready())
+        self.assertTrue(self.client.is_model_ready(DEMO))
+        self.assertTrue(self.client.is_model_ready(DEMO, "1"))
+        # Triton answers False (not an error) for what it does not serve
+        self.assertFalse(self.client.is_model_ready("no_such_model"))
+
+    def test_metadata_and_config(self):
+        sm = self.client.get_server_metadata(as_json=True)
+        self.assertEqual(sm["name"], "braid")
+        for ext in ("model_repository", "statistics", "classification", "model_configuration"):
+            self.assertIn(ext, sm["extensions"])
+        mm = self.client.get_model_metadata(DEMO, as_json=True)
+        self.assertEqual([(t["name"], t["datatype"]) for t in mm["inputs"]], [("image", "FP32")])
+        self.assertEqual(mm["outputs"][0]["name"], "probabilities")
+        cfg = self.client.get_model_config("batched", as_json=True)["config"]
+        self.assertEqual(cfg["max_batch_size"], 8)
+        self.assertEqual([int(d) for d in cfg["input"][0]["dims"]], [4])
+        with self.assertRaises(InferenceServerException):
+            self.client.get_model_metadata("no_such_model")
+
+    def test_infer_sync_matches_pytorch(self):
+        r = self.client.infer(DEMO, self.demo_inputs(),
+                              outputs=[tc.InferRequestedOutput("probabilities")], request_id="r1")
+        np.testing.assert_allclose(r.as_numpy("probabilities"), self.probs, rtol=1e-4, atol=1e-6)
+        self.assertEqual(r.get_response().id, "r1")
+
+    def test_async_infer(self):
+        done = queue.Queue()
+        for _ in range(4):
+            self.client.async_infer(DEMO, self.demo_inputs(),
+                                    callback=lambda result, error: done.put((result, error)))
+        for _ in range(4):
+            result, error = done.get(timeout=60)
+            self.assertIsNone(error)
+            np.testing.assert_allclose(result.as_numpy("probabilities"), self.probs,
+                                       rtol=1e-4, atol=1e-6)
+
+    def test_batched_model(self):
+        x = np.arange(24, dtype=np.float32).reshape(6, 4)
+        i = tc.InferInput("x", [6, 4], "FP32")
+        i.set_data_from_numpy(x)
+        r = self.client.infer("batched", [i])
+        np.testing.assert_array_equal(r.as_numpy("y"), x + 1)
+
+    def test_classification(self):
+        out = tc.InferRequestedOutput("probabilities", class_count=3)
+        r = self.client.infer(DEMO, self.demo_inputs(), outputs=[out])
+        got = [bytes(s) for s in r.as_numpy("probabilities").ravel()]
+        # the demo model has a fixed [1, 10] output and no max_batch_size: one list of 10
+        want = triton_classes([float(v) for v in self.probs.ravel()], 3)
+        self.assertEqual([g.split(b":")[1] for g in got], [w.split(b":")[1] for w in want])
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(float(g.split(b":")[0]), float(w.split(b":")[0]), places=4)
+
+    def test_load_with_upload_and_unload(self):
+        with open(os.path.join(self.models, "tiny_add.onnx"), "rb") as f:
+            model = f.read()
+        self.client.load_model("uploaded", config='{"max_batch_size": 0}',
+                               files={"file:1/model.onnx": model})
+        self.assertTrue(self.client.is_model_ready("uploaded"))
+        x = np.ones((1, 16), np.float32)
+        i = tc.InferInput("x", [1, 16], "FP32")
+        i.set_data_from_numpy(x)
+        r = self.client.infer("uploaded", [i])
+        np.testing.assert_array_equal(r.as_numpy("y"), x + np.arange(1, 17, dtype=np.float32))
+        index = {m["name"]: m for m in self.client.get_model_repository_index(as_json=True)["models"]}
+        self.assertEqual(index["uploaded"]["state"], "READY")
+        self.client.unload_model("uploaded")
+        self.assertFalse(self.client.is_model_ready("uploaded"))
+
+    def test_statistics(self):
+        before = self.client.get_inference_statistics(DEMO, as_json=True)["model_stats"][0]
+        n0 = int(before["inference_stats"]["success"].get("count", 0))
+        for _ in range(3):
+            self.client.infer(DEMO, self.demo_inputs())
+        after = self.client.get_inference_statistics(DEMO, as_json=True)["model_stats"][0]
+        self.assertGreaterEqual(int(after["inference_stats"]["success"]["count"]), n0 + 3)
+        self.assertGreater(int(after["inference_stats"]["compute_infer"]["ns"]), 0)
+
+    def test_bad_input_is_an_exception_not_a_crash(self):
+        x = tc.InferInput("image", [1, 3, 32, 31], "FP32")
+        x.set_data_from_numpy(np.zeros((1, 3, 32, 31), np.float32))
+        with self.assertRaises(InferenceServerException) as e:
+            self.client.infer(DEMO, [x])
+        self.assertIn("image", str(e.exception))
+
+
+if __name__ == "__main__":
+    run_tests()
