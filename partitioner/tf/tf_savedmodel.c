@@ -260,7 +260,8 @@ static int oplist_decode(sm_ctx *c, const tf_bytes *sp, bd_error *err)
     }
     if (rc == 0) {
         c->n_ops = ops.n;
-        qsort(c->ops, c->n_ops, sizeof *c->ops, by_opname);
+        if (c->n_ops)                   /* qsort's base must not be NULL, even for 0 items */
+            qsort(c->ops, c->n_ops, sizeof *c->ops, by_opname);
     }
     pb_release(tensorflow_OpList_fields, &l);
     bd_pb_spans_free(&ops);
@@ -337,7 +338,8 @@ static int library_decode(sm_ctx *c, const tf_bytes *graph_def, bd_error *err)
         rc = func_decode(c, i, &fns.v[i], &c->fns[i], err);
     if (rc == 0) {
         c->n_fns = fns.n;
-        qsort(c->fns, c->n_fns, sizeof *c->fns, by_fnname);
+        if (c->n_fns)
+            qsort(c->fns, c->n_fns, sizeof *c->fns, by_fnname);
         for (size_t i = 1; rc == 0 && i < c->n_fns; i++)
             if (strcmp(c->fns[i - 1].sig.name, c->fns[i].sig.name) == 0)
                 rc = bd_error_set(err, BD_EMODEL, "the library defines function '%s' twice",
@@ -723,7 +725,8 @@ static int inline_call(sm_ctx *c, size_t at, const sm_func *f, bd_error *err)
             bd_error_prefix(err, "function '%s': ", f->sig.name);
     }
     if (rc == 0) {
-        qsort(b.order, b.n, sizeof *b.order, by_name);
+        if (b.n)
+            qsort(b.order, b.n, sizeof *b.order, by_name);
         for (size_t k = 1; rc == 0 && k < b.n; k++)
             if (strcmp(b.order[k - 1].name, b.order[k].name) == 0)
                 rc = bd_error_set(err, BD_EMODEL, "function '%s' has two nodes named '%s'",

@@ -15,6 +15,7 @@ downloaded. OUT_DIR/done marks a complete run.
   nondefault  tf.Module with two signatures; the test serves "scores", not serving_default
   embed       Embedding lookup (ResourceGather on a variable) + mean + Dense
   tf1         a TF1 graph (VariableV2, Identity reads) saved with SavedModelBuilder
+  novars      a function with no variables (constants only): loads without TensorFlow
 
 and broken copies of two_io for the hostile-input tests (no references):
   bad_missing_tensor  the signature's output "total" names tensor "nope:0"
@@ -151,6 +152,19 @@ def tf1(out):
     write_refs(out, "tf1", "serving_default", {"x": rand(3, 5)})
 
 
+class NoVars(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def serve(self, x):
+        return {"y": tf.nn.relu(x * 2.0 - 1.0),
+                "z": tf.matmul(x, tf.constant([[1.0, -2.0], [0.5, 3.0], [-1.0, 0.25]]))}
+
+
+def novars(out):
+    m = NoVars()
+    tf.saved_model.save(m, os.path.join(out, "novars"), signatures={"serving_default": m.serve})
+    write_refs(out, "novars", "serving_default", {"x": rand(2, 3)})
+
+
 def hostile(out):
     from tensorflow.core.protobuf import saved_model_pb2
     src = os.path.join(out, "two_io")
@@ -178,7 +192,7 @@ def hostile(out):
         f.write(b"\x00garbage, not a tensor bundle index" * 8)
 
 
-MODELS = [dense_conv, two_io, nondefault, embed, tf1, hostile]
+MODELS = [dense_conv, two_io, nondefault, embed, tf1, novars, hostile]
 
 
 def main():

@@ -2,7 +2,7 @@
 
 TensorFlow comes from the venv scripts/setup.sh makes (~/.cache/braid/tf-venv, or
 $BRAID_TF_VENV): its python makes the SavedModels (gen_savedmodels.py, once, into
-~/.cache/braid/savedmodel-v1) and its libtensorflow_cc.so.2 is the library braid reads the
+~/.cache/braid/savedmodel-v2) and its libtensorflow_cc.so.2 is the library braid reads the
 variables with (unless BRAID_LIBTENSORFLOW names one). Without the venv the tests print
 SKIPPED and exit 77: braid needs TensorFlow to freeze a SavedModel's variables.
 """
@@ -16,12 +16,12 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.expanduser("~/.cache/braid")
 VENV = os.environ.get("BRAID_TF_VENV") or os.path.join(CACHE, "tf-venv")
-MODELS_DIR = os.path.join(CACHE, "savedmodel-v1")
+MODELS_DIR = os.path.join(CACHE, "savedmodel-v2")   # bump when gen_savedmodels.py changes
 TOL = 1e-4          # relative to the reference's largest magnitude (issue 11: <= 1e-4 on float models)
 
 # name -> signature served (the ones the generator writes)
 MODELS = {"dense_conv": "serving_default", "two_io": "serving_default", "nondefault": "scores",
-          "tf1": "serving_default", "embed": "serving_default"}
+          "tf1": "serving_default", "embed": "serving_default", "novars": "serving_default"}
 
 
 def tf_python():

@@ -74,6 +74,9 @@ class SavedModels(unittest.TestCase):
     def test_tf1_variables(self):
         self.run_model("tf1")
 
+    def test_no_variables_needs_no_tensorflow(self):
+        self.run_model("novars", extra=("--tf-library", "/nonexistent/libtensorflow.so.2"))
+
     def test_saved_model_pb_path(self):
         self.run_model("two_io", path=os.path.join(MODELS, "two_io", "saved_model.pb"))
 
