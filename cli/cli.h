@@ -96,6 +96,7 @@ typedef struct cli_remote {
     int         timeout; /* --timeout MS; 0 = the library's default */
     const char *tls_ca, *tls_cert, *tls_key;   /* --tls-ca/--tls-cert/--tls-key, $BRAID_TLS_CA */
     const char *token_file;                    /* --token-file, $BRAID_TOKEN_FILE */
+    size_t      max_message; /* largest message sent or received; 0 = the library's default */
 } cli_remote;
 /* The options every remote subcommand takes, and their short letters (add a command's own). */
 enum { CLI_OPT_TLS_CA = 0x200, CLI_OPT_TLS_CERT, CLI_OPT_TLS_KEY, CLI_OPT_TOKEN_FILE };

@@ -73,7 +73,8 @@ int cli_connect(const cli_remote *r, bool load, braid_client **out)
     braid_client_options o = { .timeout_ms = r->timeout, .load_timeout_ms = load ? r->timeout : 0,
                                .tls_ca_file = env_or(r->tls_ca, "BRAID_TLS_CA"),
                                .tls_cert_file = r->tls_cert, .tls_key_file = r->tls_key,
-                               .token = token[0] ? token : NULL };
+                               .token = token[0] ? token : NULL,
+                               .max_message_bytes = r->max_message };
     braid_status st = braid_client_connect(r->server, &o, out, msg, sizeof msg);
     memset(token, 0, sizeof token);
     if (st == BRAID_OK)

@@ -1,9 +1,11 @@
 /* braid load NAME [--file PATH.onnx [--version V]] [--config JSON|@FILE] [--server HOST:PORT] */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 
@@ -27,6 +29,17 @@ static void usage(FILE *f)
 }
 
 /* Read all of PATH into a malloc'ed buffer (NUL-terminated); NULL after a message. */
+/* gRPC's largest message is INT_MAX bytes; the request's other fields take a little. */
+#define UPLOAD_OVERHEAD ((size_t)1 << 20)
+#define UPLOAD_MAX      ((size_t)INT_MAX - UPLOAD_OVERHEAD)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static char *read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -90,12 +103,31 @@ int cmd_load(int argc, char **argv)
         free(config_buf);
         return CLI_FAIL;
     }
+    /* One gRPC message carries the file (Triton's "file:" upload): this side may send up to
+     * gRPC's largest message, so only the server's limit (max_message_bytes) applies. */
+    if (file && size > UPLOAD_MAX) {
+        fprintf(stderr, "braid load: %s is %zu bytes; a gRPC upload carries at most %zu. Copy it "
+                        "into the server's repository as %s/%s/model.onnx and run `braid load %s`\n",
+                file, size, (size_t)UPLOAD_MAX, name, version ? version : "1", name);
+        free(bytes);
+        free(config_buf);
+        return CLI_FAIL;
+    }
+    if (file)
+        r.max_message = UPLOAD_MAX + UPLOAD_OVERHEAD;
     char msg[512];
     braid_client *cl = NULL;
     braid_status st = BRAID_OK;
-    if ((rc = cli_connect(&r, true, &cl)) == CLI_OK)
+    double t0 = now_s();
+    if ((rc = cli_connect(&r, true, &cl)) == CLI_OK) {
+        if (file)
+            fprintf(stderr, "uploading %s (%.1f MB) to %s as '%s' version %s, then loading it...\n",
+                    file, (double)size / 1e6, r.server, name, version ? version : "1");
+        else
+            fprintf(stderr, "loading '%s' on %s...\n", name, r.server);
         st = file ? braid_model_load_bytes(cl, name, version ? version : "1", bytes, size, config, msg, sizeof msg)
                   : braid_model_load(cl, name, config, msg, sizeof msg);
+    }
     braid_client_close(cl);
     free(bytes);
     free(config_buf);
@@ -103,11 +135,17 @@ int cmd_load(int argc, char **argv)
         return rc;
     if (st) {
         cli_remote_error(&r, st, msg);
+        if (file && st == BRAID_RESOURCE_EXHAUSTED && strstr(msg, "larger than max"))
+            fprintf(stderr, "hint: the upload (%zu bytes) is over braidd's message limit: start "
+                            "braidd with --max-message-bytes %zu or more (docs/config.md), or copy "
+                            "the file into its repository and run `braid load %s`\n",
+                    size, size + UPLOAD_OVERHEAD, name);
         return CLI_FAIL;
     }
     if (file)
-        printf("loaded '%s' version %s from %s\n", name, version ? version : "1", file);
+        printf("loaded '%s' version %s from %s (%.1f s)\n", name, version ? version : "1", file,
+               now_s() - t0);
     else
-        printf("loaded '%s'\n", name);
+        printf("loaded '%s' (%.1f s)\n", name, now_s() - t0);
     return CLI_OK;
 }

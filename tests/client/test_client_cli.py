@@ -78,6 +78,55 @@ class Offline(unittest.TestCase):
         self.assertNotIn("cannot reach", r.stderr)
 
 
+def big_constant_model(path, megabytes):
+    """y = x + c with c a [1, N] FP32 initializer of MEGABYTES MiB, written to PATH (ONNX)."""
+    from onnx import TensorProto, helper, numpy_helper
+    n = megabytes * (1 << 20) // 4
+    c = numpy_helper.from_array(np.full((1, n), 0.5, np.float32), "c")
+    g = helper.make_graph([helper.make_node("Add", ["x", "c"], ["y"], name="add")], "big",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])], [c])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+
+
+class Uploads(unittest.TestCase):
+    """Uploads bigger than the old 256 MiB client limit go through when braidd's limit allows
+    them; over braidd's limit the CLI says which flag to raise."""
+
+    def test_upload_over_the_server_limit_says_what_to_do(self):
+        d = Braidd(args=["--allow-uploads", "--max-message-bytes", "4096"]).start()
+        try:
+            d.wait_model("tinycnn")
+            r = braid("load", "big", "--file", DEMO_MODEL, server="127.0.0.1:%d" % d.grpc_port)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("--max-message-bytes", r.stderr)
+            self.assertIn("uploading", r.stderr)             # progress: what is happening
+            d.stop_clean()
+        finally:
+            d.cleanup()
+
+    def test_upload_larger_than_256_mib(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "big.onnx")
+            big_constant_model(path, 260)
+            size = os.path.getsize(path)
+            self.assertGreater(size, 256 << 20)
+            d = Braidd(args=["--allow-uploads", "--max-message-bytes", str(size + (4 << 20))]).start()
+            try:
+                d.wait_model("tinycnn")
+                server = "127.0.0.1:%d" % d.grpc_port
+                r = braid("load", "big", "--file", path, "--config", "{}", server=server, timeout=600)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("loaded 'big' version 1", r.stdout)
+                self.assertIn("MB) to", r.stderr)
+                d.stop_clean()
+            finally:
+                d.cleanup()
+
+
 class Remote(unittest.TestCase):
     """Against one braidd for the whole class."""
 
