@@ -55,7 +55,10 @@ int bd_config_model_control(const bd_daemon_config *cfg)
 
 /* ---- one table drives the JSON keys, the flags and the help text ---------------------- */
 
-typedef enum { K_STRING, K_INT, K_SIZE, K_LEVEL, K_FLAG_TRUE, K_FLAG_FALSE } key_kind;
+/* K_PORT and K_ENABLE are Triton's spellings of parts of an address (flag-only):
+ * K_PORT sets the port of the HOST:PORT string at offset; K_ENABLE takes true|false and,
+ * when max is 1, false turns the address off (""). */
+typedef enum { K_STRING, K_INT, K_SIZE, K_LEVEL, K_FLAG_TRUE, K_FLAG_FALSE, K_PORT, K_ENABLE } key_kind;
 
 typedef struct key_def {
     const char *json;        /* JSON key; NULL for flag-only entries */
@@ -137,6 +140,21 @@ static const key_def keys[] = {
       "FILE", "bearer tokens, lines 'inference|admin TOKEN', mode 0600 [none]" },
     { "allow_insecure_bind", "allow-insecure-bind", K_FLAG_TRUE, OFF(allow_insecure_bind), 0, 0, 0,
       NULL, "allow a non-loopback address without TLS and tokens [off]" },
+    /* Triton's spellings, flag-only, so KServe's Triton runtime arguments work as given
+     * (docs/kubernetes.md); everything from here on is listed apart in --help. */
+#define FIRST_TRITON_KEY "model-repository"
+    { NULL, "model-repository", K_STRING, S(repository), 0, 0,
+      "DIR", "Triton's spelling of --repository" },
+    { NULL, "model-store", K_STRING, S(repository), 0, 0,
+      "DIR", "Triton's older spelling of --repository (KServe passes it)" },
+    { NULL, "grpc-port", K_PORT, S(grpc_address), 0, 65535,
+      "PORT", "the port of --grpc-address; its host stays" },
+    { NULL, "http-port", K_PORT, S(http_address), 0, 65535,
+      "PORT", "the port of --http-address (health, metrics, status); its host stays" },
+    { NULL, "allow-grpc", K_ENABLE, S(grpc_address), 0, 0,
+      "BOOL", "true only: braidd always serves gRPC" },
+    { NULL, "allow-http", K_ENABLE, S(http_address), 0, 1,
+      "BOOL", "false = --http-address \"\"" },
 #undef S
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -146,7 +164,8 @@ static int set_string(bd_daemon_config *cfg, const key_def *k, const char *v, co
 {
     char *dst = (char *)cfg + k->offset;
     if (strlen(v) >= k->size)
-        return bd_error_set(err, BD_EINVAL, "%s%s: longer than %zu characters", from, k->json,
+        return bd_error_set(err, BD_EINVAL, "%s%s: longer than %zu characters", from,
+                            k->json ? k->json : k->flag,
                             k->size - 1);
     memcpy(dst, v, strlen(v) + 1);
     return 0;
@@ -157,7 +176,7 @@ static int set_number(bd_daemon_config *cfg, const key_def *k, long long v, cons
 {
     if (v < k->min || v > k->max)
         return bd_error_set(err, BD_EINVAL, "%s%s: expected an integer in [%lld, %lld], got %lld",
-                            from, k->json, k->min, k->max, v);
+                            from, k->json ? k->json : k->flag, k->min, k->max, v);
     if (k->kind == K_SIZE)
         *(size_t *)((char *)cfg + k->offset) = (size_t)v;
     else
@@ -183,12 +202,14 @@ static int apply_json_key(bd_daemon_config *cfg, const cJSON *item, const char *
     snprintf(from, sizeof from, "%s: key ", path);
     const key_def *k = NULL;
     for (size_t i = 0; i < N_KEYS && !k; i++)
-        if (strcmp(keys[i].json, item->string) == 0)
+        if (keys[i].json && strcmp(keys[i].json, item->string) == 0)
             k = &keys[i];
     if (!k) {
         char known[1024] = "";
         for (size_t i = 0, used = 0; i < N_KEYS && used < sizeof known; i++)
-            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", keys[i].json);
+            if (keys[i].json)
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
+                                         keys[i].json);
         return bd_error_set(err, BD_EINVAL, "%s: unknown key '%s' (known keys: %s)", path,
                             item->string, known);
     }
@@ -215,6 +236,9 @@ static int apply_json_key(bd_daemon_config *cfg, const cJSON *item, const char *
             return bd_error_set(err, BD_EINVAL, "%s%s: expected true or false", from, k->json);
         *(bool *)((char *)cfg + k->offset) = cJSON_IsTrue(item);
         return 0;
+    case K_PORT:
+    case K_ENABLE:
+        break;                     /* flag-only: no JSON key reaches here */
     }
     return 0;
 }
@@ -284,6 +308,9 @@ static void print_help(FILE *f, const char *prog)
         "  -c, --config FILE             JSON configuration file, applied before the flags\n",
         prog);
     for (size_t i = 0; i < N_KEYS; i++) {
+        if (strcmp(keys[i].flag, FIRST_TRITON_KEY) == 0)
+            fprintf(f, "\nTriton's spellings (flags only; KServe's Triton runtime passes --model-store,\n"
+                       "--grpc-port, --http-port, --allow-grpc, --allow-http):\n");
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", keys[i].flag, keys[i].arg ? " " : "",
                  keys[i].arg ? keys[i].arg : "");
@@ -310,6 +337,53 @@ static int parse_int(const char *flag, const char *s, long long *out, bd_error *
     return 0;
 }
 
+/* --grpc-port/--http-port: replace the port of the HOST:PORT address at K's offset, keeping
+ * its host ("[::1]:8001" keeps "[::1]"); an address switched off ("") gets braidd's default
+ * host, 127.0.0.1. */
+static int set_port(bd_daemon_config *cfg, const key_def *k, long long port, bd_error *err)
+{
+    if (port < k->min || port > k->max)
+        return bd_error_set(err, BD_EINVAL, "--%s: expected a port in [%lld, %lld], got %lld",
+                            k->flag, k->min, k->max, port);
+    char *addr = (char *)cfg + k->offset;
+    char host[256] = "127.0.0.1";
+    const char *colon = strrchr(addr, ':');
+    if (addr[0] != '\0') {
+        /* "[v6]" keeps its brackets; an address without a port is all host */
+        size_t n = colon && (addr[0] != '[' || colon[-1] == ']') ? (size_t)(colon - addr) : strlen(addr);
+        if (n >= sizeof host)
+            return bd_error_set(err, BD_EINVAL, "--%s: the host of '%s' is too long", k->flag, addr);
+        memcpy(host, addr, n);
+        host[n] = '\0';
+    }
+    int w = snprintf(addr, k->size, "%s:%lld", host, port);
+    if (w < 0 || (size_t)w >= k->size)
+        return bd_error_set(err, BD_EINVAL, "--%s: address longer than %zu characters", k->flag,
+                            k->size - 1);
+    return 0;
+}
+
+/* --allow-grpc/--allow-http BOOL (Triton's): true changes nothing; false turns the address
+ * off where braidd can do without it (max == 1), and is refused otherwise. */
+static int set_enable(bd_daemon_config *cfg, const key_def *k, const char *arg, bd_error *err)
+{
+    bool on;
+    if (!strcmp(arg, "true") || !strcmp(arg, "1"))
+        on = true;
+    else if (!strcmp(arg, "false") || !strcmp(arg, "0"))
+        on = false;
+    else
+        return bd_error_set(err, BD_EINVAL, "--%s: expected true or false, got '%s'", k->flag, arg);
+    if (on)
+        return 0;
+    if (k->max != 1)
+        return bd_error_set(err, BD_EINVAL, "--%s=false: braidd always serves gRPC (the Open "
+                            "Inference Protocol's transport here); drop the flag or set it true",
+                            k->flag);
+    ((char *)cfg + k->offset)[0] = '\0';
+    return 0;
+}
+
 static int apply_flag(bd_daemon_config *cfg, const key_def *k, const char *arg, bd_error *err)
 {
     char from[80];
@@ -329,6 +403,14 @@ static int apply_flag(bd_daemon_config *cfg, const key_def *k, const char *arg, 
     case K_LEVEL: rc = set_level(cfg, arg, "", &sub); break;
     case K_FLAG_TRUE:  *(bool *)((char *)cfg + k->offset) = true;  break;
     case K_FLAG_FALSE: *(bool *)((char *)cfg + k->offset) = false; break;
+    case K_PORT: {
+        long long v = 0;
+        if ((rc = parse_int(k->flag, arg, &v, err)) != 0)
+            return rc;
+        return set_port(cfg, k, v, err);
+    }
+    case K_ENABLE:
+        return set_enable(cfg, k, arg, err);
     }
     if (rc)   /* re-word the key as the flag: "--queue-limit: expected ..." */
         return bd_error_set(err, rc, "--%s%s", k->flag, strchr(sub.msg, ':') ? strchr(sub.msg, ':') : "");

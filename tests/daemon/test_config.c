@@ -327,6 +327,89 @@ static void test_run_memory_auto_and_cgroup(void **state)
     assert_true(bd_memory_budget() > 0);
 }
 
+/* KServe's Triton runtime (config/runtimes/kserve-tritonserver.yaml) starts its container
+ * with these arguments, exactly; braidd takes them as given. */
+static void test_kserve_triton_arguments_as_given(void **state)
+{
+    bd_daemon_config c;
+    bd_error err = {0};
+    bd_config_defaults(&c);
+    const char *cfgpath = write_json("container.json",
+        "{\"grpc_address\": \"0.0.0.0:8001\", \"http_address\": \"0.0.0.0:8002\"}");
+    char cfgarg[4300];
+    snprintf(cfgarg, sizeof cfgarg, "--config=%s", cfgpath);
+    assert_int_equal(parse(&c, &err, 7, cfgarg, "--model-store=/mnt/models", "--grpc-port=9000",
+                           "--http-port=8080", "--allow-grpc=true", "--allow-http=true"), 0);
+    assert_string_equal(c.repository, "/mnt/models");
+    assert_string_equal(c.grpc_address, "0.0.0.0:9000");     /* the host of the file stays */
+    assert_string_equal(c.http_address, "0.0.0.0:8080");
+
+    /* without a file: braidd's own default host, loopback */
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 5, "--model-store=/mnt/models", "--grpc-port=9000",
+                           "--http-port=8080", "--allow-http=true"), 0);
+    assert_string_equal(c.grpc_address, "127.0.0.1:9000");
+    assert_string_equal(c.http_address, "127.0.0.1:8080");
+}
+
+static void test_triton_spellings(void **state)
+{
+    bd_daemon_config c;
+    bd_error err = {0};
+
+    /* --model-repository (Triton's current name) and --model-store are --repository */
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 3, "--model-repository", "/models"), 0);
+    assert_string_equal(c.repository, "/models");
+    assert_int_equal(parse(&c, &err, 3, "--model-store", "/m2"), 0);
+    assert_string_equal(c.repository, "/m2");
+
+    /* the port replaces only the port: IPv6 hosts keep their brackets; flags apply in order */
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 5, "--grpc-address", "[::1]:1234", "--grpc-port", "0"), 0);
+    assert_string_equal(c.grpc_address, "[::1]:0");
+    assert_int_equal(parse(&c, &err, 5, "--http-port", "9", "--http-address", "[::]:7"), 0);
+    assert_string_equal(c.http_address, "[::]:7");
+    assert_int_equal(parse(&c, &err, 5, "--http-address", "example.org", "--http-port", "80"), 0);
+    assert_string_equal(c.http_address, "example.org:80");
+    /* a switched-off HTTP port comes back on loopback */
+    assert_int_equal(parse(&c, &err, 5, "--http-address", "", "--http-port", "8080"), 0);
+    assert_string_equal(c.http_address, "127.0.0.1:8080");
+
+    /* --allow-http=false turns the status port off; --allow-grpc=false is refused */
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 2, "--allow-http=false"), 0);
+    assert_string_equal(c.http_address, "");
+    assert_int_equal(parse(&c, &err, 2, "--allow-grpc=false"), BD_EINVAL);
+    assert_non_null(strstr(err.msg, "--allow-grpc=false: braidd always serves gRPC"));
+
+    /* errors name the flag and what it expects */
+    const struct { const char *a, *b, *want; } bad[] = {
+        { "--grpc-port", "65536", "--grpc-port: expected a port in [0, 65535], got 65536" },
+        { "--http-port", "-1",    "--http-port: expected a port in [0, 65535], got -1" },
+        { "--http-port", "80x",   "--http-port: expected an integer, got '80x'" },
+        { "--allow-http", "yes",  "--allow-http: expected true or false, got 'yes'" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bd_config_defaults(&c);
+        assert_int_equal(parse(&c, &err, 3, bad[i].a, bad[i].b), BD_EINVAL);
+        if (!strstr(err.msg, bad[i].want))
+            fail_msg("%s %s: got '%s', want '%s'", bad[i].a, bad[i].b, err.msg, bad[i].want);
+    }
+    char longhost[300];
+    memset(longhost, 'h', sizeof longhost - 1);
+    longhost[sizeof longhost - 1] = '\0';
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 5, "--grpc-address", longhost, "--grpc-port", "1"), BD_EINVAL);
+
+    /* flag-only: no JSON key of these names */
+    const char *cfgpath = write_json("triton.json", "{\"model_store\": \"/m\"}");
+    bd_config_defaults(&c);
+    assert_int_equal(bd_config_load_file(&c, cfgpath, &err), BD_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown key 'model_store'"));
+    assert_null(strstr(err.msg, "(null)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +424,8 @@ int main(void)
         cmocka_unit_test(test_resolve_auto),
         cmocka_unit_test(test_plan_cache_keys),
         cmocka_unit_test(test_run_memory_auto_and_cgroup),
+        cmocka_unit_test(test_kserve_triton_arguments_as_given),
+        cmocka_unit_test(test_triton_spellings),
     };
     return cmocka_run_group_tests_name("daemon config", tests, setup, teardown);
 }
