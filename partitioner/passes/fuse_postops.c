@@ -139,6 +139,38 @@ int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err)
             bd_value *extra;
             if (!c || !bd_fusable(c) || c->n_outputs != 1 || !as_postop(c, y, &po, &extra))
                 break;
+            /* Two linear post-ops in a row become one: oneDNN 2.6.3's brgemm matmul applied
+             * the first one's alpha/beta twice ("eltwise_linear:1:0.01+eltwise_linear:3"
+             * computed x + 0.02), and one is cheaper anyway. */
+            bd_postop *last = anchor->n_post ? &anchor->post[anchor->n_post - 1] : NULL;
+            if (last && last->kind == BD_POST_ELTWISE && last->alg == BD_ELT_LINEAR &&
+                po.kind == BD_POST_ELTWISE && po.alg == BD_ELT_LINEAR && !extra) {
+                bd_postop merged = *last;
+                merged.alpha = po.alpha * last->alpha;
+                merged.beta = po.alpha * last->beta + po.beta;
+                bd_postop saved = *last;
+                *last = merged;
+                char why[128];
+                if (!backend->supports(g, anchor, why, sizeof why)) {
+                    *last = saved;
+                    break;
+                }
+                anchor->composite = composite_name(g, anchor, c);
+                bd_value *out = c->outputs[0];
+                bd_graph_remove_node(g, c);
+                bd_node_set_output(anchor, 0, out);
+                rewrites++;
+                continue;
+            }
+            /* oneDNN 2.6.3 (brgemm matmul, seen on Gemm [1,90]x[90,1]) applies one set of
+             * parameters to every eltwise post-op of the same kind: "linear:1:0.01 + tanh +
+             * linear:3" computed tanh(x + 0.01) + 0.01. Such a chain stops here instead. */
+            bool clash = false;
+            for (int k = 0; k < anchor->n_post && po.kind == BD_POST_ELTWISE; k++)
+                clash |= anchor->post[k].kind == BD_POST_ELTWISE && anchor->post[k].alg == po.alg &&
+                         (anchor->post[k].alpha != po.alpha || anchor->post[k].beta != po.beta);
+            if (clash)
+                break;
             /* Try it; the backend has the last word. */
             size_t saved_inputs = anchor->n_inputs;
             if (extra) {
