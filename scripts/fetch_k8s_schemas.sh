@@ -3,6 +3,8 @@
 # ~/.cache/braid/k8s-venv so the test runs offline:
 #   - PyPI kubernetes-validate (pinned): Kubernetes' JSON schemas, strict variants, for every
 #     release 1.25 to 1.37, and the jsonschema validator they run on;
+#   - PyPI dockerfile (pinned): Docker's own Dockerfile parser (BuildKit's, in Go) for Python,
+#     which reads deploy/Dockerfile as `docker build` would;
 #   - PyPI kserve (pinned, the wheel only, not installed): KServe's Python SDK, from which
 #     tests/deploy/kserve_schema.py writes a JSON schema of KServe's resources
 #     (kserve-<version>.schema.json beside the venv's python), since no registry ships
@@ -12,13 +14,15 @@
 #
 #   BRAID_K8S_VALIDATE_VERSION  kubernetes-validate version (default 1.37.0)
 #   BRAID_KSERVE_VERSION        kserve SDK version (default 0.21.0)
+#   BRAID_DOCKERFILE_VERSION    dockerfile parser version (default 3.4.0)
 set -euo pipefail
 
 kv="${BRAID_K8S_VALIDATE_VERSION:-1.37.0}"
 ks="${BRAID_KSERVE_VERSION:-0.21.0}"
+df="${BRAID_DOCKERFILE_VERSION:-3.4.0}"
 cache="${HOME:?fetch_k8s_schemas: HOME is not set}/.cache/braid"
 venv="$cache/k8s-venv"
-stamp="$venv/.braid-k8s-$kv-kserve-$ks"
+stamp="$venv/.braid-k8s-$kv-kserve-$ks-dockerfile-$df"
 here="$(cd "$(dirname "$0")" && pwd)"
 
 if [ -f "$stamp" ] && [ -x "$venv/bin/python" ] && [ -s "$venv/kserve-$ks.schema.json" ]; then
@@ -32,7 +36,7 @@ command -v flock >/dev/null && flock 9
 
 [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv" >&2
 "$venv/bin/pip" install -q --disable-pip-version-check --cache-dir "$cache/pip" \
-  "kubernetes-validate==$kv" >&2
+  "kubernetes-validate==$kv" "dockerfile==$df" >&2
 mkdir -p "$venv/wheels"
 "$venv/bin/pip" download -q --disable-pip-version-check --cache-dir "$cache/pip" --no-deps \
   -d "$venv/wheels" "kserve==$ks" >&2
