@@ -17,15 +17,19 @@
  *   - a TensorFlow error at run time (CheckNumerics on a NaN) comes back as BD_EBACKEND with
  *     TensorFlow's own message, and the next run works;
  *   - a GraphDef TensorFlow rejects fails to plan with BD_EINVAL naming the node and its op.
- * Usage: test_tf_live FIXTURE_DIR (the encoded tests/backends/tf/fixtures/live_*.pb). */
+ * Usage: test_tf_live FIXTURE_DIR (the encoded tests/backends/tf/fixtures/live_*.pb), or
+ * test_tf_live --no-home with HOME empty: the default search still finds the venv. */
 #include <dlfcn.h>
+#include <glob.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -431,10 +435,44 @@ static void test_graphdef_tensorflow_rejects_names_the_node(void **state)
     assert_int_equal(tf_session_count(), 0);
 }
 
+/* Run with HOME empty (as a service under systemd may be): the default search must still find
+ * the venv, under the user's home directory from the password database. */
+static int check_lookup_without_home(void)
+{
+    const char *home = getenv("HOME");
+    if (home && home[0]) {
+        fprintf(stderr, "tf_live --no-home: run me with HOME empty\n");
+        return 2;
+    }
+    struct passwd *pw = getpwuid(geteuid());
+    char pattern[4096];
+    snprintf(pattern, sizeof pattern, "%s/.cache/braid/tf-venv/lib/python3.*/site-packages/"
+             "tensorflow/libtensorflow_cc.so.2", pw ? pw->pw_dir : "/nonexistent");
+    glob_t gl;
+    bool there = glob(pattern, 0, NULL, &gl) == 0;
+    if (there)
+        globfree(&gl);
+    if (!there || getenv("BRAID_LIBTENSORFLOW") || getenv("BRAID_TF_VENV")) {
+        printf("SKIPPED: tf_live --no-home: no TensorFlow venv under this user's home directory "
+               "(%s), or the search is overridden\n", pw ? pw->pw_dir : "no password entry");
+        return 77;
+    }
+    char why[1024] = "";
+    if (!bd_tf_available(why, sizeof why)) {
+        fprintf(stderr, "tf_live --no-home: HOME unset and the venv under %s was not found: %s\n",
+                pw->pw_dir, why);
+        return 1;
+    }
+    printf("HOME unset: found TensorFlow %s at %s\n", bd_tf_version(), lib()->path);
+    return strncmp(lib()->path, pw->pw_dir, strlen(pw->pw_dir)) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--no-home") == 0)
+        return check_lookup_without_home();
     if (argc != 2) {
-        fprintf(stderr, "usage: test_tf_live FIXTURE_DIR\n");
+        fprintf(stderr, "usage: test_tf_live FIXTURE_DIR | --no-home\n");
         return 2;
     }
     fixture_dir = argv[1];
