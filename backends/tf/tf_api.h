@@ -87,6 +87,7 @@ typedef void tf_deallocator(void *data, size_t len, void *arg);
     X(TF_GraphImportGraphDef, void,          (TF_Graph *, const TF_Buffer *graph_def,         \
                                               const TF_ImportGraphDefOptions *, TF_Status *)) \
     X(TF_GraphOperationByName, TF_Operation *, (TF_Graph *, const char *oper_name))           \
+    X(TF_OperationOutputType, TF_DataType,   (TF_Output oper_out))                            \
     X(TF_NewSessionOptions,  TF_SessionOptions *, (void))                                     \
     X(TF_DeleteSessionOptions, void,         (TF_SessionOptions *))                           \
     X(TF_SetConfig,          void,           (TF_SessionOptions *, const void *proto,         \

@@ -103,6 +103,17 @@ static int resolve(const bd_kernel *k, const tf_graphdef *gd, const bd_value *v,
         return bd_error_set(err, BD_EUNSUPPORTED, "%s '%s': dtype %s cannot cross into or out "
                             "of the TensorFlow fallback", role, v->name, bd_dtype_name(v->dtype));
     *out = (TF_Output){ oper, gd->out_index[v->index] };
+    /* The importer guesses the dtype of an op it does not map; TensorFlow knows it. Catch a
+     * wrong guess here, at plan time, rather than as a mismatch on every run. */
+    TF_DataType real = k->lib->TF_OperationOutputType(*out);
+    if ((int)real != tf) {
+        int ir = tf_dtype_to_ir(real);
+        return bd_error_set(err, BD_EUNSUPPORTED, "%s '%s' (op '%s'): TensorFlow gives %s "
+                            "(TF_DataType %d), braid's importer assumed %s; the importer needs "
+                            "this op's output dtype", role, v->name, op,
+                            ir ? bd_dtype_name(ir) : "a type braid does not map", (int)real,
+                            bd_dtype_name(v->dtype));
+    }
     *dt = (TF_DataType)tf;
     return 0;
 }

@@ -315,6 +315,13 @@ EXPORT TF_Operation *TF_GraphOperationByName(TF_Graph *g, const char *name)
     return find_op(g, name, strlen(name));
 }
 
+/* The fake evaluates float ops only: anything but a Const or Placeholder gives float. */
+tf_fn_TF_OperationOutputType TF_OperationOutputType;
+EXPORT TF_DataType TF_OperationOutputType(TF_Output out)
+{
+    return out.oper->n.dtype ? (TF_DataType)out.oper->n.dtype : TF_FLOAT;
+}
+
 /* ---- sessions ---------------------------------------------------------------------------- */
 
 tf_fn_TF_NewSessionOptions TF_NewSessionOptions;

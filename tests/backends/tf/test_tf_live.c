@@ -16,7 +16,8 @@
  *     LoopCond/NextIteration/Exit) run whole by TensorFlow; the same plan on two threads;
  *   - a TensorFlow error at run time (CheckNumerics on a NaN) comes back as BD_EBACKEND with
  *     TensorFlow's own message, and the next run works;
- *   - a GraphDef TensorFlow rejects fails to plan with BD_EINVAL naming the node and its op.
+ *   - a GraphDef TensorFlow rejects fails to plan with BD_EINVAL naming the node and its op;
+ *   - an output dtype the importer guessed wrong (Where's int64) is refused at plan time.
  * Usage: test_tf_live FIXTURE_DIR (the encoded tests/backends/tf/fixtures/live_*.pb), or
  * test_tf_live --no-home with HOME empty: the default search still finds the venv. */
 #include <dlfcn.h>
@@ -467,6 +468,38 @@ static int check_lookup_without_home(void)
     return strncmp(lib()->path, pw->pw_dir, strlen(pw->pw_dir)) == 0 ? 0 : 1;
 }
 
+/* Where's output is int64 whatever its T: the importer's float guess is caught at plan time. */
+static void test_wrong_dtype_guess_is_refused_at_plan(void **state)
+{
+    (void)state;
+    bd_model *m = open_fixture("live_where");
+    _Alignas(64) float x[4] = { 1, 0, 3, 0 };
+    int64_t s4[1] = { 4 };
+    DLTensor in = f32(x, s4, 1);
+    const bd_plan *p = NULL;
+    bd_error err = {0};
+    int rc = bd_model_plan(m, &in, 1, &p, &err);
+    printf("plan error: %s\n", err.msg);
+    if (rc == 0) {      /* the importer learnt Where's dtype: then it must run right */
+        bd_exec *e = NULL;
+        if (bd_exec_create(p, &e, &err) || bd_exec_run(e, &in, 1, &err))
+            fail_msg("%s", err.msg);
+        const DLTensor *w = bd_exec_output(e, 0);
+        assert_int_equal(w->dtype.code, kDLInt);
+        assert_int_equal(w->dtype.bits, 64);
+        assert_int_equal(w->shape[0], 2);
+        assert_int_equal(((const int64_t *)w->data)[0], 0);
+        assert_int_equal(((const int64_t *)w->data)[1], 2);
+        bd_exec_destroy(e);
+    } else {
+        assert_int_equal(rc, BD_EUNSUPPORTED);
+        assert_non_null(strstr(err.msg, "output 'w' (op 'w'): TensorFlow gives INT64"));
+        assert_non_null(strstr(err.msg, "assumed FP32"));
+    }
+    bd_model_close(m);
+    assert_int_equal(tf_session_count(), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--no-home") == 0)
@@ -502,6 +535,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_while_loop_runs_whole_in_tensorflow),
         cmocka_unit_test(test_run_time_error_carries_tensorflows_message),
         cmocka_unit_test(test_graphdef_tensorflow_rejects_names_the_node),
+        cmocka_unit_test(test_wrong_dtype_guess_is_refused_at_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
