@@ -6,10 +6,16 @@
  * padding; the transposed conv reproduces it with explicit pads: the forward pad total
  * max((I-1)·s + (k-1)·d + 1 - O, 0) split with the odd pixel at the end (SAME) or 0 (VALID),
  * and output_padding for the rows the forward conv's floor division dropped. The filter
- * [kH, kW, out_channels, in_channels] is transposed once at load to [in, out, kH, kW]. */
+ * [kH, kW, out_channels, in_channels] is transposed once at load to [in, out, kH, kW].
+ *
+ * When input_sizes is computed (Keras' Conv2DTranspose packs it from the input's shape), the
+ * size is taken to be Keras' own: O = I·s under SAME, I·s + max(k_eff − s, 0) under VALID,
+ * for which pads and output_padding do not depend on I; a Reshape to the computed sizes then
+ * makes shape inference (which folds them) refuse any model where that guess is wrong. */
 #include "partitioner/tf/tf_mapkit.h"
 #include "partitioner/tf/tf_ops.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +23,10 @@ static int map_conv2d_backprop_input(tf_mapctx *m, bd_error *err)
 {
     int64_t sizes[4];
     size_t ns;
-    if (m->n_in != 3 || !tf_const_ints(m->in[0], sizes, 4, &ns) || ns != 4)
+    if (m->n_in != 3)
+        return TF_DECLINE;
+    bool computed = !tf_const_ints(m->in[0], sizes, 4, &ns);
+    if (!computed && ns != 4)
         return TF_DECLINE;
     const bd_value *f = m->in[1];
     if (!f->data || f->dtype != BD_DT_FLOAT || f->shape.rank != 4 || !bd_shape_is_static(&f->shape))
@@ -33,16 +42,27 @@ static int map_conv2d_backprop_input(tf_mapctx *m, bd_error *err)
     if (!same && !tf_a_s_is(m->v, "padding", "VALID"))
         return TF_DECLINE;
     int64_t kh = f->shape.dims[0], kw = f->shape.dims[1], cout = f->shape.dims[2], cin = f->shape.dims[3];
-    if (kh < 1 || kw < 1 || cout < 1 || cin < 1 || sizes[3] != cout || (size_t)(kh * kw * cout * cin) * 4 != f->nbytes)
+    if (kh < 1 || kw < 1 || cout < 1 || cin < 1 || kh > 4096 || kw > 4096 || cout > (1 << 20) ||
+        cin > (1 << 20) || (!computed && sizes[3] != cout) ||
+        (uint64_t)kh * (uint64_t)kw * (uint64_t)cout * (uint64_t)cin * 4 != f->nbytes)
         return TF_DECLINE;
     int64_t k[2] = { kh, kw }, s[2], d[2], pads[4], opad[2];
     for (int i = 0; i < 2; i++) {
         s[i] = st ? st[1 + i] : 1;
         d[i] = dil ? dil[1 + i] : 1;
-        int64_t o = sizes[1 + i];
-        if (s[i] < 1 || s[i] > 1024 || d[i] < 1 || d[i] > 1024 || o < 1 || o > (1 << 24))
+        if (s[i] < 1 || s[i] > 1024 || d[i] < 1 || d[i] > 1024)
             return TF_DECLINE;
         int64_t ke = (k[i] - 1) * d[i] + 1;
+        if (computed) {
+            int64_t total = same && ke > s[i] ? ke - s[i] : 0;
+            pads[i] = total / 2;
+            pads[2 + i] = total - total / 2;
+            opad[i] = s[i] > ke ? s[i] - ke : 0;
+            continue;
+        }
+        int64_t o = sizes[1 + i];
+        if (o < 1 || o > (1 << 24))
+            return TF_DECLINE;
         int64_t in = same ? (o + s[i] - 1) / s[i] : (o - ke) / s[i] + 1;
         if (in < 1)
             return TF_DECLINE;
@@ -85,9 +105,16 @@ static int map_conv2d_backprop_input(tf_mapctx *m, bd_error *err)
         tf_set_ints(m, n, "dilations", d, 2, err) || tf_set_ints(m, n, "pads", pads, 4, err) ||
         ((opad[0] || opad[1]) && tf_set_ints(m, n, "output_padding", opad, 2, err)))
         return tf_rc(err);
-    if (!tf_op(m, NULL, "Transpose", &y, 1, m->out, &n, err))
+    if (!tf_op(m, computed ? "nhwc" : NULL, "Transpose", &y, 1, computed ? NULL : m->out, &n, err) ||
+        tf_set_ints(m, n, "perm", to_nhwc, 4, err))
         return tf_rc(err);
-    return tf_set_ints(m, n, "perm", to_nhwc, 4, err);
+    if (!computed)
+        return 0;
+    bd_value *sz = tf_cast(m, "sizes", m->in[0], BD_DT_INT64, NULL, err);
+    bd_value *ins2[2] = { n->outputs[0], sz };
+    if (!sz || !tf_op(m, NULL, "Reshape", ins2, 2, m->out, &n, err))
+        return tf_rc(err);
+    return tf_set_int(m, n, "allowzero", 1, err);
 }
 
 const tf_op_entry tf_deconv_ops[] = {

@@ -360,6 +360,16 @@ def deconv_cases():
             f = tf.constant(c.rng.standard_normal([k, k, 3, 5]).astype(np.float32))
             c.out(tf.nn.conv2d_transpose(x, f, [1, oh, ow, 3], strides=s, padding=pad))
         cs.append(case("deconv_%dx%d_k%d_s%d_%s_%dx%d" % (h, w, k, s, pad, oh, ow), b))
+    # input_sizes computed from the input's shape, as Keras' Conv2DTranspose freezes it.
+    for (k, s, pad) in [(4, 2, "SAME"), (3, 2, "SAME"), (1, 2, "SAME"), (3, 2, "VALID"), (1, 3, "VALID")]:
+        def kb(c, k=k, s=s, pad=pad):
+            x = c.ph([1, 5, 6, 4])
+            f = tf.constant(c.rng.standard_normal([k, k, 3, 4]).astype(np.float32))
+            sh = tf.shape(x)
+            extra = max(k - s, 0) if pad == "VALID" else 0
+            sizes = tf.stack([sh[0], sh[1] * s + extra, sh[2] * s + extra, 3])
+            c.out(tf.nn.conv2d_transpose(x, f, sizes, strides=s, padding=pad))
+        cs.append(case("deconv_keras_k%d_s%d_%s" % (k, s, pad), kb))
     return cs
 
 
