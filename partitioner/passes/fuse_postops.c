@@ -171,6 +171,29 @@ int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err)
                          (anchor->post[k].alpha != po.alpha || anchor->post[k].beta != po.beta);
             if (clash)
                 break;
+            /* A constant per-channel Add after an NHWC Conv is the convolution's own bias
+             * (oneDNN 2.6.3's depthwise brdgmm_dw kernel got a per-channel binary_add post-op
+             * wrong on a 7x7 VALID window, mobilefacenet's head; a bias is cheaper anyway). */
+            const bd_value *yv = anchor->outputs[0];
+            if (extra && po.kind == BD_POST_BINARY && po.alg == BD_BIN_ADD && anchor->n_post == 0 &&
+                bd_is_op(anchor, "Conv") && anchor->n_inputs == 2 && extra->data &&
+                extra->dtype == BD_DT_FLOAT && extra->shape.rank == 1 && yv->shape.rank >= 3 &&
+                extra->shape.dims[0] == yv->shape.dims[yv->shape.rank - 1] &&
+                strcmp(bd_node_attr_string(anchor, "data_format", ""), "NHWC") == 0) {
+                if (bd_node_append_input(g, anchor, extra, err) < 0)
+                    return err ? err->code : BD_ENOMEM;
+                char why[128];
+                if (!backend->supports(g, anchor, why, sizeof why)) {
+                    anchor->n_inputs = 2;
+                    break;
+                }
+                anchor->composite = composite_name(g, anchor, c);
+                bd_value *out = c->outputs[0];
+                bd_graph_remove_node(g, c);
+                bd_node_set_output(anchor, 0, out);
+                rewrites++;
+                continue;
+            }
             /* Try it; the backend has the last word. */
             size_t saved_inputs = anchor->n_inputs;
             if (extra) {
