@@ -19,7 +19,9 @@
 #   - braid (`braid run`, then `braid bench`): checked against the same reference
 #     (max |braid - tf| / max |tf| <= 1e-4 on float outputs), and timed only if it agrees,
 #     with every engine allowed (oneDNN, native, and TensorFlow's C API for what braid
-#     leaves to it, at N intra-op threads too);
+#     leaves to it, at N intra-op threads too). The graph is model.pb (no shapes recorded);
+#     if braid cannot run it, model_shapes.pb (the same graph with TensorFlow's
+#     `_output_shapes`), and the table's "graph" column says which both engines ran;
 #   - both on the same seeded input, at each thread count, ROUNDS alternating processes
 #     (TensorFlow, braid, TensorFlow, braid, ...), each RUNS runs after WARMUP: the table shows
 #     the median of the rounds' medians and the ratio TF/braid (> 1: braid is faster; the
@@ -177,13 +179,13 @@ time_model() {
   local m=$1 t=$2 r tm bm tf_meds="" braid_meds=""
   TF_MS=""; BRAID_MS=""; TF_LOAD=""; BRAID_LOAD=""
   for ((r = 1; r <= ROUNDS; r++)); do
-    timeout "$BENCH_TIMEOUT" "$TFB" --lib "$TFLIB" --model "$KD/$m/model.pb" "${TF_ARGS[@]}" \
+    timeout "$BENCH_TIMEOUT" "$TFB" --lib "$TFLIB" --model "$MODEL_FILE" "${TF_ARGS[@]}" \
       --threads "$t" --runs "$RUNS" --warmup "$WARMUP" >"$LOG" 2>"$ERR" || { cat "$ERR" >&2; return 1; }
     tm="$(field median_ms "$(grep '^TF ' "$LOG" | tail -n1)")"; tf_meds+=" $tm"
     TF_LOAD="$(field load_ms "$(grep '^TF ' "$LOG" | tail -n1)")"
     bm="-"
     if [ "$BRAID_OK" = 1 ]; then
-      timeout "$BENCH_TIMEOUT" "$BRAID" bench "$KD/$m/model.pb" --threads "$t" --iters "$RUNS" \
+      timeout "$BENCH_TIMEOUT" "$BRAID" bench "$MODEL_FILE" --threads "$t" --iters "$RUNS" \
         --warmup "$WARMUP" --tf-library "$TFLIB" --tf-threads "$t" "${BRAID_IN[@]}" >"$LOG" 2>"$ERR" ||
         { cat "$ERR" >&2; return 1; }
       bm="$(sed -n 's/^latency ms: median \([0-9.]*\).*/\1/p' "$LOG")"; braid_meds+=" $bm"
@@ -210,30 +212,36 @@ for m in $MODELS; do
   for f in $(meta "$m" fetch); do TF_ARGS+=(--fetch "$f"); done
   BRAID_IN=(--input "$in_name=$in_file")
 
-  echo "== $m ($g GFLOP): check TensorFlow's C API session and braid against TensorFlow's reference"
-  rm -rf "$WORK/tf" "$WORK/braid"; mkdir -p "$WORK/tf"
+  echo "== $m ($g GFLOP): check braid and TensorFlow's C API session against TensorFlow's reference"
+  BRAID_OK=0
+  why=""
+  for GRAPH in model.pb model_shapes.pb; do
+    rm -rf "$WORK/braid"
+    if "$BRAID" run "$KD/$m/$GRAPH" "${BRAID_IN[@]}" --output "$WORK/braid" --threads 1 \
+         --tf-library "$TFLIB" --tf-threads 1 >"$LOG" 2>"$ERR"; then
+      bcheck="$(check_outputs "$m" "$WORK/braid" braid)"
+      [ "${bcheck%% *}" = ok ] && BRAID_OK=1 || why+="${why:+; }$GRAPH: ${bcheck#FAILED }"
+    else
+      bcheck="FAILED"
+      why+="${why:+; }$GRAPH: $(grep -v '^$' "$ERR" | tail -n1 | cut -c1-160)"
+    fi
+    echo "   braid on $GRAPH: $bcheck"
+    [ "$BRAID_OK" = 1 ] && break
+  done
+  [ "$BRAID_OK" = 1 ] || GRAPH=model.pb
+  MODEL_FILE="$KD/$m/$GRAPH"
+  rm -rf "$WORK/tf"; mkdir -p "$WORK/tf"
   tfcheck="FAILED"
-  if "$TFB" --lib "$TFLIB" --model "$KD/$m/model.pb" "${TF_ARGS[@]}" --runs 1 --warmup 0 \
+  if "$TFB" --lib "$TFLIB" --model "$MODEL_FILE" "${TF_ARGS[@]}" --runs 1 --warmup 0 \
        --write "$WORK/tf" >"$LOG" 2>"$ERR"; then
     tfcheck="$(check_outputs "$m" "$WORK/tf" tf)"
   else
     tfcheck="FAILED $(grep -v '^$' "$ERR" | tail -n1)"
   fi
-  echo "   TensorFlow C API: $tfcheck"
-  BRAID_OK=0
-  why=""
-  if "$BRAID" run "$KD/$m/model.pb" "${BRAID_IN[@]}" --output "$WORK/braid" --threads 1 \
-       --tf-library "$TFLIB" --tf-threads 1 >"$LOG" 2>"$ERR"; then
-    bcheck="$(check_outputs "$m" "$WORK/braid" braid)"
-    [ "${bcheck%% *}" = ok ] && BRAID_OK=1 || why="${bcheck#FAILED }"
-  else
-    bcheck="FAILED"
-    why="$(grep -v '^$' "$ERR" | tail -n1 | cut -c1-160)"
-  fi
-  echo "   braid: $bcheck${why:+: $why}"
+  echo "   TensorFlow C API on $GRAPH: $tfcheck"
   if [ "${tfcheck%% *}" != ok ]; then
     status=1
-    rows+=("name=$m threads=- gflop=$g tf_ms=FAILED braid_ms=- check=tf:FAILED")
+    rows+=("name=$m threads=- gflop=$g graph=$GRAPH tf_ms=FAILED braid_ms=- check=tf:FAILED")
     continue
   fi
   [ "$BRAID_OK" = 1 ] || { status=1; rows_why+=("$m: ${why:-braid did not match TensorFlow}"); }
@@ -242,10 +250,10 @@ for m in $MODELS; do
     if time_model "$m" "$t"; then
       ratio="-"
       [ -z "$BRAID_MS" ] || ratio="$(awk -v o="$TF_MS" -v b="$BRAID_MS" 'BEGIN { printf "%.2f", o / b }')"
-      rows+=("name=$m threads=$t gflop=$g tf_ms=$TF_MS braid_ms=${BRAID_MS:-FAILED} ratio=$ratio check=${bcheck// /_} tf_load=$TF_LOAD braid_load=${BRAID_LOAD:--}")
+      rows+=("name=$m threads=$t gflop=$g graph=$GRAPH tf_ms=$TF_MS braid_ms=${BRAID_MS:-FAILED} ratio=$ratio check=${bcheck// /_} tf_load=$TF_LOAD braid_load=${BRAID_LOAD:--}")
     else
       status=1
-      rows+=("name=$m threads=$t gflop=$g tf_ms=FAILED braid_ms=FAILED check=${bcheck// /_}")
+      rows+=("name=$m threads=$t gflop=$g graph=$GRAPH tf_ms=FAILED braid_ms=FAILED check=${bcheck// /_}")
     fi
   done
 done
@@ -261,14 +269,16 @@ table() {
   echo "median of $ROUNDS alternating processes' medians of $RUNS runs after $WARMUP warm-up; same input, same threads"
   echo "(TensorFlow: intra_op = N, inter_op = 1; braid: N oneDNN threads, its TensorFlow fallback at N intra-op)."
   echo "TF/braid > 1: braid is faster (target >= 1.3); % peak: braid's GFLOP/s over the FP32 peak at N threads;"
-  echo "check: braid's max rel error vs TensorFlow's reference (braid is timed only when it matches)"
+  echo "check: braid's max rel error vs TensorFlow's reference (braid is timed only when it matches);"
+  echo "graph: plain = model.pb, shapes = model_shapes.pb (with _output_shapes; used when braid cannot run plain)"
   echo
-  printf '%-20s %3s %7s %9s %9s %8s %7s %8s %9s  %s\n' model thr GFLOP "TF ms" "braid ms" TF/braid "% peak" "TF load" "braid ld" check
+  printf '%-20s %3s %7s %-6s %9s %9s %8s %7s %8s %9s  %s\n' model thr GFLOP graph "TF ms" "braid ms" TF/braid "% peak" "TF load" "braid ld" check
   local r
   for r in "${rows[@]}"; do
     local g bm t
     g="$(field gflop "$r")"; bm="$(field braid_ms "$r")"; t="$(field threads "$r")"
-    printf '%-20s %3s %7s %9s %9s %8s %7s %8s %9s  %s\n' "$(field name "$r")" "$t" "$g" \
+    printf '%-20s %3s %7s %-6s %9s %9s %8s %7s %8s %9s  %s\n' "$(field name "$r")" "$t" "$g" \
+      "$(field graph "$r" | sed 's/model_shapes.pb/shapes/; s/model.pb/plain/')" \
       "$(ms "$(field tf_ms "$r")")" "$(ms "$bm")" "$(field ratio "$r")" "$(pct "$g" "$bm" "${peak[$t]:-}")" \
       "$(ms "$(field tf_load "$r")")" "$(ms "$(field braid_load "$r")")" "$(field check "$r" | tr _ ' ' | cut -c1-40)"
   done
@@ -284,7 +294,7 @@ table() {
   done
   if [ ${#rows_why[@]} -gt 0 ]; then
     echo
-    echo "braid did not run (TensorFlow timed alone):"
+    echo "braid did not run or match (TensorFlow timed alone):"
     printf '  %s\n' "${rows_why[@]}"
   fi
 }

@@ -10,7 +10,11 @@ gamma 1 / beta 0, would make it an identity and test nothing). Per model, in DIR
 
   model.pb        frozen GraphDef: the model wrapped in a tf.function with an explicit
                   TensorSpec (batch 1, static shapes), variables folded in by
-                  convert_variables_to_constants_v2 (control flow lowered to v1 ops)
+                  convert_variables_to_constants_v2 (control flow lowered to v1 ops), written
+                  as the usual recipe writes it: as_graph_def(), no shapes recorded
+  model_shapes.pb the same graph with every node's `_output_shapes` attr
+                  (as_graph_def(add_shapes=True)), which an importer may use instead of
+                  inferring shapes itself
   savedmodel/     tf.saved_model.save of a tf.Module; signature "serving_default" takes the
                   inputs by the names in meta.json ("input", or "ids") and returns a dict
                   keyed by the output names ("output", or boxes/scores/...)
@@ -36,7 +40,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # Bump when a model, its weights, its inputs or the file layout change: the cache is rebuilt.
-VERSION = 1
+VERSION = 2
 SEED = 20261125
 
 
@@ -252,6 +256,8 @@ def generate(name, out_dir):
     os.makedirs(tmp)
     with open(os.path.join(tmp, "model.pb"), "wb") as f:
         f.write(graph_def.SerializeToString())
+    with open(os.path.join(tmp, "model_shapes.pb"), "wb") as f:
+        f.write(frozen.graph.as_graph_def(add_shapes=True).SerializeToString())
     tf.saved_model.save(mod, os.path.join(tmp, "savedmodel"), signatures={"serving_default": cf})
 
     feeds = {s.name: make_input(s, np.random.default_rng([SEED, i])) for i, s in enumerate(specs)}

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """One Keras model made by TensorFlow, as braid runs its frozen GraphDef, against TensorFlow.
 
-    test_keras.py --braid PATH MODEL [--expect match|fails]
+    test_keras.py --braid PATH MODEL [--expect match|fails] [--shapes]
 
 1. gen_keras.py --only MODEL, with TensorFlow's own Python (~/.cache/braid/tf-venv, or
    $BRAID_TF_PYTHON): the frozen GraphDef, the seeded input and TensorFlow's outputs, cached
    in $BRAID_KERAS_DIR (default ~/.cache/braid/keras); instant when up to date.
-2. `braid run model.pb --input NAME=FILE.npy --output DIR` with every engine allowed, the
+2. `braid run model.pb --input NAME=FILE.npy --output DIR` (--shapes: model_shapes.pb, the
+   same graph carrying TensorFlow's `_output_shapes`) with every engine allowed, the
    TensorFlow fallback loaded from $BRAID_LIBTENSORFLOW (default: the venv's
    libtensorflow_cc.so.2), and each output compared with TensorFlow's:
      float: max |braid - tf| / max |tf| <= 1e-4   (relative to the output's own scale)
@@ -98,8 +99,8 @@ def compare(meta, cache, outdir, label):
     return ok
 
 
-def run_braid(braid, cache, meta, outdir, extra, env):
-    args = [braid, "run", os.path.join(cache, "model.pb"), "--output", outdir, "--threads", "1"]
+def run_braid(braid, cache, graph, meta, outdir, extra, env):
+    args = [braid, "run", os.path.join(cache, graph), "--output", outdir, "--threads", "1"]
     for i in meta["inputs"]:
         args += ["--input", "%s=%s" % (i["tensor"][:-2] if i["tensor"].endswith(":0") else i["tensor"],
                                        os.path.join(cache, i["file"]))]
@@ -121,8 +122,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--braid", required=True)
     ap.add_argument("--expect", choices=("match", "fails"), default="match")
+    ap.add_argument("--shapes", action="store_true", help="run model_shapes.pb (with _output_shapes)")
     ap.add_argument("model")
     a = ap.parse_args()
+    graph = "model_shapes.pb" if a.shapes else "model.pb"
+    what = "%s (%s)" % (a.model, graph)
 
     py, lib = tf_python(), tf_library()
     if not os.access(py, os.X_OK):
@@ -147,7 +151,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="braid-keras-") as tmp:
         # No framework at all: informative only.
-        r = run_braid(a.braid, cache, meta, os.path.join(tmp, "notf"), ["--engine", "dnnl,native"], env)
+        r = run_braid(a.braid, cache, graph, meta, os.path.join(tmp, "notf"), ["--engine", "dnnl,native"], env)
         if r.returncode < 0:
             print(r.stdout)
             print("keras %s: braid --engine dnnl,native died of signal %d" % (a.model, -r.returncode))
@@ -159,7 +163,7 @@ def main():
         else:
             print("NO-TF blocked: %s" % blocker(r.stdout))
 
-        r = run_braid(a.braid, cache, meta, os.path.join(tmp, "out"), ["--tf-threads", "1"], env)
+        r = run_braid(a.braid, cache, graph, meta, os.path.join(tmp, "out"), ["--tf-threads", "1"], env)
         if r.returncode < 0:
             print(r.stdout)
             print("keras %s: braid died of signal %d" % (a.model, -r.returncode))
@@ -168,19 +172,19 @@ def main():
             print(r.stdout.strip())
             if a.expect == "fails":
                 print("KNOWN FAILURE: keras %s does not run on braid yet (expected; docs/tensorflow.md): %s"
-                      % (a.model, blocker(r.stdout)))
+                      % (what, blocker(r.stdout)))
                 return 0
-            print("keras %s: braid run failed (status %d)" % (a.model, r.returncode))
+            print("keras %s: braid run failed (status %d)" % (what, r.returncode))
             return 1
         ok = compare(meta, cache, os.path.join(tmp, "out"), "braid")
         if not ok:
-            print("keras %s: braid's outputs differ from TensorFlow's" % a.model)
+            print("keras %s: braid's outputs differ from TensorFlow's" % what)
             return 1
         if a.expect == "fails":
             print("keras %s now matches TensorFlow: set its expectation to 'match' in "
-                  "tests/runtime/keras/meson.build (and update docs/tensorflow.md)" % a.model)
+                  "tests/runtime/keras/meson.build (and update docs/tensorflow.md)" % what)
             return 1
-        print("keras %s: braid matches TensorFlow" % a.model)
+        print("keras %s: braid matches TensorFlow" % what)
         return 0
 
 
