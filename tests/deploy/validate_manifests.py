@@ -433,6 +433,9 @@ class Pod:
         self.port_file = os.path.join(self.tmp, "ports")
         self.log_path = os.path.join(self.tmp, "braidd.log")
         env = dict(os.environ, OMP_WAIT_POLICY="passive")
+        # a sanitizer build reports everything and keeps running; stop() reads the log
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=0:abort_on_error=0")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=0")
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen([BRAIDD] + args + ["--port-file", self.port_file],
                                          stdin=subprocess.DEVNULL, stdout=log,
@@ -469,16 +472,19 @@ class Pod:
             return 0, ""
 
     def stop(self):
+        """SIGTERM; braidd's exit status, or -1 when its log holds a sanitizer report."""
         self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(60)
+            code = self.proc.wait(60)
         finally:
             self.proc = None
+        markers = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+        return -1 if any(m in self.log() for m in markers) else code
 
     def log(self):
         try:
             with open(self.log_path, errors="replace") as f:
-                return f.read()[-4000:]
+                return f.read()
         except OSError:
             return ""
 
