@@ -149,6 +149,19 @@ braid_status braid_model_load      (braid_client *c, const char *model, const ch
 braid_status braid_model_load_bytes(braid_client *c, const char *model, const char *version,
                                     const void *bytes, size_t nbytes, const char *config_json,
                                     char *err, size_t errlen);
+/* One file of a model upload: PATH inside the version directory ("model.pb",
+ * "model.savedmodel/variables/variables.index"), its NBYTES bytes (borrowed). */
+typedef struct braid_model_file {
+    const char *path;
+    const void *bytes;
+    size_t      nbytes;
+} braid_model_file;
+/* Upload the N FILES (at most 1000) as MODEL's version VERSION ("file:<VERSION>/<path>" each:
+ * a SavedModel directory, a TF.js model and its shards, ...) and load it; CONFIG_JSON as for
+ * braid_model_load. The server must allow uploads. */
+braid_status braid_model_load_files(braid_client *c, const char *model, const char *version,
+                                    const braid_model_file *files, size_t n,
+                                    const char *config_json, char *err, size_t errlen);
 /* Unload MODEL; requests already running on the server finish first. */
 braid_status braid_model_unload    (braid_client *c, const char *model, char *err, size_t errlen);
 

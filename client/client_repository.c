@@ -115,6 +115,53 @@ braid_status braid_model_load_bytes(braid_client *c, const char *model, const ch
     return load(c, model, p, n, err, errlen);
 }
 
+braid_status braid_model_load_files(braid_client *c, const char *model, const char *version,
+                                    const braid_model_file *files, size_t n,
+                                    const char *config_json, char *err, size_t errlen)
+{
+    if (!c || !model || !*model || (!files && n) || n == 0)
+        return bc_fail(err, errlen, BRAID_E_ARG, "braid_model_load_files: client, model name and "
+                       "at least one file are required");
+    if (n > 1000)         /* the server takes at most 1024 parameters per request */
+        return bc_fail(err, errlen, BRAID_E_ARG, "braid_model_load_files: %zu files (at most 1000)", n);
+    if (!version || !*version || strchr(version, '/') || !strcmp(version, ".") || !strcmp(version, ".."))
+        return bc_fail(err, errlen, BRAID_E_ARG,
+                       "braid_model_load_files: version must be a plain directory name such as \"1\", got \"%s\"",
+                       version ? version : "(null)");
+    inference_RepositoryModelLoadRequest_ParametersEntry *p = calloc(n + 1, sizeof *p);
+    bd_wire_span *spans = calloc(n, sizeof *spans);
+    char **keys = calloc(n, sizeof *keys);
+    braid_status rc = p && spans && keys ? BRAID_OK : bc_fail(err, errlen, BRAID_E_NOMEM, "out of memory");
+    for (size_t i = 0; rc == BRAID_OK && i < n; i++) {
+        const braid_model_file *f = &files[i];
+        if (!f->path || !*f->path || (!f->bytes && f->nbytes)) {
+            rc = bc_fail(err, errlen, BRAID_E_ARG, "braid_model_load_files: file %zu has no path or bytes", i);
+            break;
+        }
+        size_t len = strlen(version) + strlen(f->path) + 7;
+        if (!(keys[i] = malloc(len))) {
+            rc = bc_fail(err, errlen, BRAID_E_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(keys[i], len, "file:%s/%s", version, f->path);
+        spans[i] = (bd_wire_span){ .data = f->bytes, .size = f->nbytes };
+        p[i].key = keys[i];
+        p[i].has_value = true;
+        bd_wire_spans_borrow(&p[i].value.bytes_param, &spans[i], 1);
+    }
+    pb_size_t np = (pb_size_t)n;
+    if (rc == BRAID_OK && config_json)
+        config_param(&p[np++], config_json);
+    if (rc == BRAID_OK)
+        rc = load(c, model, p, np, err, errlen);
+    for (size_t i = 0; keys && i < n; i++)
+        free(keys[i]);
+    free(keys);
+    free(spans);
+    free(p);
+    return rc;
+}
+
 braid_status braid_model_unload(braid_client *c, const char *model, char *err, size_t errlen)
 {
     if (!c || !model || !*model)

@@ -11,7 +11,9 @@ Needs the TensorFlow venv (savedmodels.py); prints SKIPPED and exits 77 without 
 import json
 import os
 import shutil
+import subprocess
 import sys
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("BRAID_SOURCE_ROOT") or os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -120,6 +122,16 @@ class SavedModelServing(BraiddTestCase):
                             "serving_default", code_name="NOT_FOUND")
         self.assert_refused("sm_wrong_platform", files, {"platform": "tensorflow_graphdef"},
                             "tensorflow_savedmodel")
+
+    @unittest.skipUnless(os.environ.get("BRAID_CLI"), "BRAID_CLI not set")
+    def test_braid_load_uploads_a_savedmodel_directory(self):
+        r = subprocess.run([os.environ["BRAID_CLI"], "load", "sm_cli", "--file", os.path.join(MODELS, "two_io"),
+                            "--server", "127.0.0.1:%d" % self.d.grpc_port],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=180)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("loaded 'sm_cli'", r.stdout)
+        self.assertEqual(self.metadata("sm_cli").platform, "tensorflow_savedmodel")
+        self.assert_matches("sm_cli", "two_io")
 
     def test_variables_symlinked_out_of_the_version_folder(self):
         d = os.path.join(self.d.repo, "sm_escape", "1", "model.savedmodel")
