@@ -149,10 +149,10 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
     const tf_lib *lib = tf_runtime_get(why, sizeof why);
     if (!lib)
         return bd_error_set(err, BD_EUNSUPPORTED, "a SavedModel's variables are read by TensorFlow, "
-                            "which braid could not load (%s). Install it with scripts/setup.sh "
-                            "(a tensorflow-cpu venv in ~/.cache/braid/tf-venv), then point "
-                            "BRAID_LIBTENSORFLOW (or --tf-library / tf_library) at its "
-                            "libtensorflow_cc.so.2", why);
+                            "which braid could not load (%s). Install it with scripts/fetch_tf.sh "
+                            "(or scripts/setup.sh): a tensorflow-cpu venv in ~/.cache/braid/tf-venv, "
+                            "found there by default; elsewhere point BRAID_LIBTENSORFLOW (or "
+                            "--tf-library / tf_library) at its libtensorflow_cc.so.2", why);
     sm_api api = { 0 };
     int rc = resolve(lib, &api, err);
     if (rc)

@@ -176,7 +176,7 @@ class SavedModels(unittest.TestCase):
         self.assert_refused(d, "outside")
 
     def test_without_tensorflow_says_what_to_install(self):
-        err = self.assert_refused(os.path.join(MODELS, "two_io"), "scripts/setup.sh",
+        err = self.assert_refused(os.path.join(MODELS, "two_io"), "scripts/fetch_tf.sh",
                                   extra=("--tf-library", "/nonexistent/libtensorflow.so.2"))
         self.assertIn("TensorFlow", err)
 
