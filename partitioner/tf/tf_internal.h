@@ -33,6 +33,10 @@ enum {
     TF_DT_UINT16 = 17, TF_DT_HALF = 19, TF_DT_UINT32 = 22, TF_DT_UINT64 = 23,
 };
 
+/* The producer (GraphDef version) a graph gets when its file states none or one below the
+ * minimum (the graph's opset holds it: tf_translate.c). */
+enum { TF_DEFAULT_PRODUCER = 1205, TF_DEFAULT_PRODUCER_MIN = 13 };
+
 /* A byte range (a span of the model buffer, or pool bytes). Not NUL-terminated. */
 typedef bd_pb_span tf_bytes;
 

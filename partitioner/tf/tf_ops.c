@@ -382,7 +382,54 @@ static int map_matmul_common(tf_mapctx *m, bool fused, bd_error *err)
     return rc;
 }
 
-static int map_matmul(tf_mapctx *m, bd_error *err)       { return map_matmul_common(m, false, err); }
+/* Integer MatMul (TensorFlow graphs use it for index arithmetic, e.g. a "repeat" as x @ ones):
+ * no engine has an integer GEMM, so it is the exact broadcast form
+ * ReduceSum(a[M, K, 1] * b[1, K, N], axis 1), transposes applied first. */
+static int map_int_matmul(tf_mapctx *m, bd_error *err)
+{
+    bd_value *ab[2] = { m->in[0], m->in[1] };
+    static const char *tkeys[2] = { "transpose_a", "transpose_b" };
+    static const int64_t swap[2] = { 1, 0 };
+    for (int k = 0; k < 2; k++) {
+        if (!attr_b(m->v, tkeys[k], false))
+            continue;
+        bd_node *n = NULL;
+        bd_value *t = tf_emit_temp(m, tkeys[k], err);
+        if (!t || tf_emit_node(m, tkeys[k], "Transpose", &ab[k], 1, t, &n, err) ||
+            set_ints(m, n, "perm", swap, 2, err))
+            return err->code;
+        ab[k] = t;
+    }
+    static const int64_t last = -1, first = 0, mid = 1;
+    bd_value *ax_a = const_i64(m, "axis_a", &last, 1, err);
+    bd_value *ax_b = ax_a ? const_i64(m, "axis_b", &first, 1, err) : NULL;
+    bd_value *ax_k = ax_b ? const_i64(m, "axis_k", &mid, 1, err) : NULL;
+    bd_value *a3 = ax_k ? tf_emit_temp(m, "a3", err) : NULL;
+    bd_value *b3 = a3 ? tf_emit_temp(m, "b3", err) : NULL;
+    bd_value *prod = b3 ? tf_emit_temp(m, "products", err) : NULL;
+    if (!prod)
+        return err ? err->code : BD_ENOMEM;
+    bd_node *n = NULL;
+    bd_value *ua[2] = { ab[0], ax_a }, *ub[2] = { ab[1], ax_b }, *mul[2] = { a3, b3 }, *red[2] = { prod, ax_k };
+    int rc = tf_emit_node(m, "a3", "Unsqueeze", ua, 2, a3, &n, err);
+    if (rc == 0)
+        rc = tf_emit_node(m, "b3", "Unsqueeze", ub, 2, b3, &n, err);
+    if (rc == 0)
+        rc = tf_emit_node(m, "products", "Mul", mul, 2, prod, &n, err);
+    if (rc == 0)
+        rc = tf_emit_node(m, NULL, "ReduceSum", red, 2, m->out, &n, err);
+    return rc ? rc : set_int(m, n, "keepdims", 0, err);
+}
+
+static int map_matmul(tf_mapctx *m, bd_error *err)
+{
+    const tf_attr *t = tf_view_attr(m->v, "T");
+    if (t && t->kind == TF_ATTR_TYPE && (t->type == TF_DT_INT32 || t->type == TF_DT_INT64))
+        return m->n_in == 2 ? map_int_matmul(m, err) : DECLINE;
+    if (t && t->kind == TF_ATTR_TYPE && t->type != TF_DT_FLOAT)
+        return DECLINE;
+    return map_matmul_common(m, false, err);
+}
 static int map_fused_matmul(tf_mapctx *m, bd_error *err) { return map_matmul_common(m, true, err); }
 
 static int map_batch_matmul(tf_mapctx *m, bd_error *err)
@@ -394,8 +441,18 @@ static int map_batch_matmul(tf_mapctx *m, bd_error *err)
         return DECLINE;
     bool adj[2] = { attr_b(m->v, "adj_x", false), attr_b(m->v, "adj_y", false) };
     for (int k = 0; k < 2; k++)
-        if (adj[k] && m->in[k]->shape.rank < 2)
-            return DECLINE;                  /* the perm needs the operand's rank */
+        if (adj[k] && m->in[k]->shape.rank >= 0 && m->in[k]->shape.rank < 2)
+            return DECLINE;
+    if ((adj[0] && m->in[0]->shape.rank < 0) || (adj[1] && m->in[1]->shape.rank < 0)) {
+        /* The Transpose's perm needs the operand's rank, unknown until shape inference: an
+         * Einsum over the batch dims says the same without it. */
+        static const char *const eqs[3] = { "...ji,...jk->...ik", "...ij,...kj->...ik",
+                                            "...ji,...kj->...ik" };
+        const char *eq = eqs[adj[0] && adj[1] ? 2 : adj[1] ? 1 : 0];
+        bd_node *n = NULL;
+        int rc = tf_emit_node(m, NULL, "Einsum", m->in, 2, m->out, &n, err);
+        return rc ? rc : set_str(m, n, "equation", eq, err);
+    }
     bd_value *ins[2] = { m->in[0], m->in[1] };
     static const char *names[2] = { "adj_x", "adj_y" };
     for (int k = 0; k < 2; k++) {
@@ -678,7 +735,7 @@ static const tf_op_entry table[] = {
     { "Conv2D", map_conv2d, 0 },                       { "DepthwiseConv2dNative", map_depthwise, 0 },
     { "_FusedConv2D", map_fused_conv2d, 0 },           { "FusedDepthwiseConv2dNative", map_fused_depthwise, 0 },
     { "_FusedDepthwiseConv2dNative", map_fused_depthwise, 0 },
-    { "MatMul", map_matmul, 0 },                       { "_FusedMatMul", map_fused_matmul, 0 },
+    { "MatMul", map_matmul, ANY },                       { "_FusedMatMul", map_fused_matmul, 0 },
     { "BatchMatMul", map_batch_matmul, 0 },            { "BatchMatMulV2", map_batch_matmul, 0 },
     { "BatchMatMulV3", map_batch_matmul, 0 },
     { "BiasAdd", map_bias_add, 0 },                    { "BiasAddV1", map_bias_add, 0 },

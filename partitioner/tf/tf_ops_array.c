@@ -463,8 +463,8 @@ static int map_einsum(tf_mapctx *m, bd_error *err)
     if (!s)
         return bd_error_set(err, BD_ENOMEM, "node '%s': out of memory", m->v->name);
     for (size_t i = 0; i < eq->s.n; i++)
-        if (s[i] == '\0' || s[i] == '.')
-            return TF_DECLINE;            /* ellipses: left to TensorFlow */
+        if (s[i] == '\0')
+            return TF_DECLINE;
     bd_node *n = NULL;
     if (!tf_op(m, NULL, "Einsum", m->in, m->n_in, m->out, &n, err))
         return tf_rc(err);

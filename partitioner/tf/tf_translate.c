@@ -874,6 +874,11 @@ int tf_translate(bd_graph *g, const tf_nodeview *nodes, size_t n, const tf_signa
 {
     tf_xlate x = { .g = g, .nodes = nodes, .n = n };
     bd_graph_set_framework(g, "tensorflow");
+    /* The graph's opset is the GraphDef's producer version; the engines read the ONNX forms
+     * the mappers emit (Slice/Split/Squeeze operands as inputs, opset >= 13) off it, so a file
+     * that states none (TF.js models often) or an ancient one gets a TF 2.x producer. */
+    if (bd_graph_opset(g) < TF_DEFAULT_PRODUCER_MIN)
+        bd_graph_set_opset(g, TF_DEFAULT_PRODUCER);
     if (n == 0)
         return bd_error_set(err, BD_EMODEL, "the graph has no nodes");
     x.recs = calloc(n, sizeof *x.recs);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +196,9 @@ static int import(bd_graph *g, const char *dir, const cJSON *root, bd_error *err
     if (rc == 0) {
         bd_graph_set_framework(g, "tensorflow");
         bd_graph_set_platform(g, "tensorflow_tfjs");
+        const cJSON *prod = tfjs_member(tfjs_member(topo, "versions", NULL), "producer", NULL);
+        if (cJSON_IsNumber(prod) && prod->valuedouble >= 1 && prod->valuedouble <= INT32_MAX)
+            bd_graph_set_opset(g, (int64_t)prod->valuedouble);
         rc = tf_translate(g, views, n, s ? &sig : NULL, err);
     }
     return rc;

@@ -185,6 +185,24 @@ def math_cases():
         c.out(tf.argmin(x, axis=0))
     cs.append(case("argmax", argmax))
 
+    def int_matmul(c):
+        a = c.ph([5, 3], np.int32, -4, 4)
+        b = c.ph([3, 4], np.int32, -4, 4)
+        c.out(tf.matmul(a, b))
+        c.out(tf.matmul(b, a, transpose_a=True, transpose_b=True))
+    cs.append(case("int_matmul", int_matmul))
+
+    def batch_matmul_adj(c):
+        # The Adds hide the operands' ranks from the translator (no _output_shapes): adj_x/adj_y
+        # then become an Einsum over the batch dims.
+        a = c.ph([2, 4, 3]) + 0.0
+        b = c.ph([2, 5, 3]) + 0.0
+        b2 = c.ph([2, 5, 4]) + 0.0
+        c.out(tf.linalg.matmul(a, b, transpose_b=True))
+        c.out(tf.linalg.matmul(a, a, transpose_a=True))
+        c.out(tf.linalg.matmul(a, b2, transpose_a=True, transpose_b=True))
+    cs.append(case("batch_matmul_adj", batch_matmul_adj))
+
     def softmaxes(c):
         x = c.ph([2, 5], lo=-3, hi=3)
         c.out(tf.nn.log_softmax(x))
