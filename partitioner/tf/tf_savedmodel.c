@@ -38,6 +38,10 @@
 
 #define SM_MAX_CALL_DEPTH 64          /* functions calling functions (recursion ends here) */
 #define SM_NAME_MAX       4096        /* a generated node name */
+/* What inlining may add to the graph's memory: names, references and NodeDef bytes of the
+ * inlined nodes (a small file whose functions call each other many times over must not
+ * expand without bound; real models add well under 1 MiB per thousand nodes). */
+#define SM_MAX_INLINED_BYTES ((size_t)64 << 20)
 
 typedef struct sm_arg {
     const char *name, *number_attr, *type_list_attr;
@@ -77,6 +81,7 @@ typedef struct sm_ctx {
     const char   **restored_by;
     size_t         n_restored;
     const char    *sig_name;
+    size_t         inlined_bytes;              /* charged against SM_MAX_INLINED_BYTES */
 } sm_ctx;
 
 /* ---- small helpers -------------------------------------------------------------------- */
@@ -89,6 +94,16 @@ static const char *pool_str(sm_ctx *c, const char *s)
 static int oom(bd_error *err)
 {
     return bd_error_set(err, BD_ENOMEM, "SavedModel: out of memory");
+}
+
+/* Charge N bytes inlining adds; BD_EMODEL past SM_MAX_INLINED_BYTES. */
+static int charge(sm_ctx *c, size_t n, bd_error *err)
+{
+    if (n > SM_MAX_INLINED_BYTES - c->inlined_bytes)
+        return bd_error_set(err, BD_EMODEL, "the SavedModel's functions expand to more than %zu MiB "
+                            "of nodes once inlined (braid's limit)", SM_MAX_INLINED_BYTES >> 20);
+    c->inlined_bytes += n;
+    return 0;
 }
 
 /* Decode the message in SP; spans of its callback fields are recorded by the caller. */
@@ -571,7 +586,8 @@ static int body_ref(sm_ctx *c, const body *b, const char *ref, const char **out,
             if (len < 0 || (size_t)len >= sizeof buf)
                 return bd_error_set(err, BD_EMODEL, "function '%s': name '%s%s' is too long", fn,
                                     b->prefix, n->name);
-            return (*out = pool_str(c, buf)) ? 0 : oom(err);
+            int rc = charge(c, (size_t)len + 1, err);
+            return rc ? rc : (*out = pool_str(c, buf)) ? 0 : oom(err);
         }
         if (offset + sz < offset)
             return oom(err);
@@ -672,6 +688,9 @@ static int reencode(sm_ctx *c, tf_nodeview *v, const tf_bytes *origin, bd_error 
             n += (size_t)(next - p);
         p = next;
     }
+    int rc = charge(c, n, err);
+    if (rc)
+        return rc;
     uint8_t *buf = bd_graph_alloc(c->g, n ? n : 1), *w = buf;
     if (!buf)
         return oom(err);
@@ -701,8 +720,9 @@ static int inline_call(sm_ctx *c, size_t at, const sm_func *f, bd_error *err)
     tf_nodeview call = c->v[at];
     int depth = c->depth[at] + 1;
     if (depth > SM_MAX_CALL_DEPTH)
-        return bd_error_set(err, BD_EMODEL, "node '%s': functions nest deeper than %d calls (a "
-                            "recursive function?)", call.name, SM_MAX_CALL_DEPTH);
+        return bd_error_set(err, BD_EMODEL, "functions nest deeper than %d calls (a recursive "
+                            "function?): function '%.100s' called by node '...%s'", SM_MAX_CALL_DEPTH,
+                            f->sig.name, call.name + (strlen(call.name) > 100 ? strlen(call.name) - 100 : 0));
     if (call.n_inputs != f->sig.n_in)
         return bd_error_set(err, BD_EMODEL, "node '%s' calls function '%s' with %zu inputs; it takes "
                             "%zu", call.name, f->sig.name, call.n_inputs, f->sig.n_in);
@@ -765,6 +785,8 @@ static int inline_call(sm_ctx *c, size_t at, const sm_func *f, bd_error *err)
             rc = bd_error_set(err, BD_EMODEL, "node name '%s%s' is too long", b.prefix, v.name);
             break;
         }
+        if ((rc = charge(c, (size_t)nl + 1 + sizeof v + v.n_inputs * sizeof *v.inputs, err)))
+            break;
         v.name = pool_str(c, name);
         v.ctrl = NULL;
         v.n_ctrl = 0;
@@ -777,7 +799,11 @@ static int inline_call(sm_ctx *c, size_t at, const sm_func *f, bd_error *err)
             rc = body_ref(c, &b, v.inputs[j], &in[j], err);
         v.inputs = in;
         tf_bytes origin = { b.nodes[k].origin, b.nodes[k].origin_len };
-        if (rc == 0)
+        if (rc == 0 && strcmp(v.op, "Const") == 0) {
+            v.origin = NULL;        /* a Const's bytes (maybe large) are not copied again:
+                                     * tf_translate encodes one only if TensorFlow runs it */
+            v.origin_len = 0;
+        } else if (rc == 0)
             rc = reencode(c, &v, &origin, err);
         if (rc == 0)
             rc = push_view(c, &v, depth, err);

@@ -21,6 +21,8 @@ and broken copies of two_io for the hostile-input tests (no references):
   bad_missing_tensor  the signature's output "total" names tensor "nope:0"
   bad_unknown_op      an unused node's op is "NoSuchOp" (braid drops it; TensorFlow refuses)
   bad_variables       variables/variables.index is garbage (TensorFlow cannot restore)
+  bad_recursive       the signature's function calls itself
+  bad_fanout          40 functions, each calling the next twice (2^40 calls once inlined)
 """
 import os
 import shutil
@@ -190,6 +192,61 @@ def hostile(out):
     d = variant("bad_variables", lambda mg: None)
     with open(os.path.join(d, "variables", "variables.index"), "wb") as f:
         f.write(b"\x00garbage, not a tensor bundle index" * 8)
+
+    def recursive(mg):
+        wrapper = next(f for f in mg.graph_def.library.function
+                       if f.signature.name.startswith("__inference_signature_wrapper"))
+        call = next(n for n in wrapper.node_def if n.op == "StatefulPartitionedCall")
+        call.attr["f"].func.name = wrapper.signature.name
+    variant("bad_recursive", recursive)
+    fanout(out)
+
+
+def fanout(out):
+    from tensorflow.core.protobuf import saved_model_pb2
+    from tensorflow.core.framework import attr_value_pb2, types_pb2
+    from tensorflow.python.framework import op_def_registry
+    depth = 40
+    sm = saved_model_pb2.SavedModel()
+    sm.saved_model_schema_version = 1
+    mg = sm.meta_graphs.add()
+    mg.meta_info_def.tags.append("serve")
+    for op in ("Placeholder", "PartitionedCall", "AddV2", "Identity"):
+        mg.meta_info_def.stripped_op_list.op.add().CopyFrom(op_def_registry.get(op))
+    flt = attr_value_pb2.AttrValue(type=types_pb2.DT_FLOAT)
+    for k in range(depth + 1):
+        f = mg.graph_def.library.function.add()
+        f.signature.name = "f%d" % k
+        f.signature.input_arg.add(name="x", type=types_pb2.DT_FLOAT)
+        f.signature.output_arg.add(name="y", type=types_pb2.DT_FLOAT)
+        if k == depth:
+            n = f.node_def.add(name="id", op="Identity", input=["x"])
+            n.attr["T"].CopyFrom(flt)
+            f.ret["y"] = "id:output:0"
+            continue
+        for name in ("a", "b"):
+            n = f.node_def.add(name=name, op="PartitionedCall", input=["x"])
+            n.attr["f"].func.name = "f%d" % (k + 1)
+            n.attr["Tin"].list.type.append(types_pb2.DT_FLOAT)
+            n.attr["Tout"].list.type.append(types_pb2.DT_FLOAT)
+        n = f.node_def.add(name="s", op="AddV2", input=["a:output:0", "b:output:0"])
+        n.attr["T"].CopyFrom(flt)
+        f.ret["y"] = "s:z:0"
+    x = mg.graph_def.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].CopyFrom(flt)
+    c = mg.graph_def.node.add(name="call", op="PartitionedCall", input=["x"])
+    c.attr["f"].func.name = "f0"
+    c.attr["Tin"].list.type.append(types_pb2.DT_FLOAT)
+    c.attr["Tout"].list.type.append(types_pb2.DT_FLOAT)
+    sig = mg.signature_def["serving_default"]
+    sig.inputs["x"].name = "x:0"
+    sig.inputs["x"].dtype = types_pb2.DT_FLOAT
+    sig.outputs["y"].name = "call:0"
+    sig.outputs["y"].dtype = types_pb2.DT_FLOAT
+    d = os.path.join(out, "bad_fanout")
+    os.makedirs(d)
+    with open(os.path.join(d, "saved_model.pb"), "wb") as f:
+        f.write(sm.SerializeToString())
 
 
 MODELS = [dense_conv, two_io, nondefault, embed, tf1, novars, hostile]

@@ -2,7 +2,7 @@
 
 TensorFlow comes from the venv scripts/setup.sh makes (~/.cache/braid/tf-venv, or
 $BRAID_TF_VENV): its python makes the SavedModels (gen_savedmodels.py, once, into
-~/.cache/braid/savedmodel-v2) and its libtensorflow_cc.so.2 is the library braid reads the
+~/.cache/braid/savedmodel-v3) and its libtensorflow_cc.so.2 is the library braid reads the
 variables with (unless BRAID_LIBTENSORFLOW names one). Without the venv the tests print
 SKIPPED and exit 77: braid needs TensorFlow to freeze a SavedModel's variables.
 """
@@ -16,7 +16,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.expanduser("~/.cache/braid")
 VENV = os.environ.get("BRAID_TF_VENV") or os.path.join(CACHE, "tf-venv")
-MODELS_DIR = os.path.join(CACHE, "savedmodel-v2")   # bump when gen_savedmodels.py changes
+MODELS_DIR = os.path.join(CACHE, "savedmodel-v3")   # bump when gen_savedmodels.py changes
 TOL = 1e-4          # relative to the reference's largest magnitude (issue 11: <= 1e-4 on float models)
 
 # name -> signature served (the ones the generator writes)

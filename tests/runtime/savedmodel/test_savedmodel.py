@@ -142,6 +142,13 @@ class SavedModels(unittest.TestCase):
     def test_signature_names_a_missing_tensor(self):
         self.assert_refused(os.path.join(MODELS, "bad_missing_tensor"), "output 'total'", "nope:0")
 
+    def test_recursive_function(self):
+        self.assert_refused(os.path.join(MODELS, "bad_recursive"), "nest deeper than 64")
+
+    def test_functions_that_fan_out_exponentially(self):
+        err = self.assert_refused(os.path.join(MODELS, "bad_fanout"), "braid's limit")
+        self.assertTrue("once inlined" in err or "once its functions are inlined" in err, err)
+
     def test_unknown_signature_lists_the_others(self):
         self.assert_refused(os.path.join(MODELS, "nondefault"), "no signature 'nope'", "'scores'",
                             "'serving_default'", extra=("--signature", "nope"))
