@@ -28,6 +28,8 @@ if [ -z "${BRAID_SKIP_ASAN:-}" ]; then
   configure "$asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug &&
     ninja -C "$asan" || { echo "sanitizer build failed"; status=1; }
   # ONNX Runtime leaks a few bytes inside itself once loaded: suppressed by name only.
+  # TensorFlow (tfengine's live tests, loaded from scripts/fetch_tf.sh's venv) needs no
+  # suppression: LSan reports nothing from tensorflow-cpu 2.21 there (docs/tensorflow.md).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions=$root/tests/backends/ort/lsan.supp \
     meson test -C "$asan" --print-errorlogs --num-processes 1 \

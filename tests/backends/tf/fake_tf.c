@@ -82,7 +82,10 @@ static void set_status(TF_Status *s, TF_Code c, const char *msg)
 /* ---- plain objects ------------------------------------------------------------------ */
 
 tf_fn_TF_Version TF_Version;
-EXPORT const char *TF_Version(void) { return "2.0-fake (braid test double, not TensorFlow)"; }
+#ifndef FAKE_TF_VERSION                     /* -DFAKE_TF_VERSION='"1.15.0-fake"': a TF 1 */
+#define FAKE_TF_VERSION "2.0-fake (braid test double, not TensorFlow)"
+#endif
+EXPORT const char *TF_Version(void) { return FAKE_TF_VERSION; }
 
 tf_fn_TF_NewStatus TF_NewStatus;
 EXPORT TF_Status *TF_NewStatus(void) { return calloc(1, sizeof(TF_Status)); }

@@ -3,7 +3,8 @@
  * and loading a library: a missing file, a library lacking a symbol (a fake built by this
  * suite), a complete fake.
  *
- * Environment: FAKE_TF_LIB, FAKE_TF_PARTIAL_LIB (paths of the two fakes, set by meson);
+ * Environment: FAKE_TF_LIB, FAKE_TF_PARTIAL_LIB, FAKE_TF_V1_LIB (paths of the fakes: complete,
+ * lacking TF_SessionRun, saying it is TensorFlow 1.15; set by meson);
  * BRAID_TF_DUMP=FILE additionally writes the fixture's GraphDef to FILE (used by the protoc
  * cross-check, graphdef_protoc.py). */
 #include <setjmp.h>
@@ -440,6 +441,22 @@ static void test_missing_symbol_is_named(void **state)
     assert_null(lib.handle);
 }
 
+/* A complete library that says it is TensorFlow 1 (the fake built with FAKE_TF_VERSION). */
+static void test_tensorflow_1_is_refused_by_version(void **state)
+{
+    (void)state;
+    const char *path = getenv("FAKE_TF_V1_LIB");
+    assert_non_null(path);
+    tf_lib lib;
+    bd_error err = {0};
+    assert_int_equal(tf_lib_open(path, &lib, &err), BD_EUNSUPPORTED);
+    char want[1400];
+    snprintf(want, sizeof want, "libtensorflow.so.2 at %s is TensorFlow 1.15.0-fake; braid needs "
+             "TensorFlow 2.x (scripts/fetch_tf.sh installs tensorflow-cpu 2.21.0)", path);
+    assert_string_equal(err.msg, want);
+    assert_null(lib.handle);
+}
+
 static void test_complete_library_resolves_every_symbol(void **state)
 {
     (void)state;
@@ -468,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_nodedef_data_inputs_skip_control_inputs),
         cmocka_unit_test(test_missing_library_is_named),
         cmocka_unit_test(test_missing_symbol_is_named),
+        cmocka_unit_test(test_tensorflow_1_is_refused_by_version),
         cmocka_unit_test(test_complete_library_resolves_every_symbol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
