@@ -291,6 +291,18 @@ int shp_cast(bd_graph *g, bd_node *n, bd_error *err)
             vals[i] = shp_const_at(x, i);
         return shp_fold_ints(g, out, vals, (size_t)count, err);
     }
+    /* A few shape numbers made float (TensorFlow's Range over float limits, a scale from a
+     * size): folded too, so what they size is static. */
+    if (to == BD_DT_FLOAT && shp_is_int_const(x) && bd_shape_numel(&x->shape) <= 16) {
+        int64_t count = bd_shape_numel(&x->shape);
+        float *p = bd_graph_alloc(g, count ? (size_t)count * sizeof *p : 1);
+        if (!p)
+            return bd_error_set(err, BD_ENOMEM, "out of memory folding constant '%s'", out->name);
+        for (int64_t i = 0; i < count; i++)
+            p[i] = (float)shp_const_at(x, i);
+        out->data = p;
+        out->nbytes = (size_t)count * sizeof *p;
+    }
     return 0;
 }
 

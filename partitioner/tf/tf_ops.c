@@ -701,15 +701,26 @@ static int map_resize(tf_mapctx *m, bd_error *err)
     bool nearest = strcmp(m->v->op, "ResizeNearestNeighbor") == 0;
     int64_t size[MAX_CONST_INTS];
     size_t ns;
-    if (m->n_in != 2 || !const_ints(m->in[1], size, &ns) || ns != 2)
+    if (m->n_in != 2 || m->in[1]->shape.rank > 1 ||
+        (m->in[1]->data && (!const_ints(m->in[1], size, &ns) || ns != 2)))
         return DECLINE;
     if (m->in[0]->shape.rank >= 0 && m->in[0]->shape.rank != 4)
         return DECLINE;
+    bool computed = !m->in[1]->data;     /* Shape -> StridedSlice -> Mul: folded by inference */
     bool align = attr_b(m->v, "align_corners", false);
     bool half = attr_b(m->v, "half_pixel_centers", false);
     const char *ctm = align ? "align_corners"
                     : half ? (nearest ? "tf_half_pixel_for_nn" : "half_pixel") : "asymmetric";
-    bd_value *sv = const_i64(m, "sizes", size, 2, err);
+    bd_value *sv = NULL;
+    if (computed) {
+        bd_node *c = NULL;
+        sv = tf_emit_temp(m, "sizes", err);
+        if (sv && (tf_emit_node(m, "sizes", "Cast", &m->in[1], 1, sv, &c, err) ||
+                   set_int(m, c, "to", BD_DT_INT64, err)))
+            return err->code;
+    } else {
+        sv = const_i64(m, "sizes", size, 2, err);
+    }
     if (!sv)
         return err ? err->code : BD_ENOMEM;
     /* sizes holds the spatial dims only ([H, W], TensorFlow's size input), which braid's

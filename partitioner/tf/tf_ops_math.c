@@ -9,6 +9,7 @@
 #include "partitioner/tf/tf_mapkit.h"
 #include "partitioner/tf/tf_ops.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* The bd_dtype of the node's T attribute (FLOAT when absent: the translator let only
@@ -171,12 +172,31 @@ static int map_select(tf_mapctx *m, bd_error *err)
         return TF_DECLINE;
     /* Select (v1) picks whole rows with a vector condition; Where broadcasts numpy-style,
      * which is the same only when the ranks agree (or the condition is a scalar). */
-    if (strcmp(m->v->op, "Select") == 0) {
-        int rc = m->in[0]->shape.rank, rx = m->in[1]->shape.rank;
-        if (rc < 0 || rx < 0 || (rc != rx && rc != 0))
-            return TF_DECLINE;
-    }
-    return tf_op(m, NULL, "Where", m->in, 3, m->out, NULL, err) ? 0 : tf_rc(err);
+    int rc = m->in[0]->shape.rank, rx = m->in[1]->shape.rank;
+    if (strcmp(m->v->op, "Select") != 0 || (rc >= 0 && rx >= 0 && (rc == rx || rc == 0)))
+        return tf_op(m, NULL, "Where", m->in, 3, m->out, NULL, err) ? 0 : tf_rc(err);
+    /* Ranks unknown here: the condition is reshaped to its own dims followed by ones up to
+     * x's rank, [n] -> [n, 1, ..., 1] (the same shape or a scalar stay what they are); shape
+     * inference folds the whole computation when the shapes are static. */
+    static const int64_t zero = 0, one = 1, to_end = INT64_MAX;
+    bd_value *k0 = tf_k_i64(m, "zero", &zero, 1, err);
+    bd_value *k1 = k0 ? tf_k_i64(m, "one", &one, 1, err) : NULL;
+    bd_value *kend = k1 ? tf_k_i64(m, "to_end", &to_end, 1, err) : NULL;
+    bd_value *sx = kend ? tf_op1(m, "x_shape", "Shape", m->in[1], NULL, NULL, 0, err) : NULL;
+    bd_value *sc = sx ? tf_op1(m, "cond_shape", "Shape", m->in[0], NULL, NULL, 0, err) : NULL;
+    bd_value *rk = sc ? tf_op1(m, "cond_rank", "Shape", sc, NULL, NULL, 0, err) : NULL;
+    bd_value *z = rk ? tf_op2(m, "x_zeros", "Mul", sx, k0, NULL, err) : NULL;
+    bd_value *ones = z ? tf_op2(m, "x_ones", "Add", z, k1, NULL, err) : NULL;
+    bd_value *sl[4] = { ones, rk, kend, k0 };
+    bd_value *tail = ones ? tf_op(m, "ones_tail", "Slice", sl, 4, NULL, NULL, err) : NULL;
+    bd_value *cat[2] = { sc, tail };
+    bd_node *n = NULL;
+    bd_value *shape = tail ? tf_op(m, "cond_dims", "Concat", cat, 2, NULL, &n, err) : NULL;
+    if (!shape || tf_set_int(m, n, "axis", 0, err))
+        return tf_rc(err);
+    bd_value *cond = tf_op2(m, "cond", "Reshape", m->in[0], shape, NULL, err);
+    bd_value *in[3] = { cond, m->in[1], m->in[2] };
+    return cond && tf_op(m, NULL, "Where", in, 3, m->out, NULL, err) ? 0 : tf_rc(err);
 }
 
 static int map_clip(tf_mapctx *m, bd_error *err)

@@ -139,6 +139,12 @@ def math_cases():
         c.out(tf.raw_ops.SelectV2(condition=cond, t=x, e=y))
         c.out(tf.raw_ops.SelectV2(condition=cond, t=x, e=tf.constant(0.0)))
         c.out(tf.raw_ops.Select(condition=cond, x=x, y=y))
+        # Select (v1) picking rows with a vector condition, the ranks unknown to the
+        # translator (the Adds hide them).
+        rows = c.ph([3], np.bool_)
+        xr, yr = c.ph([3, 4, 2]) + 0.0, c.ph([3, 4, 2]) + 0.0
+        c.out(tf.raw_ops.Select(condition=tf.logical_not(rows), x=xr, y=yr))
+        c.out(tf.raw_ops.Select(condition=tf.logical_not(cond), x=x + 0.0, y=y + 0.0))
     cs.append(case("select", select))
 
     def add_n(c):
@@ -265,7 +271,15 @@ def array_cases():
         c.out(tf.broadcast_to(tf.reshape(x, [2, 1, 3]), [2, 4, 3]))
         c.out(tf.range(0, 10, 3))
         c.out(tf.range(1.0, 2.0, 0.25))
+        # A float range over a size (inference folds the cast): movenet-multipose's meshgrid.
+        c.out(tf.range(0.0, tf.cast(tf.shape(x)[1], tf.float32), 1.0))
     cs.append(case("fill_tile_range", fill_tile))
+
+    def resize_computed(c):
+        img = c.ph([1, 4, 5, 3])
+        size = tf.shape(img)[1:3] * 2
+        c.out(tf.raw_ops.ResizeBilinear(images=img, size=size, half_pixel_centers=True))
+    cs.append(case("resize_computed_size", resize_computed))
 
     def gather(c):
         x = c.ph([5, 4, 3])
