@@ -62,6 +62,9 @@ class TritonMetrics(BraiddTestCase):
     @classmethod
     def prepare_repository(cls, repo):
         e2e_models.write_repository_model(repo, "slow", e2e_models.slow_matmul(depth=48))
+        # a request that holds the one worker long enough (~0.5 s alone on a Zen 4 core pair)
+        # for the others to queue behind it however loaded the machine is
+        e2e_models.write_repository_model(repo, "blocker", e2e_models.slow_matmul(depth=200))
         e2e_models.write_repository_model(repo, "batched", e2e_models.batch_add_one())
         e2e_models.write_model_config(repo, "batched", {"max_batch_size": 8})
 
@@ -72,8 +75,8 @@ class TritonMetrics(BraiddTestCase):
     def scrape(self):
         return Scrape(self.d)
 
-    def slow_request(self):
-        return infer_request("slow", {"x": np.ones((256, 1024), np.float32)})
+    def slow_request(self, model="slow"):
+        return infer_request(model, {"x": np.ones((256, 1024), np.float32)})
 
     def test_families_have_tritons_types_and_help(self):
         s = self.scrape()
@@ -82,7 +85,7 @@ class TritonMetrics(BraiddTestCase):
             self.assertEqual(s.families[name].type, kind, name)
             self.assertTrue(s.families[name].documentation, name)
         # every loaded model has all four failure series, and a load time
-        for model in (DEMO, "slow", "batched"):
+        for model in (DEMO, "slow", "blocker", "batched"):
             for reason in REASONS:
                 s.value("nv_inference_request_failure", model, reason=reason, version="1")
             self.assertGreater(s.value("nv_model_load_duration_secs", model, version="1"), 0)
@@ -151,21 +154,24 @@ class TritonMetrics(BraiddTestCase):
                              want, family)
 
     def test_pending_count_while_requests_wait(self):
-        """One worker: of three slow requests, two wait; the gauge shows them, then 0."""
+        """One worker: one slow request runs, two more wait; the gauge shows them, then 0."""
         seen = 0
         with concurrent.futures.ThreadPoolExecutor(3) as pool:
-            futures = [pool.submit(status_of, self.stub.ModelInfer, self.slow_request(),
-                                   timeout=120) for _ in range(3)]
+            # the first on the worker before the others arrive, so the queue (2) holds them
+            futures = [pool.submit(status_of, self.stub.ModelInfer, self.slow_request("blocker"),
+                                   timeout=120)]
+            self.wait_pending("blocker", 0, running=True)
+            futures += [pool.submit(status_of, self.stub.ModelInfer, self.slow_request("blocker"),
+                                    timeout=120) for _ in range(2)]
             while not all(f.done() for f in futures):
-                seen = max(seen, self.scrape().value("nv_inference_pending_request_count", "slow"))
+                seen = max(seen, self.scrape().value("nv_inference_pending_request_count", "blocker"))
                 time.sleep(0.005)
             codes = [f.result()[0] for f in futures]
         self.assertEqual(codes, [grpc.StatusCode.OK] * 3)
-        self.assertGreaterEqual(seen, 1)
-        self.assertLessEqual(seen, 2)
-        self.assertEqual(self.scrape().value("nv_inference_pending_request_count", "slow"), 0)
+        self.assertEqual(seen, 2)
+        self.assertEqual(self.scrape().value("nv_inference_pending_request_count", "blocker"), 0)
         after = self.scrape()
-        self.assertGreater(after.value("nv_inference_queue_duration_us", "slow"), 0)
+        self.assertGreater(after.value("nv_inference_queue_duration_us", "blocker"), 0)
 
     def test_queue_full_cancel_and_deadline_reasons(self):
         """Queue full and a deadline passed in the queue are REJECTED; a request cancelled
@@ -179,21 +185,30 @@ class TritonMetrics(BraiddTestCase):
         self.assertGreater(full, 0, codes)
         self.assertEqual(full + codes.count(grpc.StatusCode.OK), 8, codes)
 
-        # one running, then one that waits past its deadline, and one cancelled as it waits
-        running = self.stub.ModelInfer.future(req, timeout=120)
-        self.wait_pending("slow", 0, running=True)
-        late = self.stub.ModelInfer.future(req, timeout=0.02)
-        cancelled = self.stub.ModelInfer.future(req, timeout=120)
-        self.wait_pending("slow", 2)
+        # one running (the blocker), one cancelled as it waits, and one whose deadline passes
+        # as it waits: long enough to reach the queue, a third of the blocker's run
+        blocker = self.slow_request("blocker")
+        t0 = time.monotonic()
+        self.stub.ModelInfer(blocker, timeout=120)
+        late_timeout = (time.monotonic() - t0) / 3
+        self.assertGreater(late_timeout, 0.05, "the blocker runs too fast to queue behind it")
+        running = self.stub.ModelInfer.future(blocker, timeout=120)
+        self.wait_pending("blocker", 0, running=True)
+        cancelled = self.stub.ModelInfer.future(blocker, timeout=120)
+        self.wait_pending("blocker", 1)
+        late = self.stub.ModelInfer.future(blocker, timeout=late_timeout)
+        self.wait_pending("blocker", 2)
         cancelled.cancel()
         self.assertEqual(late.exception().code(), grpc.StatusCode.DEADLINE_EXCEEDED)
         running.result()
-        self.wait_pending("slow", 0)
+        self.wait_pending("blocker", 0)
         after = self.scrape()
 
         def delta(reason):
             return (after.value("nv_inference_request_failure", "slow", reason=reason)
-                    - before.value("nv_inference_request_failure", "slow", reason=reason))
+                    - before.value("nv_inference_request_failure", "slow", reason=reason)
+                    + after.value("nv_inference_request_failure", "blocker", reason=reason)
+                    - before.value("nv_inference_request_failure", "blocker", reason=reason))
         deadline_s = 10
         t0 = time.monotonic()
         while delta("CANCELED") + delta("REJECTED") < full + 2 and time.monotonic() - t0 < deadline_s:
