@@ -33,7 +33,7 @@ dir="${BRAID_TFJS_DIR:-$HOME/.cache/braid/tfjs}"
 # The models the tests use (tests/runtime/tfjs/meson.build lists them too; keep in sync).
 models=(blazeface-front emotion facemesh iris antispoof liveness mobileface blazepose-lite handtrack
         age gender-ssrnet-imdb blazepose-detector centernet efficientpose facemesh-attention facemesh-attention-pinto facemesh-detection-full facemesh-detection-short gear
-        handdetect handlandmark-full handlandmark-lite handlandmark-sparse meet mobilefacenet movenet-lightning movenet-thunder movenet-multipose selfie)
+        handdetect handlandmark-full handlandmark-lite handlandmark-sparse meet mobilefacenet movenet-lightning movenet-thunder movenet-multipose selfie nanodet)
 
 stamp_models="$dir/models/.complete-$hm_version"
 stamp_tfjs="$dir/node_modules/.complete-tfjs-$tfjs_version"

@@ -357,6 +357,16 @@ static int map_range(tf_mapctx *m, bd_error *err)
     return tf_op(m, NULL, "Range", m->in, 3, m->out, NULL, err) ? 0 : tf_rc(err);
 }
 
+/* SparseToDense with no sparse values (what converters leave of a Where over constants) is the
+ * default value filled to output_shape; anything else is left to TensorFlow. */
+static int map_sparse_to_dense(tf_mapctx *m, bd_error *err)
+{
+    if (m->n_in != 4 || !m->in[2]->data || m->in[2]->nbytes != 0 || m->in[3]->shape.rank != 0)
+        return TF_DECLINE;
+    bd_value *s = as_i64(m, "shape", m->in[1], err);
+    return s && tf_op2(m, NULL, "Expand", m->in[3], s, m->out, err) ? 0 : tf_rc(err);
+}
+
 /* ---- gathers ----------------------------------------------------------------------------- */
 
 static int map_gather(tf_mapctx *m, bd_error *err)
@@ -484,6 +494,6 @@ const tf_op_entry tf_array_ops[] = {
     { "GatherV2", map_gather, ANY },          { "Gather", map_gather, ANY },
     { "GatherNd", map_gather_nd, ANY },       { "TopKV2", map_top_k, ANY | MULTI },
     { "DepthToSpace", map_depth_space, ANY }, { "SpaceToDepth", map_depth_space, ANY },
-    { "MirrorPad", map_mirror_pad, ANY },     { "Einsum", map_einsum, 0 },
+    { "MirrorPad", map_mirror_pad, ANY },     { "SparseToDense", map_sparse_to_dense, ANY },     { "Einsum", map_einsum, 0 },
     { NULL, NULL, 0 },
 };

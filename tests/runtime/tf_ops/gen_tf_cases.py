@@ -281,6 +281,15 @@ def array_cases():
         c.out(tf.raw_ops.ResizeBilinear(images=img, size=size, half_pixel_centers=True))
     cs.append(case("resize_computed_size", resize_computed))
 
+    def sparse_to_dense_empty(c):
+        x = c.ph([2, 5])
+        d = tf.raw_ops.SparseToDense(sparse_indices=tf.zeros([0, 1], tf.int64),
+                                     output_shape=tf.constant([5], tf.int64),
+                                     sparse_values=tf.zeros([0], tf.float32),
+                                     default_value=tf.constant(1.5))
+        c.out(x + d)
+    cs.append(case("sparse_to_dense_empty", sparse_to_dense_empty))
+
     def gather(c):
         x = c.ph([5, 4, 3])
         c.out(tf.gather(x, [4, 0, 2], axis=0))
