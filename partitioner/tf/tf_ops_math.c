@@ -88,6 +88,16 @@ static int map_log1p(tf_mapctx *m, bd_error *err)
     return s && tf_op1(m, NULL, "Log", s, m->out, NULL, 0, err) ? 0 : tf_rc(err);
 }
 
+/* erfc(x) = 1 - erf(x): what Keras' exact GELU freezes to (0.5·x·erfc(-x/√2)). */
+static int map_erfc(tf_mapctx *m, bd_error *err)
+{
+    if (m->n_in != 1)
+        return TF_DECLINE;
+    bd_value *one = tf_k_scalar(m, "one", BD_DT_FLOAT, 1.0, err);
+    bd_value *e = one ? tf_op1(m, "erf", "Erf", m->in[0], NULL, NULL, 0, err) : NULL;
+    return e && tf_op2(m, NULL, "Sub", one, e, m->out, err) ? 0 : tf_rc(err);
+}
+
 static int map_squared_difference(tf_mapctx *m, bd_error *err)
 {
     if (m->n_in != 2)
@@ -301,6 +311,7 @@ const tf_op_entry tf_math_ops[] = {
     { "LogicalAnd", map_same, ANY },   { "LogicalOr", map_same, ANY },
     { "NotEqual", map_not_equal, ANY },
     { "Square", map_square, ANY },     { "Rsqrt", map_rsqrt, 0 },         { "Log1p", map_log1p, 0 },
+    { "Erfc", map_erfc, 0 },
     { "SquaredDifference", map_squared_difference, ANY },
     { "FloorDiv", map_floor_div, ANY }, { "FloorMod", map_floor_mod, ANY },
     { "Atan2", map_atan2, 0 },         { "AddN", map_add_n, ANY },

@@ -81,7 +81,7 @@ def case(name, build):
 def math_cases():
     cs = []
     un = {"Abs": tf.abs, "Neg": tf.negative, "Sqrt": tf.sqrt, "Rsqrt": tf.math.rsqrt, "Exp": tf.exp,
-          "Log": tf.math.log, "Log1p": tf.math.log1p, "Floor": tf.floor, "Ceil": tf.math.ceil,
+          "Log": tf.math.log, "Log1p": tf.math.log1p, "Erfc": tf.math.erfc, "Floor": tf.floor, "Ceil": tf.math.ceil,
           "Round": tf.round, "Sin": tf.sin, "Cos": tf.cos, "Tan": tf.tan, "Atan": tf.atan,
           "Sinh": tf.sinh, "Cosh": tf.cosh, "Erf": tf.math.erf, "Sign": tf.sign,
           "Softplus": tf.nn.softplus, "Softsign": tf.nn.softsign, "Reciprocal": tf.math.reciprocal,
