@@ -21,6 +21,7 @@
 
 #include "runtime/omp_env.h"
 #include "daemon/config.h"
+#include "daemon/cpu_budget.h"
 #include "daemon/http_status.h"
 #include "daemon/log.h"
 #include "daemon/memory_budget.h"
@@ -34,6 +35,7 @@
 typedef struct braidd {
     uv_loop_t        loop;
     bd_daemon_config cfg;
+    bd_cpu_budget    cpus;              /* what automatic sizing read (cores, affinity, quota) */
     const char      *port_file;
     bd_registry     *reg;
     bd_scheduler    *sched;
@@ -289,8 +291,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "braidd: %s\n", err.msg);
         return 2;
     }
-    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
-    bd_config_resolve(&d->cfg, ncores > 0 ? (int)ncores : 1);
+    bd_cpu_budget_read(&d->cpus);
+    bd_config_resolve(&d->cfg, d->cpus.cores);
     bd_config_resolve_memory(&d->cfg, bd_memory_budget());
     bd_log_set_level((bd_log_level)d->cfg.log_level);
     if ((rc = bd_security_check(&d->cfg, &err)) != 0) {
@@ -350,6 +352,13 @@ int main(int argc, char **argv)
     fflush(stdout);
     bd_log(BD_LOG_INFO, NULL, NULL, "listening on grpc port %d, http port %d; %d worker(s) x %d thread(s)",
            grpc_port, http_port, d->cfg.workers, d->cfg.threads_per_worker);
+    if (d->cpus.quota > 0)
+        bd_log(BD_LOG_INFO, NULL, NULL, "CPU budget %d core(s): %d online, %d in the affinity "
+               "mask, cgroup quota %.2f CPUs (%s)", d->cpus.cores, d->cpus.online,
+               d->cpus.affinity, d->cpus.quota, d->cpus.source);
+    else
+        bd_log(BD_LOG_INFO, NULL, NULL, "CPU budget %d core(s): %d online, %d in the affinity "
+               "mask, no cgroup CPU quota", d->cpus.cores, d->cpus.online, d->cpus.affinity);
     if (d->port_file && write_port_file(d->port_file, grpc_port, http_port) != 0)
         bd_log(BD_LOG_ERROR, NULL, NULL, "cannot write the port file %s", d->port_file);
 

@@ -13,6 +13,7 @@
 #include "backends/tf/tf_backend.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "daemon/cpu_budget.h"
 #include "daemon/memory_budget.h"
 #include "tests/daemon/daemon_testlib.h"
 
@@ -327,6 +328,29 @@ static void test_run_memory_auto_and_cgroup(void **state)
     assert_true(bd_memory_budget() > 0);
 }
 
+/* The CPU budget's cgroup parsers (the live reading is tested against real cgroups and
+ * affinity masks by tests/e2e/test_cpu_budget.py). */
+static void test_cpu_quota_parsers(void **state)
+{
+    (void)state;
+    assert_true(bd_cpu_parse_cgroup_max("max 100000\n") == 0);
+    assert_true(bd_cpu_parse_cgroup_max("150000 100000\n") == 1.5);
+    assert_true(bd_cpu_parse_cgroup_max("200000 100000") == 2.0);
+    assert_true(bd_cpu_parse_cgroup_max("50000\n") == 0.5);          /* the default period */
+    assert_true(bd_cpu_parse_cgroup_max("abc 100000\n") == 0);
+    assert_true(bd_cpu_parse_cgroup_max("100000 0\n") == 0);
+    assert_true(bd_cpu_parse_cgroup_max("-5 100000\n") == 0);
+    assert_true(bd_cpu_parse_cgroup_max("100000 100000 junk") == 0);
+    assert_true(bd_cpu_parse_cgroup_max(NULL) == 0);
+    assert_true(bd_cpu_parse_cfs("-1\n", "100000\n") == 0);          /* unlimited */
+    assert_true(bd_cpu_parse_cfs("250000\n", "100000\n") == 2.5);
+    assert_true(bd_cpu_parse_cfs("x", "100000") == 0);
+    assert_true(bd_cpu_parse_cfs("100000", NULL) == 0);
+    bd_cpu_budget b;
+    bd_cpu_budget_read(&b);
+    assert_true(b.cores >= 1 && b.cores <= b.online);
+}
+
 /* KServe's Triton runtime (config/runtimes/kserve-tritonserver.yaml) starts its container
  * with these arguments, exactly; braidd takes them as given. */
 static void test_kserve_triton_arguments_as_given(void **state)
@@ -424,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_resolve_auto),
         cmocka_unit_test(test_plan_cache_keys),
         cmocka_unit_test(test_run_memory_auto_and_cgroup),
+        cmocka_unit_test(test_cpu_quota_parsers),
         cmocka_unit_test(test_kserve_triton_arguments_as_given),
         cmocka_unit_test(test_triton_spellings),
     };
