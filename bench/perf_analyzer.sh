@@ -67,7 +67,7 @@ for m in $MODELS; do
 done
 
 echo "== braidd"
-"$BRAIDD" --repository "$WORK/repo" --grpc-address 127.0.0.1:0 --http-address 127.0.0.1:0 \
+"$BRAIDD" --repository "$WORK/repo" --grpc-address 127.0.0.1:0 --http-address 127.0.0.1:0 --rest-address 127.0.0.1:0 \
   --port-file "$WORK/ports" --log-level warn 2>"$WORK/braidd.log" &
 PID=$!
 for _ in $(seq 1 600); do [ -s "$WORK/ports" ] && break; sleep 0.1; done

@@ -77,5 +77,8 @@ int bd_bind_policy_check(const bd_daemon_config *cfg, bd_error *err)
     if (!rc)
         rc = check_port("HTTP", cfg->http_address, bd_tls_files_enabled(&h), tokens,
                         cfg->allow_insecure_bind, err);
+    if (!rc)                          /* the REST port takes the HTTP port's TLS files */
+        rc = check_port("REST", cfg->rest_address, bd_tls_files_enabled(&h), tokens,
+                        cfg->allow_insecure_bind, err);
     return rc;
 }

@@ -23,6 +23,7 @@ void bd_config_defaults(bd_daemon_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     snprintf(cfg->grpc_address, sizeof cfg->grpc_address, "127.0.0.1:8001");
     snprintf(cfg->http_address, sizeof cfg->http_address, "127.0.0.1:8002");
+    snprintf(cfg->rest_address, sizeof cfg->rest_address, "127.0.0.1:8000");
     cfg->workers            = 0;
     cfg->threads_per_worker = 0;
     cfg->queue_limit        = 64;
@@ -77,6 +78,8 @@ static const key_def keys[] = {
       "HOST:PORT", "gRPC listen address (port 0 picks a free port)   [127.0.0.1:8001]" },
     { "http_address", "http-address", K_STRING, OFF(http_address), sizeof ((bd_daemon_config *)0)->http_address, 0, 0,
       "HOST:PORT", "HTTP status endpoint address; \"\" disables it    [127.0.0.1:8002]" },
+    { "rest_address", "rest-address", K_STRING, OFF(rest_address), sizeof ((bd_daemon_config *)0)->rest_address, 0, 0,
+      "HOST:PORT", "HTTP/REST inference address (KServe v2 REST); \"\" disables it [127.0.0.1:8000]" },
     { "repository", "repository", K_STRING, OFF(repository), sizeof ((bd_daemon_config *)0)->repository, 0, 0,
       "DIR", "model repository: DIR/<model>/<version>/model.onnx [none]" },
     { "workers", "workers", K_INT, OFF(workers), 0, 0, 1024,

@@ -12,6 +12,8 @@
 typedef struct bd_daemon_config {
     char   grpc_address[256];     /* "127.0.0.1:8001" */
     char   http_address[256];     /* "127.0.0.1:8002"; "" disables the status endpoint */
+    char   rest_address[256];     /* "127.0.0.1:8000": HTTP/REST inference (Triton's HTTP
+                                   * port); "" disables it */
     char   repository[4096];      /* model repository directory; "" = none */
     int    workers;               /* worker threads; 0 = auto (fits the cores) */
     int    threads_per_worker;    /* oneDNN/OpenMP threads per worker; 0 = auto */

@@ -10,6 +10,7 @@
 #include "daemon/http_server.h"
 
 #include <netdb.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,23 @@
 
 typedef struct conn conn;
 
+/* Where deferred answers wait for the loop (bd_http_pending_finish from any thread). Lives
+ * until the server and every pending answer let go of it. */
+typedef struct mailbox {
+    pthread_mutex_t  lock;
+    int              refs;
+    uv_async_t      *async;          /* NULL once the server is closing */
+    bd_http_pending *head, *tail;
+} mailbox;
+
+struct bd_http_pending {
+    mailbox         *mb;
+    conn            *c;              /* loop thread only: NULL once the connection closed */
+    bool             head_only, keep_alive;
+    bd_http_response res;
+    bd_http_pending *next;
+};
+
 struct bd_http_server {
     uv_loop_t      *loop;
     uv_tcp_t        listener;
@@ -41,7 +59,9 @@ struct bd_http_server {
     bd_auth        *auth;            /* NULL = no tokens */
     bd_role       (*role_for)(const char *path);
     size_t          n_active;        /* connections not closing */
-    bool            closing, listener_closed;
+    mailbox        *mb;              /* deferred answers; NULL when detached */
+    uv_async_t      async;           /* ... wakes the loop for them */
+    bool            closing, listener_closed, async_closed;
     void          (*done)(void *);
     void           *done_arg;
 };
@@ -79,6 +99,12 @@ struct conn {
     int             writes;          /* uv_write requests in flight */
     size_t          head_bytes, body_bytes, url_len;
     size_t          pending_len;     /* unparsed input kept while paused */
+    bd_http_pending *waiting;        /* the deferred answer this connection waits for */
+    char           *body;            /* keep_body: the request body so far */
+    size_t          body_cap;
+    char           *hdrs;            /* keep_body: "name\0value\0" for every header */
+    size_t          hdrs_len, hdrs_cap;
+    int             hdr_state;       /* 0 before the first header, 1 in a name, 2 in a value */
     char            url[MAX_URL + 1];
     char            pending[READ_CHUNK];
     char            rbuf[READ_CHUNK];
@@ -89,7 +115,7 @@ typedef struct wreq {
     uv_write_t req;
     conn      *c;
     char      *body;
-    char       head[512];
+    char       head[768];
 } wreq;
 
 void bd_http_limits_default(bd_http_limits *l)
@@ -100,6 +126,16 @@ void bd_http_limits_default(bd_http_limits *l)
     l->max_connections_per_ip = 64;
     l->max_unsent_bytes = 1024 * 1024;
     l->timeout_ms       = 30 * 1000;
+    l->keep_body        = false;
+    l->json_errors      = false;
+}
+
+static void conn_free(conn *c)
+{
+    bd_tls_conn_free(c->tls);
+    free(c->body);
+    free(c->hdrs);
+    free(c);
 }
 
 /* ---- the socket, or none --------------------------------------------------------------- */
@@ -133,10 +169,32 @@ static size_t write_queue(conn *c)
 
 /* ---- closing --------------------------------------------------------------------------- */
 
+static void mailbox_unref(mailbox *mb)
+{
+    pthread_mutex_lock(&mb->lock);
+    int left = --mb->refs;
+    pthread_mutex_unlock(&mb->lock);
+    if (left == 0) {
+        pthread_mutex_destroy(&mb->lock);
+        free(mb);
+    }
+}
+
+static void pending_free(bd_http_pending *p)
+{
+    free(p->res.body);
+    mailbox *mb = p->mb;
+    free(p);
+    if (mb)
+        mailbox_unref(mb);
+}
+
 static void maybe_done(bd_http_server *s)
 {
-    if (!s->closing || !s->listener_closed || s->conns)
+    if (!s->closing || !s->listener_closed || s->conns || (s->mb && !s->async_closed))
         return;
+    if (s->mb)
+        mailbox_unref(s->mb);
     void (*done)(void *) = s->done;
     void *arg = s->done_arg;
     SSL_CTX_free(s->tls);
@@ -157,8 +215,7 @@ static void on_conn_closed(uv_handle_t *h)
         s->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    bd_tls_conn_free(c->tls);
-    free(c);
+    conn_free(c);
     maybe_done(s);
 }
 
@@ -167,6 +224,10 @@ static void close_conn(conn *c)
     if (c->state == C_CLOSING)
         return;
     c->state = C_CLOSING;
+    if (c->waiting) {                /* its answer will find no one */
+        c->waiting->c = NULL;
+        c->waiting = NULL;
+    }
     if (c->counted) {
         c->counted = false;
         c->srv->n_active--;
@@ -228,6 +289,7 @@ static void linger(conn *c)
 
 static void feed(conn *c, const char *data, size_t len);
 static void tls_pump(conn *c);
+static void resume(conn *c);
 
 static void on_write(uv_write_t *req, int status)
 {
@@ -247,18 +309,22 @@ static void on_write(uv_write_t *req, int status)
             linger(c);
         return;
     }
-    if (c->paused && write_queue(c) <= c->srv->lim.max_unsent_bytes / 2) {
-        /* the client caught up: parse what was held back, then read again */
-        c->paused = false;
-        http_parser_pause(&c->parser, 0);
-        size_t n = c->pending_len;
-        c->pending_len = 0;
-        feed(c, c->pending, n);
-        if (c->tls)
-            tls_pump(c);             /* plaintext OpenSSL still holds */
-        if (c->state == C_OPEN && !c->paused && !c->finish)
-            read_start(c);
-    }
+    if (c->paused && !c->waiting && write_queue(c) <= c->srv->lim.max_unsent_bytes / 2)
+        resume(c);                   /* the client caught up */
+}
+
+/* Parse what was held back, then read again. */
+static void resume(conn *c)
+{
+    c->paused = false;
+    http_parser_pause(&c->parser, 0);
+    size_t n = c->pending_len;
+    c->pending_len = 0;
+    feed(c, c->pending, n);
+    if (c->tls)
+        tls_pump(c);                 /* plaintext OpenSSL still holds */
+    if (c->state == C_OPEN && !c->paused && !c->finish && !c->waiting)
+        read_start(c);
 }
 
 /* Write BUFS (N of them) for W: to the socket, or for a detached connection to the sink,
@@ -327,6 +393,7 @@ static void send_response(conn *c, bool head_only, bool keep_alive, bd_http_resp
                      "Cache-Control: no-store\r\n"
                      "%s%s%s"
                      "%s%s%s"
+                     "%s"
                      "Connection: %s\r\n"
                      "\r\n",
                      res->status, reason,
@@ -337,6 +404,7 @@ static void send_response(conn *c, bool head_only, bool keep_alive, bd_http_resp
                      res->www_authenticate ? "WWW-Authenticate: " : "",
                      res->www_authenticate ? res->www_authenticate : "",
                      res->www_authenticate ? "\r\n" : "",
+                     res->headers,
                      keep_alive ? "keep-alive" : "close");
     if (n <= 0 || (size_t)n >= sizeof w->head) {
         free(w->body);      /* cannot happen with the static strings the handlers pass */
@@ -370,10 +438,14 @@ static void send_error(conn *c, int status)
 {
     char *body = NULL;
     const char *reason = http_status_str((enum http_status)status);
-    size_t len = (size_t)asprintf(&body, "%d %s\n", status, reason);
-    if (!body)
-        len = 0;
-    bd_http_response res = { .status = status, .body = body, .len = len };
+    bool json = c->srv->lim.json_errors;
+    int n = json ? asprintf(&body, "{\"error\":\"%d %s\"}", status, reason)
+                 : asprintf(&body, "%d %s\n", status, reason);
+    size_t len = n > 0 ? (size_t)n : 0;
+    if (n < 0)
+        body = NULL;
+    bd_http_response res = { .status = status, .body = body, .len = len,
+                             .content_type = json ? "application/json" : NULL };
     send_response(c, false, false, &res);
 }
 
@@ -394,6 +466,30 @@ static int on_message_begin(http_parser *p)
     c->head_done = false;
     c->in_value = c->is_authz = c->authz_seen = c->authz_bad = false;
     c->field_len = c->authz_len = 0;
+    c->hdrs_len = 0;
+    c->hdr_state = 0;
+    return 0;
+}
+
+/* keep_body: append LEN bytes (or a NUL when AT is NULL) to the header store, whose size
+ * bounds it (every header byte is counted against max_head_bytes first). */
+static int hdr_put(conn *c, const char *at, size_t len)
+{
+    if (!c->srv->lim.keep_body)
+        return 0;
+    if (!c->hdrs) {
+        c->hdrs_cap = 3 * c->srv->lim.max_head_bytes + 4;   /* 2 NULs a header, 1+ byte each */
+        if (!(c->hdrs = malloc(c->hdrs_cap)))
+            return reject(c, HTTP_STATUS_INTERNAL_SERVER_ERROR);
+    }
+    size_t n = at ? len : 1;
+    if (c->hdrs_len + n > c->hdrs_cap)
+        return reject(c, HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE);
+    if (at)
+        memcpy(c->hdrs + c->hdrs_len, at, len);
+    else
+        c->hdrs[c->hdrs_len] = '\0';
+    c->hdrs_len += n;
     return 0;
 }
 
@@ -423,6 +519,11 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
         c->in_value = false;
         c->field_len = 0;
     }
+    if (c->hdr_state == 2 && hdr_put(c, NULL, 0))
+        return 1;
+    c->hdr_state = 1;
+    if (hdr_put(c, at, len))
+        return 1;
     if (c->field_len + len <= sizeof c->field)
         memcpy(c->field + c->field_len, at, len);
     c->field_len += len;             /* bounded by max_head_bytes */
@@ -435,6 +536,11 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     c->head_bytes += len;
     if (c->head_bytes > c->srv->lim.max_head_bytes)
         return reject(c, HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE);
+    if (c->hdr_state == 1 && hdr_put(c, NULL, 0))
+        return 1;
+    c->hdr_state = 2;
+    if (hdr_put(c, at, len))
+        return 1;
     if (!c->in_value) {
         c->in_value = true;
         c->is_authz = c->field_len == 13 && strncasecmp(c->field, "authorization", 13) == 0;
@@ -459,6 +565,25 @@ static int on_headers_complete(http_parser *p)
 {
     conn *c = p->data;
     c->head_done = true;
+    if (!c->srv->lim.keep_body)
+        return 0;
+    if (c->hdr_state == 2 && hdr_put(c, NULL, 0))
+        return -1;
+    c->hdr_state = 0;
+    /* a declared body over the limit is refused before any of it is read or stored */
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->srv->lim.max_body_bytes) {
+        reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
+        return -1;
+    }
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length + 1 > c->body_cap) {
+        free(c->body);
+        c->body_cap = 0;
+        if (!(c->body = malloc((size_t)p->content_length + 1))) {
+            reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
+            return -1;
+        }
+        c->body_cap = (size_t)p->content_length + 1;
+    }
     return 0;
 }
 
@@ -500,10 +625,139 @@ static bool authorized(conn *c, const char *path, bd_http_response *res)
 static int on_body(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
+    size_t have = c->body_bytes;
     c->body_bytes += len;
     if (c->body_bytes > c->srv->lim.max_body_bytes)
         return reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
+    if (!c->srv->lim.keep_body)
+        return 0;
+    if (c->body_bytes + 1 > c->body_cap) {          /* chunked: grow, bounded by the limit */
+        size_t cap = c->body_cap ? c->body_cap : 4096;
+        while (cap < c->body_bytes + 1)
+            cap *= 2;
+        if (cap > c->srv->lim.max_body_bytes + 1)
+            cap = c->srv->lim.max_body_bytes + 1;
+        char *b = realloc(c->body, cap);
+        if (!b)
+            return reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
+        c->body = b;
+        c->body_cap = cap;
+    }
+    memcpy(c->body + have, at, len);
     return 0;
+}
+
+const char *bd_http_request_header(const bd_http_request *req, const char *name)
+{
+    conn *c = req->conn_;
+    if (!c || !c->hdrs)
+        return NULL;
+    for (size_t i = 0; i < c->hdrs_len;) {
+        const char *n = c->hdrs + i;
+        size_t nl = strnlen(n, c->hdrs_len - i);
+        if (i + nl + 1 >= c->hdrs_len)
+            break;
+        const char *v = n + nl + 1;
+        size_t vl = strnlen(v, c->hdrs_len - (i + nl + 1));
+        if (!strcasecmp(n, name))
+            return v;
+        i += nl + 1 + vl + 1;
+    }
+    return NULL;
+}
+
+char *bd_http_request_take_body(const bd_http_request *req)
+{
+    conn *c = req->conn_;
+    if (!c || !req->body)
+        return NULL;
+    char *b = c->body;
+    c->body = NULL;
+    c->body_cap = 0;
+    return b;
+}
+
+bd_http_pending *bd_http_defer(const bd_http_request *req)
+{
+    conn *c = req->conn_;
+    if (!c || c->detached || !c->srv->mb || c->waiting)
+        return NULL;
+    bd_http_pending *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    mailbox *mb = c->srv->mb;
+    pthread_mutex_lock(&mb->lock);
+    mb->refs++;
+    pthread_mutex_unlock(&mb->lock);
+    p->mb = mb;
+    p->c = c;
+    c->waiting = p;
+    return p;
+}
+
+void bd_http_pending_finish(bd_http_pending *p, bd_http_response *res)
+{
+    p->res = *res;
+    res->body = NULL;
+    mailbox *mb = p->mb;
+    pthread_mutex_lock(&mb->lock);
+    if (!mb->async) {                /* the server is closing: nobody will send it */
+        pthread_mutex_unlock(&mb->lock);
+        pending_free(p);
+        return;
+    }
+    if (mb->tail)
+        mb->tail->next = p;
+    else
+        mb->head = p;
+    mb->tail = p;
+    uv_async_send(mb->async);        /* under the lock: the handle cannot be closing */
+    pthread_mutex_unlock(&mb->lock);
+}
+
+/* After a response went out for a request of C: the clock restarts, and the parser stops
+ * after a last request or while the client does not read. */
+static void after_response(conn *c, bool keep_alive)
+{
+    bd_http_server *s = c->srv;
+    timer_start(c, s->lim.timeout_ms);
+    if (!keep_alive) {
+        c->finish = true;
+        http_parser_pause(&c->parser, 1);   /* ignore anything pipelined after it */
+    } else if (write_queue(c) > s->lim.max_unsent_bytes) {
+        c->paused = true;            /* the client does not read: hold further requests */
+        http_parser_pause(&c->parser, 1);
+    }
+}
+
+/* Deferred answers arrived: send each to its connection if it is still open. */
+static void on_mail(uv_async_t *a)
+{
+    bd_http_server *s = a->data;
+    pthread_mutex_lock(&s->mb->lock);
+    bd_http_pending *p = s->mb->head;
+    s->mb->head = s->mb->tail = NULL;
+    pthread_mutex_unlock(&s->mb->lock);
+    while (p) {
+        bd_http_pending *next = p->next;
+        conn *c = p->c;
+        if (c && c->state == C_OPEN) {
+            c->waiting = NULL;
+            send_response(c, p->head_only, p->keep_alive, &p->res);
+            p->res.body = NULL;
+            if (c->state == C_OPEN) {
+                after_response(c, p->keep_alive);
+                if (c->finish) {
+                    if (c->writes == 0)
+                        linger(c);
+                } else if (!c->paused) {
+                    resume(c);
+                }
+            }
+        }
+        pending_free(p);
+        p = next;
+    }
 }
 
 static int on_message_complete(http_parser *p)
@@ -531,24 +785,40 @@ static int on_message_complete(http_parser *p)
         query[u.field_data[UF_QUERY].len] = '\0';
     }
 
-    bd_http_request req = { .method = (int)p->method, .path = path, .query = query };
+    bd_http_request req = { .method = (int)p->method, .path = path, .query = query,
+                            .conn_ = c };
+    if (s->lim.keep_body) {
+        if (!c->body && !(c->body = malloc(c->body_cap = 1)))
+            c->body_cap = 0;
+        if (c->body) {
+            c->body[c->body_bytes] = '\0';
+            req.body = c->body;
+            req.body_len = c->body_bytes;
+        }
+    }
     bd_http_response res = { .status = 500 };
     c->in_request = false;
     if (authorized(c, path, &res))
         s->handler(s->arg, &req, &res);
+    if (c->body && c->body_cap > 65536) {     /* keep a small buffer, not a big one */
+        free(c->body);
+        c->body = NULL;
+        c->body_cap = 0;
+    }
+    if (c->waiting) {                /* answered later (on_mail): read nothing meanwhile */
+        free(res.body);
+        c->waiting->head_only = p->method == HTTP_HEAD;
+        c->waiting->keep_alive = keep_alive;
+        c->paused = true;
+        http_parser_pause(p, 1);
+        if (!c->detached)
+            uv_timer_stop(&c->timer);  /* the model's run time is not the client's */
+        return 0;
+    }
     send_response(c, p->method == HTTP_HEAD, keep_alive, &res);
     if (c->state != C_OPEN)
         return 0;
-
-    /* a completed request restarts the clock for the next one */
-    timer_start(c, s->lim.timeout_ms);
-    if (!keep_alive) {
-        c->finish = true;
-        http_parser_pause(p, 1);     /* ignore anything pipelined after it */
-    } else if (write_queue(c) > s->lim.max_unsent_bytes) {
-        c->paused = true;            /* the client does not read: hold further requests */
-        http_parser_pause(p, 1);
-    }
+    after_response(c, keep_alive);  /* a completed request restarts the clock */
     return 0;
 }
 
@@ -643,7 +913,7 @@ static void on_bytes(conn *c, const char *data, size_t len)
 static void on_eof(conn *c, bool clean)
 {
     /* EOF after pipelined requests: finish sending their answers, then close */
-    if (clean && c->writes > 0) {
+    if (clean && (c->writes > 0 || c->waiting)) {
         c->finish = c->eof = true;
         read_stop(c);
     } else {
@@ -677,7 +947,8 @@ static conn *reusable(bd_http_server *s, const conn *same_peer)
 {
     conn *idle = NULL, *slow = NULL;
     for (conn *c = s->conns; c; c = c->next) {
-        if (c->state != C_OPEN || !c->counted || c->writes > 0 || c->finish || c->paused)
+        if (c->state != C_OPEN || !c->counted || c->writes > 0 || c->finish || c->paused ||
+            c->waiting)
             continue;
         if (same_peer && (c->peer_len != same_peer->peer_len ||
                           memcmp(c->peer, same_peer->peer, c->peer_len) != 0))
@@ -842,6 +1113,21 @@ int bd_http_server_start(uv_loop_t *loop, const char *address, const bd_http_lim
     }
     s->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                 : ((struct sockaddr_in *)&bound)->sin_port);
+    if (s->lim.keep_body) {          /* handlers may answer later, from other threads */
+        mailbox *mb = calloc(1, sizeof *mb);
+        if (!mb || uv_async_init(loop, &s->async, on_mail) != 0) {
+            free(mb);
+            s->closing = true;
+            s->listener_closed = false;
+            uv_close((uv_handle_t *)&s->listener, free_on_close);
+            return bd_error_set(err, BD_ENOMEM, "HTTP server: cannot set up deferred answers");
+        }
+        pthread_mutex_init(&mb->lock, NULL);
+        mb->refs = 1;
+        mb->async = &s->async;
+        s->async.data = s;
+        s->mb = mb;
+    }
     *out = s;
     return 0;
 }
@@ -854,6 +1140,13 @@ int bd_http_server_port(const bd_http_server *s)
 size_t bd_http_server_connections(const bd_http_server *s)
 {
     return s->n_active;
+}
+
+static void on_async_closed(uv_handle_t *h)
+{
+    bd_http_server *s = h->data;
+    s->async_closed = true;
+    maybe_done(s);
 }
 
 static void on_listener_closed(uv_handle_t *h)
@@ -872,6 +1165,19 @@ void bd_http_server_close(bd_http_server *s, void (*done)(void *arg), void *arg)
     s->done_arg = arg;
     for (conn *c = s->conns; c; c = c->next)
         close_conn(c);               /* unlinks only in its close callback */
+    if (s->mb) {                     /* answers still to come are dropped from now on */
+        pthread_mutex_lock(&s->mb->lock);
+        s->mb->async = NULL;
+        bd_http_pending *p = s->mb->head;
+        s->mb->head = s->mb->tail = NULL;
+        pthread_mutex_unlock(&s->mb->lock);
+        while (p) {
+            bd_http_pending *next = p->next;
+            pending_free(p);
+            p = next;
+        }
+        uv_close((uv_handle_t *)&s->async, on_async_closed);
+    }
     uv_close((uv_handle_t *)&s->listener, on_listener_closed);
 }
 
@@ -929,6 +1235,6 @@ void bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *s
     }
     if (c->state == C_OPEN)
         on_eof(c, true);
-    free(c);
+    conn_free(c);
     free(s);
 }

@@ -42,6 +42,12 @@ typedef struct bd_http_limits {
     size_t   max_unsent_bytes;   /* stop reading while more output than this waits; 1 MiB */
     uint64_t timeout_ms;         /* a whole request must arrive within this, counted from
                                   * the connection's start or the previous request; 30 s */
+    bool     keep_body;          /* collect the body and the headers for the handler
+                                  * (bd_http_request's body, bd_http_request_header); false:
+                                  * bodies are discarded. A Content-Length over
+                                  * max_body_bytes is refused (413) before any body byte. */
+    bool     json_errors;        /* the server's own errors (400, 413, 431...) as
+                                  * {"error": "..."} (the REST port); false: plain text */
 } bd_http_limits;
 
 void bd_http_limits_default(bd_http_limits *l);
@@ -50,7 +56,17 @@ typedef struct bd_http_request {
     int         method;          /* enum http_method: HTTP_GET, HTTP_HEAD, ... */
     const char *path;            /* "/metrics" (no query, not decoded) */
     const char *query;           /* what followed '?', "" if nothing */
+    const char *body;            /* keep_body: the body (de-chunked), NUL-terminated; else NULL */
+    size_t      body_len;
+    void       *conn_;           /* the server's (bd_http_request_header, bd_http_defer...) */
 } bd_http_request;
+
+/* keep_body: the value of REQ's header NAME (case-insensitive), NUL-terminated, or NULL.
+ * A header sent twice gives its first value. Valid while the handler runs. */
+const char *bd_http_request_header(const bd_http_request *req, const char *name);
+/* keep_body: take REQ's body (malloc'ed, LEN = body_len, NUL after it); the caller frees
+ * it. NULL when there is none. Handler only. */
+char       *bd_http_request_take_body(const bd_http_request *req);
 
 typedef struct bd_http_response {
     int         status;          /* 200, 404, ... */
@@ -59,7 +75,18 @@ typedef struct bd_http_response {
     const char *www_authenticate; /* static string for a WWW-Authenticate header, or NULL */
     char       *body;            /* malloc'ed; the server frees it; NULL = empty */
     size_t      len;
+    char        headers[192];    /* more header lines, each ending in "\r\n"; "" = none */
 } bd_http_response;
+
+/* Answer REQ later: called inside the handler (RES is then ignored), it returns the token
+ * bd_http_pending_finish takes; NULL when the connection cannot wait (bd_http_serve_bytes),
+ * then the handler answers at once. The connection reads nothing more until the answer is
+ * sent. */
+typedef struct bd_http_pending bd_http_pending;
+bd_http_pending *bd_http_defer(const bd_http_request *req);
+/* Send RES (the server takes RES->body) for P's request, from any thread; P is freed. When
+ * the connection or the server is gone meanwhile the response is dropped. */
+void bd_http_pending_finish(bd_http_pending *p, bd_http_response *res);
 
 /* Fill RES for REQ. For HEAD the server sends the headers of the GET response without its
  * body. Runs on the loop thread; must not block. */

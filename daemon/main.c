@@ -27,6 +27,7 @@
 #include "daemon/memory_budget.h"
 #include "daemon/notify.h"
 #include "daemon/registry.h"
+#include "daemon/rest_server.h"
 #include "daemon/rpc.h"
 #include "daemon/scheduler.h"
 #include "daemon/security.h"
@@ -41,6 +42,7 @@ typedef struct braidd {
     bd_scheduler    *sched;
     bd_server       *srv;
     bd_http         *http;
+    bd_rest         *rest;
     uv_signal_t      sig_term, sig_int, sig_hup;
     uv_timer_t       watchdog;
     uv_timer_t       ready_poll;        /* until the loads in progress have finished */
@@ -139,6 +141,16 @@ static void on_server_closed(void *arg)
         on_http_closed(d);
 }
 
+static void on_rest_closed(void *arg)
+{
+    braidd *d = arg;
+    d->rest = NULL;
+    if (d->srv)
+        bd_server_close(d->srv, on_server_closed, d);
+    else
+        on_server_closed(d);
+}
+
 /* The drain ends when no request is queued or running and no load is running, or at the
  * exit timeout: what is still queued is answered UNAVAILABLE, loads still inside a step are
  * abandoned (answered UNAVAILABLE, their result discarded), and the ports close. */
@@ -156,7 +168,10 @@ static void on_drain_poll(uv_timer_t *t)
         bd_log(BD_LOG_WARN, NULL, NULL, "exit timeout (%d ms): %d queued request(s) answered UNAVAILABLE, "
                "%d model load(s) abandoned; closing", d->cfg.exit_timeout_ms, dropped, loads);
     }
-    bd_server_close(d->srv, on_server_closed, d);
+    if (d->rest)                        /* it calls into the gRPC server's methods: first */
+        bd_rest_close(d->rest, on_rest_closed, d);
+    else
+        bd_server_close(d->srv, on_server_closed, d);
 }
 
 /* Something cannot be interrupted (a load inside one compilation, a request inside one
@@ -248,15 +263,16 @@ static const char *take_port_file(int *argc, char **argv)
     return path;
 }
 
-/* Write "GRPC_PORT HTTP_PORT\n" atomically (tmp + rename: a reader never sees half). */
-static int write_port_file(const char *path, int grpc_port, int http_port)
+/* Write "GRPC_PORT HTTP_PORT REST_PORT\n" atomically (tmp + rename: a reader never sees
+ * half). A disabled port is 0. */
+static int write_port_file(const char *path, int grpc_port, int http_port, int rest_port)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;
-    fprintf(f, "%d %d\n", grpc_port, http_port);
+    fprintf(f, "%d %d %d\n", grpc_port, http_port, rest_port);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         return -1;
@@ -324,13 +340,20 @@ int main(int argc, char **argv)
                                    d->sched, &d->srv, &err)) != 0 ||
         (d->cfg.http_address[0] &&
          ((rc = bd_http_start(&d->loop, d->cfg.http_address, d->reg, &d->http, &err)) != 0 ||
-          (rc = bd_security_protect_http(&d->cfg, d->srv, d->http, &err)) != 0))) {
+          (rc = bd_security_protect_http(&d->cfg, d->srv, d->http, &err)) != 0)) ||
+        (d->cfg.rest_address[0] &&
+         ((rc = bd_rest_start(&d->loop, &d->cfg, d->srv, d->reg, &d->rest, &err)) != 0 ||
+          (rc = bd_security_protect_rest(&d->cfg, d->srv, d->rest, &err)) != 0))) {
         fprintf(stderr, "braidd: %s\n", err.msg);
         bd_log(BD_LOG_ERROR, NULL, NULL, "start-up failed: %s", err.msg);
         exit_code = 1;
         d->stopping = true;
         if (d->sched)
             bd_scheduler_drain(d->sched, 0);
+        if (d->rest) {                      /* its TLS or tokens failed */
+            bd_rest_close(d->rest, NULL, NULL);
+            d->rest = NULL;
+        }
         if (d->srv) {                       /* the HTTP port failed after gRPC bound */
             bd_server_stop(d->srv);
             bd_server_close(d->srv, on_server_closed, d);
@@ -344,11 +367,14 @@ int main(int argc, char **argv)
     }
 
     int grpc_port = bd_server_port(d->srv), http_port = d->http ? bd_http_port(d->http) : 0;
-    char gh[256], hh[256], http_where[300] = "disabled";
+    int rest_port = d->rest ? bd_rest_port(d->rest) : 0;
+    char gh[256], hh[256], rh[256], http_where[300] = "disabled", rest_where[300] = "disabled";
     if (d->http)
         snprintf(http_where, sizeof http_where, "%s:%d", host_of(d->cfg.http_address, hh, sizeof hh), http_port);
-    printf("braidd listening on grpc %s:%d, http %s\n", host_of(d->cfg.grpc_address, gh, sizeof gh),
-           grpc_port, http_where);
+    if (d->rest)
+        snprintf(rest_where, sizeof rest_where, "%s:%d", host_of(d->cfg.rest_address, rh, sizeof rh), rest_port);
+    printf("braidd listening on grpc %s:%d, http %s, rest %s\n", host_of(d->cfg.grpc_address, gh, sizeof gh),
+           grpc_port, http_where, rest_where);
     fflush(stdout);
     bd_log(BD_LOG_INFO, NULL, NULL, "listening on grpc port %d, http port %d; %d worker(s) x %d thread(s)",
            grpc_port, http_port, d->cfg.workers, d->cfg.threads_per_worker);
@@ -359,7 +385,7 @@ int main(int argc, char **argv)
     else
         bd_log(BD_LOG_INFO, NULL, NULL, "CPU budget %d core(s): %d online, %d in the affinity "
                "mask, no cgroup CPU quota", d->cpus.cores, d->cpus.online, d->cpus.affinity);
-    if (d->port_file && write_port_file(d->port_file, grpc_port, http_port) != 0)
+    if (d->port_file && write_port_file(d->port_file, grpc_port, http_port, rest_port) != 0)
         bd_log(BD_LOG_ERROR, NULL, NULL, "cannot write the port file %s", d->port_file);
 
     /* Scan after listening, so clients can watch the loads (RepositoryIndex, /v2/status). */

@@ -40,6 +40,19 @@ int bd_security_protect_http(const bd_daemon_config *cfg, bd_server *srv, bd_htt
     return 0;
 }
 
+int bd_security_protect_rest(const bd_daemon_config *cfg, bd_server *srv, bd_rest *rest,
+                             bd_error *err)
+{
+    bd_tls_files files;
+    bd_tls_files_http(cfg, &files);
+    SSL_CTX *ctx = NULL;
+    if (bd_tls_files_enabled(&files) && bd_tls_http_context(&files, &ctx, err) != 0)
+        return bd_error_prefix(err, "REST port: ");
+    bd_rest_set_security(rest, ctx, bd_server_auth(srv));
+    SSL_CTX_free(ctx);                      /* the server keeps its reference */
+    return 0;
+}
+
 static void reload_tokens(bd_auth *auth)
 {
     bd_error err = {0};

@@ -12,6 +12,7 @@
 
 #include "daemon/config.h"
 #include "daemon/http_status.h"
+#include "daemon/rest_server.h"
 #include "core/error.h"
 #include "daemon/server.h"
 
@@ -23,6 +24,9 @@ int  bd_security_protect_http(const bd_daemon_config *cfg, bd_server *srv, bd_ht
                               bd_error *err);
 /* SIGHUP: re-read the token file and the certificate files (HTTP may be NULL). */
 void bd_security_reload      (const bd_daemon_config *cfg, bd_server *srv, bd_http *http);
+/* TLS (the HTTP port's files) and the server's tokens on the REST port (rest_server.h). */
+int  bd_security_protect_rest(const bd_daemon_config *cfg, bd_server *srv, bd_rest *rest,
+                              bd_error *err);
 /* One log line on what protects the ports. */
 void bd_security_log         (const bd_daemon_config *cfg, bd_server *srv);
 

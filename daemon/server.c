@@ -83,6 +83,11 @@ struct bd_call {
     void               *msg;
     void               *state;
     void              (*state_free)(void *state);
+    /* A local call (bd_server_call_local) has no grpc_call: its request is LOCAL_PAYLOAD
+     * (owned) and its answer goes to LOCAL_REPLY. */
+    bd_local_reply_fn   local_reply;
+    void               *local_arg;
+    uint8_t            *local_payload;
 };
 
 struct bd_server {
@@ -243,6 +248,7 @@ static void call_free(bd_call *c)
         grpc_call_details_destroy(&c->details);
     if (c->call)
         grpc_call_unref(c->call);
+    free(c->local_payload);
     free(c);
     live_calls_drop(s);
 }
@@ -609,6 +615,11 @@ static void send_reply(bd_call *c, grpc_status_code status, const char *message,
             grpc_byte_buffer_destroy(buf);
         return;
     }
+    if (c->local_reply) {                       /* no gRPC: hand the answer over */
+        c->local_reply(c->local_arg, status, message, NULL, NULL);
+        call_release(c);
+        return;
+    }
     c->send_buf = buf;
     c->status_details = message && message[0] ? grpc_slice_from_copied_string(message) : grpc_empty_slice();
     c->has_details = true;
@@ -665,6 +676,15 @@ static bool reply_too_big(bd_call *c, size_t size)
 
 void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
 {
+    if (c->local_reply) {                       /* the transport encodes it its own way */
+        if (atomic_exchange(&c->replied, true)) {
+            bd_log(BD_LOG_ERROR, NULL, NULL, "server: a call was answered twice (ignored)");
+            return;
+        }
+        c->local_reply(c->local_arg, GRPC_STATUS_OK, NULL, fields, msg);
+        call_release(c);
+        return;
+    }
     grpc_slice first = grpc_slice_malloc(REPLY_FIRST_TRY);
     pb_ostream_t fs = pb_ostream_from_buffer(GRPC_SLICE_START_PTR(first), REPLY_FIRST_TRY);
     if (pb_encode(&fs, fields, msg)) {
@@ -699,6 +719,47 @@ void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
     grpc_byte_buffer *buf = grpc_raw_byte_buffer_create(&sl, 1);
     grpc_slice_unref(sl);
     send_reply(c, GRPC_STATUS_OK, NULL, buf);
+}
+
+/* ---- local calls (another transport: REST) ------------------------------------------------ */
+
+int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
+                         uint64_t deadline_ns, bd_local_reply_fn reply, void *arg)
+{
+    int m = -1;
+    for (size_t i = 0; i < s->n_methods; i++)
+        if (!strcmp(s->methods[i].path, path))
+            m = (int)i;
+    if (m < 0) {
+        free(payload);
+        return BD_ENOTFOUND;
+    }
+    bd_call *c = calloc(1, sizeof *c);
+    if (!c) {
+        free(payload);
+        return BD_ENOMEM;
+    }
+    static const uint8_t empty[1];
+    c->srv = s;
+    c->method = m;
+    c->local_reply = reply;
+    c->local_arg = arg;
+    c->local_payload = payload;
+    c->data = payload ? payload : empty;
+    c->len = payload ? len : 0;
+    c->deadline_ns = deadline_ns;
+    grpc_metadata_array_init(&c->md);
+    atomic_init(&c->refs, 2);                   /* reply + the handler running */
+    pthread_mutex_lock(&s->lock);
+    s->live_calls++;
+    pthread_mutex_unlock(&s->lock);
+    atomic_fetch_add(&s->stats->rpc_total, 1);
+    if (atomic_load(&s->stopping) && s->methods[m].refused_when_stopping)
+        bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
+    else
+        s->methods[m].fn(c);
+    call_release(c);                            /* the handler's */
+    return 0;
 }
 
 /* ---- server lifecycle -------------------------------------------------------------------------- */

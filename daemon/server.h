@@ -70,6 +70,24 @@ void bd_server_stop(bd_server *s);
  * bd_server_stop and the scheduler's drain. */
 void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg);
 
+/* ---- calls from another transport (rest_server.c) ------------------------------------------ */
+
+/* How a local call is answered, exactly once, on the thread that answers it (the loop or a
+ * worker): STATUS OK with MSG (FIELDS describes it; valid only during the callback, tensor
+ * spans included) or an error STATUS with MESSAGE (FIELDS and MSG NULL). */
+typedef void (*bd_local_reply_fn)(void *arg, grpc_status_code status, const char *message,
+                                  const pb_msgdesc_t *fields, const void *msg);
+
+/* Run the method at PATH ("/inference.GRPCInferenceService/ModelInfer") as if its request
+ * PAYLOAD (LEN bytes of protobuf, malloc'ed; the call takes it, NULL = empty) had arrived
+ * over gRPC: the same handler, scheduler, limits and statistics; the answer goes to REPLY.
+ * DEADLINE_NS: bd_now_ns() clock, 0 = none. A local call is not cancelled when its client
+ * goes away: it runs to its answer, which the transport then drops. Loop thread (the
+ * method's loop handler runs at once; models run on the workers, never here).
+ * BD_ENOTFOUND for an unknown PATH (REPLY not called); 0 otherwise. */
+int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
+                         uint64_t deadline_ns, bd_local_reply_fn reply, void *arg);
+
 /* ---- one RPC (handlers in rpc_*.c) ------------------------------------------------------- */
 
 /* A handler on the loop thread. */

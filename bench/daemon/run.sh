@@ -93,7 +93,7 @@ stop() {             # PID NAME: SIGTERM, and the exit code must be 0
 echo "== start the echo server, and braidd for the latency run (daemon defaults)"
 start_braidd() {     # extra braidd flags...; sets BRAIDD_PID and GRPC_PORT
   rm -f "$WORK/braidd.ports"
-  "$BRAIDD" --repository "$WORK/repo" --grpc-address 127.0.0.1:0 --http-address 127.0.0.1:0 \
+  "$BRAIDD" --repository "$WORK/repo" --grpc-address 127.0.0.1:0 --http-address 127.0.0.1:0 --rest-address 127.0.0.1:0 \
     --port-file "$WORK/braidd.ports" --queue-limit 64 --log-level warn "$@" 2>>"$WORK/braidd.log" &
   BRAIDD_PID=$!; PIDS+=("$BRAIDD_PID")
   wait_port_file "$WORK/braidd.ports" "$BRAIDD_PID" "$WORK/braidd.log"

@@ -119,7 +119,8 @@ static int start_braidd(void)
     char ports[400];
     snprintf(ports, sizeof ports, "%s/ports", tmpdir);
     char *argv[] = { (char *)braidd_path, "--repository", repo, "--grpc-address", "127.0.0.1:0",
-                     "--http-address", "127.0.0.1:0", "--port-file", ports, "--allow-uploads", NULL };
+                     "--http-address", "127.0.0.1:0", "--rest-address", "127.0.0.1:0", "--port-file", ports,
+                     "--allow-uploads", NULL };
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -42,7 +42,7 @@ def code_of(fn):
 tmp = tempfile.mkdtemp(prefix="braidd-smoke-")
 port_file = os.path.join(tmp, "ports")
 proc = subprocess.Popen([braidd, "--repository", os.path.join(root, "daemon/demo-repository"),
-                         "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
+                         "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0", "--rest-address", "127.0.0.1:0",
                          "--port-file", port_file, "--drain-timeout-ms", "5000"],
                         stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
 try:
@@ -51,9 +51,10 @@ try:
             break
         time.sleep(0.1)
     check(os.path.exists(port_file), "braidd writes its port file")
-    grpc_port, http_port = map(int, open(port_file).read().split())
+    grpc_port, http_port, rest_port = map(int, open(port_file).read().split())
     line = proc.stdout.readline().strip()
-    check(line == f"braidd listening on grpc 127.0.0.1:{grpc_port}, http 127.0.0.1:{http_port}",
+    check(line == f"braidd listening on grpc 127.0.0.1:{grpc_port}, http 127.0.0.1:{http_port}, "
+          f"rest 127.0.0.1:{rest_port}",
           f"listening line: {line!r}")
 
     ch = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")

@@ -145,7 +145,7 @@ class Braidd:
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=0")
         env.update(self.extra_env)
         cmd = [braidd_path(), "--repository", self.repo,
-               "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
+               "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0", "--rest-address", "127.0.0.1:0",
                "--port-file", self.port_file] + self.args
         self.cmd = cmd
         with open(self.log_path, "wb") as log:
@@ -178,8 +178,9 @@ class Braidd:
         if not text.endswith("\n"):
             return None          # still being written
         parts = text.split()
-        if len(parts) != 2:
-            raise BraiddError("port file holds %r, expected 'grpc_port http_port\\n'" % text)
+        if len(parts) != 3:
+            raise BraiddError("port file holds %r, expected 'grpc_port http_port rest_port\\n'" % text)
+        self.rest_port = int(parts[2])
         return int(parts[0]), int(parts[1])
 
     def new_channel(self):

@@ -23,7 +23,8 @@ def run_braidd(prefix=(), preexec=None):
         ports = os.path.join(tmp, "ports")
         log = open(os.path.join(tmp, "log"), "w+")
         p = subprocess.Popen(list(prefix) + [BRAIDD, "--grpc-address", "127.0.0.1:0",
-                                             "--http-address", "", "--port-file", ports],
+                                             "--http-address", "", "--rest-address", "",
+                                             "--port-file", ports],
                              stdout=log, stderr=subprocess.STDOUT, preexec_fn=preexec)
         t0 = time.monotonic()
         while not os.path.exists(ports) and p.poll() is None and time.monotonic() - t0 < 30:

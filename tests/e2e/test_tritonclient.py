@@ -6,8 +6,8 @@ inference, classification, repository index, load with an upload and unload, sta
 checked against the demo model's PyTorch reference (tests/fixtures/demo) and numpy.
 
 Run by Debian's python3 (meson), it re-executes itself in the client venv. Skipped (exit 77,
-saying why) only when that venv is absent. The HTTP flavour (tritonclient.http) waits for
-braidd's REST API (issue 12)."""
+saying why) only when that venv is absent. The HTTP flavour (tritonclient.http, against the
+REST port) is test_tritonclient_http.py."""
 
 import os
 import subprocess

@@ -70,7 +70,7 @@ class Daemon:
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [BRAIDD, "--repository", self.repo, "--grpc-address", "127.0.0.1:0",
-             "--http-address", "127.0.0.1:0", "--port-file", self.port_file],
+             "--http-address", "127.0.0.1:0", "--rest-address", "127.0.0.1:0", "--port-file", self.port_file],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
         self.messages = []
         deadline = time.monotonic() + 30
@@ -79,7 +79,7 @@ class Daemon:
                 raise RuntimeError("braidd did not start:\n" + self.logtext())
             time.sleep(0.02)
         with open(self.port_file) as f:
-            self.grpc_port, self.http_port = map(int, f.read().split())
+            self.grpc_port, self.http_port, self.rest_port = map(int, f.read().split())
 
     def logtext(self):
         if not self.log.closed:
