@@ -227,7 +227,7 @@ static void on_signal(uv_signal_t *h, int signum)
         if (d->stopping)
             return;
         bd_notify_reloading();
-        bd_security_reload(&d->cfg, d->srv, d->http);
+        bd_security_reload(&d->cfg, d->srv, d->http, d->rest);
         if (bd_config_model_control(&d->cfg) != BD_MODEL_CONTROL_NONE) {
             bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: rescanning the repository");
             bd_error err = {0};

@@ -67,7 +67,8 @@ static void reload_tokens(bd_auth *auth)
            ni, na);
 }
 
-void bd_security_reload(const bd_daemon_config *cfg, bd_server *srv, bd_http *http)
+void bd_security_reload(const bd_daemon_config *cfg, bd_server *srv, bd_http *http,
+                        bd_rest *rest)
 {
     bd_auth *auth = bd_server_auth(srv);
     if (auth)
@@ -88,6 +89,13 @@ void bd_security_reload(const bd_daemon_config *cfg, bd_server *srv, bd_http *ht
                    "certificate stays: %s", err.msg);
         else
             bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: HTTP TLS certificate reloaded");
+    }
+    if (rest && bd_tls_files_enabled(&files)) {
+        if (bd_security_protect_rest(cfg, srv, rest, &err) != 0)
+            bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: TLS files not reloaded, the previous "
+                   "certificate stays: %s", err.msg);
+        else
+            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: REST TLS certificate reloaded");
     }
 }
 

@@ -23,7 +23,8 @@ int  bd_security_check       (bd_daemon_config *cfg, bd_error *err);
 int  bd_security_protect_http(const bd_daemon_config *cfg, bd_server *srv, bd_http *http,
                               bd_error *err);
 /* SIGHUP: re-read the token file and the certificate files (HTTP may be NULL). */
-void bd_security_reload      (const bd_daemon_config *cfg, bd_server *srv, bd_http *http);
+void bd_security_reload      (const bd_daemon_config *cfg, bd_server *srv, bd_http *http,
+                              bd_rest *rest);
 /* TLS (the HTTP port's files) and the server's tokens on the REST port (rest_server.h). */
 int  bd_security_protect_rest(const bd_daemon_config *cfg, bd_server *srv, bd_rest *rest,
                               bd_error *err);

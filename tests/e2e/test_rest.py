@@ -7,6 +7,7 @@ binary sizes beyond the body, a gzip bomb, oversized heads — each answered wit
 braidd keeps serving."""
 
 import gzip
+import unittest
 import json
 import os
 import socket
@@ -15,7 +16,10 @@ import zlib
 
 import numpy as np
 
-from braidd_fixture import SOURCE_ROOT, BraiddTestCase, run_tests
+import tempfile
+import time
+
+from braidd_fixture import SOURCE_ROOT, Braidd, BraiddTestCase, run_tests
 
 DEMO = "tinycnn"
 
@@ -48,6 +52,22 @@ def read_response(sock):
     return status, headers, rest[:n], rest[n:]
 
 
+def http_request(port, method, path, body=b"", headers=None, sock=None):
+    """One request on SOCK (or a new connection to PORT): (status, headers, body)."""
+    own = sock is None
+    if own:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    h = {"Host": "x", "Content-Length": str(len(body))}
+    h.update(headers or {})
+    head = "%s %s HTTP/1.1\r\n%s\r\n" % (method, path,
+                                         "".join("%s: %s\r\n" % kv for kv in h.items()))
+    sock.sendall(head.encode() + body)
+    status, hdrs, data, _ = read_response(sock)
+    if own:
+        sock.close()
+    return status, hdrs, data
+
+
 class Rest(BraiddTestCase):
 
     def setUp(self):
@@ -56,18 +76,7 @@ class Rest(BraiddTestCase):
         self.probs = fixture("probabilities")
 
     def request(self, method, path, body=b"", headers=None, sock=None):
-        own = sock is None
-        if own:
-            sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
-        h = {"Host": "x", "Content-Length": str(len(body))}
-        h.update(headers or {})
-        head = "%s %s HTTP/1.1\r\n%s\r\n" % (method, path,
-                                             "".join("%s: %s\r\n" % kv for kv in h.items()))
-        sock.sendall(head.encode() + body)
-        status, hdrs, data, _ = read_response(sock)
-        if own:
-            sock.close()
-        return status, hdrs, data
+        return http_request(self.port, method, path, body, headers, sock)
 
     def infer_body(self, data=None, shape=None):
         x = self.image
@@ -251,6 +260,36 @@ class Rest(BraiddTestCase):
         s.close()
         self.assert_serving()
         self.d.assert_running()
+
+
+class RestTokens(unittest.TestCase):
+    """The REST port with --auth-token-file: health open, infer needs a token, load the admin
+    role (401 without a token, 403 with an inference token)."""
+
+    INFERENCE = "inference-token-" + "a1" * 16
+    ADMIN = "admin-token-" + "b2" * 16
+
+    def test_roles(self):
+        tmp = tempfile.mkdtemp(prefix="braid-rest-tokens-")
+        path = os.path.join(tmp, "tokens")
+        with open(path, "w") as f:
+            f.write("inference %s\nadmin %s\n" % (self.INFERENCE, self.ADMIN))
+        os.chmod(path, 0o600)
+        with Braidd(args=["--auth-token-file", path]) as d:
+            def req(method, p, body=b"", token=None):
+                h = {"Authorization": "Bearer " + token} if token else {}
+                return http_request(d.rest_port, method, p, body, h)
+            deadline = time.monotonic() + 60
+            while req("GET", "/v2/health/ready")[0] != 200 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(req("GET", "/v2/health/ready")[0], 200)
+            self.assertEqual(req("GET", "/v2/models/" + DEMO)[0], 401)
+            self.assertEqual(req("GET", "/v2/models/" + DEMO, token="wrong" * 5)[0], 401)
+            self.assertEqual(req("GET", "/v2/models/" + DEMO, token=self.INFERENCE)[0], 200)
+            self.assertEqual(req("POST", "/v2/repository/models/%s/unload" % DEMO,
+                                 token=self.INFERENCE)[0], 403)
+            self.assertEqual(req("POST", "/v2/repository/models/%s/load" % DEMO,
+                                 token=self.ADMIN)[0], 200)
 
 
 if __name__ == "__main__":
