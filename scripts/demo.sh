@@ -11,11 +11,12 @@ build=${BRAID_BUILD_DIR:-build}
 ninja -C "$build" daemon/braidd cli/braid >/dev/null
 
 cat <<HINT
-braidd is starting on 127.0.0.1 (gRPC :8001, HTTP :8002). In another terminal:
+braidd is starting on 127.0.0.1 (REST :8000, gRPC :8001, HTTP :8002). In another terminal:
   $build/cli/braid models
   $build/cli/braid infer tinycnn --input image=tests/fixtures/demo/image.npy
   curl -s 127.0.0.1:8002/v2/status
   curl -s 127.0.0.1:8002/metrics | grep braid_requests_total
+  curl -s 127.0.0.1:8000/v2/models/tinycnn
 HINT
 exec "$build/daemon/braidd" --repository daemon/demo-repository \
-  --grpc-address 127.0.0.1:8001 --http-address 127.0.0.1:8002 "$@"
+  --grpc-address 127.0.0.1:8001 --http-address 127.0.0.1:8002 --rest-address 127.0.0.1:8000 "$@"
