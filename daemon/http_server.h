@@ -1,9 +1,16 @@
-/* A small HTTP/1.1 server on a libuv loop, for braidd's status endpoint: Node's classic
- * http_parser over uv_tcp. Answers GET and HEAD through one handler function; keeps
+/* A small HTTP/1.1 server on a libuv loop, for braidd's status endpoint and its REST port:
+ * Node's classic http_parser over uv_tcp. Answers through one handler function; keeps
  * connections alive, tolerates pipelining, and bounds everything a client controls:
- * request-head size (431), URL length (414), body size (413, bodies are discarded), open
- * connections, unsent output (reading pauses while the client does not read), and time (a
- * connection that does not complete a request within the timeout is closed).
+ * request-head size (431), URL length (414), body size (413; bodies are discarded, or with
+ * keep_body collected — chunked ones de-chunked — for the handler, a declared Content-Length
+ * over the limit refused before a byte of the body is read), open connections, unsent output
+ * (reading pauses while the client does not read), and time (a connection that does not
+ * complete a request within the timeout is closed).
+ *
+ * Deferred answers (keep_body servers): a handler may answer later, from any thread
+ * (bd_http_defer / bd_http_pending_finish): the REST port's inferences are answered by the
+ * worker that ran them. Meanwhile the connection reads nothing more (pipelined requests wait,
+ * in order) and its request timer is stopped (the run time is not the client's).
  *
  * At the connection limit a new connection does not wait or get refused while others idle:
  * like nginx's reusable connections, the oldest connection that is between requests (no

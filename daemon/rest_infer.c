@@ -418,6 +418,11 @@ int bd_rest_infer_request(const char *body, size_t len, const char *header_lengt
         goto done;
     }
     outs->binary_all = bdo && cJSON_IsTrue(bdo);
+    const cJSON *jto = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "timeout") : NULL;
+    if (jto && (!json_u64(jto, &outs->timeout_us) || outs->timeout_us > UINT64_C(1) << 40)) {
+        rc = bd_error_set(err, BD_EINVAL, "parameter timeout must be a number of microseconds");
+        goto done;
+    }
     size_t n_in = (size_t)cJSON_GetArraySize(jin), n_out = jout ? (size_t)cJSON_GetArraySize(jout) : 0;
     if (n_in > 1024 || n_out > 1024) {
         rc = bd_error_set(err, BD_EINVAL, "at most 1024 inputs and 1024 outputs");

@@ -34,6 +34,7 @@ typedef struct bd_rest_outputs {
     bool    binary_all;         /* request parameter binary_data_output */
     size_t  n;                  /* outputs the request names, in its order (0 = all) */
     bool   *binary;             /* per named output: its binary_data parameter */
+    uint64_t timeout_us;        /* request parameter "timeout" (Triton's, microseconds); 0 = none */
 } bd_rest_outputs;
 
 void bd_rest_outputs_free(bd_rest_outputs *o);

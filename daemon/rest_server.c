@@ -16,6 +16,7 @@
 #include "core/ir/dtype.h"
 #include "core/ir/graph.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/registry.h"
 #include "daemon/rest_codec.h"
 #include "daemon/rest_infer.h"
@@ -345,9 +346,13 @@ static void call(bd_rest *r, const bd_http_request *req, bd_http_response *res, 
     rc->kind = kind;
     rc->max_bytes = r->cfg->max_message_bytes;
     rc->accept = bd_rest_coding_accept(bd_http_request_header(req, "Accept-Encoding"));
-    if (outs)
+    uint64_t deadline = 0;
+    if (outs) {
         rc->outs = *outs;
-    if (bd_server_call_local(r->srv, method, payload, len, 0, on_reply, rc) != 0) {
+        if (outs->timeout_us)          /* Triton's "timeout": the request's deadline */
+            deadline = bd_now_ns() + outs->timeout_us * 1000;
+    }
+    if (bd_server_call_local(r->srv, method, payload, len, deadline, on_reply, rc) != 0) {
         bd_http_response e = {0};
         set_error(&e, 500, "internal error: unknown method");
         finish(rc, &e);

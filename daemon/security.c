@@ -83,19 +83,21 @@ void bd_security_reload(const bd_daemon_config *cfg, bd_server *srv, bd_http *ht
     }
     bd_tls_files files;
     bd_tls_files_http(cfg, &files);
-    if (http && bd_tls_files_enabled(&files)) {
-        if (bd_security_protect_http(cfg, srv, http, &err) != 0)
+    if ((http || rest) && bd_tls_files_enabled(&files)) {
+        /* one context for the status and REST ports, which share the HTTP TLS files */
+        SSL_CTX *ctx = NULL;
+        if (bd_tls_http_context(&files, &ctx, &err) != 0) {
             bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: TLS files not reloaded, the previous "
-                   "certificate stays: %s", err.msg);
-        else
-            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: HTTP TLS certificate reloaded");
-    }
-    if (rest && bd_tls_files_enabled(&files)) {
-        if (bd_security_protect_rest(cfg, srv, rest, &err) != 0)
-            bd_log(BD_LOG_ERROR, NULL, NULL, "SIGHUP: TLS files not reloaded, the previous "
-                   "certificate stays: %s", err.msg);
-        else
-            bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: REST TLS certificate reloaded");
+                   "certificate stays: HTTP port: %s", err.msg);
+            return;
+        }
+        if (http)
+            bd_http_set_security(http, ctx, bd_server_auth(srv));
+        if (rest)
+            bd_rest_set_security(rest, ctx, bd_server_auth(srv));
+        SSL_CTX_free(ctx);                  /* the servers keep their references */
+        bd_log(BD_LOG_INFO, NULL, NULL, "SIGHUP: HTTP TLS certificate reloaded%s",
+               rest ? " (status and REST ports)" : "");
     }
 }
 

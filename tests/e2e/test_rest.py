@@ -140,6 +140,18 @@ class Rest(BraiddTestCase):
                                base + "/v2/repository/models/up/load")
         self.assert_error(code, body, 400, "allow-uploads")
 
+    def test_timeout_parameter_is_the_deadline(self):
+        body = json.loads(self.infer_body())
+        body["parameters"] = {"timeout": 1}          # 1 us: passed before a worker takes it
+        status, _, data = self.request("POST", "/v2/models/%s/infer" % DEMO, json.dumps(body).encode())
+        self.assert_error(status, data, 504, "deadline")
+        body["parameters"] = {"timeout": 60 * 10 ** 6}
+        status, _, data = self.request("POST", "/v2/models/%s/infer" % DEMO, json.dumps(body).encode())
+        self.assertEqual(status, 200, data)
+        body["parameters"] = {"timeout": "soon"}
+        status, _, data = self.request("POST", "/v2/models/%s/infer" % DEMO, json.dumps(body).encode())
+        self.assert_error(status, data, 400, "timeout")
+
     # ---- HTTP/1.1 -----------------------------------------------------------------------------
 
     def test_keep_alive_and_pipelining(self):

@@ -1,6 +1,9 @@
 /* The status endpoint's HTTP server (daemon/http_server.h) with a stub handler: routing
  * results, HEAD, keep-alive, pipelining, every bound a client controls (head, URL, body,
- * time, connections, unread output), and a clean shutdown with connections still open.
+ * time, connections, unread output), and a clean shutdown with connections still open; for
+ * the REST port's mode (keep_body): bodies (chunked too) and headers reach the handler, a
+ * declared or chunked excess is refused, and answers deferred to another thread keep the
+ * pipeline's order and are dropped safely when the client or the server has gone.
  *
  * The loop runs on its own thread; the test thread is the client (blocking sockets with
  * receive timeouts). Every test stops the server from the loop thread and proves the loop
@@ -33,12 +36,41 @@ typedef struct fixture {
     int             port;
     atomic_int      closed;
     atomic_int      requests;
+    uv_thread_t     later;           /* /later: answers from this thread */
+    bool            later_started;
+    int             later_ms;
+    bd_http_pending *pending;
 } fixture;
+
+/* /later's thread: sleep, then answer from off the loop. */
+static void answer_later(void *arg)
+{
+    fixture *f = arg;
+    usleep((useconds_t)f->later_ms * 1000);
+    bd_http_response res = { .status = 200 };
+    res.len = (size_t)asprintf(&res.body, "later");
+    snprintf(res.headers, sizeof res.headers, "X-Later: yes\r\n");
+    bd_http_pending_finish(f->pending, &res);
+}
 
 static void stub(void *arg, const bd_http_request *req, bd_http_response *res)
 {
     fixture *f = arg;
     int n = atomic_fetch_add(&f->requests, 1) + 1;
+    if (!strcmp(req->path, "/echo")) {           /* keep_body: the body and one header back */
+        const char *h = bd_http_request_header(req, "x-test");
+        res->status = 200;
+        res->len = (size_t)asprintf(&res->body, "%s|%zu|%s", h ? h : "-", req->body_len,
+                                    req->body ? req->body : "-");
+        return;
+    }
+    if (!strcmp(req->path, "/later")) {
+        f->pending = bd_http_defer(req);
+        assert_non_null(f->pending);
+        f->later_started = true;
+        assert_int_equal(uv_thread_create(&f->later, answer_later, f), 0);
+        return;
+    }
     if (strcmp(req->path, "/hello") != 0 && strcmp(req->path, "/count") != 0 &&
         strcmp(req->path, "/big") != 0) {
         res->status = 404;
@@ -109,6 +141,8 @@ static void stop(fixture *f)
     uv_async_send(&f->stop);
     uv_thread_join(&f->thread);
     assert_int_equal(atomic_load(&f->closed), 1);
+    if (f->later_started)
+        uv_thread_join(&f->later);
     assert_int_equal(uv_loop_close(&f->loop), 0);
     free(f);
 }
@@ -494,6 +528,99 @@ static void test_close_with_open_connections_leaves_no_handle(void **state)
     tc_close(&partial);
 }
 
+static bd_http_limits body_limits(void)
+{
+    bd_http_limits l = limits();
+    l.keep_body = true;
+    l.json_errors = true;
+    l.max_body_bytes = 1000;
+    return l;
+}
+
+static void test_keep_body_collects_chunked_body_and_headers(void **state)
+{
+    bd_http_limits l = body_limits();
+    fixture *f = start(&l);
+    tc_conn c;
+    tc_response r;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    const char *chunked = "POST /echo HTTP/1.1\r\nHost: x\r\nX-Test: abc\r\n"
+                          "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+    assert_int_equal(tc_send(&c, chunked, strlen(chunked)), 0);
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "abc|11|hello world");
+    tc_response_free(&r);
+    const char *plain = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nxyz";
+    assert_int_equal(tc_send(&c, plain, strlen(plain)), 0);   /* same connection */
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_string_equal(r.body, "-|3|xyz");
+    tc_response_free(&r);
+    tc_close(&c);
+    stop(f);
+}
+
+static void test_keep_body_refuses_declared_and_chunked_excess(void **state)
+{
+    bd_http_limits l = body_limits();
+    fixture *f = start(&l);
+    /* declared: refused at the head, before any body byte, with a JSON error */
+    const char *huge = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999\r\n\r\n";
+    tc_conn c;
+    tc_response r;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    tc_send(&c, huge, strlen(huge));
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 413);
+    assert_string_equal(r.content_type, "application/json");
+    assert_non_null(strstr(r.body, "\"error\""));
+    tc_response_free(&r);
+    tc_close(&c);
+    /* chunked: refused when the chunks pass the limit */
+    char *big = repeat('c', 1500);
+    char head[128];
+    int n = snprintf(head, sizeof head, "POST /echo HTTP/1.1\r\nHost: x\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n%x\r\n", 1500);
+    expect_rejected(f, head, (size_t)n, big, 1500, 413);
+    free(big);
+    stop(f);
+}
+
+static void test_deferred_answer_from_another_thread_keeps_order(void **state)
+{
+    bd_http_limits l = body_limits();
+    fixture *f = start(&l);
+    f->later_ms = 50;
+    tc_conn c;
+    tc_response r;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    /* pipelined: /later answers from a thread 50 ms later, /count must wait behind it */
+    const char *two = "GET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /count HTTP/1.1\r\nHost: x\r\n\r\n";
+    assert_int_equal(tc_send(&c, two, strlen(two)), 0);
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "later");
+    tc_response_free(&r);
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_string_equal(r.body, "2");
+    tc_response_free(&r);
+    tc_close(&c);
+    stop(f);
+}
+
+static void test_deferred_answer_after_the_client_and_server_left(void **state)
+{
+    bd_http_limits l = body_limits();
+    fixture *f = start(&l);
+    f->later_ms = 300;                /* answers after the close below */
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    assert_int_equal(tc_send(&c, REQ("/later"), strlen(REQ("/later"))), 0);
+    usleep(50 * 1000);
+    tc_close(&c);
+    stop(f);                          /* the answer comes to a closed server: dropped, freed */
+}
+
 static void test_parse_address(void **state)
 {
     struct sockaddr_storage a;
@@ -547,6 +674,10 @@ int main(void)
         cmocka_unit_test(test_per_address_cap),
         cmocka_unit_test(test_client_that_does_not_read_is_paused_then_served),
         cmocka_unit_test(test_close_with_open_connections_leaves_no_handle),
+        cmocka_unit_test(test_keep_body_collects_chunked_body_and_headers),
+        cmocka_unit_test(test_keep_body_refuses_declared_and_chunked_excess),
+        cmocka_unit_test(test_deferred_answer_from_another_thread_keeps_order),
+        cmocka_unit_test(test_deferred_answer_after_the_client_and_server_left),
         cmocka_unit_test(test_parse_address),
         cmocka_unit_test(test_port_in_use_fails_cleanly),
     };
