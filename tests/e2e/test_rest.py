@@ -19,6 +19,7 @@ import numpy as np
 import tempfile
 import time
 
+import e2e_models
 from braidd_fixture import SOURCE_ROOT, Braidd, BraiddTestCase, run_tests
 
 DEMO = "tinycnn"
@@ -68,7 +69,33 @@ def http_request(port, method, path, body=b"", headers=None, sock=None):
     return status, hdrs, data
 
 
+# name, ONNX type, numpy type, JSON values: each through Identity, JSON in and out
+TYPED = [
+    ("i64", "INT64", np.int64, [-(2 ** 40), 0, 2 ** 40 + 3]),
+    ("i32", "INT32", np.int32, [-7, 2 ** 31 - 1, 5]),
+    ("i8", "INT8", np.int8, [-128, 0, 127]),
+    ("u8", "UINT8", np.uint8, [0, 200, 255]),
+    ("f64", "DOUBLE", np.float64, [0.1, -1e300, 3.0]),
+    ("b", "BOOL", np.bool_, [True, False, True]),
+]
+
+
+def typed_identity_model():
+    from onnx import TensorProto, helper
+    ins, outs, nodes = [], [], []
+    for name, onnx_type, _, _ in TYPED:
+        t = getattr(TensorProto, onnx_type)
+        ins.append(helper.make_tensor_value_info(name, t, [3]))
+        outs.append(helper.make_tensor_value_info(name + "_out", t, [3]))
+        nodes.append(helper.make_node("Identity", [name], [name + "_out"], name="id_" + name))
+    return e2e_models._model(helper.make_graph(nodes, "typed", ins, outs))
+
+
 class Rest(BraiddTestCase):
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "typed", typed_identity_model())
 
     def setUp(self):
         self.port = self.d.rest_port
@@ -139,6 +166,41 @@ class Rest(BraiddTestCase):
                                '{"parameters": {"file:1/model.onnx": "AAAA"}}',
                                base + "/v2/repository/models/up/load")
         self.assert_error(code, body, 400, "allow-uploads")
+
+    def test_every_json_datatype_round_trips(self):
+        wire = {"INT64": "INT64", "INT32": "INT32", "INT8": "INT8", "UINT8": "UINT8",
+                "DOUBLE": "FP64", "BOOL": "BOOL"}
+        body = {"inputs": [{"name": n, "datatype": wire[t], "shape": [3], "data": v}
+                           for n, t, _, v in TYPED]}
+        status, _, data = self.request("POST", "/v2/models/typed/infer", json.dumps(body).encode())
+        self.assertEqual(status, 200, data)
+        got = {o["name"]: o for o in json.loads(data)["outputs"]}
+        for name, t, np_type, values in TYPED:
+            o = got[name + "_out"]
+            self.assertEqual((o["datatype"], o["shape"]), (wire[t], [3]))
+            np.testing.assert_array_equal(np.array(o["data"], np_type), np.array(values, np_type))
+        # the same outputs as binary data, checked against numpy's bytes
+        body["parameters"] = {"binary_data_output": True}
+        status, h, data = self.request("POST", "/v2/models/typed/infer", json.dumps(body).encode())
+        self.assertEqual(status, 200, data)
+        n = int(h["inference-header-content-length"])
+        meta, blob = json.loads(data[:n]), data[n:]
+        off = 0
+        for o, (name, _, np_type, values) in zip(meta["outputs"], TYPED):
+            size = o["parameters"]["binary_data_size"]
+            self.assertEqual(blob[off:off + size], np.array(values, np_type).tobytes())
+            off += size
+        self.assertEqual(off, len(blob))
+        # values a datatype cannot hold are refused, naming the input
+        for name, dt, bad in (("i8", "INT8", 128), ("u8", "UINT8", -1), ("i32", "INT32", 1.5),
+                              ("b", "BOOL", 1)):
+            b2 = json.loads(json.dumps(body))
+            del b2["parameters"]
+            for i in b2["inputs"]:
+                if i["name"] == name:
+                    i["data"] = [bad, bad, bad]
+            status, _, data = self.request("POST", "/v2/models/typed/infer", json.dumps(b2).encode())
+            self.assert_error(status, data, 400, "'%s'" % name)
 
     def test_timeout_parameter_is_the_deadline(self):
         body = json.loads(self.infer_body())
