@@ -26,6 +26,7 @@ typedef struct rec {
     bool       is_input;       /* marked as a graph input */
     const char *out_name;      /* IR name for output 0 when not the node's own (see run) */
     bool       in_region;      /* between control-flow ops: TensorFlow runs it as written */
+    bool       named_output;   /* an output Identity whose input others read too: kept */
 } rec;
 
 typedef struct tf_xlate {
@@ -438,7 +439,7 @@ static int fallback_dtype(const tf_nodeview *v, int i)
         if (a && a->kind == TF_ATTR_LIST && (size_t)i < a->list.n_type)
             return tf_dtype_to_bd(a->list.type[i]);
     }
-    static const char *singles[] = { "DstT", "out_type", "output_type", "dtype", "T", "Tout" };
+    static const char *singles[] = { "DstT", "out_type", "output_type", "dtype", "T", "Tout", "Tparams" };
     for (size_t k = 0; k < sizeof singles / sizeof *singles; k++) {
         const tf_attr *a = tf_view_attr(v, singles[k]);
         if (a && a->kind == TF_ATTR_TYPE)
@@ -580,6 +581,19 @@ static int translate_fallback(tf_xlate *x, const tf_nodeview *v, rec *r, bd_valu
     return rc;
 }
 
+/* V is made by a node TensorFlow runs and its shape is not fully known (no rule infers it). */
+static bool tf_only_shape(const bd_value *v)
+{
+    if (!v->producer || strcmp(v->producer->domain, "tf") != 0)
+        return false;
+    if (v->shape.rank < 0)
+        return true;
+    for (int d = 0; d < v->shape.rank; d++)
+        if (v->shape.dims[d] < 0)
+            return true;
+    return false;
+}
+
 /* Whether a mapper may see type attribute T (absent: the op's inputs decide): DT_FLOAT always,
  * integers and bool only for ops whose entry says TF_MAP_ANY_T. */
 static bool type_ok(const tf_nodeview *v, unsigned flags)
@@ -640,6 +654,12 @@ static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper
     }
     for (size_t k = 0; rc == 0 && k < v->n_inputs; k++)
         rc = resolve(x, v, v->inputs[k], &in[k], err);
+    /* A value TensorFlow computes whose shape is not recorded whole stays unknown to braid's
+     * shape inference, so nothing oneDNN or the native engine runs can read it: the op reading
+     * it stays TensorFlow's too (then TensorFlow runs what follows a Where or a loop whole). */
+    for (size_t k = 0; rc == 0 && ok && k < v->n_inputs; k++)
+        if (in[k] && tf_only_shape(in[k]))
+            ok = false;
     if (rc == 0 && ok) {
         tf_mapctx m = { .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out,
                         .outs = outs, .n_outs = n_outs };
@@ -678,6 +698,26 @@ static int translate(tf_xlate *x, size_t i, bd_error *err)
         return translate_placeholder(x, v, r, err);
     if (op_is(v, "NoOp"))
         return 0;
+    if (is_identity(v) && r->named_output && v->n_inputs == 1) {
+        /* The output keeps TensorFlow's name ("Identity_1") although its input feeds other
+         * nodes: an Identity node makes that value, TensorFlow's when the input is a value
+         * only TensorFlow knows the shape of. */
+        bd_value *in = NULL;
+        int rc = resolve(x, v, v->inputs[0], &in, err);
+        if (rc)
+            return rc;
+        if (tf_only_shape(in))
+            return translate_fallback(x, v, r, NULL, 0, err);
+        bd_value *out = output_value(x, v, 0, output_shapes(v), err);
+        bd_node *n = NULL;
+        if (!out)
+            return err ? err->code : BD_ENOMEM;
+        if ((rc = bd_graph_add_node(x->g, v->name, "Identity", "", &in, 1, &out, 1, &n, err)) ||
+            (rc = set_outputs(x, r, 1, err)))
+            return rc;
+        r->out[0] = out;
+        return 0;
+    }
     if (is_identity(v)) {
         if (v->n_inputs == 0)
             return bd_error_set(err, BD_EMODEL, "node '%s' (%s) has no input", v->name, v->op);
@@ -838,6 +878,10 @@ static int run(tf_xlate *x, const tf_signature *sig, bd_error *err)
         if (port == 0 && x->recs[p].uses == 1 && !op_is(src, "Const") && !is_placeholder(src) &&
             !is_identity(src) && x->recs[p].state == 0)
             x->recs[p].out_name = v->name;
+        else if (port == 0 && x->recs[p].uses > 1 && x->recs[roots[k]].uses == 0 &&
+                 x->recs[roots[k]].state == 0 &&
+                 !x->recs[roots[k]].in_region && !op_is(src, "Const") && !is_placeholder(src))
+            x->recs[roots[k]].named_output = true;
     }
     for (size_t k = 0; rc == 0 && k < n_roots; k++)
         rc = walk(x, (size_t)roots[k], stack, err);
