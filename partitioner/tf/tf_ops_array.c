@@ -464,6 +464,86 @@ static int map_mirror_pad(tf_mapctx *m, bd_error *err)
     return tf_set_str(m, n, "mode", "reflect", err);
 }
 
+/* A two-operand Einsum that is a batched matrix product (every letter once per term; the
+ * batch letters in all three terms, one contracted letter, one free letter per operand),
+ * as Keras' MultiHeadAttention writes ("BTNH,BSNH->BNTS", "BNTS,BSNH->BTNH"): Transposes
+ * around one MatMul, which oneDNN runs. Returns 1 when EQ is not of that form. */
+static int einsum_as_matmul(tf_mapctx *m, const char *eq, bd_error *err)
+{
+    char x[16], y[16], z[16];
+    const char *comma = strchr(eq, ','), *arrow = strstr(eq, "->");
+    if (!comma || !arrow || comma > arrow || strchr(comma + 1, ',') || strchr(eq, '.'))
+        return TF_DECLINE;
+    size_t nx = (size_t)(comma - eq), ny = (size_t)(arrow - comma - 1), nz = strlen(arrow + 2);
+    if (nx < 2 || ny < 2 || nz < 2 || nx >= sizeof x || ny >= sizeof y || nz >= sizeof z ||
+        nx > BD_MAX_RANK || ny > BD_MAX_RANK || nz > BD_MAX_RANK)
+        return TF_DECLINE;
+    memcpy(x, eq, nx); x[nx] = 0;
+    memcpy(y, comma + 1, ny); y[ny] = 0;
+    memcpy(z, arrow + 2, nz); z[nz] = 0;
+    const char *terms[3] = { x, y, z };
+    for (int t = 0; t < 3; t++)
+        for (const char *c = terms[t]; *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')) || strchr(c + 1, *c))
+                return TF_DECLINE;
+    char batch[16], k = 0, l = 0, r = 0;
+    size_t nb = 0;
+    for (const char *c = z; *c; c++) {
+        bool in_x = strchr(x, *c), in_y = strchr(y, *c);
+        if (in_x && in_y)
+            batch[nb++] = *c;
+        else if (in_x && !l)
+            l = *c;
+        else if (in_y && !r)
+            r = *c;
+        else
+            return TF_DECLINE;
+    }
+    for (const char *c = x; *c; c++)
+        if (!strchr(z, *c)) {
+            if (k || !strchr(y, *c))
+                return TF_DECLINE;
+            k = *c;
+        }
+    for (const char *c = y; *c; c++)
+        if (!strchr(z, *c) && *c != k)
+            return TF_DECLINE;
+    if (!k || !l || !r || nx != nb + 2 || ny != nb + 2 || nz != nb + 2)
+        return TF_DECLINE;
+    /* A' = X as [batch, l, k], B' = Y as [batch, k, r], MatMul -> [batch, l, r], then Z. */
+    char want_a[16], want_b[16], prod[16];
+    memcpy(want_a, batch, nb); want_a[nb] = l; want_a[nb + 1] = k;
+    memcpy(want_b, batch, nb); want_b[nb] = k; want_b[nb + 1] = r;
+    memcpy(prod, batch, nb); prod[nb] = l; prod[nb + 1] = r;
+    int64_t pa[BD_MAX_RANK], pb[BD_MAX_RANK], pz[BD_MAX_RANK];
+    bool ida = true, idb = true, idz = true;
+    size_t n = nb + 2;
+    for (size_t i = 0; i < n; i++) {
+        pa[i] = strchr(x, want_a[i]) - x;
+        pb[i] = strchr(y, want_b[i]) - y;
+        pz[i] = memchr(prod, z[i], n) ? (const char *)memchr(prod, z[i], n) - prod : 0;
+        ida &= pa[i] == (int64_t)i;
+        idb &= pb[i] == (int64_t)i;
+        idz &= pz[i] == (int64_t)i;
+    }
+    bd_value *a = m->in[0], *b = m->in[1];
+    bd_node *node = NULL;
+    if (!ida && (!(a = tf_op(m, "a", "Transpose", &m->in[0], 1, NULL, &node, err)) ||
+                 tf_set_ints(m, node, "perm", pa, n, err)))
+        return tf_rc(err);
+    if (!idb && (!(b = tf_op(m, "b", "Transpose", &m->in[1], 1, NULL, &node, err)) ||
+                 tf_set_ints(m, node, "perm", pb, n, err)))
+        return tf_rc(err);
+    bd_value *mm = tf_op2(m, idz ? NULL : "matmul", "MatMul", a, b, idz ? m->out : NULL, err);
+    if (!mm)
+        return tf_rc(err);
+    if (idz)
+        return 0;
+    if (!tf_op(m, NULL, "Transpose", &mm, 1, m->out, &node, err))
+        return tf_rc(err);
+    return tf_set_ints(m, node, "perm", pz, n, err);
+}
+
 static int map_einsum(tf_mapctx *m, bd_error *err)
 {
     const tf_attr *eq = tf_view_attr(m->v, "equation");
@@ -475,6 +555,11 @@ static int map_einsum(tf_mapctx *m, bd_error *err)
     for (size_t i = 0; i < eq->s.n; i++)
         if (s[i] == '\0')
             return TF_DECLINE;
+    if (m->n_in == 2) {
+        int rc = einsum_as_matmul(m, s, err);
+        if (rc != TF_DECLINE)
+            return rc;
+    }
     bd_node *n = NULL;
     if (!tf_op(m, NULL, "Einsum", m->in, m->n_in, m->out, &n, err))
         return tf_rc(err);

@@ -324,6 +324,12 @@ def array_cases():
         a, b = c.ph([2, 3, 4]), c.ph([2, 4, 5])
         c.out(tf.einsum("bij,bjk->bik", a, b))
         c.out(tf.einsum("bij->bji", a))
+        # Keras MultiHeadAttention's two products (as a Transpose/MatMul/Transpose).
+        q, kk = c.ph([2, 5, 3, 4]), c.ph([2, 6, 3, 4])
+        c.out(tf.einsum("BTNH,BSNH->BNTS", q, kk))
+        p_ = c.ph([2, 3, 5, 6])
+        c.out(tf.einsum("BNTS,BSNH->BTNH", p_, kk))
+        c.out(tf.einsum("ij,jk->ik", c.ph([3, 4]), c.ph([4, 5])))
     cs.append(case("einsum", einsum))
     return cs
 
