@@ -434,6 +434,30 @@ static void send_response(conn *c, bool head_only, bool keep_alive, bd_http_resp
     conn_write(c, w, bufs, nbufs);
 }
 
+/* An interim "100 Continue": a client that sent Expect: 100-continue (curl does for bodies
+ * over 1 KiB) sends its body at once instead of after a second's wait. */
+static void send_continue(conn *c)
+{
+    static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (c->tls) {
+        if (bd_tls_conn_write(c->tls, line, sizeof line - 1) != 0)
+            close_conn(c);
+        else
+            tls_flush(c);
+        return;
+    }
+    wreq *w = malloc(sizeof *w);
+    if (!w) {
+        close_conn(c);
+        return;
+    }
+    w->c = c;
+    w->body = NULL;
+    memcpy(w->head, line, sizeof line);
+    uv_buf_t buf = uv_buf_init(w->head, sizeof line - 1);
+    conn_write(c, w, &buf, 1);
+}
+
 static void send_error(conn *c, int status)
 {
     char *body = NULL;
@@ -584,6 +608,11 @@ static int on_headers_complete(http_parser *p)
         }
         c->body_cap = (size_t)p->content_length + 1;
     }
+    const char *expect = NULL;
+    bd_http_request probe = { .conn_ = c };
+    if (p->http_major == 1 && p->http_minor >= 1 &&
+        (expect = bd_http_request_header(&probe, "expect")) && !strcasecmp(expect, "100-continue"))
+        send_continue(c);
     return 0;
 }
 

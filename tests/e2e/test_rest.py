@@ -252,6 +252,31 @@ class Rest(BraiddTestCase):
         self.assertEqual(json.loads(d3)["name"], "braid")
         return st, h, d
 
+    def test_expect_100_continue(self):
+        # curl sends Expect: 100-continue for bodies over 1 KiB and waits up to a second
+        body = self.infer_body()
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        s.sendall(b"POST /v2/models/%s/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+                  b"Expect: 100-continue\r\n\r\n" % (DEMO.encode(), len(body)))
+        interim = b""
+        while b"\r\n\r\n" not in interim:
+            interim += s.recv(4096)
+        self.assertTrue(interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"), interim)
+        s.sendall(body)
+
+        class Pre:
+            def __init__(self, pre):
+                self.pre = pre
+
+            def recv(self, n):
+                if self.pre:
+                    p, self.pre = self.pre, b""
+                    return p
+                return s.recv(n)
+        status, _, data, _ = read_response(Pre(interim[len(b"HTTP/1.1 100 Continue\r\n\r\n"):]))
+        self.assertEqual(status, 200, data)
+        s.close()
+
     def test_binary_and_compressed_by_hand(self):
         raw = self.image.astype(np.float32).tobytes()
         header = json.dumps({"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 3, 32, 32],
