@@ -44,6 +44,9 @@ struct bd_http_pending {
     bool             head_only, keep_alive;
     bd_http_response res;
     bd_http_pending *next;
+    void           (*gone)(void *);  /* bd_http_pending_watch */
+    void           (*release)(void *);
+    void            *watch_arg;
 };
 
 struct bd_http_server {
@@ -182,6 +185,8 @@ static void mailbox_unref(mailbox *mb)
 
 static void pending_free(bd_http_pending *p)
 {
+    if (p->release)
+        p->release(p->watch_arg);
     free(p->res.body);
     mailbox *mb = p->mb;
     free(p);
@@ -225,8 +230,11 @@ static void close_conn(conn *c)
         return;
     c->state = C_CLOSING;
     if (c->waiting) {                /* its answer will find no one */
-        c->waiting->c = NULL;
+        bd_http_pending *p = c->waiting;
+        p->c = NULL;
         c->waiting = NULL;
+        if (p->gone)
+            p->gone(p->watch_arg);
     }
     if (c->counted) {
         c->counted = false;
@@ -248,6 +256,11 @@ static void on_timeout(uv_timer_t *t)
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     conn *c = h->data;
+    if (c->waiting && !c->tls) {     /* watching for the client leaving: keep what it sends */
+        *buf = uv_buf_init(c->pending + c->pending_len,
+                           (unsigned)(sizeof c->pending - c->pending_len));
+        return;
+    }
     *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
 }
 
@@ -724,6 +737,14 @@ bd_http_pending *bd_http_defer(const bd_http_request *req)
     return p;
 }
 
+void bd_http_pending_watch(bd_http_pending *p, void (*gone)(void *arg),
+                           void (*release)(void *arg), void *arg)
+{
+    p->gone = gone;
+    p->release = release;
+    p->watch_arg = arg;
+}
+
 void bd_http_pending_finish(bd_http_pending *p, bd_http_response *res)
 {
     p->res = *res;
@@ -878,6 +899,9 @@ static void feed(conn *c, const char *data, size_t len)
         memmove(c->pending, data + n, len - n);
         c->pending_len = len - n;
         read_stop(c);
+        /* a deferred answer: read on into the backlog's room, to see the client leave */
+        if (c->waiting && !c->tls && c->pending_len < sizeof c->pending)
+            read_start(c);
         return;
     }
     if (e != HPE_OK || c->parser.upgrade) {
@@ -941,8 +965,10 @@ static void on_bytes(conn *c, const char *data, size_t len)
 
 static void on_eof(conn *c, bool clean)
 {
-    /* EOF after pipelined requests: finish sending their answers, then close */
-    if (clean && (c->writes > 0 || c->waiting)) {
+    /* EOF after pipelined requests: finish sending their answers, then close. A client that
+     * closes while its answer is still being computed has gone: close, which cancels the
+     * request if it is still queued (bd_http_pending_watch). */
+    if (clean && c->writes > 0 && !c->waiting) {
         c->finish = c->eof = true;
         read_stop(c);
     } else {
@@ -962,6 +988,12 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread < 0) {
         on_eof(c, nread == UV_EOF);
+        return;
+    }
+    if (c->waiting && !c->tls) {     /* read into the backlog (on_alloc); parsed on resume */
+        c->pending_len += (size_t)nread;
+        if (c->pending_len == sizeof c->pending)
+            read_stop(c);
         return;
     }
     on_bytes(c, buf->base, (size_t)nread);

@@ -9,8 +9,10 @@
  *
  * Deferred answers (keep_body servers): a handler may answer later, from any thread
  * (bd_http_defer / bd_http_pending_finish): the REST port's inferences are answered by the
- * worker that ran them. Meanwhile the connection reads nothing more (pipelined requests wait,
- * in order) and its request timer is stopped (the run time is not the client's).
+ * worker that ran them. Meanwhile the connection parses nothing more (pipelined requests
+ * wait, in order; plaintext connections keep reading into the backlog's 4 KiB, so a client
+ * that closes is seen at once: bd_http_pending_watch) and its request timer is stopped (the
+ * run time is not the client's).
  *
  * At the connection limit a new connection does not wait or get refused while others idle:
  * like nginx's reusable connections, the oldest connection that is between requests (no
@@ -91,6 +93,11 @@ typedef struct bd_http_response {
  * sent. */
 typedef struct bd_http_pending bd_http_pending;
 bd_http_pending *bd_http_defer(const bd_http_request *req);
+/* Have GONE(ARG) run (loop thread, at most once) if P's connection closes before its answer
+ * is sent; RELEASE(ARG) runs when P is freed (any thread). Loop thread, right after
+ * bd_http_defer. */
+void bd_http_pending_watch(bd_http_pending *p, void (*gone)(void *arg),
+                           void (*release)(void *arg), void *arg);
 /* Send RES (the server takes RES->body) for P's request, from any thread; P is freed. When
  * the connection or the server is gone meanwhile the response is dropped. */
 void bd_http_pending_finish(bd_http_pending *p, bd_http_response *res);

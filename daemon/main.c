@@ -12,6 +12,7 @@
  *             RELOADING, then READY).
  *   poll      --model-control-mode poll: the same rescan every repository_poll_secs.
  *   watchdog  WATCHDOG=1 at half the interval systemd asked for. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,9 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* A client that closed its socket must cost a write error (EPIPE), not the process:
+     * libuv writes streams with write(2), which raises SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     uv_loop_init(&d->loop);
     uv_signal_init(&d->loop, &d->sig_term);
     uv_signal_init(&d->loop, &d->sig_int);

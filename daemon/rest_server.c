@@ -329,6 +329,9 @@ static uint8_t *encode(const pb_msgdesc_t *fields, const void *msg, size_t *len)
     return buf;
 }
 
+static void cancel_fire(void *k)    { bd_local_cancel_fire(k); }
+static void cancel_release(void *k) { bd_local_cancel_release(k); }
+
 /* Run METHOD with PAYLOAD (taken) and answer REQ from its reply. */
 static void call(bd_rest *r, const bd_http_request *req, bd_http_response *res, const char *method,
                  rest_kind kind, uint8_t *payload, size_t len, bd_rest_outputs *outs)
@@ -346,13 +349,17 @@ static void call(bd_rest *r, const bd_http_request *req, bd_http_response *res, 
     rc->kind = kind;
     rc->max_bytes = r->cfg->max_message_bytes;
     rc->accept = bd_rest_coding_accept(bd_http_request_header(req, "Accept-Encoding"));
+    /* the client going away cancels what is still queued, as over gRPC */
+    bd_local_cancel *k = bd_local_cancel_new();
+    if (k)
+        bd_http_pending_watch(p, cancel_fire, cancel_release, k);
     uint64_t deadline = 0;
     if (outs) {
         rc->outs = *outs;
         if (outs->timeout_us)          /* Triton's "timeout": the request's deadline */
             deadline = bd_now_ns() + outs->timeout_us * 1000;
     }
-    if (bd_server_call_local(r->srv, method, payload, len, deadline, on_reply, rc) != 0) {
+    if (bd_server_call_local(r->srv, method, payload, len, deadline, k, on_reply, rc) != 0) {
         bd_http_response e = {0};
         set_error(&e, 500, "internal error: unknown method");
         finish(rc, &e);

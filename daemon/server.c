@@ -88,7 +88,60 @@ struct bd_call {
     bd_local_reply_fn   local_reply;
     void               *local_arg;
     uint8_t            *local_payload;
+    bd_local_cancel    *local_cancel;
 };
+
+/* A local call's cancellation (server.h). FLAG (the handler's, bd_call_watch_cancel) is only
+ * touched under LOCK, and cleared before the call's state is freed. */
+struct bd_local_cancel {
+    pthread_mutex_t lock;
+    int             refs;
+    bool            fired;
+    atomic_bool    *flag;
+};
+
+bd_local_cancel *bd_local_cancel_new(void)
+{
+    bd_local_cancel *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    pthread_mutex_init(&k->lock, NULL);
+    k->refs = 1;
+    return k;
+}
+
+void bd_local_cancel_fire(bd_local_cancel *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&k->lock);
+    k->fired = true;
+    if (k->flag)
+        atomic_store(k->flag, true);
+    pthread_mutex_unlock(&k->lock);
+}
+
+static void local_cancel_watch(bd_local_cancel *k, atomic_bool *flag)
+{
+    pthread_mutex_lock(&k->lock);
+    k->flag = flag;
+    if (flag && k->fired)
+        atomic_store(flag, true);
+    pthread_mutex_unlock(&k->lock);
+}
+
+void bd_local_cancel_release(bd_local_cancel *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&k->lock);
+    int left = --k->refs;
+    pthread_mutex_unlock(&k->lock);
+    if (left == 0) {
+        pthread_mutex_destroy(&k->lock);
+        free(k);
+    }
+}
 
 struct bd_server {
     uv_loop_t              *loop;
@@ -228,6 +281,10 @@ static int post_request(bd_server *s, int m)
 static void call_free(bd_call *c)
 {
     bd_server *s = c->srv;
+    if (c->local_cancel) {                      /* before the state holding the flag goes */
+        local_cancel_watch(c->local_cancel, NULL);
+        bd_local_cancel_release(c->local_cancel);
+    }
     if (c->msg) {
         pb_release(c->msg_fields, c->msg);
         free(c->msg);
@@ -549,6 +606,8 @@ void *bd_call_state(const bd_call *c) { return c->state; }
  * store (sequentially consistent), so at least one of them sets FLAG. */
 void bd_call_watch_cancel(bd_call *c, atomic_bool *flag)
 {
+    if (c->local_cancel)
+        local_cancel_watch(c->local_cancel, flag);
     atomic_store(&c->cancel_flag, flag);
     if (flag && atomic_load(&c->cancelled))
         atomic_store(flag, true);
@@ -724,7 +783,8 @@ void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
 /* ---- local calls (another transport: REST) ------------------------------------------------ */
 
 int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
-                         uint64_t deadline_ns, bd_local_reply_fn reply, void *arg)
+                         uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
+                         void *arg)
 {
     int m = -1;
     for (size_t i = 0; i < s->n_methods; i++)
@@ -745,6 +805,12 @@ int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_
     c->local_reply = reply;
     c->local_arg = arg;
     c->local_payload = payload;
+    if (cancel) {
+        pthread_mutex_lock(&cancel->lock);
+        cancel->refs++;
+        pthread_mutex_unlock(&cancel->lock);
+        c->local_cancel = cancel;
+    }
     c->data = payload ? payload : empty;
     c->len = payload ? len : 0;
     c->deadline_ns = deadline_ns;

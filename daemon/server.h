@@ -78,15 +78,24 @@ void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg);
 typedef void (*bd_local_reply_fn)(void *arg, grpc_status_code status, const char *message,
                                   const pb_msgdesc_t *fields, const void *msg);
 
+/* Cancelling a local call: the transport keeps one reference, the call another. Firing it
+ * (when the client went away) cancels the call's work still queued, as a gRPC client's
+ * cancellation does; work already running finishes. Any thread; NULL is allowed. */
+typedef struct bd_local_cancel bd_local_cancel;
+bd_local_cancel *bd_local_cancel_new(void);           /* one reference; NULL when out of memory */
+void             bd_local_cancel_fire(bd_local_cancel *k);
+void             bd_local_cancel_release(bd_local_cancel *k);
+
 /* Run the method at PATH ("/inference.GRPCInferenceService/ModelInfer") as if its request
  * PAYLOAD (LEN bytes of protobuf, malloc'ed; the call takes it, NULL = empty) had arrived
  * over gRPC: the same handler, scheduler, limits and statistics; the answer goes to REPLY.
- * DEADLINE_NS: bd_now_ns() clock, 0 = none. A local call is not cancelled when its client
- * goes away: it runs to its answer, which the transport then drops. Loop thread (the
+ * DEADLINE_NS: bd_now_ns() clock, 0 = none. CANCEL (NULL = none): the call takes a
+ * reference; firing it cancels the call (bd_local_cancel_fire). Loop thread (the
  * method's loop handler runs at once; models run on the workers, never here).
  * BD_ENOTFOUND for an unknown PATH (REPLY not called); 0 otherwise. */
 int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
-                         uint64_t deadline_ns, bd_local_reply_fn reply, void *arg);
+                         uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
+                         void *arg);
 
 /* ---- one RPC (handlers in rpc_*.c) ------------------------------------------------------- */
 

@@ -10,6 +10,7 @@ import gzip
 import unittest
 import json
 import os
+import re
 import socket
 import subprocess
 import zlib
@@ -359,6 +360,53 @@ class Rest(BraiddTestCase):
         s.close()
         self.assert_serving()
         self.d.assert_running()
+
+
+class RestCancel(BraiddTestCase):
+    """A client that closes its connection while its request is queued cancels it (one worker,
+    two long requests ahead of it): counted as a CANCELED failure, as a gRPC cancellation."""
+
+    braidd_args = ("--workers", "1")
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "slow", e2e_models.slow_matmul(depth=48))
+
+    def metric(self, pattern):
+        _, body, _ = self.d.http_get("/metrics")
+        m = re.search(pattern, body.decode())
+        return int(float(m.group(1))) if m else 0
+
+    def test_closed_connection_cancels_its_queued_request(self):
+        port = self.d.rest_port
+        raw = np.ones((256, 1024), np.float32).tobytes()
+        hdr = json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [256, 1024],
+                                      "parameters": {"binary_data_size": len(raw)}}],
+                          "outputs": [{"name": "y", "parameters": {"binary_data": True}}]}).encode()
+        req = (b"POST /v2/models/slow/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+               b"Inference-Header-Content-Length: %d\r\n\r\n" % (len(hdr) + len(raw), len(hdr))) + hdr + raw
+        held = lambda: self.metric(r'braid_(?:queued)_requests\{[^}]*model="slow"[^}]*\} (\d+)') + \
+            self.metric(r'braid_(?:inflight)_requests\{[^}]*model="slow"[^}]*\} (\d+)')
+        socks = []
+        for want in (1, 2, 3):                       # two ahead, then the one to cancel
+            s = socket.create_connection(("127.0.0.1", port), timeout=120)
+            s.sendall(req)
+            socks.append(s)
+            deadline = time.monotonic() + 60
+            while held() < want and time.monotonic() < deadline:
+                time.sleep(0.005)
+            self.assertEqual(held(), want, "request %d did not reach braidd" % want)
+        socks[2].close()                             # the queued one's client goes away
+        for s in socks[:2]:
+            status, _, _, _ = read_response(s)
+            self.assertEqual(status, 200)
+            s.close()
+        deadline = time.monotonic() + 60
+        cancelled = r'nv_inference_request_failure\{model="slow",reason="CANCELED",version="1"\} (\d+)'
+        while self.metric(cancelled) < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(self.metric(cancelled), 1)
+        self.assertEqual(self.metric(r'nv_inference_request_success\{model="slow",version="1"\} (\d+)'), 2)
 
 
 class RestTokens(unittest.TestCase):
