@@ -8,6 +8,7 @@
  * that should be constant is computed, an unknown fused op, ...) returns 1 before emitting
  * anything and the node goes to the TensorFlow fallback instead. */
 #include "partitioner/tf/tf_ops.h"
+#include "partitioner/tf/tf_mapkit.h"
 
 #include <string.h>
 
@@ -44,26 +45,18 @@ static const int64_t *attr_ints(const tf_nodeview *v, const char *key, size_t *n
     return *n ? a->list.i : NULL;
 }
 
-/* The integers of constant operand V (INT32 or INT64, at most MAX_CONST_INTS); false when V
- * is computed at run time. */
+/* The integers of constant operand V into OUT (room for MAX_CONST_INTS); false when V is
+ * computed at run time or holds more. */
 static bool const_ints(const bd_value *v, int64_t *out, size_t *n)
 {
-    if (!v || !v->data || (v->dtype != BD_DT_INT32 && v->dtype != BD_DT_INT64))
-        return false;
-    size_t esize = v->dtype == BD_DT_INT32 ? 4 : 8, k = v->nbytes / esize;
-    if (k > MAX_CONST_INTS)
-        return false;
-    for (size_t i = 0; i < k; i++) {
-        if (esize == 4) {
-            int32_t x;
-            memcpy(&x, (const uint8_t *)v->data + 4 * i, 4);
-            out[i] = x;
-        } else {
-            memcpy(&out[i], (const uint8_t *)v->data + 8 * i, 8);
-        }
-    }
-    *n = k;
-    return true;
+    return tf_const_ints(v, out, MAX_CONST_INTS, n);
+}
+
+/* The one integer of constant operand V: false unless V holds exactly one. */
+static bool const_int(const bd_value *v, int64_t *out)
+{
+    size_t n;
+    return tf_const_ints(v, out, 1, &n) && n == 1;
 }
 
 /* ---- writing IR attributes (payloads copied into the graph's pool) -------------------- */
@@ -613,8 +606,7 @@ static int map_concat(tf_mapctx *m, bd_error *err)
 {
     bool v2 = strcmp(m->v->op, "ConcatV2") == 0;     /* Concat has the axis first */
     int64_t axis;
-    size_t na;
-    if (m->n_in < 2 || !const_ints(m->in[v2 ? m->n_in - 1 : 0], &axis, &na) || na != 1)
+    if (m->n_in < 2 || !const_int(m->in[v2 ? m->n_in - 1 : 0], &axis))
         return DECLINE;
     bd_node *n = NULL;
     int rc = tf_emit_node(m, NULL, "Concat", m->in + (v2 ? 0 : 1), m->n_in - 1, m->out, &n, err);
@@ -677,8 +669,7 @@ static int map_squeeze(tf_mapctx *m, bd_error *err)
 static int map_expand_dims(tf_mapctx *m, bd_error *err)
 {
     int64_t axis;
-    size_t na;
-    if (m->n_in != 2 || !const_ints(m->in[1], &axis, &na) || na != 1)
+    if (m->n_in != 2 || !const_int(m->in[1], &axis))
         return DECLINE;
     bd_node *n = NULL;
     int rc = tf_emit_node(m, NULL, "Unsqueeze", m->in, 1, m->out, &n, err);

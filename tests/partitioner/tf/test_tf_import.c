@@ -619,6 +619,37 @@ static void expect_tfjs_error(const char *json, int code, const char *needle)
     assert_null(g);
 }
 
+/* An axis operand must hold one integer: ConcatV2 and ExpandDims with a 16-value "axis"
+ * constant once wrote 16 int64s into a one-int64 stack slot (ASan: stack-buffer-overflow).
+ * They must stay TensorFlow's nodes, unmapped. */
+static void test_multi_value_axis_is_not_mapped(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"format\": \"graph-model\", \"modelTopology\": {\"node\": ["
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"},"
+        "  \"shape\": {\"shape\": {\"dim\": [{\"size\": \"2\"}, {\"size\": \"2\"}]}}}},"
+        "{\"name\": \"axis\", \"op\": \"Const\", \"attr\": {\"dtype\": {\"type\": \"DT_INT32\"},"
+        "  \"value\": {\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": {\"dim\": [{\"size\": \"16\"}]},"
+        "  \"intVal\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]}}}},"
+        "{\"name\": \"cat\", \"op\": \"ConcatV2\", \"input\": [\"x\", \"x\", \"axis\"],"
+        "  \"attr\": {\"T\": {\"type\": \"DT_FLOAT\"}, \"N\": {\"i\": \"2\"}}},"
+        "{\"name\": \"ed\", \"op\": \"ExpandDims\", \"input\": [\"cat\", \"axis\"],"
+        "  \"attr\": {\"T\": {\"type\": \"DT_FLOAT\"}}}"
+        "], \"versions\": {\"producer\": 1}}, \"weightsManifest\": [],"
+        "\"signature\": {\"inputs\": {\"x:0\": {\"name\": \"x:0\", \"dtype\": \"DT_FLOAT\"}},"
+        "  \"outputs\": {\"ed:0\": {\"name\": \"ed:0\", \"dtype\": \"DT_FLOAT\"}}}}";
+    bd_graph *g = NULL;
+    bd_error err = {0};
+    assert_int_equal(import_tfjs(json, &g, &err), 0);
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        const bd_node *n = bd_graph_node(g, i);
+        assert_string_not_equal(n->op_type, "Concat");
+        assert_string_not_equal(n->op_type, "Unsqueeze");
+    }
+    bd_graph_destroy(g);
+}
+
 static void test_tfjs_bad_inputs_fail_cleanly(void **state)
 {
     (void)state;
@@ -882,6 +913,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_tfjs_origin_keeps_attrs,
                                         tfjs_setup, tfjs_teardown),
         cmocka_unit_test_setup_teardown(test_tfjs_bad_inputs_fail_cleanly, tfjs_setup, tfjs_teardown),
+        cmocka_unit_test_setup_teardown(test_multi_value_axis_is_not_mapped, tfjs_setup, tfjs_teardown),
         cmocka_unit_test(test_graphdef_constant_expansion_is_capped),
         cmocka_unit_test_setup_teardown(test_tfjs_sizes_are_overflow_checked_and_capped,
                                         tfjs_setup, tfjs_teardown),
