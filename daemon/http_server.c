@@ -26,6 +26,7 @@
 #define MAX_URL    8192              /* longer request targets get 414 */
 #define MAX_AUTHZ  2048              /* a longer Authorization header is an invalid token */
 #define LINGER_MS  2000
+#define BODY_RESERVE (1u << 20)      /* a declared body's buffer allocated before its bytes */
 
 typedef struct conn conn;
 
@@ -612,14 +613,19 @@ static int on_headers_complete(http_parser *p)
         reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
         return -1;
     }
-    if ((p->flags & F_CONTENTLENGTH) && p->content_length + 1 > c->body_cap) {
+    /* room for a declared body, up to BODY_RESERVE at once: a client that declares a large
+     * body and sends nothing holds no large buffer; on_body grows it as bytes arrive */
+    size_t want = (p->flags & F_CONTENTLENGTH) ? (size_t)p->content_length + 1 : 0;
+    if (want > BODY_RESERVE)
+        want = BODY_RESERVE;
+    if (want > c->body_cap) {
         free(c->body);
         c->body_cap = 0;
-        if (!(c->body = malloc((size_t)p->content_length + 1))) {
+        if (!(c->body = malloc(want))) {
             reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
             return -1;
         }
-        c->body_cap = (size_t)p->content_length + 1;
+        c->body_cap = want;
     }
     const char *expect = NULL;
     bd_http_request probe = { .conn_ = c };
@@ -679,6 +685,8 @@ static int on_body(http_parser *p, const char *at, size_t len)
             cap *= 2;
         if (cap > c->srv->lim.max_body_bytes + 1)
             cap = c->srv->lim.max_body_bytes + 1;
+        if ((p->flags & F_CONTENTLENGTH) && cap > c->body_bytes + p->content_length + 1)
+            cap = c->body_bytes + (size_t)p->content_length + 1;   /* what is declared, no more */
         char *b = realloc(c->body, cap);
         if (!b)
             return reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
