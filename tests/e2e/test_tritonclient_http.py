@@ -11,64 +11,24 @@ Run by Debian's python3 (meson), it re-executes itself in the client venv. Skipp
 saying why) only when that venv is absent."""
 
 import os
-import subprocess
-import sys
 
-VENV_PY = os.environ.get("BRAID_CLIENTS_PYTHON") or os.path.expanduser(
-    "~/.cache/braid/clients-venv/bin/python")
+from client_venv import in_client_venv
 
-try:
-    import tritonclient.http as th
-    from tritonclient.utils import InferenceServerException
-except ImportError:
-    if os.environ.get("BRAID_TRITONCLIENT_REEXEC") or not os.access(VENV_PY, os.X_OK):
-        print("SKIPPED: tritonclient not installed (run scripts/fetch_tritonclient.sh, or set "
-              "BRAID_CLIENTS_PYTHON)", file=sys.stderr)
-        sys.exit(77)
-    os.environ["BRAID_TRITONCLIENT_REEXEC"] = "1"
-    os.execv(VENV_PY, [VENV_PY] + sys.argv)
+in_client_venv()
+import tritonclient.http as th                  # noqa: E402
+from tritonclient.utils import InferenceServerException   # noqa: E402
 
 import numpy as np                             # noqa: E402
 
-from braidd_fixture import SOURCE_ROOT, BraiddTestCase, run_tests   # noqa: E402
-
-DEMO = "tinycnn"
-
-
-def fixture(name):
-    return np.load(os.path.join(SOURCE_ROOT, "tests", "fixtures", "demo", name + ".npy"))
+from braidd_fixture import run_tests          # noqa: E402
+from triton_client_case import DEMO, TritonClientCase, triton_classes   # noqa: E402
 
 
-def triton_classes(values, k):
-    """Triton's classification strings for one list of VALUES (no labels)."""
-    order = sorted(range(len(values)), key=lambda i: (-values[i], i))[:k]
-    return [("%f:%d" % (values[i], i)).encode() for i in order]
-
-
-class TritonHttpClient(BraiddTestCase):
-
-    braidd_args = ("--allow-uploads",)
-
-    @classmethod
-    def prepare_repository(cls, repo):
-        # Models are written by Debian's python (it has onnx; the client venv does not).
-        cls.models = os.path.join(repo, "..", "onnx-models")
-        subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "e2e_models.py"),
-                        cls.models], check=True, stdout=subprocess.DEVNULL)
-        os.makedirs(os.path.join(repo, "batched", "1"))
-        os.replace(os.path.join(cls.models, "batch_add_one.onnx"),
-                   os.path.join(repo, "batched", "1", "model.onnx"))
-        with open(os.path.join(repo, "batched", "config.json"), "w") as f:
-            f.write('{"max_batch_size": 8}')
+class TritonHttpClient(TritonClientCase):
 
     def setUp(self):
+        super().setUp()
         self.client = th.InferenceServerClient("127.0.0.1:%d" % self.d.rest_port)
-        self.image = fixture("image")
-        self.probs = fixture("probabilities")
-
-    def tearDown(self):
-        self.client.close()
-        super().tearDown()
 
     def demo_inputs(self, binary=True):
         x = th.InferInput("image", list(self.image.shape), "FP32")
