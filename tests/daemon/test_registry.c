@@ -645,10 +645,18 @@ static void test_config_plan_cache_and_input_shapes(void **state)
         "{\"input_shapes\": {\"image\": {\"min\": [4], \"max\": [1]}}}",
         "{\"input_shapes\": {\"image\": {\"min\": [-1], \"max\": [1]}}}",
         "{\"input_shapes\": {\"image\": {\"min\": [1], \"max\": [1], \"extra\": 1}}}",
+        /* label files: a plain name in the model's folder, one per output, strings only */
+        "{\"labels\": [\"labels.txt\"]}",
+        "{\"labels\": {\"probabilities\": 7}}",
+        "{\"labels\": {\"probabilities\": \"../../etc/passwd\"}}",
+        "{\"labels\": {\"probabilities\": \"..\"}}",
+        "{\"labels\": {\"probabilities\": \"\"}}",
+        "{\"labels\": {\"probabilities\": \"a.txt\", \"probabilities\": \"b.txt\"}}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(bd_registry_load(f->reg, "tinycnn", bad[i], NULL, 0, NULL, NULL, &err), BD_EINVAL);
-        assert_true(strstr(err.msg, "plan_cache") || strstr(err.msg, "input_shapes"));
+        assert_true(strstr(err.msg, "plan_cache") || strstr(err.msg, "input_shapes") ||
+                    strstr(err.msg, "labels"));
     }
     done_flag d;
     if (load_sync(f, "tinycnn", "{\"plan_cache_max_plans\": 2, \"plan_cache_max_bytes\": 0, \"input_shapes\": "
