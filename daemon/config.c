@@ -152,11 +152,17 @@ static const key_def keys[] = {
       "DIR", "Triton's older spelling of --repository (KServe passes it)" },
     { NULL, "grpc-port", K_PORT, S(grpc_address), 0, 65535,
       "PORT", "the port of --grpc-address; its host stays" },
-    { NULL, "http-port", K_PORT, S(http_address), 0, 65535,
+    /* Triton's --http-port is its HTTP/REST inference port (KServe's v2 REST predictor sends
+     * inference there); its metrics port is --metrics-port. */
+    { NULL, "http-port", K_PORT, S(rest_address), 0, 65535,
+      "PORT", "the port of --rest-address (HTTP/REST inference and health); its host stays" },
+    { NULL, "metrics-port", K_PORT, S(http_address), 0, 65535,
       "PORT", "the port of --http-address (health, metrics, status); its host stays" },
     { NULL, "allow-grpc", K_ENABLE, S(grpc_address), 0, 0,
       "BOOL", "true only: braidd always serves gRPC" },
-    { NULL, "allow-http", K_ENABLE, S(http_address), 0, 1,
+    { NULL, "allow-http", K_ENABLE, S(rest_address), 0, 1,
+      "BOOL", "false = --rest-address \"\"" },
+    { NULL, "allow-metrics", K_ENABLE, S(http_address), 0, 1,
       "BOOL", "false = --http-address \"\"" },
 #undef S
 };
@@ -340,7 +346,7 @@ static int parse_int(const char *flag, const char *s, long long *out, bd_error *
     return 0;
 }
 
-/* --grpc-port/--http-port: replace the port of the HOST:PORT address at K's offset, keeping
+/* --grpc-port/--http-port/--metrics-port: replace the port of the HOST:PORT address at K's offset, keeping
  * its host ("[::1]:8001" keeps "[::1]"); an address switched off ("") gets braidd's default
  * host, 127.0.0.1. */
 static int set_port(bd_daemon_config *cfg, const key_def *k, long long port, bd_error *err)
@@ -366,7 +372,7 @@ static int set_port(bd_daemon_config *cfg, const key_def *k, long long port, bd_
     return 0;
 }
 
-/* --allow-grpc/--allow-http BOOL (Triton's): true changes nothing; false turns the address
+/* --allow-grpc/--allow-http/--allow-metrics BOOL (Triton's): true changes nothing; false turns the address
  * off where braidd can do without it (max == 1), and is refused otherwise. */
 static int set_enable(bd_daemon_config *cfg, const key_def *k, const char *arg, bd_error *err)
 {

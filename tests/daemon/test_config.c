@@ -359,21 +359,23 @@ static void test_kserve_triton_arguments_as_given(void **state)
     bd_error err = {0};
     bd_config_defaults(&c);
     const char *cfgpath = write_json("container.json",
-        "{\"grpc_address\": \"0.0.0.0:8001\", \"http_address\": \"0.0.0.0:8002\"}");
+        "{\"grpc_address\": \"0.0.0.0:8001\", \"http_address\": \"0.0.0.0:8002\", "
+        "\"rest_address\": \"0.0.0.0:8000\"}");
     char cfgarg[4300];
     snprintf(cfgarg, sizeof cfgarg, "--config=%s", cfgpath);
     assert_int_equal(parse(&c, &err, 7, cfgarg, "--model-store=/mnt/models", "--grpc-port=9000",
                            "--http-port=8080", "--allow-grpc=true", "--allow-http=true"), 0);
     assert_string_equal(c.repository, "/mnt/models");
     assert_string_equal(c.grpc_address, "0.0.0.0:9000");     /* the host of the file stays */
-    assert_string_equal(c.http_address, "0.0.0.0:8080");
+    assert_string_equal(c.rest_address, "0.0.0.0:8080");     /* Triton's HTTP = REST port */
+    assert_string_equal(c.http_address, "0.0.0.0:8002");     /* metrics stay where they were */
 
     /* without a file: braidd's own default host, loopback */
     bd_config_defaults(&c);
     assert_int_equal(parse(&c, &err, 5, "--model-store=/mnt/models", "--grpc-port=9000",
                            "--http-port=8080", "--allow-http=true"), 0);
     assert_string_equal(c.grpc_address, "127.0.0.1:9000");
-    assert_string_equal(c.http_address, "127.0.0.1:8080");
+    assert_string_equal(c.rest_address, "127.0.0.1:8080");
 }
 
 static void test_triton_spellings(void **state)
@@ -392,17 +394,23 @@ static void test_triton_spellings(void **state)
     bd_config_defaults(&c);
     assert_int_equal(parse(&c, &err, 5, "--grpc-address", "[::1]:1234", "--grpc-port", "0"), 0);
     assert_string_equal(c.grpc_address, "[::1]:0");
-    assert_int_equal(parse(&c, &err, 5, "--http-port", "9", "--http-address", "[::]:7"), 0);
-    assert_string_equal(c.http_address, "[::]:7");
-    assert_int_equal(parse(&c, &err, 5, "--http-address", "example.org", "--http-port", "80"), 0);
-    assert_string_equal(c.http_address, "example.org:80");
-    /* a switched-off HTTP port comes back on loopback */
-    assert_int_equal(parse(&c, &err, 5, "--http-address", "", "--http-port", "8080"), 0);
-    assert_string_equal(c.http_address, "127.0.0.1:8080");
+    assert_int_equal(parse(&c, &err, 5, "--http-port", "9", "--rest-address", "[::]:7"), 0);
+    assert_string_equal(c.rest_address, "[::]:7");
+    assert_int_equal(parse(&c, &err, 5, "--rest-address", "example.org", "--http-port", "80"), 0);
+    assert_string_equal(c.rest_address, "example.org:80");
+    assert_int_equal(parse(&c, &err, 5, "--http-address", "[::1]:1", "--metrics-port", "9"), 0);
+    assert_string_equal(c.http_address, "[::1]:9");
+    /* a switched-off port comes back on loopback */
+    assert_int_equal(parse(&c, &err, 5, "--rest-address", "", "--http-port", "8080"), 0);
+    assert_string_equal(c.rest_address, "127.0.0.1:8080");
 
-    /* --allow-http=false turns the status port off; --allow-grpc=false is refused */
+    /* --allow-http=false turns the REST port off, --allow-metrics=false the status port;
+     * --allow-grpc=false is refused */
     bd_config_defaults(&c);
     assert_int_equal(parse(&c, &err, 2, "--allow-http=false"), 0);
+    assert_string_equal(c.rest_address, "");
+    assert_string_equal(c.http_address, "127.0.0.1:8002");
+    assert_int_equal(parse(&c, &err, 2, "--allow-metrics=false"), 0);
     assert_string_equal(c.http_address, "");
     assert_int_equal(parse(&c, &err, 2, "--allow-grpc=false"), BD_EINVAL);
     assert_non_null(strstr(err.msg, "--allow-grpc=false: braidd always serves gRPC"));

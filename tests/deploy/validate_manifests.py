@@ -214,6 +214,7 @@ class Manifests(unittest.TestCase):
         self.assertEqual(flag_value(ctr["args"], "--config"), "/etc/braid/braidd.json")
         self.assertEqual(ports["grpc"], int(image_cfg["grpc_address"].rsplit(":", 1)[1]))
         self.assertEqual(ports["http"], int(image_cfg["http_address"].rsplit(":", 1)[1]))
+        self.assertEqual(ports["rest"], int(image_cfg["rest_address"].rsplit(":", 1)[1]))
         tls = flag_value(ctr["args"], "--tls-cert-file") is not None
         for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
             get = ctr[probe]["httpGet"]
@@ -270,7 +271,11 @@ class Manifests(unittest.TestCase):
         self.assertEqual(set(rt["spec"]["protocolVersions"]), {"v2", "grpc-v2"})
         http_port = flag_value(args, "--http-port")
         grpc_port = int(flag_value(args, "--grpc-port"))
-        self.assertEqual(rt["spec"]["annotations"]["prometheus.kserve.io/port"], http_port)
+        # Triton's --http-port is the REST port; metrics stay on the image's metrics port
+        with open(os.path.join(SOURCE_ROOT, "deploy", "braidd-container.json")) as f:
+            metrics_port = json.load(f)["http_address"].rsplit(":", 1)[1]
+        self.assertNotIn("--metrics-port", " ".join(args))
+        self.assertEqual(rt["spec"]["annotations"]["prometheus.kserve.io/port"], metrics_port)
         self.assertEqual(rt["spec"]["annotations"]["prometheus.kserve.io/path"], "/metrics")
         by_protocol = {}
         for _, d in self.docs:
@@ -295,8 +300,17 @@ class Manifests(unittest.TestCase):
         rt = find(self.docs, "ServingRuntime", "braid")
         with Pod() as pod:
             args = pod.map_args(rt["spec"]["containers"][0]["args"], {"/mnt/models": pod.repo})
-            pod.start(args, http_flag="--http-port", grpc_flag="--grpc-port")
-            self.assertEqual(pod.get("/v2/health/ready")[0], 200)
+            pod.start(args, rest_flag="--http-port", grpc_flag="--grpc-port")
+            # KServe's v2 REST predictor: probes and inference on --http-port
+            self.assertEqual(pod.get("/v2/health/ready", pod.rest_port)[0], 200)
+            status, body = pod.post("/v2/models/tinycnn/infer", json.dumps({"inputs": [{
+                "name": "image", "datatype": "FP32", "shape": [1, 3, 32, 32],
+                "data": [0.5] * (3 * 32 * 32)}]}), pod.rest_port)
+            self.assertEqual(status, 200, body)
+            out = json.loads(body)["outputs"][0]
+            self.assertEqual((out["name"], out["shape"]), ("probabilities", [1, 10]))
+            self.assertAlmostEqual(sum(out["data"]), 1.0, places=4)   # a softmax
+            # the metrics port the annotation names
             status, body = pod.get("/metrics")
             self.assertEqual(status, 200)
             for family in ("nv_inference_queue_duration_us", "nv_inference_pending_request_count"):
@@ -309,8 +323,9 @@ class Manifests(unittest.TestCase):
         with Pod() as pod:
             secrets = pod.make_secrets()
             args = pod.map_args(ctr["args"], {"/models": pod.repo, "/secrets": secrets})
-            pod.start(args, http_flag=None, grpc_flag=None, tls=True)
+            pod.start(args, rest_flag=None, grpc_flag=None, tls=True)
             self.assertEqual(pod.get("/v2/health/live")[0], 200)
+            self.assertEqual(pod.get("/v2/health/ready", pod.rest_port)[0], 200)   # HTTPS too
             self.assertEqual(pod.get("/v2/health/ready")[0], 200)
             self.assertEqual(pod.get("/metrics")[0], 401)            # tokens are on
             self.assertEqual(pod.get("/metrics", token=pod.token)[0], 200)
@@ -387,10 +402,11 @@ class Pod:
         shutil.copytree(os.path.join(SOURCE_ROOT, "daemon", "demo-repository"), self.repo)
         with open(os.path.join(SOURCE_ROOT, "deploy", "braidd-container.json")) as f:
             cfg = json.load(f)
-        self.grpc_port, self.http_port = free_port(), free_port()
+        self.grpc_port, self.http_port, self.rest_port = free_port(), free_port(), free_port()
         # the image's addresses, with loopback for 0.0.0.0 and free ports
         cfg["grpc_address"] = "127.0.0.1:%d" % self.grpc_port
         cfg["http_address"] = "127.0.0.1:%d" % self.http_port
+        cfg["rest_address"] = "127.0.0.1:%d" % self.rest_port
         self.config = os.path.join(self.tmp, "braidd.json")
         with open(self.config, "w") as f:
             json.dump(cfg, f)
@@ -424,9 +440,9 @@ class Pod:
             out.append(a)
         return out
 
-    def start(self, args, http_flag, grpc_flag, tls=False):
+    def start(self, args, rest_flag, grpc_flag, tls=False):
         # ports the manifest fixes (KServe's 9000/8080) become free ones, in place
-        fixed = {http_flag: self.http_port, grpc_flag: self.grpc_port}
+        fixed = {rest_flag: self.rest_port, grpc_flag: self.grpc_port}
         args = [("%s=%d" % (a.split("=")[0], fixed[a.split("=")[0]]))
                 if "=" in a and a.split("=")[0] in fixed else a for a in args]
         self.tls = tls
@@ -437,9 +453,7 @@ class Pod:
         env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=0:abort_on_error=0")
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=0")
         with open(self.log_path, "wb") as log:
-            # the REST port (Triton's 8000, not in KServe's arguments) on a free port too
-            self.proc = subprocess.Popen([BRAIDD] + args + ["--rest-address", "127.0.0.1:0",
-                                                            "--port-file", self.port_file],
+            self.proc = subprocess.Popen([BRAIDD] + args + ["--port-file", self.port_file],
                                          stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 60
@@ -451,7 +465,7 @@ class Pod:
                     text = f.read()
                 if text.endswith("\n"):
                     got = tuple(int(x) for x in text.split())
-                    assert got[:2] == (self.grpc_port, self.http_port), (got, self.log())
+                    assert got == (self.grpc_port, self.http_port, self.rest_port), (got, self.log())
                     break
             except OSError:
                 pass
@@ -459,9 +473,15 @@ class Pod:
         while time.monotonic() < deadline and self.get("/v2/health/ready")[0] != 200:
             time.sleep(0.1)
 
-    def get(self, path, token=None):
-        url = "%s://127.0.0.1:%d%s" % ("https" if self.tls else "http", self.http_port, path)
-        req = urllib.request.Request(url)
+    def get(self, path, port=None, token=None):
+        return self.request(path, port, token)
+
+    def post(self, path, body, port=None):
+        return self.request(path, port, None, body.encode())
+
+    def request(self, path, port, token, body=None):
+        url = "%s://127.0.0.1:%d%s" % ("https" if self.tls else "http", port or self.http_port, path)
+        req = urllib.request.Request(url, data=body)
         if token:
             req.add_header("Authorization", "Bearer " + token)
         ctx = ssl._create_unverified_context() if self.tls else None   # as kubelet's probes
