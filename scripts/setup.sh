@@ -87,6 +87,11 @@ fi
 "$(dirname "$0")/fetch_tritonclient.sh" >/dev/null ||
   echo "setup: tritonclient not installed (no PyPI?); its test will be skipped"
 
+# Node.js's gRPC client (npm @grpc/grpc-js and @grpc/proto-loader, pinned) under ~/.cache/braid,
+# for tests/e2e/test_node_client.py, braidd's second-language client (SKIPPED without it).
+"$(dirname "$0")/fetch_node_client.sh" >/dev/null ||
+  echo "setup: @grpc/grpc-js not installed (no npm registry?); the Node.js client test will be skipped"
+
 # The validators of deploy/'s Kubernetes and KServe manifests (PyPI kubernetes-validate and the
 # kserve SDK's types, pinned) in ~/.cache/braid/k8s-venv, for tests/deploy. Optional: without
 # them deploy_manifests says SKIPPED.

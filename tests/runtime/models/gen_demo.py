@@ -5,6 +5,7 @@ Writes daemon/demo-repository/tinycnn/1/model.onnx plus tests/fixtures/demo/{inp
 The files are small and committed; rerun this script only to change the demo.
 Run with Debian's interpreter: /usr/bin/python3 tests/runtime/models/gen_demo.py
 """
+import json
 import os
 
 import numpy as np
@@ -29,6 +30,16 @@ class TinyCNN(torch.nn.Module):
         return torch.softmax(self.fc(x), dim=1)
 
 
+def write_rest_request(image, path):
+    """The README's curl example body: IMAGE as a KServe v2 REST infer request (JSON tensor
+    data, each value the shortest text that reads back as the same float32)."""
+    body = {"inputs": [{"name": "image", "datatype": "FP32", "shape": list(image.shape),
+                        "data": [float(str(np.float32(v))) for v in image.ravel()]}]}
+    with open(path, "w") as f:
+        json.dump(body, f, separators=(",", ":"))
+        f.write("\n")
+
+
 def main():
     torch.manual_seed(20261122)
     model = TinyCNN().eval()
@@ -46,6 +57,7 @@ def main():
     os.makedirs(fixtures, exist_ok=True)
     np.save(os.path.join(fixtures, "image.npy"), image.numpy())
     np.save(os.path.join(fixtures, "probabilities.npy"), probs.numpy())
+    write_rest_request(image.numpy(), os.path.join(fixtures, "infer_request.json"))
     print(f"wrote {out} ({os.path.getsize(out)} bytes) and {fixtures}/*.npy")
 
 
