@@ -29,6 +29,9 @@ void bd_config_defaults(bd_daemon_config *cfg)
     cfg->queue_limit        = 64;
     cfg->max_message_bytes  = (size_t)256 << 20;
     cfg->allow_uploads      = false;
+    cfg->allow_shared_memory = false;
+    cfg->shared_memory_max_regions = 64;
+    cfg->shared_memory_max_bytes = (size_t)16 << 30;
     cfg->exit_timeout_secs  = -1;
     cfg->drain_timeout_ms   = -1;
     cfg->exit_timeout_ms    = 30000;
@@ -92,6 +95,12 @@ static const key_def keys[] = {
       "BYTES", "largest gRPC message received or sent          [268435456]" },
     { "allow_uploads", "allow-uploads", K_FLAG_TRUE, OFF(allow_uploads), 0, 0, 0,
       NULL, "let RepositoryModelLoad write uploaded model files and config.json into the repository [off]" },
+    { "allow_shared_memory", "allow-shared-memory", K_FLAG_TRUE, OFF(allow_shared_memory), 0, 0, 0,
+      NULL, "serve Triton's system shared memory extension (same-host clients) [off]" },
+    { "shared_memory_max_regions", "shared-memory-max-regions", K_INT, OFF(shared_memory_max_regions), 0, 1, 512,
+      "N", "shared memory regions registered at once        [64]" },
+    { "shared_memory_max_bytes", "shared-memory-max-bytes", K_SIZE, OFF(shared_memory_max_bytes), 0, 1, 1LL << 50,
+      "BYTES", "bytes of all registered regions together [17179869184]" },
     { "exit_timeout_secs", "exit-timeout-secs", K_INT, OFF(exit_timeout_secs), 0, 0, 3600,
       "S", "SIGTERM: how long in-flight requests may finish [30]" },
     { "drain_timeout_ms", "drain-timeout-ms", K_INT, OFF(drain_timeout_ms), 0, 0, 3600000,

@@ -20,6 +20,9 @@ typedef struct bd_daemon_config {
     int    queue_limit;           /* queued requests per model before RESOURCE_EXHAUSTED */
     size_t max_message_bytes;     /* gRPC receive/send limit; default 256 MiB */
     bool   allow_uploads;         /* RepositoryModelLoad may write files into the repository */
+    bool   allow_shared_memory;   /* Triton's system shared memory extension (shm_region.h) */
+    int    shared_memory_max_regions; /* regions registered at once */
+    size_t shared_memory_max_bytes;   /* bytes of all registered regions together */
     int    exit_timeout_secs;     /* SIGTERM: how long in-flight requests may finish (Triton's
                                    * --exit-timeout-secs); -1 = unset (drain_timeout_ms, else 30) */
     int    drain_timeout_ms;      /* deprecated alias of exit_timeout_secs in ms; -1 = unset */

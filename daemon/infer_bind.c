@@ -34,6 +34,10 @@ void bd_infer_binding_release(bd_infer_binding *b)
 {
     if (!b)
         return;
+    for (size_t i = 0; i < b->n_shm; i++)
+        bd_shm_release(b->shm[i]);
+    free(b->shm);
+    free(b->shm_out);
     for (size_t i = 0; i < b->n_owned; i++)
         free(b->owned[i]);
     free(b->owned);
@@ -187,13 +191,86 @@ static int bind_contents(bd_infer_binding *b, const inference_InferTensorContent
     return 0;
 }
 
+/* ---- shared memory parameters ------------------------------------------------------------ */
+
+/* A tensor's shared memory parameters, gathered from its parameter map. */
+typedef struct shm_ref {
+    const char *region;                     /* NULL: the tensor does not use shared memory */
+    uint64_t    offset, size;
+    bool        has_size;
+} shm_ref;
+
+static bool is_shm_key(const char *key)
+{
+    return !strcmp(key, "shared_memory_region") || !strcmp(key, "shared_memory_byte_size") ||
+           !strcmp(key, "shared_memory_offset");
+}
+
+/* One parameter KEY = V (HAS: a value was sent) of tensor WHAT into R; 0 when KEY is no
+ * shared memory parameter. */
+static int shm_param(shm_ref *r, const char *key, bool has, const inference_InferParameter *v,
+                     const char *what, bd_error *err)
+{
+    if (!strcmp(key, "shared_memory_region")) {
+        if (!has || v->which_parameter_choice != inference_InferParameter_string_param_tag ||
+            !v->parameter_choice.string_param)
+            return bd_error_set(err, BD_EINVAL, "%s: parameter 'shared_memory_region' must be a "
+                                "string (a registered region's name)", what);
+        r->region = v->parameter_choice.string_param;
+        return 0;
+    }
+    bool is_size = !strcmp(key, "shared_memory_byte_size");
+    if (!is_size && strcmp(key, "shared_memory_offset") != 0)
+        return 0;
+    int64_t n = !has ? -1
+              : v->which_parameter_choice == inference_InferParameter_int64_param_tag
+                    ? v->parameter_choice.int64_param
+              : v->which_parameter_choice == inference_InferParameter_uint64_param_tag &&
+                v->parameter_choice.uint64_param <= (uint64_t)INT64_MAX
+                    ? (int64_t)v->parameter_choice.uint64_param : -1;
+    if (n < 0)
+        return bd_error_set(err, BD_EINVAL, "%s: parameter '%s' must be a non-negative integer "
+                            "(bytes)", what, key);
+    if (is_size) {
+        r->size = (uint64_t)n;
+        r->has_size = true;
+    } else {
+        r->offset = (uint64_t)n;
+    }
+    return 0;
+}
+
+/* The region R names, its reference kept by B; its bytes [offset, offset+size) in *DATA. */
+static int shm_use(bd_infer_binding *b, const shm_ref *r, const char *what, bd_shm_region **region,
+                   void **data, bd_error *err)
+{
+    if (!r->has_size)
+        return bd_error_set(err, BD_EINVAL, "%s: 'shared_memory_region' needs "
+                            "'shared_memory_byte_size' too", what);
+    bd_shm_region **list = realloc(b->shm, (b->n_shm + 1) * sizeof *list);
+    if (!list)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    b->shm = list;
+    int rc = bd_shm_acquire(r->region, region, err);
+    if (rc) {
+        bd_error_prefix(err, "%s: ", what);
+        if (rc == BD_EUNSUPPORTED || rc == BD_ENOTFOUND)  /* disabled, unknown: the request's */
+            rc = err->code = BD_EINVAL;
+        return rc;
+    }
+    b->shm[b->n_shm++] = *region;
+    return bd_shm_span(*region, r->offset, r->size, what, data, err);
+}
+
 /* ---- inputs ------------------------------------------------------------------------------ */
 
-/* Check request input T (position K in REQ) against signature input V and point DL (its
- * shape stored in SHAPE) at its data. */
+/* Check request input T (its bytes raw_input_contents[K] when sent raw, or in the shared
+ * memory SHM names) against signature input V and point DL (its shape stored in SHAPE) at
+ * its data. */
 static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *req,
                       const inference_ModelInferRequest_InferInputTensor *t, size_t k,
-                      const bd_value *v, DLTensor *dl, int64_t *shape, bd_error *err)
+                      const shm_ref *shm, const bd_value *v, DLTensor *dl, int64_t *shape,
+                      bd_error *err)
 {
     char want[128], got[128];
     int dt = bd_dtype_from_name(t->datatype ? t->datatype : "");
@@ -234,10 +311,36 @@ static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *re
     size_t bytes = (size_t)numel * esize;       /* <= 2^31 * 8 */
 
     const void *data = NULL;
-    if (req->raw_input_contents.list.count > 0) {
+    if (shm->region) {
+        char what[160];
+        snprintf(what, sizeof what, "input '%s'", v->name);
+        if (t->has_contents)
+            return bd_error_set(err, BD_EINVAL, "input '%s': has both contents and "
+                                "shared_memory_region (send one or the other)", v->name);
+        if (shm->has_size && shm->size != bytes)
+            return bd_error_set(err, BD_EINVAL, "input '%s': expected shared_memory_byte_size %zu "
+                                "for %s %s, got %" PRIu64, v->name, bytes, bd_dtype_name(dt),
+                                bd_shape_str(&gs, got, sizeof got), shm->size);
+        bd_shm_region *region;
+        void *at;
+        int rc = shm_use(b, shm, what, &region, &at, err);
+        if (rc)
+            return rc;
+        data = at;                          /* zero-copy: the kernels read the mapping */
+        if (!bytes || ((uintptr_t)data % esize) != 0) {
+            void *copy = own(b, bytes);     /* a SIGBUS here is the guard's (shm_guard.h) */
+            if (!copy)
+                return bd_error_set(err, BD_ENOMEM, "input '%s': out of memory", v->name);
+            if (bytes)
+                memcpy(copy, data, bytes);
+            data = copy;
+        }
+    } else if (req->raw_input_contents.list.count > 0) {
         if (t->has_contents)
             return bd_error_set(err, BD_EINVAL, "input '%s': has both contents and raw_input_contents "
                                 "(send one or the other)", v->name);
+        if (k >= req->raw_input_contents.list.count)     /* counted in bind_inputs; defensive */
+            return bd_error_set(err, BD_EINVAL, "input '%s': no raw_input_contents entry", v->name);
         const bd_wire_span *sp = &req->raw_input_contents.list.items[k];
         if (sp->size != bytes)
             return bd_error_set(err, BD_EINVAL, "input '%s': expected %zu bytes of raw_input_contents "
@@ -292,10 +395,20 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
 {
     char list[256];
     size_t n = bd_graph_num_inputs(g);
-    if (req->raw_input_contents.list.count > 0 && req->raw_input_contents.list.count != req->inputs_count)
-        return bd_error_set(err, BD_EINVAL, "raw_input_contents has %zu entries for %u inputs (expected "
-                            "one per input, in the order of 'inputs')", req->raw_input_contents.list.count,
-                            (unsigned)req->inputs_count);
+    size_t n_shm = 0;
+    for (size_t k = 0; k < req->inputs_count; k++) {
+        bool in_shm = false;                /* a key given twice counts once */
+        for (pb_size_t p = 0; p < req->inputs[k].parameters_count; p++) {
+            const char *key = req->inputs[k].parameters[p].key;
+            in_shm |= key && !strcmp(key, "shared_memory_region");
+        }
+        n_shm += in_shm;
+    }
+    size_t n_raw = req->inputs_count - n_shm;
+    if (req->raw_input_contents.list.count > 0 && req->raw_input_contents.list.count != n_raw)
+        return bd_error_set(err, BD_EINVAL, "raw_input_contents has %zu entries for %zu inputs (expected "
+                            "one per input not in shared memory, in the order of 'inputs')",
+                            req->raw_input_contents.list.count, n_raw);
     b->n_inputs = n;
     bool seen_small[BD_INFER_SMALL];
     b->inputs = bd_infer_small_or_calloc(b->inputs_small, n, sizeof *b->inputs);
@@ -304,12 +417,25 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
     int rc = 0;
     if (!b->inputs || !b->shapes || !seen)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
-    for (size_t k = 0; k < req->inputs_count && !rc; k++) {
+    for (size_t k = 0, raw = 0; k < req->inputs_count && !rc; k++) {
         const inference_ModelInferRequest_InferInputTensor *t = &req->inputs[k];
         const char *name = t->name ? t->name : "";
+        char what[160];
+        snprintf(what, sizeof what, "input '%s'", name);
+        shm_ref shm = {0};
+        for (pb_size_t p = 0; p < t->parameters_count && !rc; p++)
+            rc = shm_param(&shm, t->parameters[p].key ? t->parameters[p].key : "",
+                           t->parameters[p].has_value, &t->parameters[p].value, what, err);
+        if (rc)
+            break;
+        if (!shm.region && (shm.has_size || shm.offset))
+            rc = bd_error_set(err, BD_EINVAL, "%s: shared_memory_byte_size / shared_memory_offset "
+                              "without 'shared_memory_region'", what);
         size_t i = 0;
         while (i < n && strcmp(bd_graph_input(g, i)->name, name) != 0)
             i++;
+        if (rc)
+            break;
         if (i == n)
             rc = bd_error_set(err, BD_EINVAL, "unknown input '%s' (the model's inputs: %s)", name,
                               names(g, true, list, sizeof list));
@@ -317,7 +443,9 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
             rc = bd_error_set(err, BD_EINVAL, "input '%s' is given twice", name);
         else {
             seen[i] = true;
-            rc = bind_input(b, req, t, k, bd_graph_input(g, i), &b->inputs[i], b->shapes[i], err);
+            rc = bind_input(b, req, t, raw, &shm, bd_graph_input(g, i), &b->inputs[i], b->shapes[i],
+                            err);
+            raw += !shm.region;
         }
     }
     for (size_t i = 0; i < n && !rc; i++)
@@ -333,12 +461,18 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
  * gRPC answers in raw bytes anyway) is accepted; anything else is refused by name, so a
  * client never believes an extension braid does not have took effect. */
 static int output_parameters(const inference_ModelInferRequest_InferRequestedOutputTensor *o,
-                             const char *name, uint32_t *classify, bd_error *err)
+                             const char *name, uint32_t *classify, shm_ref *shm, bd_error *err)
 {
+    char what[160];
+    snprintf(what, sizeof what, "output '%s'", name);
     for (pb_size_t p = 0; p < o->parameters_count; p++) {
         const char *key = o->parameters[p].key ? o->parameters[p].key : "";
         const inference_InferParameter *v = &o->parameters[p].value;
-        if (!strcmp(key, "classification")) {
+        if (is_shm_key(key)) {
+            int rc = shm_param(shm, key, o->parameters[p].has_value, v, what, err);
+            if (rc)
+                return rc;
+        } else if (!strcmp(key, "classification")) {
             int64_t n = v->which_parameter_choice == inference_InferParameter_int64_param_tag
                             ? v->parameter_choice.int64_param
                       : v->which_parameter_choice == inference_InferParameter_uint64_param_tag &&
@@ -351,9 +485,33 @@ static int output_parameters(const inference_ModelInferRequest_InferRequestedOut
             *classify = (uint32_t)n;
         } else if (strcmp(key, "binary_data") != 0) {
             return bd_error_set(err, BD_EINVAL, "output '%s': unknown parameter '%s' (braid "
-                                "knows 'classification' and 'binary_data')", name, key);
+                                "knows 'classification', 'binary_data' and the shared_memory_* "
+                                "ones)", name, key);
         }
     }
+    if (!shm->region && (shm->has_size || shm->offset))
+        return bd_error_set(err, BD_EINVAL, "%s: shared_memory_byte_size / shared_memory_offset "
+                            "without 'shared_memory_region'", what);
+    return 0;
+}
+
+/* Response output K goes to the shared memory SHM names. */
+static int bind_output_shm(bd_infer_binding *b, size_t k, const shm_ref *shm, const char *name,
+                           bd_error *err)
+{
+    if (!b->shm_out && !(b->shm_out = calloc(b->n_out, sizeof *b->shm_out)))
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    char what[160];
+    snprintf(what, sizeof what, "output '%s'", name);
+    void *at;
+    bd_infer_shm_out *o = &b->shm_out[k];
+    int rc = shm_use(b, shm, what, &o->region, &at, err);
+    if (rc) {
+        o->region = NULL;
+        return rc;
+    }
+    o->offset = shm->offset;
+    o->size = shm->size;
     return 0;
 }
 
@@ -389,7 +547,10 @@ static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *
         else {
             seen[o] = true;
             b->out_idx[k] = o;
-            rc = output_parameters(&req->outputs[k], name, &b->classify[k], err);
+            shm_ref shm = {0};
+            rc = output_parameters(&req->outputs[k], name, &b->classify[k], &shm, err);
+            if (!rc && shm.region)
+                rc = bind_output_shm(b, k, &shm, name, err);
         }
     }
     bd_infer_free_unless(seen, seen_small);
@@ -432,4 +593,35 @@ bool bd_infer_output_bytes(const bd_graph *g, const size_t *out_idx, size_t n_ou
     }
     *bytes = total;
     return true;
+}
+
+int bd_infer_shm_outputs(const bd_infer_binding *b, const bd_graph *g, bd_wire_span *spans,
+                         bd_error *err)
+{
+    for (size_t k = 0; b->shm_out && k < b->n_out; k++) {
+        const bd_infer_shm_out *o = &b->shm_out[k];
+        if (!o->region)
+            continue;
+        const char *name = bd_graph_output(g, b->out_idx[k])->name;
+        if (spans[k].size > o->size)
+            return bd_error_set(err, BD_EINVAL, "output '%s': needs %zu bytes but "
+                                "shared_memory_byte_size is %" PRIu64 " (region '%s')", name,
+                                spans[k].size, o->size, bd_shm_name(o->region));
+        void *at;
+        char what[160];
+        snprintf(what, sizeof what, "output '%s'", name);
+        int rc = bd_shm_span(o->region, o->offset, o->size, what, &at, err);
+        if (rc)
+            return rc;
+        if (spans[k].size && at != spans[k].data)
+            memcpy(at, spans[k].data, spans[k].size);   /* a SIGBUS here is the guard's */
+        static const uint8_t none[1];
+        spans[k] = (bd_wire_span){ none, 0 };
+    }
+    for (size_t i = 0; i < b->n_shm; i++) {     /* inputs too: read during the run */
+        int rc = bd_shm_check(b->shm[i], err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }

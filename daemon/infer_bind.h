@@ -9,6 +9,16 @@
  *                           "classification" parameter
  *   bd_infer_output_bytes   the tensor bytes a response will carry for shapes known before
  *                           the run (a plan's graph), to refuse an oversized response early
+ *   bd_infer_shm_outputs    after the run: write the outputs a request sends to system shared
+ *                           memory into their regions (shm_region.h) and check that no region
+ *                           the request used shrank meanwhile
+ *
+ * Shared memory (Triton's extension): an input or requested output whose parameters name a
+ * "shared_memory_region" (with "shared_memory_byte_size", optional "shared_memory_offset")
+ * takes its bytes from / gives them to that region. An input's DLTensor points into the
+ * region's mapping (copied once only when misaligned); raw_input_contents then has one entry
+ * per input NOT in shared memory, in the order of 'inputs' (what tritonclient sends). The
+ * binding holds a reference on each region it uses until it is released.
  *
  * Hostile input: every count and size below is checked before anything is allocated, and
  * every product is overflow-checked. A shape may describe at most BD_INFER_MAX_ELEMENTS
@@ -28,6 +38,7 @@
 #include "proto/inference.pb.h"
 #include "core/error.h"
 #include "core/ir/graph.h"
+#include "daemon/shm_region.h"
 
 /* Elements one input shape may describe, 0 dims counted as 1: 2^31 - 1, more than a
  * message of gRPC's largest size (max_message_bytes <= 2^31 - 1) can carry. */
@@ -39,6 +50,12 @@
  * zeroed heap memory (NULL when out of memory). Release with bd_infer_free_unless(p, SMALL). */
 void *bd_infer_small_or_calloc(void *small, size_t n, size_t size);
 void  bd_infer_free_unless(void *p, void *small);            /* frees P unless it is SMALL */
+
+/* Where a response output goes in shared memory; REGION NULL = in the response. */
+typedef struct bd_infer_shm_out {
+    bd_shm_region *region;                  /* one of the binding's shm references */
+    uint64_t       offset, size;
+} bd_infer_shm_out;
 
 /* The request bound to the graph. Zero-initialize; release with bd_infer_binding_release. */
 typedef struct bd_infer_binding {
@@ -52,6 +69,9 @@ typedef struct bd_infer_binding {
                                                count, 0 = the tensor itself (infer_classify.h) */
     size_t     n_out;
     uint64_t   batch;                       /* inferences the request counts for */
+    bd_shm_region **shm;                    /* shared memory regions used (one reference each) */
+    size_t     n_shm;
+    bd_infer_shm_out *shm_out;              /* per response output; NULL when none uses shm */
     /* Storage for the common case: no allocation per request. */
     DLTensor   inputs_small[BD_INFER_SMALL];
     int64_t    shapes_small[BD_INFER_SMALL][BD_MAX_RANK];
@@ -71,5 +91,13 @@ void bd_infer_binding_release(bd_infer_binding *b);
  * unless they depend on the data) into *BYTES. false when a shape is not known yet (then
  * only the response itself can tell). Saturates at UINT64_MAX. */
 bool bd_infer_output_bytes(const bd_graph *g, const size_t *out_idx, size_t n_out, uint64_t *bytes);
+
+/* After the run, SPANS[k] (the bytes of response output k; G the bound graph): copy those B
+ * sends to shared memory into their regions and leave their span empty (the response carries
+ * no bytes for them). BD_EINVAL when an output needs more bytes than its
+ * shared_memory_byte_size, or when a region the request used (inputs included) shrank
+ * during it (the SIGBUS guard: shm_guard.h). */
+int  bd_infer_shm_outputs(const bd_infer_binding *b, const bd_graph *g, bd_wire_span *spans,
+                          bd_error *err);
 
 #endif

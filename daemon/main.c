@@ -33,6 +33,7 @@
 #include "daemon/scheduler.h"
 #include "daemon/security.h"
 #include "daemon/server.h"
+#include "daemon/shm_region.h"
 
 typedef struct braidd {
     uv_loop_t        loop;
@@ -338,7 +339,10 @@ int main(int argc, char **argv)
     d->watchdog.data = d->ready_poll.data = d->repo_poll.data = d->drain_poll.data = d->hard_stop.data = d;
 
     int exit_code = 0;
-    if ((rc = bd_registry_create(&d->loop, &d->cfg, &d->reg, &err)) != 0 ||
+    if ((d->cfg.allow_shared_memory &&
+         (rc = bd_shm_enable(d->cfg.shared_memory_max_regions, d->cfg.shared_memory_max_bytes,
+                             &err)) != 0) ||
+        (rc = bd_registry_create(&d->loop, &d->cfg, &d->reg, &err)) != 0 ||
         (rc = bd_scheduler_create(d->cfg.workers, d->cfg.threads_per_worker, &d->sched, &err)) != 0 ||
         (rc = bd_server_start(&d->loop, &d->cfg, bd_rpc_methods, bd_rpc_n_methods, d->reg,
                                    d->sched, &d->srv, &err)) != 0 ||
@@ -411,6 +415,7 @@ int main(int argc, char **argv)
 
     uv_run(&d->loop, UV_RUN_DEFAULT);
     close_last_handles(d);
+    bd_shm_disable();                   /* every request has ended */
     if (uv_loop_close(&d->loop) != 0)
         bd_log(BD_LOG_WARN, NULL, NULL, "event loop closed with handles still open");
     bd_log(BD_LOG_INFO, NULL, NULL, "stopped");

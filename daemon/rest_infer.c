@@ -19,6 +19,7 @@ void bd_rest_outputs_free(bd_rest_outputs *o)
     if (!o)
         return;
     free(o->binary);
+    free(o->shm);
     *o = (bd_rest_outputs){0};
 }
 
@@ -66,9 +67,11 @@ typedef struct req_build {
     inference_ModelInferRequest req;
     inference_ModelInferRequest_InferInputTensor *inputs;
     inference_ModelInferRequest_InferRequestedOutputTensor *outputs;
-    inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *out_params;
+    inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *out_params;  /* OUT_PARAMS per output */
+    inference_ModelInferRequest_InferInputTensor_ParametersEntry *in_params;            /* SHM_PARAMS per input */
     int64_t  (*shapes)[BD_MAX_RANK];
-    bd_wire_span *spans;
+    bd_wire_span *spans;            /* of the inputs not in shared memory */
+    size_t    n_spans;
     void    **owned;                /* converted JSON data, one per input (or NULL) */
     size_t    n_in;
 } req_build;
@@ -81,6 +84,7 @@ static void build_free(req_build *b)
     free(b->inputs);
     free(b->outputs);
     free(b->out_params);
+    free(b->in_params);
     free(b->shapes);
     free(b->spans);
 }
@@ -218,7 +222,36 @@ static bool json_u64(const cJSON *v, uint64_t *out)
     return true;
 }
 
-/* One input: name, datatype, shape, and its bytes (binary, from *BIN, or JSON "data"). */
+#define SHM_PARAMS 3                /* shared_memory_region, _byte_size, _offset */
+#define OUT_PARAMS (SHM_PARAMS + 1) /* and classification */
+
+static bool is_shm_key(const char *key)
+{
+    return !strcmp(key, "shared_memory_region") || !strcmp(key, "shared_memory_byte_size") ||
+           !strcmp(key, "shared_memory_offset");
+}
+
+/* JSON parameter P (a shared_memory_* one) of WHAT into the gRPC parameter V. */
+static int shm_param(const cJSON *p, const char *what, inference_InferParameter *v, bd_error *err)
+{
+    if (!strcmp(p->string, "shared_memory_region")) {
+        if (!cJSON_IsString(p))
+            return bd_error_set(err, BD_EINVAL, "%s: shared_memory_region must be a string", what);
+        v->which_parameter_choice = inference_InferParameter_string_param_tag;
+        v->parameter_choice.string_param = p->valuestring;
+        return 0;
+    }
+    uint64_t n;
+    if (!json_u64(p, &n))
+        return bd_error_set(err, BD_EINVAL, "%s: %.32s must be a non-negative integer", what,
+                            p->string);
+    v->which_parameter_choice = inference_InferParameter_int64_param_tag;
+    v->parameter_choice.int64_param = (int64_t)n;       /* <= 2^53 */
+    return 0;
+}
+
+/* One input: name, datatype, shape, and its bytes (binary, from *BIN, JSON "data", or shared
+ * memory). */
 static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **bin,
                       size_t *bin_left, bd_error *err)
 {
@@ -265,6 +298,29 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
     for (int d = 0; d < rank; d++)
         numel *= (uint64_t)b->shapes[i][d];                 /* checked above */
 
+    if (cJSON_IsObject(jparams) && cJSON_GetObjectItemCaseSensitive(jparams, "shared_memory_region")) {
+        char what[96];
+        snprintf(what, sizeof what, "input '%.64s'", name);
+        if (jdata || cJSON_GetObjectItemCaseSensitive(jparams, "binary_data_size"))
+            return bd_error_set(err, BD_EINVAL, "%s: shared_memory_region with \"data\" or "
+                                "binary_data_size: send the tensor one way", what);
+        inference_ModelInferRequest_InferInputTensor_ParametersEntry *e = &b->in_params[i * SHM_PARAMS];
+        pb_size_t n = 0;
+        for (const cJSON *p = jparams->child; p; p = p->next) {
+            if (!is_shm_key(p->string))
+                continue;
+            int rc = shm_param(p, what, &e[n].value, err);
+            if (rc)
+                return rc;
+            e[n].key = p->string;
+            e[n++].has_value = true;
+            if (n == SHM_PARAMS)
+                break;
+        }
+        t->parameters = e;
+        t->parameters_count = n;
+        return 0;           /* region, range and size: infer_bind.c, as for gRPC */
+    }
     const cJSON *jsize = cJSON_IsObject(jparams)
                        ? cJSON_GetObjectItemCaseSensitive(jparams, "binary_data_size") : NULL;
     if (jsize) {
@@ -279,7 +335,7 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
             return bd_error_set(err, BD_EINVAL, "input '%s': binary_data_size %" PRIu64 " is more "
                                 "than the %zu bytes left after the JSON header", name, size,
                                 *bin_left);
-        b->spans[i] = (bd_wire_span){ *bin, (size_t)size };
+        b->spans[b->n_spans++] = (bd_wire_span){ *bin, (size_t)size };
         *bin += size;
         *bin_left -= (size_t)size;
         return 0;           /* its size against the shape: infer_bind.c, as for gRPC */
@@ -304,7 +360,7 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
         b->owned[i] = buf;
         uint8_t *p = buf;
         bytes_fill(jdata, &p);
-        b->spans[i] = (bd_wire_span){ buf, bytes };
+        b->spans[b->n_spans++] = (bd_wire_span){ buf, bytes };
         return 0;
     }
     size_t es = bd_dtype_size(dtype);
@@ -315,7 +371,7 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
     fill_ctx f = { .dtype = dtype, .out = buf, .name = name };
     if (fill_values(&f, jdata, err))
         return BD_EINVAL;
-    b->spans[i] = (bd_wire_span){ buf, leaves * es };
+    b->spans[b->n_spans++] = (bd_wire_span){ buf, leaves * es };
     return 0;
 }
 
@@ -329,6 +385,7 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
     if (!cJSON_IsObject(o) || !cJSON_IsString(jname))
         return bd_error_set(err, BD_EINVAL, "%s: expected an object with \"name\"", name);
     b->outputs[k].name = jname->valuestring;
+    b->outputs[k].parameters = &b->out_params[k * OUT_PARAMS];
     outs->binary[k] = outs->binary_all;
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(o, "parameters");
     if (!params)
@@ -336,6 +393,9 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
     if (!cJSON_IsObject(params))
         return bd_error_set(err, BD_EINVAL, "output '%s': \"parameters\" must be an object", name);
     for (const cJSON *p = params->child; p; p = p->next) {
+        if (b->outputs[k].parameters_count == OUT_PARAMS &&
+            (is_shm_key(p->string) || !strcmp(p->string, "classification")))
+            return bd_error_set(err, BD_EINVAL, "output '%s': a parameter is given twice", name);
         if (!strcmp(p->string, "binary_data")) {
             if (!cJSON_IsBool(p))
                 return bd_error_set(err, BD_EINVAL, "output '%s': binary_data must be true or "
@@ -346,13 +406,24 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
             if (!json_u64(p, &n) || n < 1 || n > UINT32_MAX)
                 return bd_error_set(err, BD_EINVAL, "output '%s': classification must be an "
                                     "integer from 1 to %" PRIu32, name, UINT32_MAX);
-            inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *e = &b->out_params[k];
+            inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *e =
+                &b->out_params[k * OUT_PARAMS + b->outputs[k].parameters_count++];
             e->key = "classification";
             e->has_value = true;
             e->value.which_parameter_choice = inference_InferParameter_int64_param_tag;
             e->value.parameter_choice.int64_param = (int64_t)n;
-            b->outputs[k].parameters = e;
-            b->outputs[k].parameters_count = 1;
+        } else if (is_shm_key(p->string)) {
+            char what[96];
+            snprintf(what, sizeof what, "output '%.64s'", name);
+            inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *e =
+                &b->out_params[k * OUT_PARAMS + b->outputs[k].parameters_count++];
+            int rc = shm_param(p, what, &e->value, err);
+            if (rc)
+                return rc;
+            e->key = p->string;
+            e->has_value = true;
+            if (!strcmp(p->string, "shared_memory_region"))
+                outs->shm[k] = true;
         } else {
             return bd_error_set(err, BD_EINVAL, "output '%s': unknown parameter '%.64s' (braid "
                                 "knows 'classification' and 'binary_data')", name, p->string);
@@ -434,10 +505,13 @@ int bd_rest_infer_request(const char *body, size_t len, const char *header_lengt
     b.spans = calloc(n_in ? n_in : 1, sizeof *b.spans);
     b.owned = calloc(n_in ? n_in : 1, sizeof *b.owned);
     b.outputs = calloc(n_out ? n_out : 1, sizeof *b.outputs);
-    b.out_params = calloc(n_out ? n_out : 1, sizeof *b.out_params);
+    b.out_params = calloc((n_out ? n_out : 1) * OUT_PARAMS, sizeof *b.out_params);
+    b.in_params = calloc((n_in ? n_in : 1) * SHM_PARAMS, sizeof *b.in_params);
     outs->binary = calloc(n_out ? n_out : 1, sizeof *outs->binary);
+    outs->shm = calloc(n_out ? n_out : 1, sizeof *outs->shm);
     outs->n = n_out;
-    if (!b.inputs || !b.shapes || !b.spans || !b.owned || !b.outputs || !b.out_params || !outs->binary) {
+    if (!b.inputs || !b.shapes || !b.spans || !b.owned || !b.outputs || !b.out_params ||
+        !b.in_params || !outs->binary || !outs->shm) {
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
         goto done;
     }
@@ -464,7 +538,7 @@ int bd_rest_infer_request(const char *body, size_t len, const char *header_lengt
     b.req.inputs = b.inputs;
     b.req.outputs_count = (pb_size_t)n_out;
     b.req.outputs = b.outputs;
-    bd_wire_spans_borrow(&b.req.raw_input_contents, b.spans, n_in);
+    bd_wire_spans_borrow(&b.req.raw_input_contents, b.spans, b.n_spans);
     size_t size = 0;
     if (!pb_get_encoded_size(&size, inference_ModelInferRequest_fields, &b.req)) {
         rc = bd_error_set(err, BD_EINVAL, "cannot encode the request");
@@ -671,6 +745,10 @@ int bd_rest_infer_response(const inference_ModelInferResponse *rsp, const bd_res
         for (pb_size_t d = 0; d < o->shape_count; d++)
             sb_printf(&b, d ? ",%" PRId64 : "%" PRId64, o->shape[d]);
         sb_put(&b, "]", 1);
+        if (outs->n && k < outs->n && outs->shm && outs->shm[k]) {     /* its bytes are in the region */
+            sb_put(&b, "}", 1);
+            continue;
+        }
         if (binary) {
             sb_printf(&b, ",\"parameters\":{\"binary_data_size\":%zu}}", sp.size);
             bin_total += sp.size;
@@ -693,7 +771,7 @@ int bd_rest_infer_response(const inference_ModelInferResponse *rsp, const bd_res
     }
     *json_len = b.n;
     for (pb_size_t k = 0; k < rsp->outputs_count; k++) {
-        bool binary = outs->n ? (k < outs->n && outs->binary[k]) : outs->binary_all;
+        bool binary = outs->n ? (k < outs->n && outs->binary[k] && !(outs->shm && outs->shm[k])) : outs->binary_all;
         if (binary && k < raw->list.count && raw->list.items[k].size)
             sb_put(&b, (const char *)raw->list.items[k].data, raw->list.items[k].size);
     }

@@ -10,6 +10,11 @@
  *   bd_rest_infer_response  a ModelInferResponse -> the REST body: JSON "data" or, per
  *                           output, binary bytes after the JSON header
  *
+ * Shared memory (Triton's extension): an input's or output's "shared_memory_region",
+ * "shared_memory_byte_size" and "shared_memory_offset" parameters pass into the gRPC
+ * message's tensor parameters (infer_bind.c checks them); such an input has no "data" and no
+ * binary bytes, such an output no "data" in the response.
+ *
  * Hostile input: the JSON text is scanned first (at most BD_REST_MAX_JSON_VALUES values,
  * nesting at most BD_REST_MAX_JSON_DEPTH), every tensor's elements are counted and checked
  * against its shape before its buffer is allocated, every binary_data_size must fit in the
@@ -34,6 +39,7 @@ typedef struct bd_rest_outputs {
     bool    binary_all;         /* request parameter binary_data_output */
     size_t  n;                  /* outputs the request names, in its order (0 = all) */
     bool   *binary;             /* per named output: its binary_data parameter */
+    bool   *shm;                /* per named output: written to shared memory (no data); NULL = none */
     uint64_t timeout_us;        /* request parameter "timeout" (Triton's, microseconds); 0 = none */
 } bd_rest_outputs;
 

@@ -20,6 +20,7 @@
 #include "daemon/registry.h"
 #include "daemon/rest_codec.h"
 #include "daemon/rest_infer.h"
+#include "daemon/shm_region.h"
 
 #ifndef BRAIDD_VERSION
 #define BRAIDD_VERSION "unknown"
@@ -37,7 +38,8 @@ struct bd_rest {
 };
 
 /* What a request's answer needs once it comes back from the handler. */
-typedef enum rest_kind { K_READY, K_MODEL_META, K_CONFIG, K_STATS, K_INDEX, K_EMPTY, K_INFER } rest_kind;
+typedef enum rest_kind { K_READY, K_MODEL_META, K_CONFIG, K_STATS, K_INDEX, K_EMPTY, K_INFER,
+                         K_SHM_STATUS } rest_kind;
 
 typedef struct rest_call {
     bd_http_pending *pending;
@@ -254,6 +256,22 @@ static cJSON *index_json(const inference_RepositoryIndexResponse *r)
     return a;
 }
 
+/* Triton's $system_shared_memory_status_response: an array of regions. */
+static cJSON *shm_status_json(const inference_SystemSharedMemoryStatusResponse *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (pb_size_t i = 0; a && i < r->regions_count; i++) {
+        const inference_SystemSharedMemoryStatusResponse_RegionStatus *v = &r->regions[i].value;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", v->name ? v->name : "");
+        cJSON_AddStringToObject(e, "key", v->key ? v->key : "");
+        cJSON_AddNumberToObject(e, "offset", (double)v->offset);
+        cJSON_AddNumberToObject(e, "byte_size", (double)v->byte_size);
+        cJSON_AddItemToArray(a, e);
+    }
+    return a;
+}
+
 static void reply_json(bd_http_response *res, cJSON *j)
 {
     set_json(res, 200, cJSON_PrintUnformatted(j));
@@ -284,6 +302,7 @@ static void on_reply(void *arg, grpc_status_code status, const char *message,
     case K_CONFIG:     reply_json(&res, config_json(&((const inference_ModelConfigResponse *)msg)->config)); break;
     case K_STATS:      reply_json(&res, stats_json(msg)); break;
     case K_INDEX:      reply_json(&res, index_json(msg)); break;
+    case K_SHM_STATUS: reply_json(&res, shm_status_json(msg)); break;
     case K_EMPTY:      res.status = 200; res.content_type = "application/json"; break;
     case K_INFER: {
         size_t json_len = 0;
@@ -605,14 +624,73 @@ static void model_route(bd_rest *r, const bd_http_request *req, bd_http_response
 static void server_metadata(bd_http_response *res)
 {
     static const char *ext[] = { "classification", "model_repository", "statistics",
-                                 "binary_tensor_data", "model_configuration", "health" };
+                                 "binary_tensor_data", "model_configuration", "health",
+                                 "system_shared_memory" };   /* last: only when enabled */
+    size_t n = sizeof ext / sizeof ext[0] - (bd_shm_enabled() ? 0 : 1);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", "braid");
     cJSON_AddStringToObject(o, "version", BRAIDD_VERSION);
     cJSON *a = cJSON_AddArrayToObject(o, "extensions");
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+    for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(a, cJSON_CreateString(ext[i]));
     reply_json(res, o);
+}
+
+/* /v2/systemsharedmemory[/region/NAME]/status|register|unregister (Triton's extension), run
+ * as the gRPC methods; /v2/cudasharedmemory/... answers 501. */
+static void shm_route(bd_rest *r, const bd_http_request *req, bd_http_response *res, char **seg,
+                      int n, const char *body, size_t body_len)
+{
+    bool get = req->method == HTTP_GET || req->method == HTTP_HEAD;
+    if (!strcmp(seg[1], "cudasharedmemory"))
+        return set_error(res, 501, "CUDA shared memory is not supported: braid runs on CPUs; use "
+                         "/v2/systemsharedmemory (braidd --allow-shared-memory)");
+    const char *name = n == 5 ? seg[3] : "", *action = seg[n - 1];
+    if (!(n == 3 || (n == 5 && !strcmp(seg[2], "region"))) ||
+        (strcmp(action, "status") && strcmp(action, "register") && strcmp(action, "unregister")) ||
+        (!strcmp(action, "register") && n != 5))
+        return set_error(res, 404, "unknown path: expected /v2/systemsharedmemory[/region/NAME]/"
+                         "status|unregister or /v2/systemsharedmemory/region/NAME/register");
+    uint8_t *b = NULL;
+    size_t len = 0;
+    if (!strcmp(action, "status")) {
+        if (!get)
+            return method_not_allowed(res, "GET, HEAD");
+        inference_SystemSharedMemoryStatusRequest m = { .name = (char *)name };
+        if (!(b = encode(inference_SystemSharedMemoryStatusRequest_fields, &m, &len)))
+            return set_error(res, 500, "cannot encode the request");
+        return call(r, req, res, SVC "SystemSharedMemoryStatus", K_SHM_STATUS, b, len, NULL);
+    }
+    if (req->method != HTTP_POST)
+        return method_not_allowed(res, "POST");
+    if (!strcmp(action, "unregister")) {
+        inference_SystemSharedMemoryUnregisterRequest m = { .name = (char *)name };
+        if (!(b = encode(inference_SystemSharedMemoryUnregisterRequest_fields, &m, &len)))
+            return set_error(res, 500, "cannot encode the request");
+        return call(r, req, res, SVC "SystemSharedMemoryUnregister", K_EMPTY, b, len, NULL);
+    }
+    bd_error err = {0};
+    cJSON *root = bd_rest_json_check(body, body_len, 64, 4, &err) == 0
+                ? cJSON_ParseWithLength(body, body_len) : NULL;
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, "key");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(root, "offset");
+    const cJSON *size = cJSON_GetObjectItemCaseSensitive(root, "byte_size");
+    bool ok = cJSON_IsObject(root) && cJSON_IsString(key) && cJSON_IsNumber(size) &&
+              (!off || cJSON_IsNumber(off));
+    double o = off ? off->valuedouble : 0, z = ok ? size->valuedouble : 0;
+    if (!ok || !(o >= 0 && o <= 9007199254740992.0 && o == (double)(uint64_t)o) ||
+        !(z >= 0 && z <= 9007199254740992.0 && z == (double)(uint64_t)z)) {
+        cJSON_Delete(root);
+        return set_error(res, 400, "the register request must be a JSON object {\"key\": string, "
+                         "\"offset\": bytes, \"byte_size\": bytes}");
+    }
+    inference_SystemSharedMemoryRegisterRequest m = {
+        .name = (char *)name, .key = key->valuestring, .offset = (uint64_t)o, .byte_size = (uint64_t)z };
+    b = encode(inference_SystemSharedMemoryRegisterRequest_fields, &m, &len);
+    cJSON_Delete(root);
+    if (!b)
+        return set_error(res, 500, "cannot encode the request");
+    call(r, req, res, SVC "SystemSharedMemoryRegister", K_EMPTY, b, len, NULL);
 }
 
 static void route(bd_rest *r, const bd_http_request *req, bd_http_response *res,
@@ -695,6 +773,8 @@ static void route(bd_rest *r, const bd_http_request *req, bd_http_response *res,
             return set_error(res, 500, "cannot encode the request");
         return call(r, req, res, SVC "RepositoryModelUnload", K_EMPTY, b, len, NULL);
     }
+    if (n >= 3 && (!strcmp(seg[1], "systemsharedmemory") || !strcmp(seg[1], "cudasharedmemory")))
+        return shm_route(r, req, res, seg, n, body, body_len);
     set_error(res, 404, "unknown path (the REST API: docs/protocol.md, \"HTTP/REST\")");
 }
 

@@ -13,6 +13,12 @@ const bd_rpc_method bd_rpc_methods[] = {
     { "/inference.GRPCInferenceService/RepositoryIndex",       bd_rpc_repository_index, NULL, 4, false },
     { "/inference.GRPCInferenceService/RepositoryModelLoad",   bd_rpc_repository_load, NULL, 4, true },
     { "/inference.GRPCInferenceService/RepositoryModelUnload", bd_rpc_repository_unload, NULL, 4, true },
+    { "/inference.GRPCInferenceService/SystemSharedMemoryStatus",     bd_rpc_shm_status, NULL, 2, false },
+    { "/inference.GRPCInferenceService/SystemSharedMemoryRegister",   bd_rpc_shm_register, NULL, 2, false },
+    { "/inference.GRPCInferenceService/SystemSharedMemoryUnregister", bd_rpc_shm_unregister, NULL, 2, false },
+    { "/inference.GRPCInferenceService/CudaSharedMemoryStatus",       bd_rpc_cuda_shm, NULL, 1, false },
+    { "/inference.GRPCInferenceService/CudaSharedMemoryRegister",     bd_rpc_cuda_shm, NULL, 1, false },
+    { "/inference.GRPCInferenceService/CudaSharedMemoryUnregister",   bd_rpc_cuda_shm, NULL, 1, false },
     { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, NULL, 4, false },
 };
 const size_t bd_rpc_n_methods = sizeof bd_rpc_methods / sizeof bd_rpc_methods[0];

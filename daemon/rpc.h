@@ -36,6 +36,13 @@ void bd_rpc_repository_unload(bd_call *c);
 /* rpc_statistics.c */
 void bd_rpc_model_statistics(bd_call *c);
 
+/* rpc_shm.c: Triton's system shared memory extension (shm_region.h); FAILED_PRECONDITION
+ * while braidd runs without --allow-shared-memory. CUDA shared memory: UNIMPLEMENTED. */
+void bd_rpc_shm_status(bd_call *c);
+void bd_rpc_shm_register(bd_call *c);
+void bd_rpc_shm_unregister(bd_call *c);
+void bd_rpc_cuda_shm(bd_call *c);
+
 /* rpc.c: every method braidd serves, for bd_server_start. */
 extern const bd_rpc_method bd_rpc_methods[];
 extern const size_t        bd_rpc_n_methods;

@@ -187,6 +187,8 @@ static void job_run(bd_job *base)
             spans[k] = (bd_wire_span){ cl.data, cl.bytes };
         }
     }
+    if (!rc)        /* outputs sent to shared memory; inputs read from it intact */
+        rc = bd_infer_shm_outputs(&j->b, g, spans, &err);
     inference_ModelInferResponse rsp = {
         .model_name = (char *)bd_served_name(s),
         .model_version = (char *)bd_served_version(s),

@@ -12,6 +12,7 @@
 
 #include "proto/inference.pb.h"
 #include "daemon/rpc.h"
+#include "daemon/shm_region.h"
 
 #ifndef BRAIDD_VERSION
 #define BRAIDD_VERSION "unknown"
@@ -28,11 +29,13 @@ void bd_rpc_server_metadata(bd_call *c)
     if (!BD_CALL_DECODE(c, inference_ServerMetadataRequest, "ServerMetadataRequest"))
         return;
     static char *extensions[] = { "classification", "model_repository", "statistics",
-                                  "binary_tensor_data", "model_configuration", "health" };
+                                  "binary_tensor_data", "model_configuration", "health",
+                                  "system_shared_memory" };   /* last: only when enabled */
+    size_t n = sizeof extensions / sizeof extensions[0] - (bd_shm_enabled() ? 0 : 1);
     inference_ServerMetadataResponse rsp = {
         .name = "braid",
         .version = BRAIDD_VERSION,
-        .extensions_count = sizeof extensions / sizeof extensions[0],
+        .extensions_count = (pb_size_t)n,
         .extensions = extensions,
     };
     bd_call_reply(c, inference_ServerMetadataResponse_fields, &rsp);

@@ -44,7 +44,8 @@ static void echo(const inference_ModelInferRequest *req, bool binary_all, const 
     inference_ModelInferResponse rsp = { .model_name = req->model_name, .id = req->id,
                                          .outputs_count = (pb_size_t)n, .outputs = outs };
     bd_wire_spans_borrow(&rsp.raw_output_contents, spans, n);
-    bd_rest_outputs echo_outs = { .binary_all = binary_all, .n = o->n, .binary = o->binary };
+    bd_rest_outputs echo_outs = { .binary_all = binary_all, .n = o->n, .binary = o->binary,
+                                .shm = o->shm };
     char *body = NULL;
     size_t len = 0, json_len = 0;
     bd_error err = {0};

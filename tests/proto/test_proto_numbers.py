@@ -119,6 +119,19 @@ PUBLIC = {
         "repository_name": (1, "string"), "model_name": (2, "string"),
         "parameters": (3, "map<string,inference.ModelRepositoryParameter>")}),
     "inference.RepositoryModelUnloadResponse": (FULL, {}),
+    # ---- T: system shared memory
+    "inference.SystemSharedMemoryStatusRequest": (FULL, {"name": (1, "string")}),
+    "inference.SystemSharedMemoryStatusResponse": (FULL, {
+        "regions": (1, "map<string,inference.SystemSharedMemoryStatusResponse.RegionStatus>")}),
+    "inference.SystemSharedMemoryStatusResponse.RegionStatus": (FULL, {
+        "name": (1, "string"), "key": (2, "string"), "offset": (3, "uint64"),
+        "byte_size": (4, "uint64")}),
+    "inference.SystemSharedMemoryRegisterRequest": (FULL, {
+        "name": (1, "string"), "key": (2, "string"), "offset": (3, "uint64"),
+        "byte_size": (4, "uint64")}),
+    "inference.SystemSharedMemoryRegisterResponse": (FULL, {}),
+    "inference.SystemSharedMemoryUnregisterRequest": (FULL, {"name": (1, "string")}),
+    "inference.SystemSharedMemoryUnregisterResponse": (FULL, {}),
     # ---- C: model_config.proto (braid serves a subset of ModelConfig)
     "inference.ModelTensorReshape": (FULL, {"shape": (1, "repeated int64")}),
     "inference.ModelInput": (FULL, {
@@ -211,6 +224,12 @@ PUBLIC_SERVICES = {
                                 False, False),
         "RepositoryModelUnload": ("RepositoryModelUnloadRequest",
                                   "RepositoryModelUnloadResponse", False, False),
+        "SystemSharedMemoryStatus": ("SystemSharedMemoryStatusRequest",
+                                     "SystemSharedMemoryStatusResponse", False, False),
+        "SystemSharedMemoryRegister": ("SystemSharedMemoryRegisterRequest",
+                                       "SystemSharedMemoryRegisterResponse", False, False),
+        "SystemSharedMemoryUnregister": ("SystemSharedMemoryUnregisterRequest",
+                                         "SystemSharedMemoryUnregisterResponse", False, False),
     },
     "grpc.health.v1.Health": {
         "Check": ("HealthCheckRequest", "HealthCheckResponse", False, False),

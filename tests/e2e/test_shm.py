@@ -1,0 +1,394 @@
+#!/usr/bin/python3
+"""Triton's system shared memory extension against a real braidd (docs/protocol.md, "System
+shared memory"), with braid's own gRPC stubs, raw REST and Python's
+multiprocessing.shared_memory: register / status / unregister over both ports, inference with
+inputs and outputs in shared memory against the numpy / PyTorch references, no tensor bytes
+in the messages, and the hostile cases — ranges past the end or overflowing, unknown regions,
+bad keys, limits, the disabled flag, unregister during use, and an object truncated under a
+registered region (SIGBUS guarded: an error answer, braidd alive and serving)."""
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from multiprocessing import shared_memory
+
+import numpy as np
+
+import e2e_models
+from braidd_fixture import Braidd, BraiddTestCase, pb, run_tests, status_of
+
+import grpc
+
+DEMO = "tinycnn"
+BIG = 4 * 1024 * 1024                   # big_add_one: 16 MiB in, 16 MiB out
+SLOW_ROWS, SLOW_N = 256, 1024
+
+
+def new_shm(size):
+    """A fresh POSIX shared memory object of SIZE bytes; its key is '/' + name."""
+    s = shared_memory.SharedMemory(create=True, size=size)
+    return s, "/" + s.name
+
+
+def shm_params(p, region, size, offset=None):
+    p["shared_memory_region"].string_param = region
+    p["shared_memory_byte_size"].int64_param = size
+    if offset is not None:
+        p["shared_memory_offset"].int64_param = offset
+
+
+def infer_request(model, name, dtype, shape, region=None, size=None, offset=None, data=None):
+    req = pb.ModelInferRequest(model_name=model)
+    t = req.inputs.add(name=name, datatype=dtype, shape=shape)
+    if region is not None:
+        shm_params(t.parameters, region, size, offset)
+    if data is not None:
+        req.raw_input_contents.append(data)
+    return req
+
+
+def add_output(req, name, region=None, size=None, offset=None):
+    o = req.outputs.add(name=name)
+    if region is not None:
+        shm_params(o.parameters, region, size, offset)
+    return o
+
+
+class SharedMemoryTest(BraiddTestCase):
+    braidd_args = ("--allow-shared-memory", "--shared-memory-max-regions", "6")
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "big", e2e_models.big_add_one(BIG))
+        e2e_models.write_repository_model(repo, "slow", e2e_models.slow_matmul(SLOW_ROWS, SLOW_N, 8))
+
+    def setUp(self):
+        self.shms = []
+        self.image = e2e_models.demo_fixture("image")
+        self.probs = e2e_models.demo_fixture("probabilities")
+
+    def tearDown(self):
+        self.stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(), timeout=10)
+        for s in self.shms:
+            s.close()
+            try:
+                s.unlink()
+            except FileNotFoundError:
+                pass
+        super().tearDown()
+
+    def shm(self, size):
+        s, key = new_shm(size)
+        self.shms.append(s)
+        return s, key
+
+    def register(self, name, key, size, offset=0):
+        return self.stub.SystemSharedMemoryRegister(pb.SystemSharedMemoryRegisterRequest(
+            name=name, key=key, offset=offset, byte_size=size), timeout=10)
+
+    def rest(self, method, path, body=None):
+        url = "http://127.0.0.1:%d%s" % (self.d.rest_port, path)
+        data = json.dumps(body).encode() if body is not None else (b"" if method == "POST" else None)
+        req = urllib.request.Request(url, data=data, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                raw = r.read()
+                return r.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    # ---- the extension's RPCs -------------------------------------------------------------
+
+    def test_metadata_lists_the_extension(self):
+        m = self.stub.ServerMetadata(pb.ServerMetadataRequest(), timeout=10)
+        self.assertIn("system_shared_memory", m.extensions)
+        code, body = self.rest("GET", "/v2")
+        self.assertEqual(code, 200)
+        self.assertIn("system_shared_memory", body["extensions"])
+
+    def test_register_status_unregister_grpc(self):
+        s, key = self.shm(4096)
+        self.register("r1", key, 1000, offset=24)
+        st = self.stub.SystemSharedMemoryStatus(pb.SystemSharedMemoryStatusRequest(), timeout=10)
+        self.assertEqual(set(st.regions), {"r1"})
+        r = st.regions["r1"]
+        self.assertEqual((r.name, r.key, r.offset, r.byte_size), ("r1", key, 24, 1000))
+        st = self.stub.SystemSharedMemoryStatus(pb.SystemSharedMemoryStatusRequest(name="r1"), timeout=10)
+        self.assertEqual(set(st.regions), {"r1"})
+        code, msg = status_of(self.stub.SystemSharedMemoryStatus,
+                              pb.SystemSharedMemoryStatusRequest(name="nope"), timeout=10)
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND, msg)
+        code, msg = status_of(self.register, "r1", key, 10)
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("already registered", msg)
+        self.stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(name="r1"), timeout=10)
+        code, msg = status_of(self.stub.SystemSharedMemoryUnregister,
+                              pb.SystemSharedMemoryUnregisterRequest(name="r1"), timeout=10)
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND, msg)
+        st = self.stub.SystemSharedMemoryStatus(pb.SystemSharedMemoryStatusRequest(), timeout=10)
+        self.assertEqual(len(st.regions), 0)
+
+    def test_register_status_unregister_rest(self):
+        s, key = self.shm(4096)
+        code, body = self.rest("POST", "/v2/systemsharedmemory/region/h1/register",
+                               {"key": key, "offset": 8, "byte_size": 64})
+        self.assertEqual(code, 200, body)
+        code, body = self.rest("GET", "/v2/systemsharedmemory/status")
+        self.assertEqual((code, body), (200, [{"name": "h1", "key": key, "offset": 8, "byte_size": 64}]))
+        code, body = self.rest("GET", "/v2/systemsharedmemory/region/h1/status")
+        self.assertEqual(code, 200)
+        self.assertEqual(body[0]["name"], "h1")
+        code, body = self.rest("GET", "/v2/systemsharedmemory/region/zz/status")
+        self.assertEqual(code, 404, body)
+        code, body = self.rest("POST", "/v2/systemsharedmemory/region/h1/register", {"key": 3})
+        self.assertEqual(code, 400, body)
+        code, body = self.rest("POST", "/v2/systemsharedmemory/region/h1/unregister")
+        self.assertEqual(code, 200, body)
+        code, body = self.rest("POST", "/v2/systemsharedmemory/unregister")
+        self.assertEqual(code, 200, body)
+        code, body = self.rest("POST", "/v2/cudasharedmemory/region/c/register", {"key": "x"})
+        self.assertEqual(code, 501, body)
+        code, msg = status_of(self.stub.CudaSharedMemoryStatus, pb.SystemSharedMemoryStatusRequest(),
+                              timeout=10) if hasattr(self.stub, "CudaSharedMemoryStatus") else (
+                                  grpc.StatusCode.UNIMPLEMENTED, "")
+        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
+
+    def test_register_refuses_hostile_ranges_and_keys(self):
+        s, key = self.shm(4096)
+        cases = [
+            ("past", key, 4000, 100, "past the end"),
+            ("overflow", key, 2**64 - 1, 2, "not a valid range"),
+            ("zero", key, 0, 0, "not a valid range"),
+            ("dots", "/..", 0, 8, "shm_open name"),
+            ("slash", "/a/../b", 0, 8, "shm_open name"),
+            ("noslash", key[1:], 0, 8, "shm_open name"),
+            ("bad/name", key, 0, 8, "without '/'"),
+            ("", key, 0, 8, "must be 1 to"),
+        ]
+        for name, k, off, size, want in cases:
+            code, msg = status_of(self.register, name, k, size, off)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, (name, msg))
+            self.assertIn(want, msg, name)
+        code, msg = status_of(self.register, "missing", "/braid-no-such-object-%d" % os.getpid(), 8)
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND, msg)
+        st = self.stub.SystemSharedMemoryStatus(pb.SystemSharedMemoryStatusRequest(), timeout=10)
+        self.assertEqual(len(st.regions), 0)
+
+    def test_too_many_regions(self):
+        s, key = self.shm(4096)
+        for i in range(6):
+            self.register("many%d" % i, key, 16, offset=16 * i)
+        code, msg = status_of(self.register, "many6", key, 16)
+        self.assertEqual(code, grpc.StatusCode.RESOURCE_EXHAUSTED, msg)
+        self.assertIn("shared_memory_max_regions", msg)
+
+    # ---- inference -------------------------------------------------------------------------
+
+    def test_demo_inputs_and_outputs_in_shm(self):
+        x = np.ascontiguousarray(self.image, np.float32)
+        s, key = self.shm(x.nbytes + 4096)
+        off_out = x.nbytes + 64                      # a second tensor in the same object
+        self.register("io", key, x.nbytes + 4096)
+        np.ndarray(x.shape, np.float32, s.buf, 0)[...] = x
+        req = infer_request(DEMO, "image", "FP32", list(x.shape), "io", x.nbytes)
+        add_output(req, "probabilities", "io", self.probs.nbytes, off_out)
+        rsp = self.stub.ModelInfer(req, timeout=60)
+        self.assertEqual(len(req.raw_input_contents), 0)
+        self.assertEqual(rsp.outputs[0].name, "probabilities")
+        self.assertEqual(list(rsp.outputs[0].shape), list(self.probs.shape))
+        self.assertEqual(list(rsp.raw_output_contents), [b""])   # no bytes in the response
+        got = np.ndarray(self.probs.shape, np.float32, s.buf, off_out).copy()
+        np.testing.assert_allclose(got, self.probs, rtol=1e-4, atol=1e-5)
+
+    def test_rest_infer_with_shm(self):
+        x = np.ascontiguousarray(self.image, np.float32)
+        s, key = self.shm(x.nbytes + self.probs.nbytes)
+        self.register("rest_io", key, x.nbytes + self.probs.nbytes)
+        np.ndarray(x.shape, np.float32, s.buf, 0)[...] = x
+        body = {"inputs": [{"name": "image", "datatype": "FP32", "shape": list(x.shape),
+                            "parameters": {"shared_memory_region": "rest_io",
+                                           "shared_memory_byte_size": x.nbytes}}],
+                "outputs": [{"name": "probabilities",
+                             "parameters": {"shared_memory_region": "rest_io",
+                                            "shared_memory_offset": x.nbytes,
+                                            "shared_memory_byte_size": self.probs.nbytes}}]}
+        code, out = self.rest("POST", "/v2/models/%s/infer" % DEMO, body)
+        self.assertEqual(code, 200, out)
+        o = out["outputs"][0]
+        self.assertNotIn("data", o)
+        self.assertEqual(o["shape"], list(self.probs.shape))
+        got = np.ndarray(self.probs.shape, np.float32, s.buf, x.nbytes).copy()
+        np.testing.assert_allclose(got, self.probs, rtol=1e-4, atol=1e-5)
+        body["inputs"][0]["data"] = [0.0]
+        code, out = self.rest("POST", "/v2/models/%s/infer" % DEMO, body)
+        self.assertEqual(code, 400, out)
+
+    def test_big_tensor_bytes_stay_out_of_the_messages(self):
+        x = np.random.default_rng(3).standard_normal((1, BIG)).astype(np.float32)
+        s, key = self.shm(2 * x.nbytes)
+        self.register("big_io", key, 2 * x.nbytes)
+        np.ndarray(x.shape, np.float32, s.buf, 0)[...] = x
+        req = infer_request("big", "x", "FP32", [1, BIG], "big_io", x.nbytes)
+        add_output(req, "y", "big_io", x.nbytes, x.nbytes)
+        plain = infer_request("big", "x", "FP32", [1, BIG], data=x.tobytes())
+        rsp = self.stub.ModelInfer(req, timeout=120)
+        prsp = self.stub.ModelInfer(plain, timeout=120)
+        print("\nbig_add_one (16 MiB in/out): request %d bytes with shm, %d without; response %d "
+              "bytes with shm, %d without" % (req.ByteSize(), plain.ByteSize(), rsp.ByteSize(),
+                                               prsp.ByteSize()))
+        self.assertLess(req.ByteSize(), 256)
+        self.assertGreater(plain.ByteSize(), x.nbytes)
+        self.assertLess(rsp.ByteSize(), 256)
+        got = np.ndarray(x.shape, np.float32, s.buf, x.nbytes)
+        np.testing.assert_array_equal(got, x + np.float32(1))
+        np.testing.assert_array_equal(np.frombuffer(prsp.raw_output_contents[0], np.float32),
+                                      (x + np.float32(1)).ravel())
+
+    def test_mixed_raw_and_shm_inputs_count_raw_entries(self):
+        # one raw entry per input NOT in shared memory: none here, so an extra entry is refused
+        x = np.ascontiguousarray(self.image, np.float32)
+        s, key = self.shm(x.nbytes)
+        self.register("mix", key, x.nbytes)
+        req = infer_request(DEMO, "image", "FP32", list(x.shape), "mix", x.nbytes, data=x.tobytes())
+        code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
+        self.assertIn("raw_input_contents", msg)
+
+    def test_infer_refuses_hostile_shm_parameters(self):
+        x = np.ascontiguousarray(self.image, np.float32)
+        s, key = self.shm(x.nbytes + 4096)
+        self.register("h", key, x.nbytes)
+        shape = list(x.shape)
+        cases = [
+            (infer_request(DEMO, "image", "FP32", shape, "nope", x.nbytes), "no shared memory region"),
+            (infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes, 4), "past the end"),
+            (infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes, 2**63 - 1), "past the end"),
+            (infer_request(DEMO, "image", "FP32", shape, "h", 2**63 - 1, 8), "shared_memory_byte_size"),
+            (infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes - 4), "shared_memory_byte_size"),
+            (infer_request(DEMO, "image", "FP32", shape, "h", -1), "non-negative"),
+        ]
+        only_region = infer_request(DEMO, "image", "FP32", shape)
+        only_region.inputs[0].parameters["shared_memory_region"].string_param = "h"
+        cases.append((only_region, "needs 'shared_memory_byte_size'"))
+        only_size = infer_request(DEMO, "image", "FP32", shape, data=x.tobytes())
+        only_size.inputs[0].parameters["shared_memory_byte_size"].int64_param = 8
+        cases.append((only_size, "without 'shared_memory_region'"))
+        small_out = infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes)
+        add_output(small_out, "probabilities", "h", 8)
+        cases.append((small_out, "needs 40 bytes"))
+        out_past = infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes)
+        add_output(out_past, "probabilities", "h", 40, x.nbytes - 8)
+        cases.append((out_past, "past the end"))
+        for req, want in cases:
+            code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, (want, msg))
+            self.assertIn(want, msg)
+
+    def test_unregister_during_use(self):
+        """Requests on a region that is unregistered (and registered again) meanwhile either
+        finish with the right result from the mapping they started with, or are refused."""
+        x = np.random.default_rng(5).standard_normal((SLOW_ROWS, SLOW_N)).astype(np.float32)
+        s, key = self.shm(2 * x.nbytes)
+        np.ndarray(x.shape, np.float32, s.buf, 0)[...] = x
+        self.register("busy", key, 2 * x.nbytes)
+        results, stop = [], threading.Event()
+
+        def client():
+            while not stop.is_set():
+                req = infer_request("slow", "x", "FP32", list(x.shape), "busy", x.nbytes)
+                add_output(req, "y", "busy", x.nbytes, x.nbytes)
+                results.append(status_of(self.stub.ModelInfer, req, timeout=120)[0])
+
+        threads = [threading.Thread(target=client) for _ in range(2)]
+        for t in threads:
+            t.start()
+        deadline = time.time() + 6
+        flips = 0
+        while time.time() < deadline:
+            time.sleep(0.05)
+            self.stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(name="busy"),
+                                                   timeout=10)
+            time.sleep(0.05)
+            self.register("busy", key, 2 * x.nbytes)
+            flips += 1
+        stop.set()
+        for t in threads:
+            t.join()
+        self.assertTrue(results)
+        self.assertTrue(set(results) <= {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT},
+                        set(results))
+        self.assertIn(grpc.StatusCode.OK, results)
+        print("\nunregister during use: %d flips, %d requests (%d OK)" %
+              (flips, len(results), results.count(grpc.StatusCode.OK)))
+
+    def test_truncated_object_is_an_error_not_a_crash(self):
+        """ftruncate after register: the read of the mapping raises SIGBUS; braidd answers an
+        error naming the region and keeps serving."""
+        x = np.ascontiguousarray(self.image, np.float32)
+        for model, name, out, shape, size in [(DEMO, "image", "probabilities", list(x.shape), x.nbytes),
+                                              ("big", "x", "y", [1, BIG], BIG * 4)]:
+            s, key = self.shm(size)
+            self.register("trunc", key, size)
+            os.ftruncate(s._fd, 0)
+            req = infer_request(model, name, "FP32", shape, "trunc", size)
+            code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
+            self.assertIn("shrank", msg)
+            self.d.assert_running()
+            # the broken region stays refused until registered again
+            code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
+            self.assertIn("unregister and register it again", msg)
+            # outputs: the write faults instead
+            os.ftruncate(s._fd, size)
+            self.stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(name="trunc"),
+                                                   timeout=10)
+            self.register("trunc", key, size)
+            os.ftruncate(s._fd, 0)
+            req = infer_request(DEMO, "image", "FP32", list(x.shape), data=x.tobytes())
+            add_output(req, "probabilities", "trunc", 40)
+            code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
+            self.assertIn("shrank", msg)
+            self.stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(name="trunc"),
+                                                   timeout=10)
+        # and still serving, shared memory included
+        self.test_demo_inputs_and_outputs_in_shm()
+
+
+class SharedMemoryDisabledTest(BraiddTestCase):
+    """Without --allow-shared-memory: every shm call says how to enable it."""
+
+    def test_disabled(self):
+        m = self.stub.ServerMetadata(pb.ServerMetadataRequest(), timeout=10)
+        self.assertNotIn("system_shared_memory", m.extensions)
+        s, key = new_shm(4096)
+        try:
+            code, msg = status_of(self.stub.SystemSharedMemoryRegister,
+                                  pb.SystemSharedMemoryRegisterRequest(name="r", key=key, byte_size=8),
+                                  timeout=10)
+            self.assertEqual(code, grpc.StatusCode.FAILED_PRECONDITION, msg)
+            self.assertIn("--allow-shared-memory", msg)
+            code, msg = status_of(self.stub.SystemSharedMemoryStatus,
+                                  pb.SystemSharedMemoryStatusRequest(), timeout=10)
+            self.assertEqual(code, grpc.StatusCode.FAILED_PRECONDITION, msg)
+            req = infer_request(DEMO, "image", "FP32", [1, 3, 32, 32], "r", 12288)
+            code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
+            self.assertIn("--allow-shared-memory", msg)
+            url = "http://127.0.0.1:%d/v2/systemsharedmemory/region/r/register" % self.d.rest_port
+            r = urllib.request.Request(url, data=json.dumps({"key": key, "offset": 0, "byte_size": 8}).encode(),
+                                       method="POST")
+            with self.assertRaises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(r, timeout=10)
+            self.assertEqual(e.exception.code, 400)
+            self.assertIn("--allow-shared-memory", e.exception.read().decode())
+        finally:
+            s.close()
+            s.unlink()
+
+
+if __name__ == "__main__":
+    run_tests()
