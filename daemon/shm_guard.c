@@ -20,7 +20,6 @@ typedef struct guard_slot {
 
 static guard_slot       slots[BD_SHM_GUARD_SLOTS];
 static struct sigaction previous;   /* what SIGBUS did before the guard */
-static atomic_bool      installed;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 {
@@ -57,18 +56,16 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 
 int bd_shm_guard_install(bd_error *err)
 {
-    if (atomic_exchange(&installed, true))
-        return 0;
-    struct sigaction sa;
+    struct sigaction cur, sa;
+    if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)
+        return 0;                   /* already the handler */
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigbus;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGBUS, &sa, &previous) != 0) {
-        atomic_store(&installed, false);
+    if (sigaction(SIGBUS, &sa, &previous) != 0)
         return bd_error_set(err, BD_EIO, "cannot install the SIGBUS handler for shared memory: %s",
                             strerror(errno));
-    }
     return 0;
 }
 

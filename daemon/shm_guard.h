@@ -9,7 +9,8 @@
  * range broken: the requests using it then fail (bd_shm_guard_broken). Any other SIGBUS goes
  * to the handler installed before (a sanitizer's) or the default action.
  *
- *   bd_shm_guard_install  once, before any range is added
+ *   bd_shm_guard_install  make the guard SIGBUS's handler (the one before is kept to chain to);
+ *                         before any range is added, while no other thread sets handlers
  *   bd_shm_guard_add      guard [START, START+LEN); a slot index, or -1 when the table is full
  *   bd_shm_guard_remove   forget a slot, before its range is unmapped
  *   bd_shm_guard_broken   true once a SIGBUS in the slot's range replaced its pages

@@ -47,6 +47,11 @@ int bd_shm_enable(int max_r, uint64_t max_b, bd_error *err)
     if (rc)
         return rc;
     pthread_mutex_lock(&lock);
+    if (table && max_r != max_regions) {        /* the table is sized once */
+        pthread_mutex_unlock(&lock);
+        return bd_error_set(err, BD_EINVAL, "shared memory is already enabled with %d regions",
+                            max_regions);
+    }
     if (!table)
         table = calloc((size_t)max_r, sizeof *table);
     if (table) {
