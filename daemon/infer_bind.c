@@ -625,3 +625,18 @@ int bd_infer_shm_outputs(const bd_infer_binding *b, const bd_graph *g, bd_wire_s
     }
     return 0;
 }
+
+bool bd_infer_response_bytes(const bd_infer_binding *b, const bd_graph *g, uint64_t *bytes)
+{
+    uint64_t total = 0, one;
+    for (size_t k = 0; k < b->n_out; k++) {
+        if (b->shm_out && b->shm_out[k].region)
+            continue;
+        if (!bd_infer_output_bytes(g, &b->out_idx[k], 1, &one))
+            return false;
+        if (__builtin_add_overflow(total, one, &total))
+            total = UINT64_MAX;
+    }
+    *bytes = total;
+    return true;
+}

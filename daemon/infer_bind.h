@@ -92,6 +92,10 @@ void bd_infer_binding_release(bd_infer_binding *b);
  * only the response itself can tell). Saturates at UINT64_MAX. */
 bool bd_infer_output_bytes(const bd_graph *g, const size_t *out_idx, size_t n_out, uint64_t *bytes);
 
+/* bd_infer_output_bytes of the outputs B's response carries: those sent to shared memory
+ * carry no bytes, so they never count against the send limit. */
+bool bd_infer_response_bytes(const bd_infer_binding *b, const bd_graph *g, uint64_t *bytes);
+
 /* After the run, SPANS[k] (the bytes of response output k; G the bound graph): copy those B
  * sends to shared memory into their regions and leave their span empty (the response carries
  * no bytes for them). BD_EINVAL when an output needs more bytes than its

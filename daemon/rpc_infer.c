@@ -126,7 +126,7 @@ static void job_run(bd_job *base)
         classifies |= j->b.classify[k] > 0;
     int rc = bd_model_plan_acquire(bd_served_model(s), j->b.inputs, j->b.n_inputs, &plan, &err);
     if (!rc && !classifies &&
-        bd_infer_output_bytes(bd_plan_graph(plan), j->b.out_idx, j->b.n_out, &planned))
+        bd_infer_response_bytes(&j->b, bd_plan_graph(plan), &planned))
         rc = check_response_size(j, planned, true, &err);   /* before running it for nothing */
     if (!rc)
         rc = bd_served_exec_acquire(s, plan, &exec, &err);

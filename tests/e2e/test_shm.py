@@ -358,6 +358,38 @@ class SharedMemoryTest(BraiddTestCase):
         self.test_demo_inputs_and_outputs_in_shm()
 
 
+class SharedMemoryPastMessageLimitTest(BraiddTestCase):
+    """Tensors in shared memory do not count against max_message_bytes: 16 MiB in and out
+    through a braidd whose messages are limited to 4 MiB."""
+    braidd_args = ("--allow-shared-memory", "--max-message-bytes", str(4 * 1024 * 1024))
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "big", e2e_models.big_add_one(BIG))
+
+    def test_big_tensors_past_the_message_limit(self):
+        x = np.arange(BIG, dtype=np.float32).reshape(1, BIG)
+        s, key = new_shm(2 * x.nbytes)
+        try:
+            self.stub.SystemSharedMemoryRegister(pb.SystemSharedMemoryRegisterRequest(
+                name="lim", key=key, byte_size=2 * x.nbytes), timeout=10)
+            np.ndarray(x.shape, np.float32, s.buf, 0)[...] = x
+            req = infer_request("big", "x", "FP32", [1, BIG], "lim", x.nbytes)
+            add_output(req, "y", "lim", x.nbytes, x.nbytes)
+            self.stub.ModelInfer(req, timeout=120)
+            np.testing.assert_array_equal(np.ndarray(x.shape, np.float32, s.buf, x.nbytes),
+                                          x + np.float32(1))
+            # the same output in the response is refused before the run
+            req = infer_request("big", "x", "FP32", [1, BIG], "lim", x.nbytes)
+            code, msg = status_of(self.stub.ModelInfer, req, timeout=120)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
+            self.assertIn("max_message_bytes", msg)
+            self.stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(), timeout=10)
+        finally:
+            s.close()
+            s.unlink()
+
+
 class SharedMemoryDisabledTest(BraiddTestCase):
     """Without --allow-shared-memory: every shm call says how to enable it."""
 
