@@ -150,10 +150,15 @@ class SharedMemoryTest(BraiddTestCase):
         self.assertEqual(code, 200, body)
         code, body = self.rest("POST", "/v2/cudasharedmemory/region/c/register", {"key": "x"})
         self.assertEqual(code, 501, body)
-        code, msg = status_of(self.stub.CudaSharedMemoryStatus, pb.SystemSharedMemoryStatusRequest(),
-                              timeout=10) if hasattr(self.stub, "CudaSharedMemoryStatus") else (
-                                  grpc.StatusCode.UNIMPLEMENTED, "")
-        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
+        # CUDA shared memory (not declared in braid's proto): a raw call, Triton's method path
+        ch = self.d.new_channel()
+        for rpc in ("CudaSharedMemoryStatus", "CudaSharedMemoryRegister", "CudaSharedMemoryUnregister"):
+            call = ch.unary_unary("/inference.GRPCInferenceService/" + rpc,
+                                  request_serializer=lambda b: b, response_deserializer=lambda b: b)
+            code, msg = status_of(call, b"", timeout=10)
+            self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED, rpc)
+            self.assertIn("CUDA shared memory is not supported", msg)
+        ch.close()
 
     def test_register_refuses_hostile_ranges_and_keys(self):
         s, key = self.shm(4096)

@@ -74,6 +74,9 @@ class SharedMemoryClients(TritonClientCase):
         with self.assertRaises(InferenceServerException) as e:
             self.client.infer(DEMO, [x], outputs=[o])
         self.assertIn("needs 40 bytes", str(e.exception))
+        with self.assertRaises(InferenceServerException) as e:
+            self.client.get_cuda_shared_memory_status()
+        self.assertIn("CUDA shared memory is not supported", str(e.exception))
         self.client.unregister_system_shared_memory("input_data")
         st = self.client.get_system_shared_memory_status(as_json=True)
         self.assertEqual(set(st["regions"]), {"output_data"})
