@@ -8,6 +8,7 @@ bad keys, limits, the disabled flag, unregister during use, and an object trunca
 registered region (SIGBUS guarded: an error answer, braidd alive and serving)."""
 import json
 import os
+import socket
 import threading
 import time
 import urllib.error
@@ -30,6 +31,54 @@ def new_shm(size):
     """A fresh POSIX shared memory object of SIZE bytes; its key is '/' + name."""
     s = shared_memory.SharedMemory(create=True, size=size)
     return s, "/" + s.name
+
+
+class CountingProxy:
+    """A loopback TCP forwarder to PORT that counts the bytes each way, so a test sees what
+    actually crosses the socket (HTTP/2 framing included)."""
+
+    def __init__(self, port):
+        self.up = self.down = 0
+        self.lock = threading.Lock()
+        self.srv = socket.create_server(("127.0.0.1", 0))
+        self.port = self.srv.getsockname()[1]
+        self.target = port
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            u = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self._pump, args=(c, u, "up"), daemon=True).start()
+            threading.Thread(target=self._pump, args=(u, c, "down"), daemon=True).start()
+
+    def _pump(self, a, b, way):
+        try:
+            while True:
+                data = a.recv(1 << 16)
+                if not data:
+                    break
+                with self.lock:
+                    setattr(self, way, getattr(self, way) + len(data))
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for x in (a, b):
+                try:
+                    x.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def counts(self):
+        with self.lock:
+            return self.up, self.down
+
+    def close(self):
+        self.srv.close()
 
 
 def shm_params(p, region, size, offset=None):
@@ -238,8 +287,24 @@ class SharedMemoryTest(BraiddTestCase):
         req = infer_request("big", "x", "FP32", [1, BIG], "big_io", x.nbytes)
         add_output(req, "y", "big_io", x.nbytes, x.nbytes)
         plain = infer_request("big", "x", "FP32", [1, BIG], data=x.tobytes())
-        rsp = self.stub.ModelInfer(req, timeout=120)
-        prsp = self.stub.ModelInfer(plain, timeout=120)
+        proxy = CountingProxy(self.d.grpc_port)
+        ch = grpc.insecure_channel("127.0.0.1:%d" % proxy.port, options=[
+            ("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)])
+        stub = type(self.stub)(ch)
+        stub.ServerLive(pb.ServerLiveRequest(), timeout=10)     # connection set up first
+        up0, down0 = proxy.counts()
+        rsp = stub.ModelInfer(req, timeout=120)
+        up1, down1 = proxy.counts()
+        prsp = stub.ModelInfer(plain, timeout=120)
+        up2, down2 = proxy.counts()
+        ch.close()
+        proxy.close()
+        print("\nbytes on the socket, 16 MiB in/out: with shm %d up, %d down; without %d up, %d down"
+              % (up1 - up0, down1 - down0, up2 - up1, down2 - down1))
+        self.assertLess(up1 - up0, 4096)
+        self.assertLess(down1 - down0, 4096)
+        self.assertGreater(up2 - up1, x.nbytes)
+        self.assertGreater(down2 - down1, x.nbytes)
         print("\nbig_add_one (16 MiB in/out): request %d bytes with shm, %d without; response %d "
               "bytes with shm, %d without" % (req.ByteSize(), plain.ByteSize(), rsp.ByteSize(),
                                                prsp.ByteSize()))
