@@ -138,6 +138,145 @@ static int max_model_threads(void)
     return (int)(max > 1024 ? 1024 : max);
 }
 
+/* ---- dynamic_batching (Triton's ModelDynamicBatching, its field names) ------------------ */
+
+#define MAX_QUEUE_DELAY_US 10000000ULL        /* 10 s: longer only holds requests hostage */
+#define MAX_POLICY_TIMEOUT_US 3600000000ULL   /* 1 h */
+
+static int u64_key(const cJSON *item, const char *name, const char *where, unsigned long long max,
+                   uint64_t *out, bd_error *err)
+{
+    double d = item->valuedouble;
+    if (!cJSON_IsNumber(item) || d != (double)(long long)d || d < 0 || d > (double)max)
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%s%s': expected an integer in "
+                            "[0, %llu]", name, where, item->string, max);
+    *out = (uint64_t)d;
+    return 0;
+}
+
+static int bool_key(const cJSON *item, const char *name, const char *where, bool *out, bd_error *err)
+{
+    if (!cJSON_IsBool(item))
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%s%s': expected true or false",
+                            name, where, item->string);
+    *out = cJSON_IsTrue(item);
+    return 0;
+}
+
+/* "default_queue_policy": {"timeout_action": "REJECT"|"DELAY", "default_timeout_microseconds",
+ * "allow_timeout_override", "max_queue_size"} */
+static int queue_policy_key(bd_batching_config *b, const cJSON *obj, const char *name, bd_error *err)
+{
+    static const char *const where = "dynamic_batching.default_queue_policy.";
+    if (!cJSON_IsObject(obj))
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'dynamic_batching."
+                            "default_queue_policy': expected an object", name);
+    int rc = 0;
+    uint64_t v;
+    for (const cJSON *it = obj->child; rc == 0 && it; it = it->next) {
+        const char *k = it->string;
+        if (strcmp(k, "timeout_action") == 0) {
+            if (!cJSON_IsString(it) || (strcmp(it->valuestring, "REJECT") && strcmp(it->valuestring, "DELAY")))
+                rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key '%stimeout_action': "
+                                  "expected \"REJECT\" or \"DELAY\"", name, where);
+            else
+                b->timeout_delay = it->valuestring[0] == 'D';
+        } else if (strcmp(k, "default_timeout_microseconds") == 0)
+            rc = u64_key(it, name, where, MAX_POLICY_TIMEOUT_US, &b->default_timeout_us, err);
+        else if (strcmp(k, "allow_timeout_override") == 0)
+            rc = bool_key(it, name, where, &b->allow_timeout_override, err);
+        else if (strcmp(k, "max_queue_size") == 0) {
+            rc = u64_key(it, name, where, MAX_MODEL_QUEUE, &v, err);
+            b->max_queue_size = (uint32_t)v;
+        } else
+            rc = bd_error_set(err, BD_EINVAL, "model '%s' config: unknown key '%s%s' (known: "
+                              "timeout_action, default_timeout_microseconds, allow_timeout_override, "
+                              "max_queue_size)", name, where, k);
+    }
+    return rc;
+}
+
+static int dynamic_batching_key(bd_batching_config *b, const cJSON *obj, const char *name, bd_error *err)
+{
+    static const char *const where = "dynamic_batching.";
+    if (!cJSON_IsObject(obj))
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'dynamic_batching': expected an "
+                            "object (Triton's ModelDynamicBatching: {\"preferred_batch_size\": [4, 8], "
+                            "\"max_queue_delay_microseconds\": 100})", name);
+    b->enabled = true;
+    int rc = 0;
+    uint64_t v;
+    for (const cJSON *it = obj->child; rc == 0 && it; it = it->next) {
+        const char *k = it->string;
+        if (strcmp(k, "preferred_batch_size") == 0) {
+            bool ok = cJSON_IsArray(it) && cJSON_GetArraySize(it) <= BD_BATCH_MAX_PREFERRED;
+            b->n_preferred = 0;
+            for (const cJSON *x = ok ? it->child : NULL; ok && x; x = x->next) {
+                double d = x->valuedouble;
+                ok = cJSON_IsNumber(x) && d == (double)(long long)d && d >= 1 && d <= (1 << 30);
+                for (int p = 0; ok && p < b->n_preferred; p++)
+                    ok = b->preferred[p] != (int)d;
+                if (ok)
+                    b->preferred[b->n_preferred++] = (int)d;
+            }
+            if (!ok)
+                rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key '%spreferred_batch_size': "
+                                  "expected a list of at most %d different batch sizes, each an integer "
+                                  "from 1 to max_batch_size", name, where, BD_BATCH_MAX_PREFERRED);
+        } else if (strcmp(k, "max_queue_delay_microseconds") == 0)
+            rc = u64_key(it, name, where, MAX_QUEUE_DELAY_US, &b->max_queue_delay_us, err);
+        else if (strcmp(k, "default_queue_policy") == 0)
+            rc = queue_policy_key(b, it, name, err);
+        else if (strcmp(k, "priority_levels") == 0) {
+            rc = u64_key(it, name, where, BD_BATCH_MAX_PRIORITY_LEVELS, &v, err);
+            b->priority_levels = (uint32_t)v;
+        } else if (strcmp(k, "default_priority_level") == 0) {
+            rc = u64_key(it, name, where, BD_BATCH_MAX_PRIORITY_LEVELS, &v, err);
+            b->default_priority_level = (uint32_t)v;
+        } else if (strcmp(k, "preserve_ordering") == 0) {
+            bool keep = false;
+            rc = bool_key(it, name, where, &keep, err);
+            if (!rc && keep)        /* responses go out as each batch finishes */
+                rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key '%spreserve_ordering': "
+                                  "braid does not support true (each response is sent when its batch "
+                                  "finishes); remove the key or set false", name, where);
+        } else
+            rc = bd_error_set(err, BD_EINVAL, "model '%s' config: unknown key '%s%s' (known: "
+                              "preferred_batch_size, max_queue_delay_microseconds, default_queue_policy, "
+                              "priority_levels, default_priority_level, preserve_ordering; braid has no "
+                              "priority_queue_policy)", name, where, k);
+    }
+    if (rc)
+        return rc;
+    if (b->priority_levels == 0 && b->default_priority_level != 0)
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%sdefault_priority_level': %u "
+                            "needs priority_levels (there is one level when priority_levels is 0)",
+                            name, where, b->default_priority_level);
+    if (b->priority_levels > 0 && (b->default_priority_level < 1 ||
+                                   b->default_priority_level > b->priority_levels))
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%sdefault_priority_level': "
+                            "expected a level from 1 to priority_levels (%u), got %u", name, where,
+                            b->priority_levels, b->default_priority_level);
+    return 0;
+}
+
+/* What needs max_batch_size, known only once every key is read. */
+static int batching_check(const bd_model_config *mc, const char *name, bd_error *err)
+{
+    const bd_batching_config *b = &mc->batching;
+    if (!b->enabled)
+        return 0;
+    if (mc->max_batch_size <= 0)
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'dynamic_batching' needs "
+                            "max_batch_size > 0 (requests are concatenated along the batch dim)", name);
+    for (int p = 0; p < b->n_preferred; p++)
+        if (b->preferred[p] > mc->max_batch_size)
+            return bd_error_set(err, BD_EINVAL, "model '%s' config: key 'dynamic_batching."
+                                "preferred_batch_size': %d is over max_batch_size %d", name,
+                                b->preferred[p], mc->max_batch_size);
+    return 0;
+}
+
 int model_config_parse(bd_model_config *mc, const char *name, const char *text, bd_error *err)
 {
     model_config_defaults(mc);
@@ -204,13 +343,17 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
             rc = size_key(it, name, 1LL << 50, &mc->plan_cache_max_bytes, err);
         else if (strcmp(k, "input_shapes") == 0)
             rc = input_shapes_key(mc, it, name, err);
+        else if (strcmp(k, "dynamic_batching") == 0)
+            rc = dynamic_batching_key(&mc->batching, it, name, err);
         else
             rc = bd_error_set(err, BD_EINVAL,
                               "model '%s' config: unknown key '%s' (known: name, platform, threads, queue_limit, "
                               "max_batch_size, labels, default_model_filename, fallback_ops, engine, plan_cache_max_plans, "
-                              "plan_cache_max_bytes, input_shapes, signature)", name, k);
+                              "plan_cache_max_bytes, input_shapes, signature, dynamic_batching)", name, k);
     }
     cJSON_Delete(root);
+    if (rc == 0)
+        rc = batching_check(mc, name, err);
     return rc;
 }
 

@@ -36,6 +36,23 @@ const char *bd_model_state_name(int state);
 typedef struct bd_registry bd_registry;
 typedef struct bd_served   bd_served;
 
+/* config.json "dynamic_batching" (Triton's ModelDynamicBatching; docs/config.md). */
+#define BD_BATCH_MAX_PREFERRED 16
+#define BD_BATCH_MAX_PRIORITY_LEVELS 64
+typedef struct bd_batching_config {
+    bool     enabled;                  /* the key was given */
+    int      preferred[BD_BATCH_MAX_PREFERRED];  /* preferred_batch_size, as listed */
+    int      n_preferred;
+    uint64_t max_queue_delay_us;       /* max_queue_delay_microseconds */
+    bool     timeout_delay;            /* default_queue_policy.timeout_action: DELAY (else REJECT) */
+    uint64_t default_timeout_us;       /* default_queue_policy.default_timeout_microseconds; 0 = none */
+    bool     allow_timeout_override;
+    uint32_t max_queue_size;           /* per priority level; 0 = only queue_limit */
+    uint32_t priority_levels;          /* 0 = one level */
+    uint32_t default_priority_level;   /* 1..priority_levels when levels are used */
+} bd_batching_config;
+
+
 /* What the partitioner made of a loaded version (computed once at load, from the plan for
  * the model's own shapes with dynamic dims = 1). */
 typedef struct bd_partition_summary {
@@ -73,6 +90,11 @@ int               bd_served_queue_limit(const bd_served *s);
 /* config.json's max_batch_size: 0 = no batch dim (full shapes); N > 0 = every input's first
  * dim is the batch, at most N (Triton's convention; checked at load). */
 int               bd_served_max_batch_size(const bd_served *s);
+/* config.json's dynamic_batching as given (enabled = false without it), and whether S
+ * gathers requests into batches: the key was given and the load saw every output follow the
+ * input batch on dim 0. */
+const bd_batching_config *bd_served_batching_config(const bd_served *s);
+bool              bd_served_batches(const bd_served *s);
 /* The class labels of graph output OUTPUT (config.json "labels"), NULL when it has none. */
 struct bd_labels;
 const struct bd_labels *bd_served_labels(const bd_served *s, size_t output);

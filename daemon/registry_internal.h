@@ -44,6 +44,7 @@ typedef struct bd_model_config {
     int       n_input_shapes;
     bd_label_file labels[BD_MODEL_CONFIG_MAX_LABELS];
     int       n_labels;
+    bd_batching_config batching;
 } bd_model_config;
 
 /* The model file names tried in a version directory when config.json names none, in order;
@@ -78,6 +79,9 @@ struct bd_served {
     struct bd_labels   **labels;           /* per graph output, NULL = none (config "labels") */
     bd_model_stats       stats;
     bd_partition_summary summary;
+    /* Requests are gathered into batches (config "dynamic_batching", and the load saw the
+     * outputs follow the input batch on dim 0). Set before the version is shared. */
+    bool                 batching;
 
     pthread_mutex_t      pool_lock;        /* guards POOL */
     bd_exec_slot        *pool;
@@ -86,6 +90,7 @@ struct bd_served {
      * holds a reference to the version, so the queue never outlives it. */
     struct bd_job       *q_head, *q_tail;
     int                  q_len;
+    int                  q_level_len[BD_BATCH_MAX_PRIORITY_LEVELS + 1];  /* queued per level */
     bool                 q_active;         /* linked into the scheduler's round-robin ring */
     struct bd_served    *q_next;
 };

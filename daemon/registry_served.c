@@ -96,6 +96,8 @@ bd_model_stats *bd_served_stats(bd_served *s)      { return &s->stats; }
 const bd_partition_summary *bd_served_summary(const bd_served *s) { return &s->summary; }
 int         bd_served_queue_limit(const bd_served *s) { return s->queue_limit; }
 int         bd_served_max_batch_size(const bd_served *s) { return s->config.max_batch_size; }
+const bd_batching_config *bd_served_batching_config(const bd_served *s) { return &s->config.batching; }
+bool        bd_served_batches(const bd_served *s) { return s->batching; }
 
 /* Lock held: unlink the idle contexts of plans the model's cache evicted (onto *DROP), so an
  * evicted plan's memory goes with its last context. */

@@ -191,6 +191,25 @@ static cJSON *config_json(const inference_ModelConfig *c)
         cJSON_AddItemToArray(in, t);
     }
     cJSON *out = cJSON_AddArrayToObject(o, "output");
+    if (c->which_scheduling_choice == inference_ModelConfig_dynamic_batching_tag) {
+        /* Triton's JSON of ModelDynamicBatching: 64-bit integers as numbers, enums by name */
+        const inference_ModelDynamicBatching *db = &c->scheduling_choice.dynamic_batching;
+        cJSON *d = cJSON_AddObjectToObject(o, "dynamic_batching");
+        cJSON *pref = cJSON_AddArrayToObject(d, "preferred_batch_size");
+        for (pb_size_t i = 0; i < db->preferred_batch_size_count; i++)
+            cJSON_AddItemToArray(pref, cJSON_CreateNumber(db->preferred_batch_size[i]));
+        cJSON_AddNumberToObject(d, "max_queue_delay_microseconds", (double)db->max_queue_delay_microseconds);
+        cJSON_AddBoolToObject(d, "preserve_ordering", db->preserve_ordering);
+        cJSON_AddNumberToObject(d, "priority_levels", (double)db->priority_levels);
+        cJSON_AddNumberToObject(d, "default_priority_level", (double)db->default_priority_level);
+        cJSON *qp = cJSON_AddObjectToObject(d, "default_queue_policy");
+        const inference_ModelQueuePolicy *p = &db->default_queue_policy;
+        cJSON_AddStringToObject(qp, "timeout_action", p->timeout_action ==
+                                inference_ModelQueuePolicy_TimeoutAction_DELAY ? "DELAY" : "REJECT");
+        cJSON_AddNumberToObject(qp, "default_timeout_microseconds", (double)p->default_timeout_microseconds);
+        cJSON_AddBoolToObject(qp, "allow_timeout_override", p->allow_timeout_override);
+        cJSON_AddNumberToObject(qp, "max_queue_size", p->max_queue_size);
+    }
     for (pb_size_t i = 0; i < c->output_count; i++) {
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "name", c->output[i].name ? c->output[i].name : "");

@@ -21,6 +21,7 @@
 #include <pb_encode.h>
 
 #include "proto/inference.pb.h"
+#include "daemon/infer_batch.h"
 #include "daemon/infer_bind.h"
 #include "daemon/infer_classify.h"
 #include "daemon/log.h"
@@ -78,6 +79,9 @@ static void job_drop(bd_job *base, int status)
                  (double)(bd_now_ns() - base->enqueue_ns) / 1e6);
     else if (status == BD_ECANCELLED)
         snprintf(msg, sizeof msg, "cancelled by the client");
+    else if (base->why)
+        snprintf(msg, sizeof msg, "%s (waited %.1f ms)", base->why,
+                 (double)(bd_now_ns() - base->enqueue_ns) / 1e6);
     else
         snprintf(msg, sizeof msg, "braidd is shutting down: the request was not run");
     fail(j, status, msg);
@@ -110,33 +114,19 @@ static void free_response(void *outs, void *outs_small, void *spans, void *spans
     bd_infer_free_unless(shapes, shapes_small);
 }
 
-static void job_run(bd_job *base)
+/* Answer J from a finished run: its outputs are OUTS[graph output] when given (its rows of a
+ * batch), else EXEC's. Records J's statistics (COUNT_RUN: also the run's own, once per plan
+ * run) and answers the call either way; the caller releases EXEC. T0..T2: before planning,
+ * before the run, after it. */
+static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph, uint64_t t0,
+                      uint64_t t1, uint64_t t2, bool count_run)
 {
-    infer_job *j = (infer_job *)base;
-    bd_served *s = base->served;
+    bd_served *s = j->base.served;
     bd_model_stats *st = bd_served_stats(s);
     bd_error err = {0};
-    const bd_plan *plan = NULL;
-    bd_exec *exec = NULL;
-    uint64_t t0 = bd_now_ns();
-    uint64_t planned;
+    int rc = 0;
 
-    bool classifies = false;                /* classified outputs' sizes are known only after */
-    for (size_t k = 0; k < j->b.n_out; k++)
-        classifies |= j->b.classify[k] > 0;
-    int rc = bd_model_plan_acquire(bd_served_model(s), j->b.inputs, j->b.n_inputs, &plan, &err);
-    if (!rc && !classifies &&
-        bd_infer_response_bytes(&j->b, bd_plan_graph(plan), &planned))
-        rc = check_response_size(j, planned, true, &err);   /* before running it for nothing */
-    if (!rc)
-        rc = bd_served_exec_acquire(s, plan, &exec, &err);
-    bd_plan_release(plan);      /* EXEC holds its own reference */
-    uint64_t t1 = bd_now_ns();
-    if (!rc)
-        rc = bd_exec_run(exec, j->b.inputs, j->b.n_inputs, &err);
-    uint64_t t2 = bd_now_ns();
-
-    /* The response: outputs (requested, or all) with raw bytes streamed from EXEC. */
+    /* The response: outputs (requested, or all) with raw bytes streamed from the run. */
     const bd_graph *g = j->graph;
     size_t n_out = j->b.n_out;
     inference_ModelInferResponse_InferOutputTensor outs_small[JOB_SMALL];
@@ -147,16 +137,15 @@ static void job_run(bd_job *base)
     int64_t (*shapes)[BD_MAX_RANK] = NULL;
     uint8_t *classified_small[JOB_SMALL];
     uint8_t **classified = NULL;            /* the BYTES of classified outputs, owned here */
-    if (!rc) {
-        outs = bd_infer_small_or_calloc(outs_small, n_out, sizeof *outs);
-        spans = bd_infer_small_or_calloc(spans_small, n_out, sizeof *spans);
-        shapes = bd_infer_small_or_calloc(shapes_small, n_out, sizeof *shapes);
-        classified = bd_infer_small_or_calloc(classified_small, n_out, sizeof *classified);
-        if (!outs || !spans || !shapes || !classified)
-            rc = bd_error_set(&err, BD_ENOMEM, "out of memory building the response");
-    }
+    outs = bd_infer_small_or_calloc(outs_small, n_out, sizeof *outs);
+    spans = bd_infer_small_or_calloc(spans_small, n_out, sizeof *spans);
+    shapes = bd_infer_small_or_calloc(shapes_small, n_out, sizeof *shapes);
+    classified = bd_infer_small_or_calloc(classified_small, n_out, sizeof *classified);
+    if (!outs || !spans || !shapes || !classified)
+        rc = bd_error_set(&err, BD_ENOMEM, "out of memory building the response");
     for (size_t k = 0; !rc && k < n_out; k++) {
-        const DLTensor *t = bd_exec_output(exec, j->b.out_idx[k]);
+        const DLTensor *t = outs_by_graph ? &outs_by_graph[j->b.out_idx[k]]
+                                          : bd_exec_output(exec, j->b.out_idx[k]);
         const bd_value *v = bd_graph_output(g, j->b.out_idx[k]);
         size_t numel = 1, bytes = 0;
         bool ok = t && t->ndim >= 0 && t->ndim <= BD_MAX_RANK;
@@ -205,8 +194,6 @@ static void job_run(bd_job *base)
     if (rc) {
         bd_log(rc == BD_EINVAL ? BD_LOG_DEBUG : BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
                "inference failed: %s", err.msg);
-        if (exec)
-            bd_served_exec_release(s, exec);
         free_response(outs, outs_small, spans, spans_small, shapes, shapes_small, classified,
                       classified_small, n_out);
         fail(j, rc, err.msg);
@@ -215,13 +202,17 @@ static void job_run(bd_job *base)
     }
 
     /* Statistics before the reply: a client that reads them after its response must see
-     * its own request counted. */
+     * its own request counted. Triton's: each request counts its rows and the whole run's
+     * compute time; execution_count counts plan runs. */
     uint64_t t3 = bd_now_ns();
     uint64_t total = t3 - j->start_ns;
-    uint64_t backend_ns[BD_MAX_BACKENDS];
-    size_t nb = bd_exec_backend_ns(exec, backend_ns, BD_MAX_BACKENDS);
-    for (size_t b = 0; b < nb; b++)
-        atomic_fetch_add(&st->backend_ns[b], backend_ns[b]);
+    if (count_run) {
+        uint64_t backend_ns[BD_MAX_BACKENDS];
+        size_t nb = bd_exec_backend_ns(exec, backend_ns, BD_MAX_BACKENDS);
+        for (size_t b = 0; b < nb; b++)
+            atomic_fetch_add(&st->backend_ns[b], backend_ns[b]);
+        atomic_fetch_add(&st->execution_count, 1);
+    }
     bd_duration_add(&st->success, total);
     bd_duration_add(&st->compute_input, j->input_ns + (t1 - t0));
     bd_duration_add(&st->compute_infer, t2 - t1);
@@ -229,14 +220,144 @@ static void job_run(bd_job *base)
     bd_histogram_observe(&st->compute_hist, t2 - t1);
     bd_histogram_observe(&st->total_hist, total);
     atomic_fetch_add(&st->inference_count, j->b.batch);
-    atomic_fetch_add(&st->execution_count, 1);
     atomic_store(&st->last_inference_ms, bd_wall_ms());
 
     bd_call_reply(j->call, inference_ModelInferResponse_fields, &rsp);   /* encodes (copies) now */
-    bd_served_exec_release(s, exec);
     free_response(outs, outs_small, spans, spans_small, shapes, shapes_small, classified,
                   classified_small, n_out);
     bd_call_unhold(j->call);
+}
+
+static void job_run(bd_job *base)
+{
+    infer_job *j = (infer_job *)base;
+    bd_served *s = base->served;
+    bd_error err = {0};
+    const bd_plan *plan = NULL;
+    bd_exec *exec = NULL;
+    uint64_t t0 = bd_now_ns();
+    uint64_t planned;
+
+    bool classifies = false;                /* classified outputs' sizes are known only after */
+    for (size_t k = 0; k < j->b.n_out; k++)
+        classifies |= j->b.classify[k] > 0;
+    int rc = bd_model_plan_acquire(bd_served_model(s), j->b.inputs, j->b.n_inputs, &plan, &err);
+    if (!rc && !classifies &&
+        bd_infer_response_bytes(&j->b, bd_plan_graph(plan), &planned))
+        rc = check_response_size(j, planned, true, &err);   /* before running it for nothing */
+    if (!rc)
+        rc = bd_served_exec_acquire(s, plan, &exec, &err);
+    bd_plan_release(plan);      /* EXEC holds its own reference */
+    uint64_t t1 = bd_now_ns();
+    if (!rc)
+        rc = bd_exec_run(exec, j->b.inputs, j->b.n_inputs, &err);
+    uint64_t t2 = bd_now_ns();
+    if (rc) {
+        bd_log(rc == BD_EINVAL ? BD_LOG_DEBUG : BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
+               "inference failed: %s", err.msg);
+        if (exec)
+            bd_served_exec_release(s, exec);
+        fail(j, rc, err.msg);
+        bd_call_unhold(j->call);
+        return;
+    }
+    job_reply(j, exec, NULL, t0, t1, t2, true);
+    bd_served_exec_release(s, exec);
+}
+
+/* ---- dynamic batching (scheduler.h) -------------------------------------------------------- */
+
+static bool job_joins(const bd_job *head, const bd_job *other)
+{
+    return bd_batch_joins(&((const infer_job *)head)->b, &((const infer_job *)other)->b);
+}
+
+/* N >= 2 jobs (LIST) as one plan run: their inputs concatenated along dim 0, each answered
+ * with its own rows of every output. Any failure answers every one of them with it. */
+static void job_run_batch(bd_job *list, size_t n)
+{
+    bd_served *s = list->served;
+    const bd_graph *g = ((infer_job *)list)->graph;
+    size_t n_graph_out = bd_graph_num_outputs(g);
+    bd_error err = {0};
+    bd_batch_inputs in = {0};
+    const bd_plan *plan = NULL;
+    bd_exec *exec = NULL;
+    uint64_t t0 = bd_now_ns(), t1 = t0, t2 = t0;
+
+    infer_job **jobs = calloc(n, sizeof *jobs);
+    DLTensor *views = calloc(n_graph_out ? n_graph_out : 1, sizeof *views);
+    int64_t (*view_shapes)[BD_MAX_RANK] = calloc(n_graph_out ? n_graph_out : 1, sizeof *view_shapes);
+    int rc = 0;
+    if (!jobs || !views || !view_shapes)
+        rc = bd_error_set(&err, BD_ENOMEM, "out of memory forming a batch");
+    size_t k = 0;
+    for (bd_job *b = list; b && k < n; b = b->next)
+        if (jobs)
+            jobs[k++] = (infer_job *)b;
+    if (!rc) {
+        const bd_infer_binding **members = calloc(n, sizeof *members);
+        if (!members)
+            rc = bd_error_set(&err, BD_ENOMEM, "out of memory forming a batch");
+        for (size_t m = 0; !rc && m < n; m++)
+            members[m] = &jobs[m]->b;
+        if (!rc)
+            rc = bd_batch_gather(members, n, (uint64_t)bd_served_max_batch_size(s), &in, &err);
+        free(members);
+    }
+    if (!rc)
+        rc = bd_model_plan_acquire(bd_served_model(s), in.t, in.n, &plan, &err);
+    if (!rc)
+        rc = bd_served_exec_acquire(s, plan, &exec, &err);
+    bd_plan_release(plan);
+    t1 = bd_now_ns();
+    if (!rc)
+        rc = bd_exec_run(exec, in.t, in.n, &err);
+    t2 = bd_now_ns();
+    for (size_t o = 0; !rc && o < n_graph_out; o++) {   /* every output keeps the batch */
+        const DLTensor *t = bd_exec_output(exec, o);
+        if (!t || t->ndim < 1 || t->shape[0] != (int64_t)in.rows)
+            rc = bd_error_set(&err, BD_EBACKEND, "output '%s' does not have the batch's %" PRIu64
+                              " rows on dim 0: the model cannot be batched (remove "
+                              "dynamic_batching from its config.json)", bd_graph_output(g, o)->name,
+                              in.rows);
+    }
+    bd_batch_inputs_free(&in);
+    if (rc) {
+        bd_log(BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
+               "batched inference of %zu requests failed: %s", n, err.msg);
+        if (exec)
+            bd_served_exec_release(s, exec);
+        for (bd_job *b = list, *next; b; b = next) {
+            next = b->next;
+            infer_job *j = (infer_job *)b;
+            fail(j, rc, err.msg);
+            bd_call_unhold(j->call);
+        }
+        free(jobs);
+        free(views);
+        free(view_shapes);
+        return;
+    }
+    uint64_t offset = 0;
+    for (size_t m = 0; m < n; m++) {
+        infer_job *j = jobs[m];
+        uint64_t rows = j->base.rows;
+        int src = 0;
+        for (size_t o = 0; !src && o < n_graph_out; o++)
+            src = bd_batch_slice(bd_exec_output(exec, o), offset, rows, &views[o], view_shapes[o], &err);
+        offset += rows;
+        if (src) {
+            fail(j, src, err.msg);
+            bd_call_unhold(j->call);
+            continue;
+        }
+        job_reply(j, exec, views, t0, t1, t2, m == 0);
+    }
+    bd_served_exec_release(s, exec);
+    free(jobs);
+    free(views);
+    free(view_shapes);
 }
 
 /* ---- running at once (cq thread) ----------------------------------------------------------- */
@@ -355,6 +476,56 @@ static int check_batch(const infer_job *j, bd_error *err)
     return 0;
 }
 
+/* An integer request parameter (int64 or uint64, >= 0) into *OUT; BD_EINVAL otherwise. */
+static int uint_parameter(const inference_InferParameter *v, bool has, const char *key, uint64_t *out,
+                          bd_error *err)
+{
+    if (has && v->which_parameter_choice == inference_InferParameter_uint64_param_tag)
+        *out = v->parameter_choice.uint64_param;
+    else if (has && v->which_parameter_choice == inference_InferParameter_int64_param_tag &&
+             v->parameter_choice.int64_param >= 0)
+        *out = (uint64_t)v->parameter_choice.int64_param;
+    else
+        return bd_error_set(err, BD_EINVAL, "request parameter '%s' must be a non-negative integer", key);
+    return 0;
+}
+
+/* A batching model's queue placement (Triton's request parameters): "priority" (1 = first;
+ * 0 or over priority_levels = the default level) and "timeout" (microseconds; lowers the
+ * queue policy's default_timeout_microseconds when allow_timeout_override), and the batch
+ * rows. */
+static int queue_parameters(infer_job *j, bd_error *err)
+{
+    const bd_batching_config *bc = bd_served_batching_config(j->base.served);
+    uint64_t priority = 0, timeout_us = 0;
+    for (pb_size_t p = 0; p < j->req->parameters_count; p++) {
+        const char *key = j->req->parameters[p].key ? j->req->parameters[p].key : "";
+        int rc = 0;
+        if (!strcmp(key, "priority"))
+            rc = uint_parameter(&j->req->parameters[p].value, j->req->parameters[p].has_value, key,
+                                &priority, err);
+        else if (!strcmp(key, "timeout"))
+            rc = uint_parameter(&j->req->parameters[p].value, j->req->parameters[p].has_value, key,
+                                &timeout_us, err);
+        if (rc)
+            return rc;
+    }
+    j->base.level = 0;
+    if (bc->priority_levels > 0)
+        j->base.level = priority == 0 || priority > bc->priority_levels ? bc->default_priority_level
+                                                                        : (uint32_t)priority;
+    uint64_t t = bc->default_timeout_us;
+    if (bc->allow_timeout_override && timeout_us > 0 && (t == 0 || timeout_us < t))
+        t = timeout_us;
+    if (t > UINT64_C(3600000000))
+        t = UINT64_C(3600000000);                   /* an hour: no overflow below */
+    j->base.timeout_ns = t ? bd_now_ns() + t * 1000u : 0;
+    j->base.rows = j->b.n_inputs > 0 && j->b.inputs[0].ndim > 0 ? (uint64_t)j->b.inputs[0].shape[0] : 0;
+    j->base.joins = job_joins;
+    j->base.run_batch = job_run_batch;
+    return 0;
+}
+
 /* J has its version: check the request against the model, then run it — on a worker, or at
  * once when MAY_INLINE (never on the loop) and runs_inline() says so. */
 static void job_start(infer_job *j, bool may_inline)
@@ -372,6 +543,11 @@ static void job_start(infer_job *j, bool may_inline)
         fail(j, rc, err.msg);
         return;
     }
+    bool batches = bd_served_batches(j->base.served);
+    if (batches && (rc = queue_parameters(j, &err)) != 0) {
+        fail(j, rc, err.msg);
+        return;
+    }
     j->input_ns = bd_now_ns() - j->start_ns;
     j->base.deadline_ns = bd_call_deadline_ns(c);
     j->base.run = job_run;
@@ -379,7 +555,7 @@ static void job_start(infer_job *j, bool may_inline)
     atomic_init(&j->base.cancelled, false);
     bd_call_watch_cancel(c, &j->base.cancelled);
 
-    if (may_inline && runs_inline(j)) {
+    if (may_inline && !batches && runs_inline(j)) {
         run_inline(j);
         return;
     }

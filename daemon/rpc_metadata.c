@@ -187,6 +187,28 @@ void bd_rpc_model_config(bd_call *c)
             .output = out,
         },
     };
+    const bd_batching_config *bc = bd_served_batching_config(s);
+    int32_t preferred[BD_BATCH_MAX_PREFERRED];
+    if (bc->enabled) {              /* Triton's ModelDynamicBatching, as config.json gave it */
+        for (int p = 0; p < bc->n_preferred; p++)
+            preferred[p] = bc->preferred[p];
+        rsp.config.which_scheduling_choice = inference_ModelConfig_dynamic_batching_tag;
+        rsp.config.scheduling_choice.dynamic_batching = (inference_ModelDynamicBatching){
+            .preferred_batch_size_count = (pb_size_t)bc->n_preferred,
+            .preferred_batch_size = bc->n_preferred ? preferred : NULL,
+            .max_queue_delay_microseconds = bc->max_queue_delay_us,
+            .priority_levels = bc->priority_levels,
+            .default_priority_level = bc->default_priority_level,
+            .has_default_queue_policy = true,
+            .default_queue_policy = {
+                .timeout_action = bc->timeout_delay ? inference_ModelQueuePolicy_TimeoutAction_DELAY
+                                                    : inference_ModelQueuePolicy_TimeoutAction_REJECT,
+                .default_timeout_microseconds = bc->default_timeout_us,
+                .allow_timeout_override = bc->allow_timeout_override,
+                .max_queue_size = bc->max_queue_size,
+            },
+        };
+    }
     bd_call_reply(c, inference_ModelConfigResponse_fields, &rsp);
     free(in);
     free(out);

@@ -1,9 +1,20 @@
 /* The worker pool and per-model queues.
  *
  * N worker threads, each running oneDNN with its own OpenMP team of T threads (N x T <=
- * cores by default). Jobs wait in a bounded FIFO per model version (bd_served); workers take
- * from the model queues round-robin, so one busy model cannot starve another. A job whose
- * deadline passed or that was cancelled is dropped instead of run. */
+ * cores by default). Jobs wait in a bounded queue per model version (bd_served), ordered by
+ * priority level, then arrival; workers take from the model queues round-robin, so one busy
+ * model cannot starve another.
+ *
+ * Dynamic batching (a version whose bd_served_batches is true; Triton's dynamic batcher): a
+ * worker takes the head job together with the queued jobs that JOIN it, up to
+ * max_batch_size rows, and runs them as one (RUN_BATCH). It takes them at once when they fill
+ * max_batch_size or reach the largest preferred_batch_size (then the largest preferred size
+ * reached), else once the head has waited max_queue_delay_microseconds.
+ *
+ * A timer thread answers queued jobs at the moment they expire, whatever the workers are
+ * doing: the call's deadline (BD_ETIMEDOUT), the queue policy's timeout (BD_EUNAVAIL with
+ * REJECT; with DELAY the job moves behind its level's jobs that have not timed out), and
+ * cancellation (BD_ECANCELLED, seen within CANCEL_POLL_MS). */
 #ifndef BD_DAEMON_SCHEDULER_H
 #define BD_DAEMON_SCHEDULER_H
 
@@ -29,13 +40,30 @@ struct bd_job {
      * BD_ECANCELLED, or BD_EUNAVAIL (scheduler stopping). Called on a worker or the
      * draining thread; afterwards the job belongs to DROP. */
     void (*drop)(bd_job *job, int status);
-    bd_job        *next;         /* scheduler-internal link */
+
+    /* Batching and queue policy (read only when the version batches; zero otherwise). */
+    uint64_t       rows;         /* the job's batch (dim 0); 0 = runs alone */
+    uint32_t       level;        /* priority level, 1 = first; 0 when the model has none */
+    uint64_t       timeout_ns;   /* bd_now_ns() clock: the queue policy's timeout; 0 = none */
+    /* May OTHER run in one plan run with HEAD (same model, inputs equal but for dim 0)? */
+    bool (*joins)(const bd_job *head, const bd_job *other);
+    /* Run N >= 2 jobs (LIST, linked by next, in queue order) as one; afterwards every job
+     * belongs to RUN_BATCH, which answers each one. */
+    void (*run_batch)(bd_job *list, size_t n);
+
+    /* scheduler-internal */
+    bool           delayed;      /* its queue-policy timeout passed with DELAY */
+    int            drop_status;
+    const char    *why;          /* set before DROP when the status alone says too little
+                                    (a static string), else NULL */
+    bd_job        *next;
 };
 
 /* Start WORKERS threads with THREADS_PER_WORKER OpenMP threads each. */
 int  bd_scheduler_create(int workers, int threads_per_worker, bd_scheduler **out, bd_error *err);
 /* Queue JOB on its model's queue. BD_EBUSY when that queue already holds
- * bd_served_queue_limit() jobs, BD_EUNAVAIL once draining; on error the caller keeps JOB.
+ * bd_served_queue_limit() jobs; BD_EUNAVAIL when JOB's priority level already holds the
+ * queue policy's max_queue_size jobs, or once draining; on error the caller keeps JOB.
  * Any thread. Updates the model's queued/in_flight gauges and queue-time statistics. */
 int  bd_scheduler_submit(bd_scheduler *s, bd_job *job, bd_error *err);
 /* Refuse new jobs from now on (bd_scheduler_submit: BD_EUNAVAIL); queued and running jobs go

@@ -272,6 +272,191 @@ static void test_drain_lets_queued_jobs_finish(void **state)
     bd_served_release(v);
 }
 
+/* ---- dynamic batching --------------------------------------------------------------------- */
+
+/* Batches run, in order: how many jobs and the ids of their first job. */
+static int batch_n[64], batch_first[64], n_batches;
+
+static void run_batch(bd_job *list, size_t n)
+{
+    pthread_mutex_lock(&order_lock);
+    if (n_batches < 64) {
+        batch_n[n_batches] = (int)n;
+        batch_first[n_batches++] = ((test_job *)list)->id;
+    }
+    pthread_mutex_unlock(&order_lock);
+    size_t k = 0;
+    for (bd_job *j = list, *next; j; j = next, k++) {
+        next = j->next;
+        run_job(j);
+    }
+    assert_int_equal(k, n);
+}
+
+/* Jobs of the same id parity join (as requests of equal non-batch dims would). */
+static bool same_parity(const bd_job *a, const bd_job *b)
+{
+    return ((test_job *)a)->id % 2 == ((test_job *)b)->id % 2;
+}
+
+static bd_served *batching_version(int max_batch, const int *preferred, int n_preferred,
+                                   uint64_t delay_us)
+{
+    bd_model_config mc;
+    model_config_defaults(&mc);
+    mc.queue_limit = 64;
+    mc.max_batch_size = max_batch;
+    mc.batching.enabled = true;
+    mc.batching.max_queue_delay_us = delay_us;
+    for (int p = 0; p < n_preferred; p++)
+        mc.batching.preferred[p] = preferred[p];
+    mc.batching.n_preferred = n_preferred;
+    bd_served *s = NULL;
+    assert_int_equal(served_create("batched", "1", &mc, 64, NULL, &s, NULL), 0);
+    s->batching = true;
+    return s;
+}
+
+static void batch_job_init(test_job *t, bd_served *v, int id, uint64_t rows)
+{
+    job_init(t, v, id);
+    t->base.rows = rows;
+    t->base.joins = same_parity;
+    t->base.run_batch = run_batch;
+}
+
+static void reset_batches(void)
+{
+    pthread_mutex_lock(&order_lock);
+    n_batches = 0;
+    n_order = 0;
+    pthread_mutex_unlock(&order_lock);
+}
+
+static void test_batches_prefer_preferred_sizes(void **state)
+{
+    int preferred[] = { 4 };
+    bd_served *v = batching_version(8, preferred, 1, 0);
+    bd_scheduler *s = NULL;
+    assert_int_equal(bd_scheduler_create(1, 1, &s, NULL), 0);
+    test_job blocker, q[7];
+    start_blocker(s, &blocker, v);
+    reset_batches();
+    /* ids 0,2,4,6,8 (even, 1 row each) join; 1 and 3 (odd, 3 rows each) form their own */
+    int ids[] = { 0, 1, 2, 4, 3, 6, 8 };
+    uint64_t rows[] = { 1, 3, 1, 1, 3, 1, 1 };
+    for (int i = 0; i < 7; i++) {
+        batch_job_init(&q[i], v, ids[i], rows[i]);
+        assert_int_equal(bd_scheduler_submit(s, &q[i].base, NULL), 0);
+    }
+    atomic_store(&gate_open, true);
+    wait_done(q, 7);
+    bd_scheduler_destroy(s);
+    /* even: 1+1+1+1 reaches preferred 4 (the fifth waits); odd: 3+3 = 6 goes whole; then 8 */
+    assert_int_equal(n_batches, 2);
+    assert_int_equal(batch_n[0], 4);
+    assert_int_equal(batch_first[0], 0);
+    assert_int_equal(batch_n[1], 2);
+    assert_int_equal(batch_first[1], 1);
+    assert_int_equal(order[n_order - 1], 8);                 /* alone, last */
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(atomic_load(&q[i].runs), 1);
+    assert_int_equal(bd_served_stats(v)->queued, 0);
+    bd_served_release(v);
+}
+
+static void test_batch_waits_for_the_delay(void **state)
+{
+    bd_served *v = batching_version(4, NULL, 0, 100000);        /* 100 ms */
+    bd_scheduler *s = NULL;
+    assert_int_equal(bd_scheduler_create(1, 1, &s, NULL), 0);
+    reset_batches();
+    test_job q[4];
+    uint64_t t0 = bd_now_ns();
+    batch_job_init(&q[0], v, 0, 1);
+    assert_int_equal(bd_scheduler_submit(s, &q[0].base, NULL), 0);
+    struct timespec ms20 = { 0, 20000000 };
+    nanosleep(&ms20, NULL);
+    assert_int_equal(atomic_load(&q[0].runs), 0);            /* waiting for company */
+    batch_job_init(&q[1], v, 2, 1);
+    assert_int_equal(bd_scheduler_submit(s, &q[1].base, NULL), 0);
+    wait_done(q, 2);
+    uint64_t ms = (bd_now_ns() - t0) / 1000000;
+    assert_true(ms >= 95 && ms < 5000);
+    assert_int_equal(n_batches, 1);
+    assert_int_equal(batch_n[0], 2);
+    /* a full batch (max_batch_size rows) goes at once, without the delay */
+    t0 = bd_now_ns();
+    batch_job_init(&q[2], v, 4, 2);
+    batch_job_init(&q[3], v, 6, 2);
+    assert_int_equal(bd_scheduler_submit(s, &q[2].base, NULL), 0);
+    assert_int_equal(bd_scheduler_submit(s, &q[3].base, NULL), 0);
+    wait_done(&q[2], 2);
+    assert_true((bd_now_ns() - t0) / 1000000 < 90);
+    assert_int_equal(n_batches, 2);
+    assert_int_equal(batch_n[1], 2);
+    bd_scheduler_destroy(s);
+    bd_served_release(v);
+}
+
+static void test_queue_policy_timeout_and_priority(void **state)
+{
+    bd_served *v = batching_version(1, NULL, 0, 0);
+    v->config.batching.priority_levels = 2;
+    v->config.batching.default_priority_level = 2;
+    bd_scheduler *s = NULL;
+    assert_int_equal(bd_scheduler_create(1, 1, &s, NULL), 0);
+    test_job blocker, low, high, timed;
+    start_blocker(s, &blocker, v);
+    reset_batches();
+    batch_job_init(&low, v, 1, 1);
+    low.base.level = 2;
+    batch_job_init(&timed, v, 3, 1);
+    timed.base.level = 2;
+    timed.base.timeout_ns = bd_now_ns() + 30000000;          /* 30 ms, REJECT */
+    batch_job_init(&high, v, 2, 1);
+    high.base.level = 1;
+    assert_int_equal(bd_scheduler_submit(s, &low.base, NULL), 0);
+    assert_int_equal(bd_scheduler_submit(s, &timed.base, NULL), 0);
+    assert_int_equal(bd_scheduler_submit(s, &high.base, NULL), 0);
+    assert_int_equal(bd_served_stats(v)->queued, 3);
+    /* the timer answers the timed-out job while the worker is still busy */
+    wait_done(&timed, 1);
+    assert_int_equal(atomic_load(&timed.drop_status), BD_EUNAVAIL);
+    assert_non_null(timed.base.why);
+    assert_int_equal(atomic_load(&blocker.runs), 0);
+    assert_int_equal(bd_served_stats(v)->queued, 2);
+    atomic_store(&gate_open, true);
+    wait_done(&low, 1);
+    wait_done(&high, 1);
+    bd_scheduler_destroy(s);
+    assert_int_equal(n_order, 3);
+    assert_int_equal(order[0], 999);
+    assert_int_equal(order[1], 2);                           /* level 1 first */
+    assert_int_equal(order[2], 1);
+    bd_served_release(v);
+}
+
+static void test_max_queue_size_per_level(void **state)
+{
+    bd_served *v = batching_version(4, NULL, 0, 0);
+    v->config.batching.max_queue_size = 1;
+    bd_scheduler *s = NULL;
+    assert_int_equal(bd_scheduler_create(1, 1, &s, NULL), 0);
+    test_job blocker, a, b;
+    start_blocker(s, &blocker, v);
+    batch_job_init(&a, v, 0, 1);
+    batch_job_init(&b, v, 2, 1);
+    assert_int_equal(bd_scheduler_submit(s, &a.base, NULL), 0);
+    bd_error err = { 0 };
+    assert_int_equal(bd_scheduler_submit(s, &b.base, &err), BD_EUNAVAIL);
+    assert_non_null(strstr(err.msg, "maximum queue size"));
+    atomic_store(&gate_open, true);
+    wait_done(&a, 1);
+    bd_scheduler_destroy(s);
+    bd_served_release(v);
+}
+
 static void test_create_rejects_bad_sizes(void **state)
 {
     bd_scheduler *s = NULL;
@@ -288,6 +473,10 @@ int main(void)
         cmocka_unit_test(test_full_queue_is_busy),
         cmocka_unit_test(test_expired_and_cancelled_are_dropped),
         cmocka_unit_test(test_round_robin_across_models),
+        cmocka_unit_test(test_batches_prefer_preferred_sizes),
+        cmocka_unit_test(test_batch_waits_for_the_delay),
+        cmocka_unit_test(test_queue_policy_timeout_and_priority),
+        cmocka_unit_test(test_max_queue_size_per_level),
         cmocka_unit_test(test_drain_drops_what_cannot_finish),
         cmocka_unit_test(test_drain_lets_queued_jobs_finish),
         cmocka_unit_test(test_create_rejects_bad_sizes),

@@ -8,6 +8,10 @@ onnx.helper and numpy (deterministic; nothing is downloaded or cached).
     slow_matmul(...)       x[R,N] through DEPTH MatMuls with one shared N x N weight: a model
                            that takes tens of milliseconds (queues, deadlines, cancellation)
     tiny_add(n)            x[1,N] + [1..N]: the cheapest useful model (RPC latency benchmark)
+    batch_mlp()            x[N,8], s[N,3] -> h = relu(x W + b) [N,6], t = s * 2 [N,3] (INT32 s):
+                           a batchable model with two inputs of two dtypes (dynamic batching)
+    batch_gram()           x[N,4] -> x^T x [4,4]: an output that mixes the batch's rows and
+                           whose dim 0 does not follow the batch
 
 Run as a script to write them into a directory: e2e_models.py OUTDIR.
 """
@@ -111,6 +115,36 @@ def batch_add_one(batch="N", n=4):
     one = numpy_helper.from_array(np.array([1.0], np.float32), "one")
     node = helper.make_node("Add", ["x", "one"], ["y"], name="add")
     return _model(helper.make_graph([node], "batch_add_one", [x], [y], [one]))
+
+
+BATCH_MLP_W = np.arange(48, dtype=np.float32).reshape(8, 6) / 47.0 - 0.5
+BATCH_MLP_B = np.linspace(-1, 1, 6).astype(np.float32)
+
+
+def batch_mlp():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])
+    s = helper.make_tensor_value_info("s", TensorProto.INT32, ["N", 3])
+    h = helper.make_tensor_value_info("h", TensorProto.FLOAT, ["N", 6])
+    t = helper.make_tensor_value_info("t", TensorProto.INT32, ["N", 3])
+    inits = [numpy_helper.from_array(BATCH_MLP_W, "w"), numpy_helper.from_array(BATCH_MLP_B, "b"),
+             numpy_helper.from_array(np.array([2], np.int32), "two")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
+             helper.make_node("Add", ["xw", "b"], ["pre"], name="bias"),
+             helper.make_node("Relu", ["pre"], ["h"], name="relu"),
+             helper.make_node("Mul", ["s", "two"], ["t"], name="mul")]
+    return _model(helper.make_graph(nodes, "batch_mlp", [x, s], [h, t], inits))
+
+
+def batch_mlp_reference(x, s):
+    return np.maximum(x @ BATCH_MLP_W + BATCH_MLP_B, 0), s * 2
+
+
+def batch_gram():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0], name="t"),
+             helper.make_node("MatMul", ["xt", "x"], ["y"], name="gram")]
+    return _model(helper.make_graph(nodes, "batch_gram", [x], [y]))
 
 
 def write_model_config(repo, name, config):

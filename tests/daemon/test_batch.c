@@ -1,0 +1,223 @@
+/* Dynamic batching's pieces without a server: requests concatenated along dim 0 and outputs
+ * cut back (infer_batch.c), and config.json's "dynamic_batching" validated at load
+ * (model_config.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/infer_batch.h"
+#include "daemon/registry_internal.h"
+
+/* A binding of two inputs: x FP32 [rows, 3] = BASE + i, s INT32 [rows, 2] = -(BASE + i). */
+typedef struct fake_req {
+    bd_infer_binding b;
+    float   x[64][3];
+    int32_t s[64][2];
+} fake_req;
+
+static void fake_init(fake_req *r, int64_t rows, int base)
+{
+    memset(r, 0, sizeof *r);
+    r->b.n_inputs = 2;
+    r->b.inputs = r->b.inputs_small;
+    r->b.shapes = r->b.shapes_small;
+    for (int64_t i = 0; i < rows; i++) {
+        for (int c = 0; c < 3; c++)
+            r->x[i][c] = (float)(base + i * 3 + c);
+        for (int c = 0; c < 2; c++)
+            r->s[i][c] = -(int32_t)(base + i * 2 + c);
+    }
+    int64_t dims[2][2] = { { rows, 3 }, { rows, 2 } };
+    void *data[2] = { r->x, r->s };
+    DLDataType types[2] = { { kDLFloat, 32, 1 }, { kDLInt, 32, 1 } };
+    for (int i = 0; i < 2; i++) {
+        memcpy(r->b.shapes[i], dims[i], sizeof dims[i]);
+        r->b.inputs[i] = (DLTensor){ .data = data[i], .device = { kDLCPU, 0 }, .ndim = 2,
+                                     .dtype = types[i], .shape = r->b.shapes[i] };
+    }
+    r->b.batch = (uint64_t)rows;
+}
+
+static void test_gather_concatenates_along_dim0(void **state)
+{
+    (void)state;
+    static fake_req a, b, c;
+    fake_init(&a, 2, 0);
+    fake_init(&b, 3, 100);
+    fake_init(&c, 1, 200);
+    const bd_infer_binding *m[] = { &a.b, &b.b, &c.b };
+    assert_true(bd_batch_joins(&a.b, &b.b));
+    bd_batch_inputs in = { 0 };
+    bd_error err = { 0 };
+    assert_int_equal(bd_batch_gather(m, 3, 8, &in, &err), 0);
+    assert_int_equal(in.rows, 6);
+    assert_int_equal(in.n, 2);
+    assert_int_equal(in.t[0].shape[0], 6);
+    assert_int_equal(in.t[0].shape[1], 3);
+    assert_int_equal(in.t[1].shape[0], 6);
+    assert_int_equal(in.t[1].dtype.code, kDLInt);
+    assert_int_equal((uintptr_t)in.t[0].data % 64, 0);
+    const float *x = in.t[0].data;
+    const int32_t *s = in.t[1].data;
+    const fake_req *src[] = { &a, &a, &b, &b, &b, &c };
+    int row_in_src[] = { 0, 1, 0, 1, 2, 0 };
+    for (int r = 0; r < 6; r++) {
+        for (int k = 0; k < 3; k++)
+            assert_true(x[r * 3 + k] == src[r]->x[row_in_src[r]][k]);
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(s[r * 2 + k], src[r]->s[row_in_src[r]][k]);
+    }
+    bd_batch_inputs_free(&in);
+    assert_null(in.t);
+    bd_batch_inputs_free(NULL);
+}
+
+static void test_gather_refuses_what_does_not_join(void **state)
+{
+    (void)state;
+    static fake_req a, b;
+    fake_init(&a, 2, 0);
+    fake_init(&b, 2, 0);
+    bd_batch_inputs in = { 0 };
+    bd_error err = { 0 };
+    const bd_infer_binding *m[] = { &a.b, &b.b };
+    assert_int_equal(bd_batch_gather(m, 2, 3, &in, &err), BD_EINVAL);     /* 4 rows > 3 */
+    assert_non_null(strstr(err.msg, "rows"));
+    bd_batch_inputs_free(&in);
+    b.b.shapes[0][1] = 4;                                     /* another row length */
+    assert_false(bd_batch_joins(&a.b, &b.b));
+    assert_int_equal(bd_batch_gather(m, 2, 64, &in, &err), BD_EINVAL);
+    bd_batch_inputs_free(&in);
+    fake_init(&b, 2, 0);
+    b.b.inputs[1].dtype.bits = 64;                            /* another dtype */
+    assert_false(bd_batch_joins(&a.b, &b.b));
+    fake_init(&b, 2, 0);
+    b.b.shapes[1][0] = 1;                                     /* inputs disagree on the batch */
+    assert_false(bd_batch_joins(&a.b, &b.b));
+    fake_init(&b, 2, 0);
+    b.b.inputs[0].ndim = 1;
+    assert_false(bd_batch_joins(&a.b, &b.b));
+    assert_int_equal(bd_batch_gather(m, 0, 64, &in, &err), BD_EINVAL);
+    bd_batch_inputs_free(&in);
+}
+
+static void test_gather_checks_overflow(void **state)
+{
+    (void)state;
+    static fake_req a;
+    fake_init(&a, 2, 0);
+    a.b.shapes[0][1] = INT64_C(1) << 61;                      /* row bytes overflow */
+    const bd_infer_binding *m[] = { &a.b };
+    bd_batch_inputs in = { 0 };
+    bd_error err = { 0 };
+    assert_int_equal(bd_batch_gather(m, 1, 64, &in, &err), BD_EINVAL);
+    bd_batch_inputs_free(&in);
+}
+
+static void test_slice_gives_each_its_rows(void **state)
+{
+    (void)state;
+    float out[5][2];
+    for (int r = 0; r < 5; r++)
+        for (int k = 0; k < 2; k++)
+            out[r][k] = (float)(r * 10 + k);
+    int64_t shape[2] = { 5, 2 };
+    DLTensor full = { .data = out, .device = { kDLCPU, 0 }, .ndim = 2,
+                      .dtype = { kDLFloat, 32, 1 }, .shape = shape };
+    DLTensor view;
+    int64_t vshape[BD_MAX_RANK];
+    bd_error err = { 0 };
+    assert_int_equal(bd_batch_slice(&full, 2, 3, &view, vshape, &err), 0);
+    assert_int_equal(view.shape[0], 3);
+    assert_int_equal(view.shape[1], 2);
+    const float *v = (const float *)((const char *)view.data + view.byte_offset);
+    assert_true(v[0] == 20.0f && v[5] == 41.0f);
+    assert_int_equal(shape[0], 5);                            /* FULL untouched */
+    assert_int_equal(bd_batch_slice(&full, 4, 2, &view, vshape, &err), BD_EBACKEND);
+    assert_int_equal(bd_batch_slice(&full, UINT64_MAX, 2, &view, vshape, &err), BD_EBACKEND);
+    full.ndim = 0;
+    assert_int_equal(bd_batch_slice(&full, 0, 1, &view, vshape, &err), BD_EBACKEND);
+}
+
+/* ---- config.json "dynamic_batching" ------------------------------------------------------ */
+
+static void test_config_reads_every_key(void **state)
+{
+    (void)state;
+    bd_model_config mc;
+    bd_error err = { 0 };
+    const char *text = "{\"max_batch_size\": 16, \"dynamic_batching\": {"
+                       "\"preferred_batch_size\": [4, 8], \"max_queue_delay_microseconds\": 100,"
+                       "\"preserve_ordering\": false, \"priority_levels\": 3, \"default_priority_level\": 2,"
+                       "\"default_queue_policy\": {\"timeout_action\": \"DELAY\","
+                       "\"default_timeout_microseconds\": 5000, \"allow_timeout_override\": true,"
+                       "\"max_queue_size\": 7}}}";
+    assert_int_equal(model_config_parse(&mc, "m", text, &err), 0);
+    const bd_batching_config *b = &mc.batching;
+    assert_true(b->enabled);
+    assert_int_equal(b->n_preferred, 2);
+    assert_int_equal(b->preferred[1], 8);
+    assert_int_equal(b->max_queue_delay_us, 100);
+    assert_true(b->timeout_delay);
+    assert_int_equal(b->default_timeout_us, 5000);
+    assert_true(b->allow_timeout_override);
+    assert_int_equal(b->max_queue_size, 7);
+    assert_int_equal(b->priority_levels, 3);
+    assert_int_equal(b->default_priority_level, 2);
+    assert_int_equal(model_config_parse(&mc, "m", "{\"max_batch_size\": 4, \"dynamic_batching\": {}}", &err), 0);
+    assert_true(mc.batching.enabled);
+    assert_false(mc.batching.timeout_delay);
+    assert_int_equal(model_config_parse(&mc, "m", "{\"max_batch_size\": 4}", &err), 0);
+    assert_false(mc.batching.enabled);
+}
+
+static void test_config_errors_name_the_key(void **state)
+{
+    (void)state;
+    static const struct { const char *json, *want; } bad[] = {
+        { "{\"dynamic_batching\": {}}", "needs max_batch_size > 0" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": []}", "key 'dynamic_batching': expected an object" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"preferred_batch_size\": [8]}}", "8 is over max_batch_size 4" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"preferred_batch_size\": [0]}}", "preferred_batch_size" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"preferred_batch_size\": [2, 2]}}", "different" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"preferred_batch_size\": 2}}", "preferred_batch_size" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"max_queue_delay_microseconds\": -1}}", "max_queue_delay_microseconds" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"max_queue_delay_microseconds\": 1.5}}", "max_queue_delay_microseconds" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"max_queue_delay_microseconds\": 100000000}}", "10000000" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"default_queue_policy\": {\"timeout_action\": \"DROP\"}}}", "\"REJECT\" or \"DELAY\"" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"default_queue_policy\": {\"allow_timeout_override\": 1}}}", "true or false" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"default_queue_policy\": {\"max_queue_size\": -3}}}", "max_queue_size" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"default_queue_policy\": {\"nope\": 1}}}", "unknown key 'dynamic_batching.default_queue_policy.nope'" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"priority_levels\": 2}}", "expected a level from 1 to priority_levels (2), got 0" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"priority_levels\": 2, \"default_priority_level\": 3}}", "got 3" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"default_priority_level\": 1}}", "needs priority_levels" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"priority_levels\": 65}}", "priority_levels" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"preserve_ordering\": true}}", "does not support true" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"priority_queue_policy\": {}}}", "no priority_queue_policy" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bd_model_config mc;
+        bd_error err = { 0 };
+        assert_int_equal(model_config_parse(&mc, "m", bad[i].json, &err), BD_EINVAL);
+        if (!strstr(err.msg, bad[i].want))
+            fail_msg("%s: got '%s', expected it to contain '%s'", bad[i].json, err.msg, bad[i].want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gather_concatenates_along_dim0),
+        cmocka_unit_test(test_gather_refuses_what_does_not_join),
+        cmocka_unit_test(test_gather_checks_overflow),
+        cmocka_unit_test(test_slice_gives_each_its_rows),
+        cmocka_unit_test(test_config_reads_every_key),
+        cmocka_unit_test(test_config_errors_name_the_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

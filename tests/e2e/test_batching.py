@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""Dynamic batching (config.json "dynamic_batching", Triton's semantics) against a real braidd:
+concurrent clients with different inputs and batch sizes each get exactly their own rows
+(compared with numpy), the statistics count plan runs apart from inferences, a model whose
+output has no batch dim is not batched, and the queue policy (timeout, max_queue_size),
+deadlines and priority levels act while requests wait. Timing bounds are generous: the
+machine is shared."""
+
+import json
+import threading
+import time
+import urllib.request
+
+import grpc
+import numpy as np
+
+import e2e_models
+from braidd_fixture import BraiddTestCase, pb, run_tests, status_of
+from tensors import infer_request, response_outputs
+
+
+def stats(stub, name):
+    r = stub.ModelStatistics(pb.ModelStatisticsRequest(name=name), timeout=10)
+    return r.model_stats[0]
+
+
+class Batching(BraiddTestCase):
+    braidd_args = ("--workers", "2")
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "mlp", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "mlp", {
+            "max_batch_size": 16,
+            "dynamic_batching": {"preferred_batch_size": [4, 8],
+                                 "max_queue_delay_microseconds": 20000}})
+        e2e_models.write_repository_model(repo, "gram", e2e_models.batch_gram())
+        e2e_models.write_model_config(repo, "gram", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
+
+    def test_model_config_reports_dynamic_batching(self):
+        c = self.stub.ModelConfig(pb.ModelConfigRequest(name="mlp"), timeout=10).config
+        self.assertEqual(c.WhichOneof("scheduling_choice"), "dynamic_batching")
+        db = c.dynamic_batching
+        self.assertEqual(list(db.preferred_batch_size), [4, 8])
+        self.assertEqual(db.max_queue_delay_microseconds, 20000)
+        self.assertEqual(db.default_queue_policy.timeout_action, 0)        # REJECT
+        url = "http://127.0.0.1:%d/v2/models/mlp/config" % self.d.rest_port
+        with urllib.request.urlopen(url, timeout=10) as r:
+            j = json.loads(r.read())
+        self.assertEqual(j["dynamic_batching"]["preferred_batch_size"], [4, 8])
+        self.assertEqual(j["dynamic_batching"]["max_queue_delay_microseconds"], 20000)
+        self.assertEqual(j["dynamic_batching"]["default_queue_policy"]["timeout_action"], "REJECT")
+        c = self.stub.ModelConfig(pb.ModelConfigRequest(name="tinycnn"), timeout=10).config
+        self.assertIsNone(c.WhichOneof("scheduling_choice"))
+
+    def test_concurrent_clients_get_their_own_rows(self):
+        before = stats(self.stub, "mlp")
+        clients, per_client = 16, 8
+        errors, rows_sent = [], [0] * clients
+        start = threading.Barrier(clients)
+
+        def client(i):
+            rng = np.random.default_rng(100 + i)
+            stub = self.d.stub(self.d.new_channel())
+            start.wait()
+            for _ in range(per_client):
+                n = int(rng.integers(1, 5))
+                x = rng.standard_normal((n, 8)).astype(np.float32)
+                s = rng.integers(-1000, 1000, (n, 3)).astype(np.int32)
+                outs = ["t", "h"] if rng.integers(0, 2) else None
+                try:
+                    got = response_outputs(stub.ModelInfer(
+                        infer_request("mlp", {"x": x, "s": s}, outputs=outs), timeout=60))
+                    h, t = e2e_models.batch_mlp_reference(x, s)
+                    np.testing.assert_allclose(got["h"], h, rtol=1e-5, atol=1e-5)
+                    np.testing.assert_array_equal(got["t"], t)
+                    rows_sent[i] += n
+                except Exception as e:          # noqa: BLE001 (reported below)
+                    errors.append(repr(e))
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        self.assertEqual(errors, [])
+        after = stats(self.stub, "mlp")
+        requests = clients * per_client
+        self.assertEqual(after.inference_stats.success.count - before.inference_stats.success.count,
+                         requests)
+        self.assertEqual(after.inference_count - before.inference_count, sum(rows_sent))
+        runs = after.execution_count - before.execution_count
+        self.assertLess(runs, requests, "no request was batched with another")
+
+    def test_output_without_batch_dim_is_not_batched(self):
+        self.assertIn("dynamic_batching is off", self.d.log_text())
+        before = stats(self.stub, "gram")
+        errors = []
+
+        def client(i):
+            rng = np.random.default_rng(7 + i)
+            stub = self.d.stub(self.d.new_channel())
+            for _ in range(4):
+                x = rng.standard_normal((int(rng.integers(1, 4)), 4)).astype(np.float32)
+                try:
+                    got = response_outputs(stub.ModelInfer(infer_request("gram", {"x": x}),
+                                                           timeout=60))
+                    np.testing.assert_allclose(got["y"], x.T @ x, rtol=1e-5, atol=1e-5)
+                except Exception as e:          # noqa: BLE001
+                    errors.append(repr(e))
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        self.assertEqual(errors, [])
+        after = stats(self.stub, "gram")
+        self.assertEqual(after.execution_count - before.execution_count, 32)
+
+
+SLOW_ROWS = 64
+
+
+def slow_request(model, params=None, seed=0):
+    x = np.random.default_rng(seed).standard_normal((SLOW_ROWS, 1024)).astype(np.float32)
+    req = infer_request(model, {"x": x})
+    for k, v in (params or {}).items():
+        req.parameters[k].int64_param = v
+    return req
+
+
+class QueuePolicy(BraiddTestCase):
+    """One worker, and runs of tens of milliseconds: requests really wait."""
+    braidd_args = ("--workers", "1")
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        slow = e2e_models.slow_matmul(rows="N", n=1024, depth=24)
+        policy = {"max_batch_size": SLOW_ROWS, "dynamic_batching": {
+            "priority_levels": 2, "default_priority_level": 2,
+            "default_queue_policy": {"allow_timeout_override": True}}}
+        e2e_models.write_repository_model(repo, "slow", slow)
+        e2e_models.write_model_config(repo, "slow", policy)
+        e2e_models.write_repository_model(repo, "small_queue", slow)
+        e2e_models.write_model_config(repo, "small_queue", {
+            "max_batch_size": SLOW_ROWS,
+            "dynamic_batching": {"default_queue_policy": {"max_queue_size": 2}}})
+
+    def setUp(self):
+        self.run_s = 1.0
+        for _ in range(2):                      # the fastest of two runs, warm
+            t0 = time.monotonic()
+            self.stub.ModelInfer(slow_request("slow"), timeout=60)
+            self.run_s = max(min(self.run_s, time.monotonic() - t0), 0.005)
+
+    def block(self, seconds):
+        """Queue runs of 'slow' that keep the one worker busy for at least about SECONDS
+        (twice the runs that would take, as runs may be faster than measured)."""
+        n = max(3, min(60, int(2 * seconds / self.run_s) + 1))
+        return [self.stub.ModelInfer.future(slow_request("slow", seed=i), timeout=120)
+                for i in range(n)]
+
+    def wait_all(self, futures):
+        for f in futures:
+            f.result()
+
+    def test_queue_policy_timeout_answers_while_waiting(self):
+        blockers = self.block(2.0)
+        t0 = time.monotonic()
+        code, details = status_of(self.stub.ModelInfer,
+                                  slow_request("slow", {"timeout": 100000}), timeout=60)
+        elapsed = time.monotonic() - t0
+        self.assertEqual(code, grpc.StatusCode.UNAVAILABLE, details)
+        self.assertIn("timeout", details)
+        self.assertGreaterEqual(elapsed, 0.09)
+        self.assertLess(elapsed, 1.0, "answered after the queue ahead of it, not at its timeout")
+        self.assertFalse(all(f.done() for f in blockers))
+        self.wait_all(blockers)
+
+    def test_deadline_leaves_the_queue_on_time(self):
+        blockers = self.block(2.0)
+        before = stats(self.stub, "slow").inference_stats
+        code, _ = status_of(self.stub.ModelInfer, slow_request("slow"), timeout=0.1)
+        self.assertEqual(code, grpc.StatusCode.DEADLINE_EXCEEDED)
+        time.sleep(0.4)                         # the server's side: dropped, not run later
+        now = stats(self.stub, "slow").inference_stats
+        self.assertEqual(now.fail.count - before.fail.count, 1)
+        self.assertFalse(all(f.done() for f in blockers))
+        self.wait_all(blockers)
+
+    def test_max_queue_size(self):
+        blockers = self.block(1.5)
+        futures = [self.stub.ModelInfer.future(slow_request("small_queue", seed=i), timeout=120)
+                   for i in range(5)]
+        codes = []
+        for f in futures:
+            try:
+                f.result()
+                codes.append(grpc.StatusCode.OK)
+            except grpc.RpcError as e:
+                codes.append(e.code())
+                self.assertIn("maximum queue size", e.details())
+        self.assertEqual(codes.count(grpc.StatusCode.UNAVAILABLE), 3, codes)
+        self.wait_all(blockers)
+
+    def test_higher_priority_runs_first(self):
+        blockers = self.block(0.5)
+        done, lock = [], threading.Lock()
+
+        def mark(name):
+            def cb(_):
+                with lock:
+                    done.append(name)
+            return cb
+
+        futures = []
+        for i in range(3):
+            f = self.stub.ModelInfer.future(slow_request("slow", {"priority": 2}, seed=i), timeout=120)
+            f.add_done_callback(mark("low%d" % i))
+            futures.append(f)
+        time.sleep(0.05)
+        high = self.stub.ModelInfer.future(slow_request("slow", {"priority": 1}), timeout=120)
+        high.add_done_callback(mark("high"))
+        futures.append(high)
+        for f in futures:
+            f.result()
+        self.wait_all(blockers)
+        self.assertLess(done.index("high"), min(done.index("low%d" % i) for i in range(3)), done)
+
+
+if __name__ == "__main__":
+    run_tests()
