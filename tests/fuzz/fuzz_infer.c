@@ -10,6 +10,10 @@
  *           -> y FP32 [-1,4]
  *   text    s BYTES [1] (a type braid cannot bind) -> y FP32 [-1,4]
  *
+ * Shared memory is enabled with one registered region "r": 4096 bytes of an object that is
+ * unlinked at once (the mapping stays), so inputs and outputs may name it
+ * (shared_memory_region / _byte_size / _offset) and every range check runs.
+ *
  * After a successful bind every byte of every bound input is read (ASan sees a tensor that
  * points past its buffer) and its shape is checked against what the request said; the
  * planned-response size is computed as the worker does. Deterministic, no I/O.
@@ -18,6 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <pb_decode.h>
 
@@ -80,6 +88,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     };
     static const sig text_in[] = { { "s", BD_DT_STRING, 1, { 1 } } };
     verbose = getenv("FUZZ_INFER_VERBOSE") != NULL;
+    char key[64];
+    snprintf(key, sizeof key, "/braid-fuzz-infer-%d", (int)getpid());
+    int fd = shm_open(key, O_CREAT | O_EXCL | O_RDWR, 0600);
+    bd_error err = {0};
+    if (fd < 0 || ftruncate(fd, 4096) != 0 || bd_shm_enable(4, 1 << 20, &err) != 0 ||
+        bd_shm_register("r", key, 0, 4096, &err) != 0)
+        fprintf(stderr, "fuzz_infer: no shared memory region 'r' (%s): its checks go unexercised\n",
+                err.msg);
+    if (fd >= 0) {
+        close(fd);
+        shm_unlink(key);
+    }
     narrow = build("narrow", narrow_in, 1, outs, 3);
     wide = build("wide", wide_in, sizeof wide_in / sizeof *wide_in, outs, 1);
     text = build("text", text_in, 1, outs, 1);

@@ -124,6 +124,28 @@ def main():
     r.raw_input_contents.extend([f32(1, 2, 3, 4), b"extra"])
     seeds["raw_count_mismatch"] = r
 
+    # shared memory: the harness registers region "r" (4096 bytes)
+    def shm(params, region, size, offset=None):
+        params["shared_memory_region"].string_param = region
+        params["shared_memory_byte_size"].int64_param = size
+        if offset is not None:
+            params["shared_memory_offset"].int64_param = offset
+    r = req()
+    shm(r.inputs.add(name="x", datatype="FP32", shape=[2, 4]).parameters, "r", 32, 8)
+    shm(r.outputs.add(name="y").parameters, "r", 32, 64)
+    seeds["shm_input_output"] = r
+    r = req()
+    shm(r.inputs.add(name="x", datatype="FP32", shape=[2, 4]).parameters, "r", 32, 4090)
+    seeds["shm_past_end"] = r
+    r = req()
+    shm(r.inputs.add(name="x", datatype="FP32", shape=[1, 4]).parameters, "r", 16, 2)
+    seeds["shm_misaligned"] = r
+    r = req()
+    r.inputs.add(name="x", datatype="FP32", shape=[1, 4])
+    shm(r.inputs.add(name="ids", datatype="INT64", shape=[2]).parameters, "r", 16)
+    r.raw_input_contents.append(f32(1, 2, 3, 4))
+    seeds["shm_mixed_raw"] = r
+
     for name, msg in sorted(seeds.items()):
         data = msg.SerializeToString()
         assert len(data) < 4096, name
