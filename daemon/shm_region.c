@@ -167,9 +167,13 @@ int bd_shm_register(const char *name, const char *key, uint64_t offset, uint64_t
                             "limit of %" PRIu64 " bytes mapped (shared_memory_max_bytes)", name,
                             byte_size, max_bytes);
     int fd = shm_open(key, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0)
-        return bd_error_set(err, errno == ENOENT ? BD_ENOTFOUND : BD_EIO, "shared memory region '%s': "
-                            "cannot open key '%s': %s", name, key, strerror(errno));
+    if (fd < 0) {
+        int e = errno;                  /* missing or not ours to use: the client's to fix */
+        return bd_error_set(err, e == ENOENT ? BD_ENOTFOUND : e == EACCES || e == EPERM ||
+                            e == ENAMETOOLONG || e == EINVAL ? BD_EINVAL : BD_EIO,
+                            "shared memory region '%s': cannot open key '%s' read-write as braidd's "
+                            "user: %s", name, key, strerror(e));
+    }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
