@@ -31,7 +31,7 @@ tfjs_version="${BRAID_TFJS_VERSION:-4.22.0}"
 dir="${BRAID_TFJS_DIR:-$HOME/.cache/braid/tfjs}"
 
 # The models the tests use (tests/runtime/tfjs/meson.build lists them too; keep in sync).
-models=(blazeface-front emotion facemesh iris antispoof liveness mobileface blazepose-lite handtrack
+models=(blazeface-front emotion facemesh iris antispoof liveness mobileface blazepose-lite handtrack faceboxes rvm
         age gender-ssrnet-imdb blazepose-detector centernet efficientpose facemesh-attention facemesh-attention-pinto facemesh-detection-full facemesh-detection-short gear
         handdetect handlandmark-full handlandmark-lite handlandmark-sparse meet mobilefacenet movenet-lightning movenet-thunder movenet-multipose selfie nanodet)
 

@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "backends/tf/tf_dtype.h"
@@ -142,6 +144,27 @@ static void name_rejected(bd_node *const *nodes, size_t n, bd_error *err)
     bd_error_prefix(err, "TensorFlow rejects node%s %s: ", named == 1 ? "" : "s", list);
 }
 
+
+/* BRAID_TF_DUMP_DIR=DIR writes every fallback GraphDef braid hands TensorFlow to
+ * DIR/fallback-<pid>-<n>.pb, for reading with TensorFlow's tools when it refuses one
+ * (docs/tensorflow.md). Best effort: a failure to write is only logged to stderr. */
+static void dump_graphdef(const tf_graphdef *gd)
+{
+    static atomic_int seq;
+    const char *dir = getenv("BRAID_TF_DUMP_DIR");
+    if (!dir || !dir[0])
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fallback-%ld-%d.pb", dir, (long)getpid(), atomic_fetch_add(&seq, 1));
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(gd->bytes, 1, gd->len, f) != gd->len)
+        fprintf(stderr, "braid: BRAID_TF_DUMP_DIR: cannot write %s\n", path);
+    else
+        fprintf(stderr, "braid: wrote the TensorFlow fallback GraphDef to %s\n", path);
+    if (f)
+        fclose(f);
+}
+
 static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 {
     char why[256];
@@ -180,6 +203,8 @@ static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     int rc = tf_fallback_nodes(sg, &nodes, &n_nodes, err);
     if (rc == 0)
         rc = tf_graphdef_build(sg->graph, nodes, n_nodes, (int)producer, &gd, err);
+    if (rc == 0)
+        dump_graphdef(&gd);
     if (rc == 0) {
         rc = tf_session_acquire(lib, gd.bytes, gd.len, tf_runtime_threads(), &k->sess, err);
         if (rc == BD_EINVAL)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <pb_decode.h>
 #include <pb_encode.h>
@@ -117,13 +118,15 @@ int tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error
 
 /* ---- building ---------------------------------------------------------------------------- */
 
-typedef enum { GEN_PLACEHOLDER = 1, GEN_CONST = 2 } gen_kind;
+typedef enum { GEN_PLACEHOLDER = 1, GEN_CONST = 2, GEN_PIVOT = 3 } gen_kind;
 
-typedef struct gen_node {           /* a node braid generates: Placeholder or Const */
+typedef struct gen_node {           /* a node braid generates: Placeholder, Const, Identity */
     gen_kind        kind;
-    const bd_value *v;
-    char           *name;           /* owned by the graphdef's op_name table */
+    const bd_value *v;              /* the value it holds (PIVOT: the value it reads) */
+    char           *name;           /* owned by the graphdef's op_name table, or by framed */
     int             tf_dtype;
+    char           *input;          /* its one input (malloc'd) or NULL: CONST "^NODE" putting it
+                                     * in NODE's loop frame, PIVOT the Switch output it reads */
 } gen_node;
 
 typedef struct builder {
@@ -135,6 +138,13 @@ typedef struct builder {
     struct hsearch_data names;      /* every node name in the GraphDef */
     tf_graphdef *gd;
     int             producer;
+    /* Loop frames (see frame_anchor): per value, the fallback node producing it (index into
+     * fb, or -1); per fallback node, the loop depth of its inputs and of its outputs. */
+    ssize_t        *producer_of;
+    int            *in_depth, *out_depth;
+    const char    **const_anchor;   /* per fallback Const: a node of its readers' frame */
+    char          **framed;         /* names of the nodes made for loop frames (owned here) */
+    size_t          n_framed;
 } builder;
 
 static bool name_taken(builder *b, const char *name)
@@ -232,11 +242,191 @@ static int add_generated(builder *b, const bd_value *v, const bd_node *reader, b
     int rc = name_add(b, name, err);
     if (rc)
         return rc;
-    b->gen[b->n_gen++] = (gen_node){ is_const ? GEN_CONST : GEN_PLACEHOLDER, v, name, tf };
+    b->gen[b->n_gen++] = (gen_node){ is_const ? GEN_CONST : GEN_PLACEHOLDER, v, name, tf, NULL };
     if (is_const)
         b->gd->n_consts++;
     else
         b->gd->n_placeholders++;
+    return 0;
+}
+
+/* ---- loop frames ---------------------------------------------------------------------------
+ * TensorFlow runs a while loop's body in a frame of its own, and a node there may only read
+ * tensors of that frame (outside tensors come in through Enter). A Const in the body joins the
+ * frame through a control input from a node inside it. braid folds such Consts into IR
+ * constants, which come back here as generated Const nodes without it, and TensorFlow refuses
+ * the graph ("has inputs from different frames"). So a constant read inside a loop gets a
+ * copy of its Const with a control input from a node of the reader's frame. A Const the
+ * fallback runs itself loses its control input too when that input named a node braid
+ * dropped (NoOp): it gets one from its first reader inside a loop (find_const_anchors). */
+
+static bool op_is(const fb_node *fb, const char *a, const char *b)
+{
+    return !strcmp(fb->nd.op, a) || !strcmp(fb->nd.op, b);
+}
+
+/* The loop depth of every fallback node's inputs and outputs, in graph (topological) order:
+ * Enter's outputs are one frame deeper than its input, Exit's one shallower. */
+static void compute_frames(builder *b)
+{
+    for (size_t i = 0; i < b->n_fb; i++) {
+        const bd_node *node = b->fb[i].node;
+        int d = 0;
+        for (size_t j = 0; j < node->n_inputs; j++) {
+            const bd_value *v = node->inputs[j];
+            ssize_t p = v ? b->producer_of[v->index] : -1;
+            if (p >= 0 && (size_t)p < i && b->out_depth[p] > d)
+                d = b->out_depth[p];
+        }
+        b->in_depth[i] = d;
+        if (op_is(&b->fb[i], "Enter", "RefEnter"))
+            b->out_depth[i] = d + 1;
+        else if (op_is(&b->fb[i], "Exit", "RefExit"))
+            b->out_depth[i] = d > 0 ? d - 1 : 0;
+        else
+            b->out_depth[i] = d;
+    }
+}
+
+static char gen_mark;               /* ENTRY.data of the names of the nodes made below */
+
+/* Register NAME (malloc'd; taken over) for a node made for a loop frame. 1 and *OUT = the
+ * name already registered when that node was made before; 0 and *OUT = NAME when new. */
+static int claim_name(builder *b, char *name, char **out, bd_error *err)
+{
+    ENTRY e = { .key = name, .data = NULL }, *r = NULL;
+    if (hsearch_r(e, FIND, &r, &b->names) && r) {
+        int rc = r->data == &gen_mark ? 1 :
+                 bd_error_set(err, BD_EMODEL, "cannot add node '%s' for a loop frame: the "
+                              "model has a node of that name", name);
+        *out = r->key;
+        free(name);
+        return rc;
+    }
+    e.data = &gen_mark;
+    if (!hsearch_r(e, ENTER, &r, &b->names)) {
+        free(name);
+        return bd_error_set(err, BD_ENOMEM, "out of memory naming fallback nodes");
+    }
+    b->framed[b->n_framed++] = name;
+    *out = name;
+    return 0;
+}
+
+static char *join3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", a, b, c);
+    return s;
+}
+
+/* An Identity of V, a Switch's output read in a loop body, to anchor Consts on: TensorFlow's
+ * own "pivot" (a control input from the Switch itself would not follow the branch taken).
+ * 0 and its name in *OUT; 1 when V's dtype cannot be told to TensorFlow; negative on error. */
+static int pivot(builder *b, const bd_value *v, char **out, bd_error *err)
+{
+    int tf = tf_dtype_from_ir(v->dtype);
+    if (!tf)
+        return 1;                           /* no type to give the Identity */
+    char *ref = tensor_ref(b->gd->op_name[v->index], b->gd->out_index[v->index]);
+    char *name = ref ? join3("braid_pivot/", ref, "") : NULL;
+    char *p = name ? strchr(name + strlen("braid_pivot/"), ':') : NULL;
+    if (p)
+        *p = '/';                           /* ':' is not allowed in a node name */
+    int rc = name ? claim_name(b, name, out, err) :
+                    bd_error_set(err, BD_ENOMEM, "out of memory");
+    if (rc == 0) {
+        b->gen[b->n_gen++] = (gen_node){ GEN_PIVOT, v, *out, tf, ref };
+        return 0;
+    }
+    free(ref);
+    return rc == 1 ? 0 : rc;
+}
+
+/* In *OUT, a node of the frame fallback node I reads in, for a Const it reads to take a
+ * control input from; NULL when I reads outside any loop (or is an Enter, which reads from
+ * the frame outside) or when there is none. */
+static int frame_anchor(builder *b, size_t i, const char **out, bd_error *err)
+{
+    const fb_node *fb = &b->fb[i];
+    *out = NULL;
+    if (b->in_depth[i] == 0 || op_is(fb, "Enter", "RefEnter"))
+        return 0;
+    /* I's own control inputs are in its frame (TensorFlow requires it) */
+    for (pb_size_t k = 0; k < fb->nd.input_count; k++) {
+        const char *in = fb->nd.input[k];
+        if (in && in[0] == '^' && name_taken(b, in + 1)) {
+            *out = in + 1;
+            return 0;
+        }
+    }
+    /* else the producer of a data input in the same frame; a pivot for a Switch's output */
+    const bd_value *from_switch = NULL;
+    for (size_t j = 0; j < fb->node->n_inputs; j++) {
+        const bd_value *v = fb->node->inputs[j];
+        ssize_t p = v ? b->producer_of[v->index] : -1;
+        if (p < 0 || b->out_depth[p] != b->in_depth[i])
+            continue;
+        if (!op_is(&b->fb[p], "Switch", "RefSwitch")) {
+            *out = b->fb[p].nd.name;
+            return 0;
+        }
+        if (!from_switch)
+            from_switch = v;
+    }
+    if (from_switch) {
+        char *name = NULL;
+        int rc = pivot(b, from_switch, &name, err);
+        if (rc < 0)
+            return rc;
+        *out = rc == 0 ? name : NULL;       /* 1: no pivot possible, no anchor */
+    }
+    return 0;
+}
+
+/* Whether fallback node I has a control input naming a node of this GraphDef. */
+static bool has_kept_control(builder *b, size_t i)
+{
+    const fb_node *fb = &b->fb[i];
+    for (pb_size_t k = 0; k < fb->nd.input_count; k++)
+        if (fb->nd.input[k] && fb->nd.input[k][0] == '^' && name_taken(b, fb->nd.input[k] + 1))
+            return true;
+    return false;
+}
+
+static int find_const_anchors(builder *b, bd_error *err)
+{
+    for (size_t i = 0; i < b->n_fb; i++) {
+        const bd_node *node = b->fb[i].node;
+        for (size_t j = 0; j < node->n_inputs; j++) {
+            const bd_value *v = node->inputs[j];
+            ssize_t p = v ? b->producer_of[v->index] : -1;
+            if (p < 0 || b->const_anchor[p] || strcmp(b->fb[p].nd.op, "Const") ||
+                has_kept_control(b, (size_t)p))
+                continue;
+            int rc = frame_anchor(b, i, &b->const_anchor[p], err);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* In *OUT, the name of constant V's Const copy in ANCHOR's frame, made on first use. */
+static int framed_const(builder *b, const bd_value *v, const char *anchor, char **out, bd_error *err)
+{
+    char *name = join3(b->gd->op_name[v->index], "/in_frame/", anchor);
+    int rc = name ? claim_name(b, name, out, err) :
+                    bd_error_set(err, BD_ENOMEM, "out of memory");
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    char *control = join3("^", anchor, "");
+    if (!control)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    b->gen[b->n_gen++] = (gen_node){ GEN_CONST, v, *out, tf_dtype_from_ir(v->dtype), control };
+    b->gd->n_consts++;
     return 0;
 }
 
@@ -245,7 +435,7 @@ static int add_generated(builder *b, const bd_value *v, const bd_node *reader, b
 static int rewrite_inputs(builder *b, fb_node *fb, bd_error *err)
 {
     const bd_node *n = fb->node;
-    fb->inputs = calloc(fb->nd.input_count ? fb->nd.input_count : 1, sizeof *fb->inputs);
+    fb->inputs = calloc(fb->nd.input_count + 1u, sizeof *fb->inputs);   /* + a frame anchor */
     if (!fb->inputs)
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     size_t data = 0;
@@ -258,7 +448,21 @@ static int rewrite_inputs(builder *b, fb_node *fb, bd_error *err)
             s = strdup(in);
         } else if (n->inputs[data]) {
             const bd_value *v = n->inputs[data++];
-            s = tensor_ref(b->gd->op_name[v->index], b->gd->out_index[v->index]);
+            const char *anchor = NULL;
+            if (v->data && b->producer_of[v->index] < 0) {
+                int rc = frame_anchor(b, (size_t)(fb - b->fb), &anchor, err);
+                if (rc)
+                    return rc;
+            }
+            if (anchor) {
+                char *copy = NULL;
+                int rc = framed_const(b, v, anchor, &copy, err);
+                if (rc)
+                    return rc;
+                s = strdup(copy);
+            } else {
+                s = tensor_ref(b->gd->op_name[v->index], b->gd->out_index[v->index]);
+            }
         } else {
             /* No IR value: the frontend leaves a loop's back edge (NextIteration -> Merge)
              * out of the IR to keep it acyclic. The NodeDef's own reference stands, provided
@@ -277,6 +481,13 @@ static int rewrite_inputs(builder *b, fb_node *fb, bd_error *err)
         if (!s)
             return bd_error_set(err, BD_ENOMEM, "out of memory");
         fb->inputs[fb->n_inputs++] = s;
+    }
+    const char *anchor = b->const_anchor[fb - b->fb];
+    if (anchor) {
+        size_t len = strlen(anchor) + 2;
+        if (!(fb->inputs[fb->n_inputs] = malloc(len)))
+            return bd_error_set(err, BD_ENOMEM, "out of memory");
+        snprintf(fb->inputs[fb->n_inputs++], len, "^%s", anchor);
     }
     return 0;
 }
@@ -366,7 +577,16 @@ static bool enc_attr_value(pb_ostream_t *s, const pb_field_t *f, void *const *ar
 static bool enc_gen_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
     const gen_node *gn = *arg;
-    static char k_dtype[] = "dtype", k_value[] = "value", k_shape[] = "shape";
+    static char k_dtype[] = "dtype", k_value[] = "value", k_shape[] = "shape", k_t[] = "T";
+    if (gn->kind == GEN_PIVOT) {                 /* Identity: T only */
+        attr_arg aa = { gn, 0 };
+        tensorflow_NodeDef_AttrEntry e = tensorflow_NodeDef_AttrEntry_init_zero;
+        e.key = k_t;
+        e.value.funcs.encode = enc_attr_value;
+        e.value.arg = &aa;
+        return pb_encode_tag_for_field(s, f) &&
+               pb_encode_submessage(s, tensorflow_NodeDef_AttrEntry_fields, &e);
+    }
     for (int which = 0; which < 2; which++) {
         attr_arg aa = { gn, which };
         tensorflow_NodeDef_AttrEntry e = tensorflow_NodeDef_AttrEntry_init_zero;
@@ -383,11 +603,16 @@ static bool enc_gen_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 static bool enc_nodes(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
     const builder *b = *arg;
-    static char op_const[] = "Const", op_ph[] = "Placeholder";
+    static char op_const[] = "Const", op_ph[] = "Placeholder", op_identity[] = "Identity";
     for (size_t i = 0; i < b->n_gen; i++) {
         tensorflow_NodeDef nd = tensorflow_NodeDef_init_zero;
         nd.name = b->gen[i].name;
-        nd.op = b->gen[i].kind == GEN_CONST ? op_const : op_ph;
+        nd.op = b->gen[i].kind == GEN_CONST ? op_const :
+                b->gen[i].kind == GEN_PIVOT ? op_identity : op_ph;
+        if (b->gen[i].input) {
+            nd.input_count = 1;
+            nd.input = &b->gen[i].input;
+        }
         nd.attr.funcs.encode = enc_gen_attrs;
         nd.attr.arg = (void *)&b->gen[i];
         if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, tensorflow_NodeDef_fields, &nd))
@@ -473,8 +698,13 @@ static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
             if (!(gd->op_name[v->index] = strdup(b->fb[i].nd.name)))
                 return bd_error_set(err, BD_ENOMEM, "out of memory");
             gd->out_index[v->index] = output_index(node, b->fb[i].nd.name, j, v);
+            b->producer_of[v->index] = (ssize_t)i;
         }
     }
+    compute_frames(b);
+    int rc = find_const_anchors(b, err);
+    if (rc)
+        return rc;
     /* 3. a Const or Placeholder for every other tensor they read */
     for (size_t i = 0; i < b->n_fb; i++) {
         const bd_node *node = b->fb[i].node;
@@ -511,10 +741,18 @@ int tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int pr
     out->op_name   = calloc(nv ? nv : 1, sizeof *out->op_name);
     out->out_index = calloc(nv ? nv : 1, sizeof *out->out_index);
     b.fb  = calloc(n ? n : 1, sizeof *b.fb);
-    b.gen = calloc(max_inputs ? max_inputs : 1, sizeof *b.gen);
+    /* per input at most: a Const or Placeholder, a framed Const copy and a pivot */
+    b.gen = calloc(3 * max_inputs + 1, sizeof *b.gen);
+    b.framed = calloc(2 * max_inputs + 1, sizeof *b.framed);
+    b.producer_of = malloc((nv ? nv : 1) * sizeof *b.producer_of);
+    b.in_depth = calloc(n + 1, sizeof *b.in_depth);
+    b.out_depth = calloc(n + 1, sizeof *b.out_depth);
+    b.const_anchor = calloc(n + 1, sizeof *b.const_anchor);
+    for (size_t i = 0; b.producer_of && i < nv; i++)
+        b.producer_of[i] = -1;
     int rc = 0;
-    if (!out->op_name || !out->out_index || !b.fb || !b.gen ||
-        !hcreate_r(2 * (n + max_inputs) + 16, &b.names))
+    if (!out->op_name || !out->out_index || !b.fb || !b.gen || !b.framed || !b.producer_of ||
+        !b.in_depth || !b.out_depth || !b.const_anchor || !hcreate_r(2 * (n + 3 * max_inputs) + 16, &b.names))
         rc = bd_error_set(err, BD_ENOMEM, "out of memory building the fallback GraphDef");
     if (rc == 0)
         rc = build(&b, nodes, n, err);
@@ -528,7 +766,16 @@ int tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int pr
         free(b.fb[i].inputs);
     }
     free(b.fb);
+    for (size_t i = 0; i < b.n_gen; i++)
+        free(b.gen[i].input);
     free(b.gen);
+    for (size_t i = 0; i < b.n_framed; i++)
+        free(b.framed[i]);
+    free(b.framed);
+    free(b.producer_of);
+    free(b.in_depth);
+    free(b.out_depth);
+    free(b.const_anchor);
     if (rc)
         tf_graphdef_free(out);
     return rc;

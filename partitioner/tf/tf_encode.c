@@ -11,6 +11,13 @@
 
 /* ---- field writers ------------------------------------------------------------------- */
 
+/* TF.js has no float64: it computes in float32 where a graph says double, and stores such
+ * weights as float32. TensorFlow must do the same, or those weights do not fit the node. */
+static int tfjs_type(int type)
+{
+    return type == TF_DT_DOUBLE ? TF_DT_FLOAT : type;
+}
+
 typedef struct bytes_list { const tf_bytes *v; size_t n; } bytes_list;
 typedef enum { P_I64, P_F32, P_BOOL, P_INT } packed_kind;
 typedef struct packed { packed_kind kind; const void *v; size_t n; } packed;
@@ -40,7 +47,7 @@ static bool packed_body(pb_ostream_t *s, const packed *p)
         case P_I64:  ok = pb_encode_varint(s, (uint64_t)((const int64_t *)p->v)[i]); break;
         case P_F32:  ok = pb_encode_fixed32(s, &((const float *)p->v)[i]); break;
         case P_BOOL: ok = pb_encode_varint(s, ((const bool *)p->v)[i]); break;
-        default:     ok = pb_encode_varint(s, (uint64_t)(int64_t)((const int *)p->v)[i]); break;
+        default:     ok = pb_encode_varint(s, (uint64_t)(int64_t)tfjs_type(((const int *)p->v)[i])); break;
         }
         if (!ok)
             return false;
@@ -167,7 +174,7 @@ static bool w_attr_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
     case TF_ATTR_I:      m.has_i = true;    m.i = a->i; break;
     case TF_ATTR_F:      m.has_f = true;    m.f = a->f; break;
     case TF_ATTR_B:      m.has_b = true;    m.b = a->b; break;
-    case TF_ATTR_TYPE:   m.has_type = true; m.type = (tensorflow_DataType)a->type; break;
+    case TF_ATTR_TYPE:   m.has_type = true; m.type = (tensorflow_DataType)tfjs_type(a->type); break;
     case TF_ATTR_SHAPE:  m.shape.funcs.encode = w_shape;  m.shape.arg = (void *)&a->shape; break;
     case TF_ATTR_TENSOR: m.tensor.funcs.encode = w_tensor; m.tensor.arg = (void *)&a->tensor; break;
     case TF_ATTR_LIST:   m.list.funcs.encode = w_list;    m.list.arg = (void *)&a->list; break;
@@ -176,17 +183,48 @@ static bool w_attr_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
     return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_AttrValue_fields, &m);
 }
 
+static bool w_attr(pb_ostream_t *s, const pb_field_t *f, const tf_attr *a)
+{
+    tensorflow_NodeDef_AttrEntry e;
+    memset(&e, 0, sizeof e);
+    e.key = (char *)a->key;
+    e.value.funcs.encode = w_attr_value;
+    e.value.arg = (void *)a;
+    return pb_encode_tag_for_field(s, f) &&
+           pb_encode_submessage(s, tensorflow_NodeDef_AttrEntry_fields, &e);
+}
+
+static const tf_attr *view_attr(const tf_nodeview *v, const char *key)
+{
+    for (size_t i = 0; i < v->n_attrs; i++)
+        if (!strcmp(v->attrs[i].key, key))
+            return &v->attrs[i];
+    return NULL;
+}
+
 static bool w_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
     const tf_nodeview *v = *arg;
-    for (size_t i = 0; i < v->n_attrs; i++) {
-        tensorflow_NodeDef_AttrEntry e;
-        memset(&e, 0, sizeof e);
-        e.key = (char *)v->attrs[i].key;
-        e.value.funcs.encode = w_attr_value;
-        e.value.arg = &v->attrs[i];
-        if (!pb_encode_tag_for_field(s, f) ||
-            !pb_encode_submessage(s, tensorflow_NodeDef_AttrEntry_fields, &e))
+    /* TF.js writes explicit_paddings on depthwise convolutions too; TensorFlow's
+     * _FusedDepthwiseConv2dNative has no such attr (it warns, then ignores it) */
+    bool depthwise = !strcmp(v->op, "FusedDepthwiseConv2dNative") ||
+                     !strcmp(v->op, "_FusedDepthwiseConv2dNative");
+    for (size_t i = 0; i < v->n_attrs; i++)
+        if (!(depthwise && !strcmp(v->attrs[i].key, "explicit_paddings")) && !w_attr(s, f, &v->attrs[i]))
+            return false;
+    /* TensorFlow's _FusedConv2D requires TArgs (the types of its extra inputs), which the
+     * TF.js converter leaves out: num_args inputs of type T. */
+    const tf_attr *t = view_attr(v, "T"), *num = view_attr(v, "num_args");
+    enum { MAX_ARGS = 8 };
+    if (!strcmp(v->op, "_FusedConv2D") && !view_attr(v, "TArgs") && t && t->kind == TF_ATTR_TYPE &&
+        num && num->kind == TF_ATTR_I && num->i >= 0 && num->i <= MAX_ARGS) {
+        int types[MAX_ARGS];
+        for (int64_t k = 0; k < num->i; k++)
+            types[k] = t->type;
+        tf_attr targs = { .key = "TArgs", .kind = TF_ATTR_LIST };
+        targs.list.type = types;
+        targs.list.n_type = (size_t)num->i;
+        if (!w_attr(s, f, &targs))
             return false;
     }
     return true;
@@ -218,7 +256,8 @@ int tf_encode_view(bd_graph *g, const tf_nodeview *v, const void **out, size_t *
     tensorflow_NodeDef nd;
     memset(&nd, 0, sizeof nd);
     nd.name = (char *)v->name;
-    nd.op = (char *)v->op;
+    /* TF.js's name for TensorFlow's _FusedDepthwiseConv2dNative */
+    nd.op = (char *)(strcmp(v->op, "FusedDepthwiseConv2dNative") ? v->op : "_FusedDepthwiseConv2dNative");
     nd.input = in;
     nd.input_count = (pb_size_t)n_in;
     nd.attr.funcs.encode = w_attrs;

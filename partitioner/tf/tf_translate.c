@@ -433,6 +433,12 @@ static int fallback_dtype(const tf_nodeview *v, int i)
         return BD_DT_INT64;
     if (op_is(v, "TensorArraySizeV3") || op_is(v, "TensorListLength"))
         return BD_DT_INT32;
+    /* The ops that read elements out of a TensorList (the others yield the list itself) */
+    if (i == 0 && (op_is(v, "TensorListStack") || op_is(v, "TensorListGetItem") ||
+                   op_is(v, "TensorListGather") || op_is(v, "TensorListConcatV2"))) {
+        const tf_attr *a = tf_view_attr(v, "element_dtype");
+        return a && a->kind == TF_ATTR_TYPE ? tf_dtype_to_bd(a->type) : BD_DT_UNDEFINED;
+    }
     static const char *lists[] = { "Tout", "output_types", "out_types", "dtypes" };
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) {
         const tf_attr *a = tf_view_attr(v, lists[k]);

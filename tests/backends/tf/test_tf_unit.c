@@ -407,6 +407,130 @@ static void test_generated_names_do_not_clash_with_the_model(void **state)
     bd_graph_destroy(fx.g);
 }
 
+/* A hand-built while loop, the way the TF frontends import one (the back edge Merge <-
+ * NextIteration is left out of the IR):
+ *
+ *   enter = Enter(x)  penter = Enter(p)  lc = LoopCond(penter)  merge = Merge(enter, <ni>)
+ *   sw:0, sw:1 = Switch(merge, lc)      add = AddV2(sw:1, c)    c: a folded constant
+ *   k = Const(^noop)                     mul = Mul(add, k)       ni = NextIteration(mul)
+ *   ex = Exit(sw:0)                      out = AddV2(x, c)       (outside the loop)
+ *
+ * TensorFlow wants every node of the body in the loop's frame: the folded constant gets a
+ * copy anchored on a pivot Identity of sw:1, the Const whose control input named a dropped
+ * node gets one on its reader's producer, and the constant read outside keeps no anchor. */
+static bd_value *loop_value(bd_graph *g, const char *name, int dtype)
+{
+    bd_shape s = { .rank = 1, .dims = { 1 } };
+    bd_value *v = NULL;
+    assert_int_equal(bd_graph_add_value(g, name, dtype, &s, &v, NULL), 0);
+    return v;
+}
+
+static bd_node *loop_node(bd_graph *g, const char *name, const char *op, bd_value *const *in,
+                          size_t n_in, bd_value *const *out, size_t n_out,
+                          const char *const *nodedef_in, size_t n_nodedef_in)
+{
+    bd_node *n = NULL;
+    assert_int_equal(bd_graph_add_node(g, name, op, "tf", in, n_in, out, n_out, &n, NULL), 0);
+    n->backend = 1;
+    fx_set_origin(g, n, name, op, nodedef_in, n_nodedef_in, NULL, false);
+    return n;
+}
+
+static void test_graphdef_keeps_loop_constants_in_their_frame(void **state)
+{
+    (void)state;
+    static const float c_data[1] = { 1 };
+    bd_graph *g = bd_graph_create("loop");
+    assert_non_null(g);
+    bd_graph_set_framework(g, "tensorflow");
+    bd_value *x = loop_value(g, "x", BD_DT_FLOAT), *p = loop_value(g, "p", BD_DT_BOOL);
+    bd_value *c = loop_value(g, "c", BD_DT_FLOAT);
+    c->data = c_data;
+    c->nbytes = sizeof c_data;
+    assert_int_equal(bd_graph_mark_input(g, x, NULL), 0);
+    assert_int_equal(bd_graph_mark_input(g, p, NULL), 0);
+    bd_value *enter = loop_value(g, "enter", BD_DT_FLOAT), *penter = loop_value(g, "penter", BD_DT_BOOL);
+    bd_value *lc = loop_value(g, "lc", BD_DT_BOOL), *merge = loop_value(g, "merge", BD_DT_FLOAT);
+    bd_value *sw[2] = { loop_value(g, "sw", BD_DT_FLOAT), loop_value(g, "sw:1", BD_DT_FLOAT) };
+    bd_value *add = loop_value(g, "add", BD_DT_FLOAT), *k = loop_value(g, "k", BD_DT_FLOAT);
+    bd_value *mul = loop_value(g, "mul", BD_DT_FLOAT), *ni = loop_value(g, "ni", BD_DT_FLOAT);
+    bd_value *ex = loop_value(g, "ex", BD_DT_FLOAT), *out = loop_value(g, "out", BD_DT_FLOAT);
+    assert_int_equal(bd_graph_mark_output(g, ex, NULL), 0);
+    assert_int_equal(bd_graph_mark_output(g, out, NULL), 0);
+
+    static const char *const in_x[] = { "x" }, *const in_p[] = { "p" }, *const in_pe[] = { "penter" };
+    static const char *const in_merge[] = { "enter", "ni" }, *const in_sw[] = { "merge", "lc" };
+    static const char *const in_add[] = { "sw:1", "c" }, *const in_k[] = { "^noop" };
+    static const char *const in_mul[] = { "add", "k" }, *const in_ni[] = { "mul" };
+    static const char *const in_ex[] = { "sw" }, *const in_out[] = { "x", "c" };
+    bd_value *merge_in[2] = { enter, NULL }, *sw_in[2] = { merge, lc }, *add_in[2] = { sw[1], c };
+    bd_value *mul_in[2] = { add, k }, *out_in[2] = { x, c };
+    loop_node(g, "enter", "Enter", &x, 1, &enter, 1, in_x, 1);
+    loop_node(g, "penter", "Enter", &p, 1, &penter, 1, in_p, 1);
+    loop_node(g, "lc", "LoopCond", &penter, 1, &lc, 1, in_pe, 1);
+    loop_node(g, "merge", "Merge", merge_in, 2, &merge, 1, in_merge, 2);
+    loop_node(g, "sw", "Switch", sw_in, 2, sw, 2, in_sw, 2);
+    loop_node(g, "add", "AddV2", add_in, 2, &add, 1, in_add, 2);
+    loop_node(g, "k", "Const", NULL, 0, &k, 1, in_k, 1);
+    loop_node(g, "mul", "Mul", mul_in, 2, &mul, 1, in_mul, 2);
+    loop_node(g, "ni", "NextIteration", &mul, 1, &ni, 1, in_ni, 1);
+    loop_node(g, "ex", "Exit", &sw[0], 1, &ex, 1, in_ex, 1);
+    loop_node(g, "out", "AddV2", out_in, 2, &out, 1, in_out, 2);
+
+    bd_node **nodes = NULL;
+    size_t n = 0;
+    bd_error err = {0};
+    bd_subgraph sg = { .graph = g, .nodes = NULL, .n_nodes = 0 };
+    bd_node *all[16];
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++)
+        all[n++] = bd_graph_node(g, i);
+    sg.nodes = all;
+    sg.n_nodes = n;
+    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, &err), 0);
+    tf_graphdef gd;
+    int rc = tf_graphdef_build(g, nodes, n, 1205, &gd, &err);
+    free(nodes);
+    if (rc)
+        fail_msg("%s", err.msg);
+    dec_graph dg;
+    decode_graph(gd.bytes, gd.len, &dg);
+
+    /* the folded constant inside the loop: a copy anchored on a pivot of the Switch output */
+    const dec_node *pivot = find(&dg, "braid_pivot/sw/1");
+    assert_non_null(pivot);
+    assert_string_equal(pivot->op, "Identity");
+    assert_int_equal(pivot->n_inputs, 1);
+    assert_string_equal(pivot->inputs[0], "sw:1");
+    assert_int_equal(attr(pivot, "T")->type, 1);
+    const dec_node *a = find(&dg, "add");
+    assert_non_null(a);
+    assert_string_equal(a->inputs[0], "sw:1");
+    assert_string_equal(a->inputs[1], "braid_const/c/in_frame/braid_pivot/sw/1");
+    const dec_node *cf = find(&dg, "braid_const/c/in_frame/braid_pivot/sw/1");
+    assert_non_null(cf);
+    assert_string_equal(cf->op, "Const");
+    assert_int_equal(cf->n_inputs, 1);
+    assert_string_equal(cf->inputs[0], "^braid_pivot/sw/1");
+    assert_memory_equal(attr(cf, "value")->content, c_data, sizeof c_data);
+    /* the Const the loop body runs itself: its dropped "^noop" becomes its reader's frame */
+    const dec_node *kn = find(&dg, "k");
+    assert_non_null(kn);
+    assert_int_equal(kn->n_inputs, 1);
+    assert_string_equal(kn->inputs[0], "^add");
+    /* outside the loop: the plain constant, no anchor; the back edge kept as written */
+    const dec_node *o = find(&dg, "out");
+    assert_string_equal(o->inputs[1], "braid_const/c");
+    const dec_node *plain = find(&dg, "braid_const/c");
+    assert_non_null(plain);
+    assert_int_equal(plain->n_inputs, 0);
+    const dec_node *m = find(&dg, "merge");
+    assert_int_equal(m->n_inputs, 2);
+    assert_string_equal(m->inputs[1], "ni");
+    tf_graphdef_free(&gd);
+    bd_graph_destroy(g);
+}
+
 static void test_nodedef_data_inputs_skip_control_inputs(void **state)
 {
     (void)state;
@@ -482,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_graphdef_rejects_mismatched_inputs),
         cmocka_unit_test(test_graphdef_rejects_string_constants),
         cmocka_unit_test(test_generated_names_do_not_clash_with_the_model),
+        cmocka_unit_test(test_graphdef_keeps_loop_constants_in_their_frame),
         cmocka_unit_test(test_nodedef_data_inputs_skip_control_inputs),
         cmocka_unit_test(test_missing_library_is_named),
         cmocka_unit_test(test_missing_symbol_is_named),

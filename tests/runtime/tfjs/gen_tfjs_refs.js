@@ -96,6 +96,13 @@ function outputNames(json) {
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+// Inputs that the rules below would make degenerate: rvm (Robust Video Matting) takes any
+// image size, and at 1x1 its downsampling resizes to 0x0, which TensorFlow refuses (tfjs
+// returns empty tensors). A real frame size and the ratio its authors suggest for it.
+const OVERRIDES = {
+  rvm: { src: { shape: [1, 128, 128, 3] }, downsample_ratio: { value: 0.5 } },
+};
+
 // Dims left -1 by the placeholder are taken from the signature's input shape (handtrack says
 // [1, -1, -1, 3] but signs 320x320), else 1 (the batch).
 function placeholders(json) {
@@ -115,6 +122,11 @@ function placeholders(json) {
   });
 }
 
+function withOverrides(name, inputs) {
+  const o = OVERRIDES[name] || {};
+  return inputs.map((p) => Object.assign({}, p, o[p.name] || {}));
+}
+
 async function one(tf, cache, name, generatorHash) {
   const dir = path.join(cache, 'models', name);
   const out = path.join(cache, 'refs', name);
@@ -128,7 +140,7 @@ async function one(tf, cache, name, generatorHash) {
 
   const { json, artifacts } = loadArtifacts(dir);
   const model = await tf.loadGraphModel(tf.io.fromMemory(artifacts));
-  const ins = placeholders(json);
+  const ins = withOverrides(name, placeholders(json));
   const feeds = {};
   const inRecs = [];
   fs.mkdirSync(out, { recursive: true });
@@ -136,7 +148,8 @@ async function one(tf, cache, name, generatorHash) {
     const rand = mulberry32(SEED + i);
     const count = p.shape.reduce((a, b) => a * b, 1);
     let data;
-    if (p.dtype === 'DT_FLOAT') { data = new Float32Array(count); for (let k = 0; k < count; k++) data[k] = rand(); }
+    if (p.value !== undefined) { data = p.dtype === 'DT_FLOAT' ? new Float32Array(count) : new Int32Array(count); data.fill(p.value); }
+    else if (p.dtype === 'DT_FLOAT') { data = new Float32Array(count); for (let k = 0; k < count; k++) data[k] = rand(); }
     else if (p.dtype === 'DT_INT32') { data = new Int32Array(count); for (let k = 0; k < count; k++) data[k] = Math.floor(rand() * 256); }
     else if (p.dtype === 'DT_UINT8') { data = new Uint8Array(count); for (let k = 0; k < count; k++) data[k] = Math.floor(rand() * 256); }
     else throw new Error(`${name}: input '${p.name}': dtype ${p.dtype} not handled by the generator`);
