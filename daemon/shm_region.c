@@ -166,6 +166,10 @@ int bd_shm_register(const char *name, const char *key, uint64_t offset, uint64_t
         return bd_error_set(err, BD_EBUSY, "shared memory region '%s': %" PRIu64 " bytes is over the "
                             "limit of %" PRIu64 " bytes mapped (shared_memory_max_bytes)", name,
                             byte_size, max_bytes);
+    /* A library loaded since (a fallback engine) may have set its own SIGBUS handler: the
+     * guard goes back in front of it (and chains to it). */
+    if ((rc = bd_shm_guard_install(err)) != 0)
+        return rc;
     int fd = shm_open(key, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;                  /* missing or not ours to use: the client's to fix */

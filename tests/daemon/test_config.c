@@ -442,6 +442,34 @@ static void test_triton_spellings(void **state)
     assert_null(strstr(err.msg, "(null)"));
 }
 
+/* Triton's system shared memory: off by default, a flag to turn it on, its limits bounded. */
+static void test_shared_memory_keys(void **state)
+{
+    (void)state;
+    bd_daemon_config c;
+    bd_error err = { 0 };
+    bd_config_defaults(&c);
+    assert_false(c.allow_shared_memory);
+    assert_int_equal(c.shared_memory_max_regions, 64);
+    assert_true(c.shared_memory_max_bytes == (size_t)16 << 30);
+    int rc = parse(&c, &err, 6, "--allow-shared-memory", "--shared-memory-max-regions", "3",
+                   "--shared-memory-max-bytes", "4096");
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_true(c.allow_shared_memory);
+    assert_int_equal(c.shared_memory_max_regions, 3);
+    assert_int_equal(c.shared_memory_max_bytes, 4096);
+    bd_config_defaults(&c);
+    assert_int_equal(parse(&c, &err, 3, "--shared-memory-max-regions", "0"), BD_EINVAL);
+    assert_int_equal(parse(&c, &err, 3, "--shared-memory-max-regions", "513"), BD_EINVAL);
+    assert_int_equal(parse(&c, &err, 3, "--shared-memory-max-bytes", "0"), BD_EINVAL);
+    bd_config_defaults(&c);
+    const char *p = write_json("shm.json", "{\"allow_shared_memory\":true,\"shared_memory_max_regions\":5}");
+    assert_int_equal(bd_config_load_file(&c, p, &err), 0);
+    assert_true(c.allow_shared_memory);
+    assert_int_equal(c.shared_memory_max_regions, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_cpu_quota_parsers),
         cmocka_unit_test(test_kserve_triton_arguments_as_given),
         cmocka_unit_test(test_triton_spellings),
+        cmocka_unit_test(test_shared_memory_keys),
     };
     return cmocka_run_group_tests_name("daemon config", tests, setup, teardown);
 }
