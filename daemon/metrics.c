@@ -31,6 +31,26 @@ void bd_duration_add(bd_duration *d, uint64_t ns)
     atomic_fetch_add_explicit(&d->count, 1, memory_order_relaxed);
 }
 
+bool bd_batch_stat_add(bd_model_stats *st, uint64_t batch_size, uint64_t input_ns, uint64_t infer_ns,
+                       uint64_t output_ns)
+{
+    if (batch_size == 0)
+        return false;
+    for (size_t i = 0; i < BD_BATCH_STAT_SLOTS; i++) {       /* open addressing by the size */
+        bd_batch_stat *b = &st->batch[(batch_size + i) % BD_BATCH_STAT_SLOTS];
+        uint64_t have = atomic_load_explicit(&b->batch_size, memory_order_acquire);
+        if (have == 0 && atomic_compare_exchange_strong(&b->batch_size, &have, batch_size))
+            have = batch_size;
+        if (have != batch_size)
+            continue;
+        bd_duration_add(&b->compute_input, input_ns);
+        bd_duration_add(&b->compute_infer, infer_ns);
+        bd_duration_add(&b->compute_output, output_ns);
+        return true;
+    }
+    return false;
+}
+
 uint64_t bd_now_ns(void)
 {
     struct timespec ts;

@@ -7,6 +7,7 @@
 #define BD_DAEMON_METRICS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,15 @@ const char      *bd_triton_reason_name(bd_triton_reason r);
 
 #define BD_MAX_BACKENDS 4     /* per-backend time: index = position in runtime/engines.c */
 
+/* Triton's batch_stats: per batch size a plan ran with, the durations of those runs. A fixed
+ * table (a slot is claimed once, lock-free); sizes past BD_BATCH_STAT_SLOTS distinct ones are
+ * not listed (their runs still count in execution_count). */
+#define BD_BATCH_STAT_SLOTS 128
+typedef struct bd_batch_stat {
+    _Atomic uint64_t batch_size;         /* 0 = a free slot */
+    bd_duration      compute_input, compute_infer, compute_output;
+} bd_batch_stat;
+
 typedef struct bd_model_stats {
     /* Triton's InferStatistics */
     bd_duration success, fail, queue, compute_input, compute_infer, compute_output;
@@ -70,6 +80,7 @@ typedef struct bd_model_stats {
     _Atomic int64_t  in_flight;          /* running on a worker now */
     _Atomic int64_t  queued;             /* waiting in the model's queue */
     _Atomic uint64_t backend_ns[BD_MAX_BACKENDS];
+    bd_batch_stat    batch[BD_BATCH_STAT_SLOTS];
 } bd_model_stats;
 
 typedef struct bd_server_stats {
@@ -82,6 +93,10 @@ typedef struct bd_server_stats {
 /* Record one observation of NS nanoseconds. */
 void bd_histogram_observe(bd_histogram *h, uint64_t ns);
 void bd_duration_add(bd_duration *d, uint64_t ns);
+/* Count one plan run of BATCH_SIZE (>= 1) rows in ST's batch_stats; false when the table has
+ * no slot left for a new size. */
+bool bd_batch_stat_add(bd_model_stats *st, uint64_t batch_size, uint64_t input_ns, uint64_t infer_ns,
+                       uint64_t output_ns);
 /* Monotonic clock in ns, and wall clock in ms since the epoch. */
 uint64_t bd_now_ns(void);
 uint64_t bd_wall_ms(void);

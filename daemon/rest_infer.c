@@ -74,6 +74,7 @@ typedef struct req_build {
     size_t    n_spans;
     void    **owned;                /* converted JSON data, one per input (or NULL) */
     size_t    n_in;
+    inference_ModelInferRequest_ParametersEntry priority;   /* request parameter "priority" */
 } req_build;
 
 static void build_free(req_build *b)
@@ -494,7 +495,15 @@ int bd_rest_infer_request(const char *body, size_t len, const char *header_lengt
         rc = bd_error_set(err, BD_EINVAL, "parameter timeout must be a number of microseconds");
         goto done;
     }
-    size_t n_in = (size_t)cJSON_GetArraySize(jin), n_out = jout ? (size_t)cJSON_GetArraySize(jout) : 0;
+    /* "priority": Triton's, for a model with dynamic_batching priority levels (1 = first) */
+    const cJSON *jpri = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "priority") : NULL;
+    uint64_t priority = 0;
+    if (jpri && (!json_u64(jpri, &priority) || priority > UINT32_MAX)) {
+        rc = bd_error_set(err, BD_EINVAL, "parameter priority must be an integer from 0 to %u "
+                          "(1 = served first)", UINT32_MAX);
+        goto done;
+    }
+        size_t n_in = (size_t)cJSON_GetArraySize(jin), n_out = jout ? (size_t)cJSON_GetArraySize(jout) : 0;
     if (n_in > 1024 || n_out > 1024) {
         rc = bd_error_set(err, BD_EINVAL, "at most 1024 inputs and 1024 outputs");
         goto done;
@@ -538,7 +547,15 @@ int bd_rest_infer_request(const char *body, size_t len, const char *header_lengt
     b.req.inputs = b.inputs;
     b.req.outputs_count = (pb_size_t)n_out;
     b.req.outputs = b.outputs;
-    bd_wire_spans_borrow(&b.req.raw_input_contents, b.spans, b.n_spans);
+    if (jpri) {
+        b.priority = (inference_ModelInferRequest_ParametersEntry){
+            .key = (char *)"priority", .has_value = true,
+            .value = { .which_parameter_choice = inference_InferParameter_uint64_param_tag,
+                       .parameter_choice.uint64_param = priority } };
+        b.req.parameters = &b.priority;
+        b.req.parameters_count = 1;
+    }
+        bd_wire_spans_borrow(&b.req.raw_input_contents, b.spans, b.n_spans);
     size_t size = 0;
     if (!pb_get_encoded_size(&size, inference_ModelInferRequest_fields, &b.req)) {
         rc = bd_error_set(err, BD_EINVAL, "cannot encode the request");

@@ -252,7 +252,16 @@ static cJSON *stats_json(const inference_ModelStatisticsResponse *r)
         cJSON_AddItemToObject(is, "compute_output", duration_json(&s->compute_output));
         cJSON_AddItemToObject(is, "cache_hit", duration_json(&s->cache_hit));
         cJSON_AddItemToObject(is, "cache_miss", duration_json(&s->cache_miss));
-        cJSON_AddArrayToObject(e, "batch_stats");
+        cJSON *bs = cJSON_AddArrayToObject(e, "batch_stats");
+        for (pb_size_t b = 0; b < m->batch_stats_count; b++) {
+            const inference_InferBatchStatistics *x = &m->batch_stats[b];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "batch_size", (double)x->batch_size);
+            cJSON_AddItemToObject(o, "compute_input", duration_json(&x->compute_input));
+            cJSON_AddItemToObject(o, "compute_infer", duration_json(&x->compute_infer));
+            cJSON_AddItemToObject(o, "compute_output", duration_json(&x->compute_output));
+            cJSON_AddItemToArray(bs, o);
+        }
         cJSON_AddArrayToObject(e, "memory_usage");
         cJSON_AddItemToArray(a, e);
     }

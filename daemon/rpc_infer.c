@@ -115,11 +115,11 @@ static void free_response(void *outs, void *outs_small, void *spans, void *spans
 }
 
 /* Answer J from a finished run: its outputs are OUTS[graph output] when given (its rows of a
- * batch), else EXEC's. Records J's statistics (COUNT_RUN: also the run's own, once per plan
- * run) and answers the call either way; the caller releases EXEC. T0..T2: before planning,
- * before the run, after it. */
+ * batch), else EXEC's. Records J's statistics (RUN_ROWS > 0: also the run's own, of that many
+ * rows: once per plan run) and answers the call either way; the caller releases EXEC. T0..T2:
+ * before gathering/planning, before the run, after it. */
 static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph, uint64_t t0,
-                      uint64_t t1, uint64_t t2, bool count_run)
+                      uint64_t t1, uint64_t t2, uint64_t run_rows)
 {
     bd_served *s = j->base.served;
     bd_model_stats *st = bd_served_stats(s);
@@ -206,12 +206,13 @@ static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph
      * compute time; execution_count counts plan runs. */
     uint64_t t3 = bd_now_ns();
     uint64_t total = t3 - j->start_ns;
-    if (count_run) {
+    if (run_rows > 0) {                 /* the run's own, before the batch's first reply */
         uint64_t backend_ns[BD_MAX_BACKENDS];
         size_t nb = bd_exec_backend_ns(exec, backend_ns, BD_MAX_BACKENDS);
         for (size_t b = 0; b < nb; b++)
             atomic_fetch_add(&st->backend_ns[b], backend_ns[b]);
         atomic_fetch_add(&st->execution_count, 1);
+        bd_batch_stat_add(st, run_rows, t1 - t0, t2 - t1, t3 - t2);
     }
     bd_duration_add(&st->success, total);
     bd_duration_add(&st->compute_input, j->input_ns + (t1 - t0));
@@ -261,7 +262,7 @@ static void job_run(bd_job *base)
         bd_call_unhold(j->call);
         return;
     }
-    job_reply(j, exec, NULL, t0, t1, t2, true);
+    job_reply(j, exec, NULL, t0, t1, t2, j->b.batch ? j->b.batch : 1);
     bd_served_exec_release(s, exec);
 }
 
@@ -322,6 +323,7 @@ static void job_run_batch(bd_job *list, size_t n)
                               "dynamic_batching from its config.json)", bd_graph_output(g, o)->name,
                               in.rows);
     }
+    uint64_t run_rows = in.rows;
     bd_batch_inputs_free(&in);
     if (rc) {
         bd_log(BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
@@ -352,7 +354,8 @@ static void job_run_batch(bd_job *list, size_t n)
             bd_call_unhold(j->call);
             continue;
         }
-        job_reply(j, exec, views, t0, t1, t2, m == 0);
+        job_reply(j, exec, views, t0, t1, t2, run_rows);
+        run_rows = 0;                               /* counted once, with the first reply */
     }
     bd_served_exec_release(s, exec);
     free(jobs);

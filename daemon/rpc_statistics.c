@@ -31,6 +31,34 @@ static void fill(inference_ModelStatistics *out, bd_served *s)
     is->compute_input = duration(&st->compute_input);
     is->compute_infer = duration(&st->compute_infer);
     is->compute_output = duration(&st->compute_output);
+
+    /* batch_stats: one entry per batch size run, smallest first (Triton lists them so) */
+    size_t n = 0;
+    for (size_t i = 0; i < BD_BATCH_STAT_SLOTS; i++)
+        n += atomic_load(&st->batch[i].batch_size) != 0;
+    inference_InferBatchStatistics *bs = n ? calloc(n, sizeof *bs) : NULL;
+    if (!bs)
+        return;                                 /* none, or out of memory: listed empty */
+    size_t k = 0;
+    for (size_t i = 0; i < BD_BATCH_STAT_SLOTS && k < n; i++) {
+        bd_batch_stat *b = &st->batch[i];
+        uint64_t size = atomic_load(&b->batch_size);
+        if (!size)
+            continue;
+        size_t at = k++;
+        while (at > 0 && bs[at - 1].batch_size > size) {      /* insertion sort */
+            bs[at] = bs[at - 1];
+            at--;
+        }
+        bs[at] = (inference_InferBatchStatistics){
+            .batch_size = size,
+            .has_compute_input = true, .compute_input = duration(&b->compute_input),
+            .has_compute_infer = true, .compute_infer = duration(&b->compute_infer),
+            .has_compute_output = true, .compute_output = duration(&b->compute_output),
+        };
+    }
+    out->batch_stats = bs;
+    out->batch_stats_count = (pb_size_t)k;
 }
 
 /* Empty name: every loaded model. A name: that model (NOT_FOUND if unknown or the version
@@ -74,6 +102,8 @@ void bd_rpc_model_statistics(bd_call *c)
         inference_ModelStatisticsResponse rsp = { .model_stats_count = (pb_size_t)k, .model_stats = ms };
         bd_call_reply(c, inference_ModelStatisticsResponse_fields, &rsp);
     }
+    for (size_t i = 0; i < k; i++)
+        free(ms[i].batch_stats);
     free(ms);
     bd_registry_snapshot_free(e, n);
 }

@@ -144,6 +144,32 @@ static void test_slice_gives_each_its_rows(void **state)
     assert_int_equal(bd_batch_slice(&full, 0, 1, &view, vshape, &err), BD_EBACKEND);
 }
 
+static void test_batch_stats_one_slot_per_size(void **state)
+{
+    (void)state;
+    static bd_model_stats st;
+    memset(&st, 0, sizeof st);
+    assert_true(bd_batch_stat_add(&st, 4, 10, 20, 30));
+    assert_true(bd_batch_stat_add(&st, 4, 1, 2, 3));
+    assert_true(bd_batch_stat_add(&st, 4 + BD_BATCH_STAT_SLOTS, 1, 1, 1));   /* same home slot */
+    assert_false(bd_batch_stat_add(&st, 0, 1, 1, 1));
+    int found = 0;
+    for (size_t i = 0; i < BD_BATCH_STAT_SLOTS; i++) {
+        if (st.batch[i].batch_size == 4) {
+            assert_int_equal(st.batch[i].compute_infer.count, 2);
+            assert_int_equal(st.batch[i].compute_infer.ns, 22);
+            assert_int_equal(st.batch[i].compute_output.ns, 33);
+            found++;
+        }
+        found += st.batch[i].batch_size == 4 + BD_BATCH_STAT_SLOTS;
+    }
+    assert_int_equal(found, 2);
+    for (uint64_t b = 1000; b < 1000 + BD_BATCH_STAT_SLOTS - 2; b++)
+        assert_true(bd_batch_stat_add(&st, b, 1, 1, 1));
+    assert_false(bd_batch_stat_add(&st, 99999, 1, 1, 1));           /* full: not listed */
+    assert_true(bd_batch_stat_add(&st, 4, 1, 1, 1));                /* known sizes still count */
+}
+
 /* ---- config.json "dynamic_batching" ------------------------------------------------------ */
 
 static void test_config_reads_every_key(void **state)
@@ -216,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_gather_refuses_what_does_not_join),
         cmocka_unit_test(test_gather_checks_overflow),
         cmocka_unit_test(test_slice_gives_each_its_rows),
+        cmocka_unit_test(test_batch_stats_one_slot_per_size),
         cmocka_unit_test(test_config_reads_every_key),
         cmocka_unit_test(test_config_errors_name_the_key),
     };

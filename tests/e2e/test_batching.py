@@ -9,6 +9,7 @@ machine is shared."""
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import grpc
@@ -92,6 +93,57 @@ class Batching(BraiddTestCase):
         self.assertEqual(after.inference_count - before.inference_count, sum(rows_sent))
         runs = after.execution_count - before.execution_count
         self.assertLess(runs, requests, "no request was batched with another")
+        # batch_stats: one entry per batch size formed, their runs summing to the plan runs
+        sizes = {b.batch_size: b.compute_infer.count for b in after.batch_stats}
+        old = {b.batch_size: b.compute_infer.count for b in before.batch_stats}
+        self.assertEqual(sum(sizes.values()) - sum(old.values()), runs)
+        self.assertEqual(sum(k * (c - old.get(k, 0)) for k, c in sizes.items()), sum(rows_sent))
+        self.assertTrue(all(1 <= k <= 16 for k in sizes), sizes)
+        self.assertTrue(any(k > 4 for k in sizes), sizes)      # more rows than one request has
+        url = "http://127.0.0.1:%d/v2/models/mlp/stats" % self.d.rest_port
+        with urllib.request.urlopen(url, timeout=10) as r:
+            j = json.loads(r.read())["model_stats"][0]
+        self.assertEqual({b["batch_size"]: b["compute_infer"]["count"] for b in j["batch_stats"]},
+                         sizes)
+        self.assertEqual(j["execution_count"], after.execution_count)
+        # Triton's metrics count the same way: plan runs apart from inferences
+        _, body, _ = self.d.http_get("/metrics")
+        metrics = dict(line.rsplit(" ", 1) for line in body.decode().splitlines()
+                       if line.startswith("nv_inference_") and 'model="mlp"' in line)
+        self.assertEqual(int(float(metrics['nv_inference_exec_count{model="mlp",version="1"}'])),
+                         after.execution_count)
+        self.assertEqual(int(float(metrics['nv_inference_count{model="mlp",version="1"}'])),
+                         after.inference_count)
+
+    def test_request_parameters_are_checked(self):
+        x = np.ones((2, 8), np.float32)
+        s = np.ones((2, 3), np.int32)
+        req = infer_request("mlp", {"x": x, "s": s})
+        req.parameters["priority"].string_param = "high"
+        code, details = status_of(self.stub.ModelInfer, req, timeout=30)
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("priority", details)
+        req = infer_request("mlp", {"x": x, "s": s})
+        req.parameters["priority"].int64_param = 5      # no levels: ignored
+        self.assertEqual(status_of(self.stub.ModelInfer, req, timeout=30)[0], grpc.StatusCode.OK)
+        url = "http://127.0.0.1:%d/v2/models/mlp/infer" % self.d.rest_port
+        body = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 8], "data": x.ravel().tolist()},
+                           {"name": "s", "datatype": "INT32", "shape": [2, 3], "data": s.ravel().tolist()}]}
+        for priority, want in ((1, 200), (-1, 400), ("1", 400)):
+            body["parameters"] = {"priority": priority}
+            r = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                       headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(r, timeout=30) as resp:
+                    status = resp.status
+                    out = json.loads(resp.read())
+            except urllib.error.HTTPError as e:
+                status = e.code
+            self.assertEqual(status, want, priority)
+            if want == 200:
+                h, _ = e2e_models.batch_mlp_reference(x, s)
+                got = {o["name"]: o["data"] for o in out["outputs"]}
+                np.testing.assert_allclose(got["h"], h.ravel(), rtol=1e-5, atol=1e-5)
 
     def test_output_without_batch_dim_is_not_batched(self):
         self.assertIn("dynamic_batching is off", self.d.log_text())
