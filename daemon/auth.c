@@ -313,6 +313,7 @@ bd_role bd_auth_grpc_role(const char *method, size_t len)
         { "/inference.GRPCInferenceService/ModelMetadata",         BD_ROLE_INFERENCE },
         { "/inference.GRPCInferenceService/ModelConfig",           BD_ROLE_INFERENCE },
         { "/inference.GRPCInferenceService/ModelInfer",            BD_ROLE_INFERENCE },
+        { "/inference.GRPCInferenceService/ModelStreamInfer",      BD_ROLE_INFERENCE },
         { "/inference.GRPCInferenceService/ModelStatistics",       BD_ROLE_INFERENCE },
         { "/inference.GRPCInferenceService/RepositoryIndex",       BD_ROLE_INFERENCE },
         { "/inference.GRPCInferenceService/RepositoryModelLoad",   BD_ROLE_ADMIN },

@@ -28,6 +28,11 @@ void bd_rpc_model_config(bd_call *c);       /* Triton ModelConfig subset */
 bool bd_rpc_model_infer_fast(bd_call *c);
 void bd_rpc_model_infer(bd_call *c);        /* loop: the same, after a registry lookup */
 
+/* rpc_stream.c: ModelStreamInfer. The fast handler starts the stream (cq thread); each
+ * request runs as a local ModelInfer call. The loop handler only refuses local calls. */
+bool bd_rpc_model_stream_infer(bd_call *c);
+void bd_rpc_model_stream_infer_loop(bd_call *c);
+
 /* rpc_repository.c */
 void bd_rpc_repository_index(bd_call *c);
 void bd_rpc_repository_load(bd_call *c);

@@ -33,7 +33,7 @@
 /* ---- objects ------------------------------------------------------------------------------ */
 
 /* What a cq event's tag points at: which op of which call completed. */
-typedef enum tag_kind { TAG_NEW, TAG_CLOSE, TAG_SEND, TAG_SHUTDOWN } tag_kind;
+typedef enum tag_kind { TAG_NEW, TAG_CLOSE, TAG_SEND, TAG_SHUTDOWN, TAG_READ, TAG_WRITE } tag_kind;
 
 typedef struct srv_tag {
     tag_kind kind;
@@ -89,6 +89,14 @@ struct bd_call {
     void               *local_arg;
     uint8_t            *local_payload;
     bd_local_cancel    *local_cancel;
+    /* A stream (bd_call_stream_start): its hooks, its one read and one write, and its place
+     * in the server's list of open streams (under the server's lock). */
+    const bd_stream_hooks *stream;
+    srv_tag             tag_read, tag_write;
+    grpc_byte_buffer   *read_buf;
+    grpc_byte_buffer   *write_buf;
+    bool                initial_md_sent; /* with the first write: the final status must not repeat it */
+    bd_call            *stream_prev, *stream_next;
 };
 
 /* A local call's cancellation (server.h). FLAG (the handler's, bd_call_watch_cancel) is only
@@ -173,6 +181,7 @@ struct bd_server {
     loop_event             *spare;        /* the loop's batch buffer, swapped with queue */
     size_t                  spare_cap;
     size_t                  live_calls;   /* posted or running calls not yet freed */
+    bd_call                *streams;      /* open streams (bd_call_stream_start), under LOCK */
     bool                    shutdown_seen, finished;   /* loop thread */
     srv_tag                 tag_shutdown;
     void                  (*done)(void *arg);
@@ -252,6 +261,8 @@ static int post_request(bd_server *s, int m)
     c->tag_new = (srv_tag){ TAG_NEW, c };
     c->tag_close = (srv_tag){ TAG_CLOSE, c };
     c->tag_send = (srv_tag){ TAG_SEND, c };
+    c->tag_read = (srv_tag){ TAG_READ, c };
+    c->tag_write = (srv_tag){ TAG_WRITE, c };
     grpc_metadata_array_init(&c->md);
     pthread_mutex_lock(&s->lock);               /* counted before gRPC can complete it */
     s->live_calls++;
@@ -262,9 +273,11 @@ static int post_request(bd_server *s, int m)
         e = grpc_server_request_call(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
                                      &c->tag_new);
     } else {
+        /* a stream's messages are read one by one (bd_call_stream_read): none comes with it */
         e = grpc_server_request_registered_call(s->server, s->registered[m], &c->call,
-                                                &c->deadline, &c->md, &c->payload, s->cq, s->cq,
-                                                &c->tag_new);
+                                                &c->deadline, &c->md,
+                                                s->methods[m].streaming ? NULL : &c->payload,
+                                                s->cq, s->cq, &c->tag_new);
     }
     if (e != GRPC_CALL_OK) {
         if (m == UNREGISTERED)
@@ -281,6 +294,16 @@ static int post_request(bd_server *s, int m)
 static void call_free(bd_call *c)
 {
     bd_server *s = c->srv;
+    if (c->stream) {                            /* out of the list before anything goes */
+        pthread_mutex_lock(&s->lock);
+        if (c->stream_prev)
+            c->stream_prev->stream_next = c->stream_next;
+        else
+            s->streams = c->stream_next;
+        if (c->stream_next)
+            c->stream_next->stream_prev = c->stream_prev;
+        pthread_mutex_unlock(&s->lock);
+    }
     if (c->local_cancel) {                      /* before the state holding the flag goes */
         local_cancel_watch(c->local_cancel, NULL);
         bd_local_cancel_release(c->local_cancel);
@@ -298,6 +321,10 @@ static void call_free(bd_call *c)
         grpc_slice_unref(c->flat);
     if (c->send_buf)
         grpc_byte_buffer_destroy(c->send_buf);
+    if (c->read_buf)
+        grpc_byte_buffer_destroy(c->read_buf);
+    if (c->write_buf)
+        grpc_byte_buffer_destroy(c->write_buf);
     if (c->has_details)
         grpc_slice_unref(c->status_details);
     grpc_metadata_array_destroy(&c->md);
@@ -456,12 +483,8 @@ static void start_call(bd_server *s, bd_call *c, bool on_cq)
             bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
         } else {
             atomic_fetch_add(&s->stats->rpc_unimplemented, 1);
-            if (!strcmp(path, "/inference.GRPCInferenceService/ModelStreamInfer"))
-                snprintf(msg, sizeof msg, "%s (bidirectional streaming) is not served by this "
-                         "braidd: send each request with ModelInfer", path);
-            else
-                snprintf(msg, sizeof msg, "unknown method %s: braidd serves the methods of "
-                         "inference.GRPCInferenceService and grpc.health.v1.Health/Check", path);
+            snprintf(msg, sizeof msg, "unknown method %s: braidd serves the methods of "
+                     "inference.GRPCInferenceService and grpc.health.v1.Health/Check", path);
             bd_call_fail_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
         }
     } else if (atomic_load(&s->stopping) && c->srv->methods[c->method].refused_when_stopping) {
@@ -488,9 +511,13 @@ static void closed(bd_call *c)
         atomic_bool *flag = atomic_load(&c->cancel_flag);
         if (flag)
             atomic_store(flag, true);
+        if (c->stream)
+            c->stream->cancelled(c);
     }
     call_release(c);
 }
+
+static void stream_read_done(bd_call *c, int success);
 
 /* The cq thread: completions are handled here (they only drop references); new calls of a
  * method with a fast handler start here; everything else goes to the loop. */
@@ -524,6 +551,16 @@ static void on_cq_event(bd_server *s, srv_tag *tag, int success, uint64_t waited
         return;
     case TAG_SHUTDOWN:
         to_loop(s, LOOP_SHUTDOWN, NULL);
+        return;
+    case TAG_READ:
+        stream_read_done(c, success);
+        call_release(c);                        /* the read's */
+        return;
+    case TAG_WRITE:
+        grpc_byte_buffer_destroy(c->write_buf);
+        c->write_buf = NULL;
+        c->stream->written(c, success != 0);
+        call_release(c);                        /* the write's */
         return;
     }
 }
@@ -691,7 +728,8 @@ static void send_reply(bd_call *c, grpc_status_code status, const char *message,
         ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
         ops[n++].data.recv_close_on_server.cancelled = &c->close_cancelled;
     }
-    ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (!c->initial_md_sent)                    /* a stream sent it with its first message */
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
     if (buf) {
         ops[n].op = GRPC_OP_SEND_MESSAGE;
         ops[n++].data.send_message.send_message = buf;
@@ -780,7 +818,124 @@ void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
     send_reply(c, GRPC_STATUS_OK, NULL, buf);
 }
 
-/* ---- local calls (another transport: REST) ------------------------------------------------ */
+/* ---- streams (server.h) ---------------------------------------------------------------------- */
+
+bd_server *bd_call_server(const bd_call *c) { return c->srv; }
+
+void bd_call_stream_start(bd_call *c, const bd_stream_hooks *hooks)
+{
+    bd_server *s = c->srv;
+    c->stream = hooks;
+    pthread_mutex_lock(&s->lock);
+    c->stream_next = s->streams;
+    if (s->streams)
+        s->streams->stream_prev = c;
+    s->streams = c;
+    pthread_mutex_unlock(&s->lock);
+    if (atomic_load(&s->stopping))              /* bd_server_stop may have missed it */
+        hooks->stopping(c);
+}
+
+bool bd_call_stream_read(bd_call *c)
+{
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &c->read_buf;
+    bd_call_hold(c);                            /* the read's: released after its hook */
+    if (grpc_call_start_batch(c->call, &op, 1, &c->tag_read, NULL) != GRPC_CALL_OK) {
+        call_release(c);                        /* never the last: the caller holds one */
+        return false;
+    }
+    return true;
+}
+
+/* The read completed (cq thread): hand the message over as one malloc'ed buffer (the reader
+ * also decompresses). */
+static void stream_read_done(bd_call *c, int success)
+{
+    grpc_byte_buffer *bb = c->read_buf;
+    c->read_buf = NULL;
+    if (!success || !bb) {                      /* half-closed, or the call is over */
+        if (bb)
+            grpc_byte_buffer_destroy(bb);
+        c->stream->read(c, NULL, 0, 0);
+        return;
+    }
+    grpc_byte_buffer_reader reader;
+    if (!grpc_byte_buffer_reader_init(&reader, bb)) {
+        grpc_byte_buffer_destroy(bb);
+        c->stream->read(c, NULL, 0, BD_EINVAL);
+        return;
+    }
+    grpc_slice sl = grpc_byte_buffer_reader_readall(&reader);
+    grpc_byte_buffer_reader_destroy(&reader);
+    grpc_byte_buffer_destroy(bb);
+    size_t len = GRPC_SLICE_LENGTH(sl);
+    uint8_t *msg = malloc(len ? len : 1);
+    if (msg)
+        memcpy(msg, GRPC_SLICE_START_PTR(sl), len);
+    grpc_slice_unref(sl);
+    c->stream->read(c, msg, msg ? len : 0, msg ? 0 : BD_ENOMEM);
+}
+
+int bd_call_msg_encode(const bd_call *c, const pb_msgdesc_t *fields, const void *msg,
+                       bd_call_msg **out, bd_error *err)
+{
+    *out = NULL;
+    size_t size = 0;
+    if (!pb_get_encoded_size(&size, fields, msg))   /* streams nothing: no tensor copied */
+        return bd_error_set(err, BD_EIO, "cannot encode the response");
+    if (size > c->srv->cfg->max_message_bytes)
+        return bd_error_set(err, BD_EINVAL, "the response is %zu bytes, over the send limit of "
+                            "%zu bytes (max_message_bytes)", size, c->srv->cfg->max_message_bytes);
+    grpc_slice sl = grpc_slice_malloc(size);
+    pb_ostream_t os = pb_ostream_from_buffer(GRPC_SLICE_START_PTR(sl), size);
+    if (!pb_encode(&os, fields, msg)) {
+        grpc_slice_unref(sl);
+        return bd_error_set(err, BD_EIO, "cannot encode the response: %s", PB_GET_ERROR(&os));
+    }
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&sl, 1);
+    grpc_slice_unref(sl);
+    if (!bb)
+        return bd_error_set(err, BD_ENOMEM, "out of memory encoding the response");
+    *out = (bd_call_msg *)bb;
+    return 0;
+}
+
+size_t bd_call_msg_size(const bd_call_msg *m)
+{
+    return grpc_byte_buffer_length((grpc_byte_buffer *)m);
+}
+
+void bd_call_msg_free(bd_call_msg *m)
+{
+    if (m)
+        grpc_byte_buffer_destroy((grpc_byte_buffer *)m);
+}
+
+bool bd_call_stream_write(bd_call *c, bd_call_msg *m)
+{
+    grpc_op ops[2];
+    size_t n = 0;
+    memset(ops, 0, sizeof ops);
+    if (!c->initial_md_sent)
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n++].data.send_message.send_message = (grpc_byte_buffer *)m;
+    c->write_buf = (grpc_byte_buffer *)m;
+    bd_call_hold(c);                            /* the write's: released after its hook */
+    if (grpc_call_start_batch(c->call, ops, n, &c->tag_write, NULL) != GRPC_CALL_OK) {
+        c->write_buf = NULL;
+        grpc_byte_buffer_destroy((grpc_byte_buffer *)m);
+        call_release(c);                        /* never the last: the caller holds one */
+        return false;
+    }
+    c->initial_md_sent = true;
+    return true;
+}
+
+/* ---- local calls (another transport: REST; a stream's requests) ------------------------------ */
 
 int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
                          uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
@@ -820,10 +975,17 @@ int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_
     s->live_calls++;
     pthread_mutex_unlock(&s->lock);
     atomic_fetch_add(&s->stats->rpc_total, 1);
-    if (atomic_load(&s->stopping) && s->methods[m].refused_when_stopping)
+    if (atomic_load(&s->stopping) && s->methods[m].refused_when_stopping) {
         bd_call_fail_status(c, GRPC_STATUS_UNAVAILABLE, "braidd is shutting down");
-    else
+    } else if (s->methods[m].fast && pthread_equal(pthread_self(), s->thread)) {
+        /* a stream's request, on the cq thread: as a call arriving over gRPC */
+        if (!s->methods[m].fast(c)) {
+            to_loop(s, LOOP_HANDLER, c);        /* the handler's reference goes with it */
+            return 0;
+        }
+    } else {
         s->methods[m].fn(c);
+    }
     call_release(c);                            /* the handler's */
     return 0;
 }
@@ -870,9 +1032,42 @@ static void maybe_finish(bd_server *s)
 
 int bd_server_port(const bd_server *s) { return s->port; }
 
+/* Take a reference on C unless its last one is already gone (it is being freed). */
+static bool call_try_hold(bd_call *c)
+{
+    int r = atomic_load(&c->refs);
+    while (r > 0)
+        if (atomic_compare_exchange_weak(&c->refs, &r, r + 1))
+            return true;
+    return false;
+}
+
 void bd_server_stop(bd_server *s)
 {
-    atomic_store(&s->stopping, true);
+    if (atomic_exchange(&s->stopping, true))
+        return;
+    /* Open streams hear of it (a stream waiting for its client's next message would
+     * otherwise stay open until the grace period cancels it). They are held, then told
+     * outside the lock: a hook may end its call. A stream starting meanwhile sees STOPPING
+     * itself (bd_call_stream_start). */
+    pthread_mutex_lock(&s->lock);
+    size_t n = 0;
+    for (bd_call *c = s->streams; c; c = c->stream_next)
+        n++;
+    bd_call **held = n ? malloc(n * sizeof *held) : NULL;
+    size_t k = 0;
+    for (bd_call *c = s->streams; held && c; c = c->stream_next)
+        if (call_try_hold(c))
+            held[k++] = c;
+    pthread_mutex_unlock(&s->lock);
+    if (n && !held)
+        bd_log(BD_LOG_ERROR, NULL, NULL, "server: out of memory telling %zu stream(s) of the "
+               "shutdown: they end at the grace period", n);
+    for (size_t i = 0; i < k; i++) {
+        held[i]->stream->stopping(held[i]);
+        call_release(held[i]);
+    }
+    free(held);
 }
 
 /* Shutting gRPC down turns every call that reaches the server afterwards — including one a
@@ -918,7 +1113,7 @@ static void on_linger(uv_timer_t *t)
 
 void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg)
 {
-    atomic_store(&s->stopping, true);
+    bd_server_stop(s);
     s->done = done;
     s->done_arg = arg;
     s->close_ns = bd_now_ns();
@@ -969,7 +1164,8 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, const bd_rpc_m
     grpc_server_register_completion_queue(s->server, s->cq, NULL);
     for (size_t m = 0; m < n_methods; m++)
         s->registered[m] = grpc_server_register_method(s->server, methods[m].path, NULL,
-                                                       GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+                                                       methods[m].streaming ? GRPC_SRM_PAYLOAD_NONE
+                                                       : GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 
     grpc_server_credentials *creds = NULL;
     if ((rc = bd_tls_grpc_credentials(cfg, &creds, &s->tls, err)) != 0)

@@ -16,6 +16,10 @@
  * ModelInfer so concurrent clients never wait in gRPC's pending list — plus
  * grpc_server_request_call, whose calls get UNIMPLEMENTED.
  *
+ * A streaming method (ModelStreamInfer) arrives with no message: its fast handler starts a
+ * stream (bd_call_stream_start) and reads and writes messages one at a time; each read
+ * request can run as a local call (bd_server_call_local, from the cq thread too).
+ *
  * A bd_call is one RPC. It is freed exactly once, by whichever thread drops its last
  * reference (reply sent, close-on-server op done, handler returned, holds released); the
  * handler's state (bd_call_set_state) is freed with it. */
@@ -88,10 +92,12 @@ void             bd_local_cancel_release(bd_local_cancel *k);
 
 /* Run the method at PATH ("/inference.GRPCInferenceService/ModelInfer") as if its request
  * PAYLOAD (LEN bytes of protobuf, malloc'ed; the call takes it, NULL = empty) had arrived
- * over gRPC: the same handler, scheduler, limits and statistics; the answer goes to REPLY.
- * DEADLINE_NS: bd_now_ns() clock, 0 = none. CANCEL (NULL = none): the call takes a
- * reference; firing it cancels the call (bd_local_cancel_fire). Loop thread (the
- * method's loop handler runs at once; models run on the workers, never here).
+ * over gRPC: the same handler, scheduler, limits and statistics; the answer goes to REPLY
+ * (possibly before this returns). DEADLINE_NS: bd_now_ns() clock, 0 = none. CANCEL (NULL =
+ * none): the call takes a reference; firing it cancels the call (bd_local_cancel_fire).
+ * Loop thread (the method's loop handler runs at once; models run on the workers, never
+ * here), or the cq thread in a stream's hook (the method's fast handler runs first, as for
+ * a call arriving over gRPC, and passes the call to the loop when it must).
  * BD_ENOTFOUND for an unknown PATH (REPLY not called); 0 otherwise. */
 int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
                          uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
@@ -118,6 +124,7 @@ struct bd_rpc_method {
     bd_rpc_fast_handler fast;                 /* NULL: always on the loop */
     int                 posted;
     bool                refused_when_stopping;   /* work that would delay the shutdown */
+    bool                streaming;    /* bidirectional stream: FAST starts it (bd_call_stream_start) */
 };
 #define BD_SERVER_MAX_METHODS 32
 
@@ -167,6 +174,50 @@ bool bd_call_server_stopping(const bd_call *c);
  * reference (the handler, or an earlier hold); every hold needs one bd_call_unhold. */
 void bd_call_hold(bd_call *c);
 void bd_call_unhold(bd_call *c);
+
+/* The server the call came to (for bd_server_call_local). */
+bd_server *bd_call_server(const bd_call *c);
+
+/* ---- bidirectional streams (a method with .streaming; rpc_stream.c) -------------------------
+ *
+ * Its fast handler gets the call with no message, attaches its state, and calls
+ * bd_call_stream_start. It then keeps at most one read and one write outstanding (gRPC's
+ * rule); each holds the call until its hook has run. The call ends with one bd_call_fail_status
+ * (OK included), from any thread, once no write is outstanding — also after a cancellation,
+ * to release the reply's reference; a read may still be outstanding (it then fails).
+ * Message sizes are limited as for unary calls (max_message_bytes; an oversized message
+ * ends the call with RESOURCE_EXHAUSTED, gRPC's doing). */
+typedef struct bd_stream_hooks {
+    /* A read completed (cq thread): MSG (LEN bytes, malloc'ed: the hook takes it), or MSG
+     * NULL when no message will come: STATUS 0 when the client half-closed or the call is
+     * over, BD_ENOMEM when a message could not be copied. */
+    void (*read)(bd_call *c, uint8_t *msg, size_t len, int status);
+    /* A write completed (cq thread); !OK: the call is over (cancelled). */
+    void (*written)(bd_call *c, bool ok);
+    /* The client cancelled, its deadline passed or the connection died (cq thread). */
+    void (*cancelled)(bd_call *c);
+    /* bd_server_stop ran (the loop thread): stop reading, finish what is in flight, end
+     * with UNAVAILABLE. Also at bd_call_stream_start when the server is stopping already. */
+    void (*stopping)(bd_call *c);
+} bd_stream_hooks;
+
+/* Make C (a streaming method's call, in its fast handler, state set) a stream served by
+ * HOOKS (static storage); from now on the hooks may run. */
+void bd_call_stream_start(bd_call *c, const bd_stream_hooks *hooks);
+/* Post the read of the next message; false when gRPC refused it (the call is over: no hook
+ * runs). Any thread, never while one is outstanding. */
+bool bd_call_stream_read(bd_call *c);
+/* An encoded message for bd_call_stream_write. */
+typedef struct bd_call_msg bd_call_msg;
+/* Encode MSG (FIELDS) for a write on C: BD_EINVAL "... over the send limit ..." when it
+ * exceeds max_message_bytes (nothing allocated), BD_ENOMEM, BD_EIO. Any thread. */
+int    bd_call_msg_encode(const bd_call *c, const pb_msgdesc_t *fields, const void *msg,
+                          bd_call_msg **out, bd_error *err);
+size_t bd_call_msg_size(const bd_call_msg *m);
+void   bd_call_msg_free(bd_call_msg *m);               /* NULL is allowed */
+/* Write M (taken, also on failure); false when gRPC refused it (no hook runs). Any thread,
+ * never while one is outstanding. */
+bool bd_call_stream_write(bd_call *c, bd_call_msg *m);
 
 /* Answer the call, exactly once, from any thread: */
 /* ... with MSG encoded by FIELDS and status OK. An encoding failure answers INTERNAL. */

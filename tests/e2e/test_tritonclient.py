@@ -2,7 +2,8 @@
 """NVIDIA's Triton Python client (PyPI tritonclient 2.73, unchanged; scripts/fetch_tritonclient.sh
 installs it in ~/.cache/braid/clients-venv) against a live braidd, over gRPC: every API of
 tritonclient.grpc that braidd serves — health, metadata, model config, sync and async
-inference, classification, repository index, load with an upload and unload, statistics —
+inference, streaming inference (start_stream / async_stream_infer / stop_stream),
+classification, repository index, load with an upload and unload, statistics —
 checked against the demo model's PyTorch reference (tests/fixtures/demo) and numpy.
 
 Run by Debian's python3 (meson), it re-executes itself in the client venv. Skipped (exit 77,
@@ -116,6 +117,44 @@ class TritonClient(TritonClientCase):
         after = self.client.get_inference_statistics(DEMO, as_json=True)["model_stats"][0]
         self.assertGreaterEqual(int(after["inference_stats"]["success"]["count"]), n0 + 3)
         self.assertGreater(int(after["inference_stats"]["compute_infer"]["ns"]), 0)
+
+    def test_stream_infer(self):
+        # Triton's bidirectional ModelStreamInfer: results come to the callback, matched by
+        # request id; a bad request is an error in the callback and the stream goes on.
+        done = queue.Queue()
+        self.client.start_stream(callback=lambda result, error: done.put((result, error)),
+                                 stream_timeout=120)
+        want, bad = {}, 0
+        for i in range(60):
+            rid = "s%d" % i
+            if i % 10 == 9:
+                x = tc.InferInput("image", [1, 3, 32, 31], "FP32")
+                x.set_data_from_numpy(np.zeros((1, 3, 32, 31), np.float32))
+                self.client.async_stream_infer(DEMO, [x], request_id=rid)
+                bad += 1
+            elif i % 2:
+                self.client.async_stream_infer(DEMO, self.demo_inputs(), request_id=rid)
+                want[rid] = ("probabilities", self.probs)
+            else:
+                xb = np.full((2, 4), i, np.float32)
+                x = tc.InferInput("x", [2, 4], "FP32")
+                x.set_data_from_numpy(xb)
+                self.client.async_stream_infer("batched", [x], request_id=rid)
+                want[rid] = ("y", xb + 1)
+        self.client.stop_stream()           # half-close: every response arrives first
+        got, errors = {}, []
+        while not done.empty():
+            result, error = done.get()
+            if error is not None:
+                errors.append(str(error))
+            else:
+                got[result.get_response().id] = result
+        self.assertEqual(len(errors), bad, errors)
+        self.assertTrue(all("image" in e for e in errors), errors)
+        self.assertEqual(sorted(got), sorted(want))
+        for rid, (name, ref) in want.items():
+            np.testing.assert_allclose(got[rid].as_numpy(name), ref, rtol=1e-4, atol=1e-6,
+                                       err_msg=rid)
 
     def test_bad_input_is_an_exception_not_a_crash(self):
         x = tc.InferInput("image", [1, 3, 32, 31], "FP32")
