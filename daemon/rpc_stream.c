@@ -35,7 +35,7 @@
 
 #define STREAM_MAX_IN_FLIGHT  64
 #define STREAM_MAX_HELD_BYTES ((size_t)64 << 20)
-#define STREAM_MAX_ID         1024        /* longer ids are not echoed in error responses */
+#define STREAM_MAX_ID         4096        /* longer ids are not echoed in error responses */
 
 static const char infer_path[] = "/inference.GRPCInferenceService/ModelInfer";
 
@@ -48,7 +48,7 @@ typedef struct slot {
     bd_call_msg     *rsp;
     bd_local_cancel *cancel;
     size_t           bytes;         /* its request's and response's bytes, in HELD */
-    char             id[STREAM_MAX_ID + 1];   /* for an error response */
+    char            *id;            /* for an error response; NULL: none readable */
 } slot;
 
 struct stream {
@@ -89,31 +89,38 @@ static bool valid_utf8(const uint8_t *s, size_t n)
     return true;
 }
 
-/* The request's top-level `id` (field 3) into OUT, read without decoding the rest: an error
- * response echoes it even when the request is malformed further on. Empty when absent,
- * unreadable, too long or not UTF-8 without NULs (a client could not parse it back). */
-static void request_id(const uint8_t *msg, size_t len, char out[STREAM_MAX_ID + 1])
+/* The request's top-level `id` (field 3), read without decoding the rest: an error response
+ * echoes it even when the request is malformed further on. NULL when absent, unreadable, too
+ * long, not UTF-8 without NULs (a client could not parse it back), or out of memory. */
+static char *request_id(const uint8_t *msg, size_t len)
 {
-    out[0] = '\0';
     pb_istream_t is = pb_istream_from_buffer(msg, len);
+    const uint8_t *id = NULL;
+    uint32_t id_len = 0;
     pb_wire_type_t wt;
     uint32_t tag;
     bool eof;
     while (pb_decode_tag(&is, &wt, &tag, &eof)) {
         if (tag == inference_ModelInferRequest_id_tag && wt == PB_WT_STRING) {
             uint32_t n;
-            if (!pb_decode_varint32(&is, &n) || n > is.bytes_left || n > STREAM_MAX_ID)
-                return;
-            const uint8_t *p = (const uint8_t *)is.state;
-            if (valid_utf8(p, n)) {
-                memcpy(out, p, n);
-                out[n] = '\0';
-            }
-            return;                 /* proto3: the last one wins, but one is what clients send */
+            if (!pb_decode_varint32(&is, &n) || n > is.bytes_left)
+                break;
+            id = (const uint8_t *)is.state;     /* proto3: the last one wins */
+            id_len = n;
+            if (!pb_read(&is, NULL, n))
+                break;
+        } else if (!pb_skip_field(&is, wt)) {
+            break;
         }
-        if (!pb_skip_field(&is, wt))
-            return;
     }
+    if (!id || id_len > STREAM_MAX_ID || !valid_utf8(id, id_len))
+        return NULL;
+    char *out = malloc(id_len + 1u);
+    if (out) {
+        memcpy(out, id, id_len);
+        out[id_len] = '\0';
+    }
+    return out;
 }
 
 /* ---- the pump ---------------------------------------------------------------------------------- */
@@ -130,6 +137,8 @@ static void pump(stream *st)
         st->held -= sl->bytes;
         bd_local_cancel_release(sl->cancel);
         sl->cancel = NULL;
+        free(sl->id);
+        sl->id = NULL;
         st->head++;
         if (st->cancelled || st->finished || !m) {
             bd_call_msg_free(m);
@@ -196,7 +205,7 @@ static void on_answer(void *arg, grpc_status_code status, const char *message,
         memset(&rsp, 0, sizeof rsp);
         rsp.error_message = (char *)(message && message[0] ? message : "request failed");
         rsp.has_infer_response = true;
-        rsp.infer_response.id = sl->id;
+        rsp.infer_response.id = sl->id;     /* NULL: none */
         if (bd_call_msg_encode(call, inference_ModelStreamInferResponse_fields, &rsp, &m, &err) != 0)
             bd_log(BD_LOG_ERROR, NULL, NULL, "ModelStreamInfer: cannot encode an error response: %s "
                    "(the request goes unanswered)", err.msg);
@@ -232,8 +241,8 @@ static void on_read(bd_call *c, uint8_t *msg, size_t len, int status)
         return;
     }
     slot *sl = &st->slots[st->tail % STREAM_MAX_IN_FLIGHT];
-    *sl = (slot){ .st = st, .bytes = len, .cancel = bd_local_cancel_new() };
-    request_id(msg, len, sl->id);
+    *sl = (slot){ .st = st, .bytes = len, .cancel = bd_local_cancel_new(),
+                  .id = request_id(msg, len) };
     st->tail++;
     st->held += len;
     bd_local_cancel *k = sl->cancel;
