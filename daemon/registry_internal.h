@@ -82,6 +82,8 @@ struct bd_served {
     /* Requests are gathered into batches (config "dynamic_batching", and the load saw the
      * outputs follow the input batch on dim 0). Set before the version is shared. */
     bool                 batching;
+    int                  batch_max_rows;   /* rows per gathered batch: max_batch_size, or less
+                                            * when input_shapes caps dim 0 */
 
     pthread_mutex_t      pool_lock;        /* guards POOL */
     bd_exec_slot        *pool;

@@ -166,6 +166,12 @@ static void batching_probe(bd_served *s, bd_load_task *t, warm_inputs *w)
 {
     const bd_batching_config *bc = &s->config.batching;
     int max = s->config.max_batch_size;
+    for (int k = 0; k < s->config.n_input_shapes; k++) {     /* dim 0 capped by input_shapes */
+        const bd_input_range *r = &s->config.input_shapes[k];
+        if (r->rank >= 1 && r->max[0] >= 0 && r->max[0] < max)
+            max = (int)r->max[0];
+    }
+    s->batch_max_rows = max;
     char why[512] = "";
     if (w->n == 0 || w->t[0].ndim < 1)
         snprintf(why, sizeof why, "the model has no batched input");
@@ -175,7 +181,7 @@ static void batching_probe(bd_served *s, bd_load_task *t, warm_inputs *w)
     if (!why[0] && base + 1 <= max)
         probe_batch(s->model, w, base + 1, why, sizeof why);
     for (int p = 0; !why[0] && p < bc->n_preferred; p++) {
-        if (bc->preferred[p] == base || bc->preferred[p] == base + 1 || (t->cancel && atomic_load(t->cancel)))
+        if (bc->preferred[p] > max || bc->preferred[p] == base || bc->preferred[p] == base + 1 || (t->cancel && atomic_load(t->cancel)))
             continue;
         char pwhy[512] = "";
         probe_batch(s->model, w, bc->preferred[p], pwhy, sizeof pwhy);

@@ -306,8 +306,23 @@ static void job_run_batch(bd_job *list, size_t n)
             rc = bd_batch_gather(members, n, (uint64_t)bd_served_max_batch_size(s), &in, &err);
         free(members);
     }
-    if (!rc)
-        rc = bd_model_plan_acquire(bd_served_model(s), in.t, in.n, &plan, &err);
+    if (!rc && (rc = bd_model_plan_acquire(bd_served_model(s), in.t, in.n, &plan, &err)) == BD_EINVAL) {
+        /* The batch's shape is refused (over input_shapes' range of dim 0, or its run would
+         * need more than max_run_memory_bytes) where each request's own may not be: run them
+         * one by one, as without batching. */
+        bd_log(BD_LOG_DEBUG, bd_served_name(s), bd_served_version(s), "a batch of %" PRIu64
+               " rows cannot be planned (%s): its %zu requests run one by one", in.rows, err.msg, n);
+        bd_batch_inputs_free(&in);
+        free(jobs);
+        free(views);
+        free(view_shapes);
+        for (bd_job *b = list, *next; b; b = next) {
+            next = b->next;
+            b->next = NULL;
+            job_run(b);
+        }
+        return;
+    }
     if (!rc)
         rc = bd_served_exec_acquire(s, plan, &exec, &err);
     bd_plan_release(plan);

@@ -158,7 +158,7 @@ static size_t batch_size_now(const bd_served *v, uint64_t now, uint64_t *wake)
 {
     const bd_job *h = v->q_head;
     const bd_batching_config *b = &v->config.batching;
-    uint64_t max = (uint64_t)v->config.max_batch_size;
+    uint64_t max = (uint64_t)(v->batch_max_rows > 0 ? v->batch_max_rows : v->config.max_batch_size);
     if (h->rows == 0 || !h->joins || h->rows >= max)
         return 1;
     uint64_t max_pref = 0;

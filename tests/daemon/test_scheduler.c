@@ -437,6 +437,33 @@ static void test_queue_policy_timeout_and_priority(void **state)
     bd_served_release(v);
 }
 
+static void test_delay_action_moves_a_timed_out_job_back(void **state)
+{
+    bd_served *v = batching_version(1, NULL, 0, 0);
+    v->config.batching.timeout_delay = true;
+    bd_scheduler *s = NULL;
+    assert_int_equal(bd_scheduler_create(1, 1, &s, NULL), 0);
+    test_job blocker, a, b;
+    start_blocker(s, &blocker, v);
+    reset_batches();
+    batch_job_init(&a, v, 1, 1);
+    a.base.timeout_ns = bd_now_ns() + 10000000;              /* 10 ms, DELAY */
+    batch_job_init(&b, v, 2, 1);
+    assert_int_equal(bd_scheduler_submit(s, &a.base, NULL), 0);
+    assert_int_equal(bd_scheduler_submit(s, &b.base, NULL), 0);
+    struct timespec ms = { 0, 100000000 };
+    nanosleep(&ms, NULL);                                    /* A times out while queued */
+    atomic_store(&gate_open, true);
+    wait_done(&a, 1);
+    wait_done(&b, 1);
+    bd_scheduler_destroy(s);
+    assert_int_equal(atomic_load(&a.runs), 1);               /* delayed, still run */
+    assert_int_equal(n_order, 3);
+    assert_int_equal(order[1], 2);
+    assert_int_equal(order[2], 1);
+    bd_served_release(v);
+}
+
 static void test_max_queue_size_per_level(void **state)
 {
     bd_served *v = batching_version(4, NULL, 0, 0);
@@ -476,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_batches_prefer_preferred_sizes),
         cmocka_unit_test(test_batch_waits_for_the_delay),
         cmocka_unit_test(test_queue_policy_timeout_and_priority),
+        cmocka_unit_test(test_delay_action_moves_a_timed_out_job_back),
         cmocka_unit_test(test_max_queue_size_per_level),
         cmocka_unit_test(test_drain_drops_what_cannot_finish),
         cmocka_unit_test(test_drain_lets_queued_jobs_finish),

@@ -35,6 +35,12 @@ class Batching(BraiddTestCase):
             "max_batch_size": 16,
             "dynamic_batching": {"preferred_batch_size": [4, 8],
                                  "max_queue_delay_microseconds": 20000}})
+        # dim 0 limited to 2 by input_shapes: a gathered batch of 4 cannot be planned
+        e2e_models.write_repository_model(repo, "narrow", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "narrow", {
+            "max_batch_size": 4,
+            "input_shapes": {"x": {"min": [1, 8], "max": [2, 8]}},
+            "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
         e2e_models.write_repository_model(repo, "gram", e2e_models.batch_gram())
         e2e_models.write_model_config(repo, "gram", {
             "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
@@ -114,6 +120,31 @@ class Batching(BraiddTestCase):
                          after.execution_count)
         self.assertEqual(int(float(metrics['nv_inference_count{model="mlp",version="1"}'])),
                          after.inference_count)
+
+    def test_batch_refused_by_input_shapes_runs_one_by_one(self):
+        errors = []
+
+        def client(i):
+            rng = np.random.default_rng(50 + i)
+            stub = self.d.stub(self.d.new_channel())
+            for _ in range(3):
+                x = rng.standard_normal((2, 8)).astype(np.float32)
+                s = rng.integers(-9, 9, (2, 3)).astype(np.int32)
+                try:
+                    got = response_outputs(stub.ModelInfer(
+                        infer_request("narrow", {"x": x, "s": s}), timeout=60))
+                    h, t = e2e_models.batch_mlp_reference(x, s)
+                    np.testing.assert_allclose(got["h"], h, rtol=1e-5, atol=1e-5)
+                    np.testing.assert_array_equal(got["t"], t)
+                except Exception as e:          # noqa: BLE001
+                    errors.append(repr(e))
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        self.assertEqual(errors, [])
 
     def test_request_parameters_are_checked(self):
         x = np.ones((2, 8), np.float32)
