@@ -112,6 +112,9 @@ class SharedMemoryTest(BraiddTestCase):
     def prepare_repository(cls, repo):
         e2e_models.write_repository_model(repo, "big", e2e_models.big_add_one(BIG))
         e2e_models.write_repository_model(repo, "slow", e2e_models.slow_matmul(SLOW_ROWS, SLOW_N, 8))
+        e2e_models.write_repository_model(repo, "dbatched", e2e_models.batch_add_one("N", 4))
+        e2e_models.write_model_config(repo, "dbatched", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 300000}})
 
     def setUp(self):
         self.shms = []
@@ -363,6 +366,42 @@ class SharedMemoryTest(BraiddTestCase):
             code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
             self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, (want, msg))
             self.assertIn(want, msg)
+
+    def test_dynamic_batch_with_one_truncated_region(self):
+        """Four requests gathered into one batch, each with its own input and output region;
+        one input object is truncated after registering: that request fails naming its region,
+        the other three get x + 1 in their output regions."""
+        regions = []
+        for i in range(4):
+            s, key = self.shm(32)
+            np.ndarray((1, 4), np.float32, s.buf, 0)[...] = np.arange(4, dtype=np.float32) + 10 * i
+            self.register("db%d" % i, key, 32)
+            regions.append(s)
+        os.ftruncate(regions[2]._fd, 0)
+        results = [None] * 4
+
+        def one(i):
+            req = infer_request("dbatched", "x", "FP32", [1, 4], "db%d" % i, 16)
+            add_output(req, "y", "db%d" % i, 16, 16)
+            results[i] = status_of(self.stub.ModelInfer, req, timeout=60)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i, (code, msg) in enumerate(results):
+            if i == 2:
+                self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
+                self.assertIn("'db2' shrank", msg)
+                continue
+            self.assertEqual(code, grpc.StatusCode.OK, msg)
+            np.testing.assert_array_equal(np.ndarray((1, 4), np.float32, regions[i].buf, 16),
+                                          (np.arange(4, dtype=np.float32) + 10 * i + 1).reshape(1, 4))
+        st = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name="dbatched"), timeout=10)
+        print("\ndynamic batch with shm: %d inferences in %d runs" %
+              (st.model_stats[0].inference_count, st.model_stats[0].execution_count))
+        self.assertLess(st.model_stats[0].execution_count, 4)
 
     def test_unregister_during_use(self):
         """Requests on a region that is unregistered (and registered again) meanwhile either
