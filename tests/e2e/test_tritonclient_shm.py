@@ -84,6 +84,28 @@ class SharedMemoryClients(TritonClientCase):
             self.client.infer(DEMO, [x], outputs=[o])
         self.assertIn("input_data", str(e.exception))
 
+    def test_grpc_stream(self):
+        """ModelStreamInfer runs each request as ModelInfer: shared memory works there too."""
+        import queue
+        self.client.register_system_shared_memory("input_data", self.keys[0], self.in_bytes)
+        self.client.register_system_shared_memory("output_data", self.keys[1], self.out_bytes)
+        answers = queue.Queue()
+        self.client.start_stream(callback=lambda result, error: answers.put((result, error)))
+        x = tg.InferInput("image", list(self.image.shape), "FP32")
+        x.set_shared_memory("input_data", self.in_bytes)
+        o = tg.InferRequestedOutput("probabilities")
+        o.set_shared_memory("output_data", self.out_bytes)
+        self.client.async_stream_infer(DEMO, [x], outputs=[o], request_id="s1")
+        bad = tg.InferInput("image", list(self.image.shape), "FP32")
+        bad.set_shared_memory("no_such_region", self.in_bytes)
+        self.client.async_stream_infer(DEMO, [bad], outputs=[o], request_id="s2")
+        first, second = answers.get(timeout=60), answers.get(timeout=60)
+        self.client.stop_stream()
+        self.assertIsNone(first[1])
+        self.check_output(first[0].get_output("probabilities").shape)
+        self.assertIsNotNone(second[1])
+        self.assertIn("no_such_region", str(second[1]))
+
     def test_http(self):
         self.assertIn("system_shared_memory", self.http.get_server_metadata()["extensions"])
         self.http.register_system_shared_memory("input_data", self.keys[0], self.in_bytes)
