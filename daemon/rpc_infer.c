@@ -573,7 +573,9 @@ static void job_start(infer_job *j, bool may_inline)
     atomic_init(&j->base.cancelled, false);
     bd_call_watch_cancel(c, &j->base.cancelled);
 
-    if (may_inline && !batches && runs_inline(j)) {
+    /* A batching model that waits for no company runs a lone request as a batch of one. */
+    if (may_inline && (!batches || bd_served_batching_config(j->base.served)->max_queue_delay_us == 0) &&
+        runs_inline(j)) {
         run_inline(j);
         return;
     }

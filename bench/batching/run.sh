@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Dynamic batching on and off: Triton's perf_analyzer (unchanged; scripts/fetch_perf_analyzer.sh)
+# over gRPC at concurrency 1, 4, 16 and 64, against one braidd serving each model twice —
+# NAME_solo (max_batch_size 64, each request run alone) and NAME_batched (the same file with
+# config.json "dynamic_batching"). Prints throughput and p50/p99 latency per level, and the
+# server's plan runs per request (execution_count / success count) for the batched model.
+#
+#   bench/batching/run.sh
+#   MODELS=mlp CONCURRENCY="1 16" WINDOW_MS=2000 bench/batching/run.sh
+#
+# Models (each request one row): tinycnn (the demo model, image [N,3,32,32]) and mlp
+# (x [N,1024] through 8 MatMuls 1024x1024: a model whose runs get cheaper per row with more
+# rows), generated into the temporary repository with tests/e2e/e2e_models.py.
+#
+# Environment:
+#   MODELS        default "tinycnn mlp"
+#   CONCURRENCY   levels (default "1 4 16 64")
+#   DELAY_US      the batched model's max_queue_delay_microseconds (default 500)
+#   PREFERRED     its preferred_batch_size as JSON (default "[]")
+#   WINDOW_MS     perf_analyzer's measurement window (default 3000); STABILITY (default 25)
+#   BUILD_DIR     meson build directory (default <repo>/build-bench, release); BRAIDD overrides
+#   BRAIDD_ARGS   extra braidd flags (e.g. "--workers 2 --threads-per-worker 1")
+#   OUT           where CSVs and logs go (default a temp dir)
+# Do not run it on a machine that others are measuring on: it loads every core.
+set -euo pipefail
+
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+MODELS="${MODELS:-tinycnn mlp}"
+LEVELS="${CONCURRENCY:-1 4 16 64}"
+DELAY_US="${DELAY_US:-500}"
+PREFERRED="${PREFERRED:-[]}"
+WINDOW_MS="${WINDOW_MS:-3000}"
+STABILITY="${STABILITY:-25}"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
+PY=/usr/bin/python3
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+
+PA="$("$ROOT/scripts/fetch_perf_analyzer.sh")"
+if [ -z "${BRAIDD:-}" ]; then
+  echo "== build ($BUILD_DIR)"
+  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
+  ninja -C "$BUILD_DIR" daemon/braidd >/dev/null
+  BRAIDD="$BUILD_DIR/daemon/braidd"
+fi
+
+WORK="$(mktemp -d /tmp/braid-batching.XXXXXX)"
+OUT="${OUT:-$WORK}"
+mkdir -p "$OUT" "$WORK/repo"
+PID=""
+cleanup() { [ -z "$PID" ] || kill "$PID" 2>/dev/null || true; [ "$OUT" = "$WORK" ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+echo "== models"
+ROOT="$ROOT" $PY - "$WORK/repo" "$MODELS" "$DELAY_US" "$PREFERRED" <<'EOF'
+import json, os, shutil, sys
+sys.path.insert(0, os.path.join(os.environ.get("ROOT", "."), "tests", "e2e"))
+import e2e_models
+repo, models, delay, preferred = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), json.loads(sys.argv[4])
+for m in models:
+    if m == "tinycnn":
+        data = open(e2e_models.demo_model_path(), "rb").read()
+    elif m == "mlp":
+        data = e2e_models.slow_matmul(rows="N", n=1024, depth=8)
+    else:
+        sys.exit("unknown model %s (tinycnn, mlp)" % m)
+    for variant, extra in (("solo", {}), ("batched", {"dynamic_batching": {
+            "max_queue_delay_microseconds": delay, "preferred_batch_size": preferred}})):
+        name = "%s_%s" % (m, variant)
+        e2e_models.write_repository_model(repo, name, data)
+        e2e_models.write_model_config(repo, name, dict({"max_batch_size": 64, "queue_limit": 256}, **extra))
+        print("  ", name, json.dumps(extra))
+EOF
+
+echo "== braidd"
+# shellcheck disable=SC2086
+"$BRAIDD" --repository "$WORK/repo" --grpc-address 127.0.0.1:0 --http-address 127.0.0.1:0 --rest-address 127.0.0.1:0 \
+  --port-file "$WORK/ports" --log-level warn ${BRAIDD_ARGS:-} 2>"$WORK/braidd.log" &
+PID=$!
+for _ in $(seq 1 600); do [ -s "$WORK/ports" ] && break; sleep 0.1; done
+[ -s "$WORK/ports" ] || { echo "braidd wrote no port file:"; tail -n 20 "$WORK/braidd.log"; exit 1; }
+GRPC="127.0.0.1:$(cut -d' ' -f1 "$WORK/ports")"
+HTTP="127.0.0.1:$(cut -d' ' -f2 "$WORK/ports")"
+REST="127.0.0.1:$(cut -d' ' -f3 "$WORK/ports")"
+for _ in $(seq 1 1200); do
+  curl -sf -o /dev/null "http://$HTTP/v2/health/ready" && break
+  kill -0 "$PID" || { echo "braidd exited:"; tail -n 20 "$WORK/braidd.log"; exit 1; }
+  sleep 0.5
+done
+echo "   $("$BRAIDD" --version 2>/dev/null | head -n1) on $GRPC, $(nproc) cores; perf_analyzer $("$PA" --version 2>&1 | head -n1)"
+
+runs_per_request() {    # execution_count / success count of model $1 (from the REST stats)
+  curl -sf "http://$REST/v2/models/$1/stats" | $PY -c '
+import json, sys
+m = json.load(sys.stdin)["model_stats"][0]
+n = m["inference_stats"]["success"]["count"]
+print("%.3f" % (m["execution_count"] / n) if n else "-")'
+}
+
+for m in $MODELS; do
+  echo
+  echo "== $m (one row per request)"
+  printf "%-9s %11s %12s %10s %10s %14s\n" mode concurrency "infer/s" "p50 us" "p99 us" "runs/request"
+  for c in $LEVELS; do
+    for variant in solo batched; do
+      name="${m}_$variant"
+      csv="$OUT/$name.c$c.csv"
+      if ! "$PA" -m "$name" -u "$GRPC" -i grpc -b 1 --concurrency-range "$c" \
+           --measurement-interval "$WINDOW_MS" --stability-percentage "$STABILITY" \
+           --max-trials 6 -f "$csv" >"$OUT/$name.c$c.log" 2>&1; then
+        printf "%-9s %11s  %s\n" "$variant" "$c" "not stable or failed: $(grep -m1 -iE 'fail|error' "$OUT/$name.c$c.log" || tail -n1 "$OUT/$name.c$c.log")"
+        continue
+      fi
+      ratio="$(runs_per_request "$name")"
+      $PY - "$csv" "$c" "$variant" "$ratio" <<'EOF'
+import csv, sys
+row = next(csv.DictReader(open(sys.argv[1])))
+f = lambda k: float(row.get(k) or 0)
+print("%-9s %11s %12.1f %10.0f %10.0f %14s" % (sys.argv[3], sys.argv[2], f("Inferences/Second"),
+      f("p50 latency"), f("p99 latency"), sys.argv[4]))
+EOF
+    done
+  done
+done
+kill -TERM "$PID"; wait "$PID" || true; PID=""
+echo
+echo "runs/request: plan runs per answered request since start (cumulative over the levels)."
+echo "CSVs and perf_analyzer's logs: $OUT"
