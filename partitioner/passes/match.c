@@ -6,6 +6,24 @@
 #include "partitioner/passes/partition.h"
 #include "partitioner/passes/passes.h"
 
+bool bd_consumers(const bd_graph *g, const bd_value *v, bd_node **out, size_t max, size_t *n)
+{
+    *n = 0;
+    if (v->is_output)
+        return false;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        bd_node *node = bd_graph_node(g, i);
+        for (size_t k = 0; k < node->n_inputs; k++)
+            if (node->inputs[k] == v) {
+                if (*n == max)
+                    return false;
+                out[(*n)++] = node;
+                break;
+            }
+    }
+    return true;
+}
+
 bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v)
 {
     if (v->is_output)

@@ -8,6 +8,9 @@
 
 /* The only node reading V, or NULL when V has no reader, several, or is a graph output. */
 bd_node *bd_sole_consumer(const bd_graph *g, const bd_value *v);
+/* The distinct nodes reading V into OUT (a node reading it twice counts once) and their number
+ * into *N; false when V is a graph output or more than MAX nodes read it. */
+bool     bd_consumers(const bd_graph *g, const bd_value *v, bd_node **out, size_t max, size_t *n);
 /* True when V is a constant holding exactly one float (any shape of one element); *OUT gets it. */
 bool     bd_const_scalar(const bd_value *v, float *out);
 /* True when N is an ai.onnx (default domain) node of type OP. */

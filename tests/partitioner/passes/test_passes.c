@@ -239,6 +239,64 @@ static void test_layernorm_pattern(void **state)
     bd_graph_destroy(g);
 }
 
+/* Keras's LayerNormalization as TensorFlow freezes it (gamma and beta reshaped to [1,1,C]):
+ * fused into one LayerNormalization with [C] gamma and beta; with the scale read a third
+ * time, not fused. */
+static void test_layernorm_keras_pattern(void **state)
+{
+    (void)state;
+    for (int extra_reader = 0; extra_reader < 2; extra_reader++) {
+        bd_graph *g = bd_graph_create("ln_keras");
+        int64_t d[] = { 1, 4, 8 }, r[] = { 1, 4, 1 }, b8[] = { 1, 1, 8 };
+        float gdata[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, bdata[8] = { 0, 1, 0, 1, 0, 1, 0, 1 };
+        bd_value *x = tensor(g, "x", 3, d), *m = tensor(g, "m", 3, r), *dd = tensor(g, "d", 3, d),
+                 *sq = tensor(g, "sq", 3, d), *v = tensor(g, "v", 3, r), *ve = tensor(g, "ve", 3, r),
+                 *rt = tensor(g, "rt", 3, r), *rc = tensor(g, "rc", 3, r), *sc = tensor(g, "sc", 3, d),
+                 *xs = tensor(g, "xs", 3, d), *ng = tensor(g, "ng", 3, r), *ms = tensor(g, "ms", 3, d),
+                 *mb = tensor(g, "mb", 3, d), *y = tensor(g, "y", 3, d), *y2 = tensor(g, "y2", 3, d);
+        bd_value *gamma = tl_const(g, "gamma", BD_DT_FLOAT, 3, b8, gdata);
+        bd_value *beta = tl_const(g, "beta", BD_DT_FLOAT, 3, b8, bdata);
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        static const int64_t last[] = { -1 };
+        bd_attr axes = { .name = "axes", .type = BD_ATTR_INTS, .ints = last, .n = 1 };
+        bd_node_add_attr(g, tl_op(g, "mean", "ReduceMean", (bd_value *[]){ x }, 1, m), &axes, NULL);
+        tl_op(g, "diff", "Sub", (bd_value *[]){ x, m }, 2, dd);
+        tl_op(g, "square", "Mul", (bd_value *[]){ dd, dd }, 2, sq);
+        bd_node_add_attr(g, tl_op(g, "var", "ReduceMean", (bd_value *[]){ sq }, 1, v), &axes, NULL);
+        tl_op(g, "eps", "Add", (bd_value *[]){ v, scalar(g, "epsilon", 1e-3f) }, 2, ve);
+        tl_op(g, "sqrt", "Sqrt", (bd_value *[]){ ve }, 1, rt);
+        tl_op(g, "rsqrt", "Reciprocal", (bd_value *[]){ rt }, 1, rc);
+        tl_op(g, "scale", "Mul", (bd_value *[]){ rc, gamma }, 2, sc);
+        tl_op(g, "xs", "Mul", (bd_value *[]){ x, sc }, 2, xs);
+        tl_op(g, "neg", "Neg", (bd_value *[]){ m }, 1, ng);
+        tl_op(g, "ms", "Mul", (bd_value *[]){ ng, sc }, 2, ms);
+        tl_op(g, "beta_add", "Add", (bd_value *[]){ ms, beta }, 2, mb);
+        tl_op(g, "sum", "Add", (bd_value *[]){ xs, mb }, 2, y);
+        if (extra_reader) {
+            bd_graph_mark_output(g, y2, NULL);
+            tl_op(g, "peek", "Relu", (bd_value *[]){ sc }, 1, y2);
+        }
+        assert_int_equal(bd_pass_layernorm(g, NULL, NULL), extra_reader ? 0 : 1);
+        if (!extra_reader) {
+            assert_int_equal(bd_graph_num_nodes(g), 1);
+            bd_node *ln = bd_graph_node(g, 0);
+            assert_string_equal(ln->op_type, "LayerNormalization");
+            assert_ptr_equal(ln->inputs[0], x);
+            assert_int_equal(ln->inputs[1]->shape.rank, 1);
+            assert_int_equal(ln->inputs[1]->shape.dims[0], 8);
+            assert_memory_equal(ln->inputs[1]->data, gdata, sizeof gdata);
+            assert_memory_equal(ln->inputs[2]->data, bdata, sizeof bdata);
+            assert_float_equal(bd_node_attr_float(ln, "epsilon", 0), 1e-3f, 1e-12);
+            assert_ptr_equal(ln->outputs[0], y);
+            assert_int_equal(bd_graph_validate(g, NULL), 0);
+        } else {
+            assert_int_equal(bd_graph_num_nodes(g), 14);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 /* conv -> Relu -> Add(residual r) -> Relu, with r produced *after* conv in node order. */
 static void test_fuse_conv_relu_residual(void **state)
 {
@@ -524,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_channel_shuffle_pattern),
         cmocka_unit_test(test_where_mask_pattern),
         cmocka_unit_test(test_layernorm_pattern),
+        cmocka_unit_test(test_layernorm_keras_pattern),
         cmocka_unit_test(test_fuse_conv_relu_residual),
         cmocka_unit_test(test_fuse_respects_backend_and_broadcast),
         cmocka_unit_test(test_fuse_conv_elu),
