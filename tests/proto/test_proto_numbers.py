@@ -163,9 +163,9 @@ PUBLIC = {
     "inference.ModelDynamicBatching": (SUBSET, {
         "preferred_batch_size": (1, "repeated int32"),
         "max_queue_delay_microseconds": (2, "uint64"), "preserve_ordering": (3, "bool"),
-        "priority_levels": (4, "uint32"), "default_priority_level": (5, "uint32"),
+        "priority_levels": (4, "uint64"), "default_priority_level": (5, "uint64"),
         "default_queue_policy": (6, "inference.ModelQueuePolicy"),
-        "priority_queue_policy": (7, "map<uint32,inference.ModelQueuePolicy>")}),
+        "priority_queue_policy": (7, "map<uint64,inference.ModelQueuePolicy>")}),
     "inference.ModelParameter": (FULL, {"string_value": (1, "string")}),
     "inference.ModelConfig": (SUBSET, {
         "name": (1, "string"), "platform": (2, "string"), "backend": (17, "string"),
