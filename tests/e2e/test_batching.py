@@ -273,6 +273,18 @@ class QueuePolicy(BraiddTestCase):
         self.assertFalse(all(f.done() for f in blockers))
         self.wait_all(blockers)
 
+    def test_cancelled_request_leaves_the_queue(self):
+        blockers = self.block(2.0)
+        before = stats(self.stub, "slow").inference_stats
+        f = self.stub.ModelInfer.future(slow_request("slow"), timeout=60)
+        time.sleep(0.1)
+        self.assertTrue(f.cancel())
+        time.sleep(0.4)                         # dropped from the queue, not run later
+        now = stats(self.stub, "slow").inference_stats
+        self.assertEqual(now.fail.count - before.fail.count, 1)
+        self.assertFalse(all(b.done() for b in blockers))
+        self.wait_all(blockers)
+
     def test_max_queue_size(self):
         blockers = self.block(1.5)
         futures = [self.stub.ModelInfer.future(slow_request("small_queue", seed=i), timeout=120)
