@@ -4,7 +4,8 @@ scripts/fetch_perf_analyzer.sh), against a live braidd over gRPC: it must read t
 metadata and config, drive inferences at two concurrencies, and read the server-side
 statistics it breaks latency down with (queue, compute input/infer/output). Also the batching
 path: a model with config.json max_batch_size, for which perf_analyzer takes the dims from
-ModelConfig (without the batch dim) and sends batches of 2.
+ModelConfig (without the batch dim) and sends batches of 2. And --streaming, over
+ModelStreamInfer.
 
 Skipped (exit 77, saying why) only when perf_analyzer is not in the cache."""
 
@@ -60,6 +61,16 @@ class PerfAnalyzer(BraiddTestCase):
             self.assertGreater(float(r["Server Compute Infer"]), 0, text)
             self.assertGreaterEqual(float(r["Server Queue"]), 0, text)
         self.assertIn("Server:", text)
+        self.assertGreaterEqual(self.success_count("tinycnn") - before, 200, text)
+
+    def test_streaming(self):
+        # --streaming: every request over one ModelStreamInfer stream per concurrency slot
+        before = self.success_count("tinycnn")
+        rows, text = self.run_pa("-m", "tinycnn", "--shape", "image:1,3,32,32", "--streaming",
+                                 "--concurrency-range", "1:4:3")
+        self.assertEqual(sorted(int(r["Concurrency"]) for r in rows), [1, 4], text)
+        for r in rows:
+            self.assertGreater(float(r["Inferences/Second"]), 0, text)
         self.assertGreaterEqual(self.success_count("tinycnn") - before, 200, text)
 
     def test_batched_model(self):
