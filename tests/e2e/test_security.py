@@ -435,6 +435,20 @@ class Tokens(unittest.TestCase):
         # the admin role includes the inference role
         self.stub.ModelStatistics(pb.ModelStatisticsRequest(), timeout=10, metadata=md(ADMIN_TOKEN))
 
+    def test_stream_needs_the_inference_token(self):
+        # ModelStreamInfer checks the token once, when the stream opens (as ModelInfer's)
+        image = e2e_models.demo_fixture("image")
+        reqs = [infer_request(DEMO, {"image": image}, request_id="a"),
+                infer_request(DEMO, {"image": image}, request_id="b")]
+        for metadata in ((), md(INFERENCE_TOKEN[:-1])):
+            code, details = status_of(lambda: list(self.stub.ModelStreamInfer(
+                iter(reqs), timeout=30, metadata=metadata)))
+            self.assertEqual(code, grpc.StatusCode.UNAUTHENTICATED, details)
+        for token in (INFERENCE_TOKEN, ADMIN_TOKEN):
+            got = list(self.stub.ModelStreamInfer(iter(reqs), timeout=30, metadata=md(token)))
+            self.assertEqual([(r.error_message, r.infer_response.id) for r in got],
+                             [("", "a"), ("", "b")])
+
     def test_repository_control_needs_admin(self):
         code, details = status_of(self.stub.RepositoryModelUnload,
                                   pb.RepositoryModelUnloadRequest(model_name=DEMO), timeout=10,
