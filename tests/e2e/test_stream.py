@@ -60,6 +60,9 @@ class Stream(BraiddTestCase):
         e2e_models.write_repository_model(repo, "two_outputs", e2e_models.two_outputs())
         e2e_models.write_repository_model(repo, "mid", e2e_models.big_add_one(MID_N))
         e2e_models.write_repository_model(repo, "slow", e2e_models.slow_matmul(rows=64, depth=8))
+        e2e_models.write_repository_model(repo, "dyn", e2e_models.batch_add_one())
+        e2e_models.write_model_config(repo, "dyn", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
 
     def setUp(self):
         self.image = e2e_models.demo_fixture("image")
@@ -135,6 +138,20 @@ class Stream(BraiddTestCase):
         self.assertTrue(all(not r.error_message for r in got))
         after = count()
         self.assertEqual((after[0] - before[0], after[1] - before[1]), (25, 25))
+
+    def test_one_stream_feeds_the_dynamic_batcher(self):
+        # up to 64 requests of one stream are in flight at once, so they can be batched
+        xs = [np.full((1, 4), i, np.float32) for i in range(64)]
+        reqs = [infer_request("dyn", {"x": x}, request_id="d%d" % i) for i, x in enumerate(xs)]
+        got = list(self.stub.ModelStreamInfer(iter(reqs), timeout=60))
+        self.assertEqual([r.infer_response.id for r in got], ["d%d" % i for i in range(64)])
+        for r, x in zip(got, xs):
+            self.assertEqual(r.error_message, "")
+            np.testing.assert_array_equal(response_outputs(r.infer_response)["y"], x + 1)
+        st = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name="dyn"), timeout=10)
+        sizes = {b.batch_size: b.compute_infer.count for b in st.model_stats[0].batch_stats}
+        self.assertEqual(sum(k * v for k, v in sizes.items()), 64, sizes)
+        self.assertGreater(max(sizes), 1, sizes)
 
     # ---- hostile --------------------------------------------------------------------------
 
