@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "core/ir/graph.h"
+#include "daemon/infer_bind.h"
 #include "daemon/shm_guard.h"
 #include "daemon/shm_region.h"
 
@@ -193,6 +195,88 @@ static void test_other_sigbus_keeps_its_default_action(void **state)
     close(fd);
 }
 
+/* x FP32 [-1,4] -> y FP32 [-1,4] */
+static bd_graph *signature(void)
+{
+    bd_error err = {0};
+    bd_graph *g = bd_graph_create("sig");
+    int64_t dims[2] = { -1, 4 };
+    bd_shape sh = bd_shape_make(2, dims);
+    bd_value *x, *y;
+    assert_non_null(g);
+    assert_int_equal(bd_graph_add_value(g, "x", BD_DT_FLOAT, &sh, &x, &err), 0);
+    assert_int_equal(bd_graph_mark_input(g, x, &err), 0);
+    assert_int_equal(bd_graph_add_value(g, "y", BD_DT_FLOAT, &sh, &y, &err), 0);
+    assert_int_equal(bd_graph_mark_output(g, y, &err), 0);
+    return g;
+}
+
+#define SHM_ENTRY(e, k, which, field, v) \
+    ((e).key = (char *)(k), (e).has_value = true, \
+     (e).value.which_parameter_choice = inference_InferParameter_##which##_tag, \
+     (e).value.parameter_choice.field = (v))
+
+/* The binding's input points into the mapping (zero-copy), unless misaligned (one copy);
+ * an output is copied into its region and leaves no bytes in the response. */
+static void test_bind_points_into_the_region(void **state)
+{
+    (void)state;
+    int fd = make_object();
+    bd_error err = {0};
+    assert_int_equal(bd_shm_enable(2, 1 << 20, &err), 0);
+    assert_int_equal(bd_shm_register("b", key, 0, OBJ_BYTES, &err), 0);
+    bd_shm_region *r;
+    void *base;
+    assert_int_equal(bd_shm_acquire("b", &r, &err), 0);
+    assert_int_equal(bd_shm_span(r, 0, OBJ_BYTES, "test", &base, &err), 0);
+    bd_graph *g = signature();
+
+    for (int64_t in_off = 64; in_off <= 66; in_off += 2) {
+        int64_t shape[2] = { 2, 4 };
+        inference_ModelInferRequest_InferInputTensor_ParametersEntry ip[3] = {0};
+        SHM_ENTRY(ip[0], "shared_memory_region", string_param, string_param, "b");
+        SHM_ENTRY(ip[1], "shared_memory_byte_size", int64_param, int64_param, 32);
+        SHM_ENTRY(ip[2], "shared_memory_offset", uint64_param, uint64_param, (uint64_t)in_off);
+        inference_ModelInferRequest_InferInputTensor in = {
+            .name = "x", .datatype = "FP32", .shape = shape, .shape_count = 2,
+            .parameters = ip, .parameters_count = 3 };
+        inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry op[3] = {0};
+        SHM_ENTRY(op[0], "shared_memory_region", string_param, string_param, "b");
+        SHM_ENTRY(op[1], "shared_memory_byte_size", int64_param, int64_param, 32);
+        SHM_ENTRY(op[2], "shared_memory_offset", int64_param, int64_param, 1024);
+        inference_ModelInferRequest_InferRequestedOutputTensor out = {
+            .name = "y", .parameters = op, .parameters_count = 3 };
+        inference_ModelInferRequest req = { .model_name = "m", .inputs = &in, .inputs_count = 1,
+                                            .outputs = &out, .outputs_count = 1 };
+        bd_infer_binding b = {0};
+        int rc = bd_infer_bind(&b, &req, g, &err);
+        if (rc)
+            fail_msg("%s", err.msg);
+        if (in_off == 64)
+            assert_ptr_equal(b.inputs[0].data, (uint8_t *)base + 64);     /* zero-copy */
+        else
+            assert_ptr_not_equal(b.inputs[0].data, (uint8_t *)base + 66); /* realigned copy */
+        assert_memory_equal(b.inputs[0].data, (uint8_t *)base + in_off, 32);
+        uint64_t planned = 1;
+        assert_true(bd_infer_response_bytes(&b, g, &planned));
+        assert_int_equal(planned, 0);                  /* the output travels in the region */
+
+        float y[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        bd_wire_span spans[1] = { { (const uint8_t *)y, sizeof y } };
+        assert_int_equal(bd_infer_shm_outputs(&b, g, spans, &err), 0);
+        assert_int_equal(spans[0].size, 0);
+        assert_memory_equal((uint8_t *)base + 1024, y, sizeof y);
+        float big[9] = {0};
+        spans[0] = (bd_wire_span){ (const uint8_t *)big, sizeof big };
+        expect(bd_infer_shm_outputs(&b, g, spans, &err), BD_EINVAL, &err, "needs 36 bytes");
+        bd_infer_binding_release(&b);
+    }
+    bd_graph_destroy(g);
+    bd_shm_release(r);
+    close(fd);
+    shm_unlink(key);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -207,6 +291,7 @@ int main(void)
         cmocka_unit_test_teardown(test_register_checks_names_keys_and_ranges, teardown),
         cmocka_unit_test_teardown(test_truncated_object_breaks_the_region, teardown),
         cmocka_unit_test_teardown(test_other_sigbus_keeps_its_default_action, teardown),
+        cmocka_unit_test_teardown(test_bind_points_into_the_region, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
