@@ -325,5 +325,40 @@ class StreamDuringShutdown(BraiddTestCase):
         self.d.check_log()
 
 
+
+class StreamNotReadDuringShutdown(BraiddTestCase):
+    """SIGTERM while a stream's client has half-closed but reads nothing: braidd cannot send
+    the responses, so the stream is cancelled at the end of the grace period and braidd
+    still exits, cleanly and in bounded time."""
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "mid", e2e_models.big_add_one(MID_N))
+
+    @classmethod
+    def tearDownClass(cls):
+        pass
+
+    def tearDown(self):
+        pass
+
+    def test_sigterm_with_a_stream_nobody_reads(self):
+        x = np.zeros((1, MID_N), np.float32)
+        body = infer_request("mid", {"x": x}).SerializeToString()
+        ch = self.d.new_channel()           # stays open across stop() (which closes d.channel)
+        call = raw_stream(ch)(iter([body] * 500), timeout=120)
+        time.sleep(1.0)                     # braidd is now blocked on writing
+        t0 = time.monotonic()
+        self.assertEqual(self.d.stop(timeout=30), 0)
+        took = time.monotonic() - t0
+        print("SIGTERM with an unread stream: braidd exited after %.1f s" % took)
+        self.assertLess(took, 15)           # linger 2 s + grace 5 s + margin
+        self.d.check_log()
+        with self.assertRaises(grpc.RpcError):
+            for _ in call:
+                pass
+        ch.close()
+
+
 if __name__ == "__main__":
     run_tests()
