@@ -13,9 +13,11 @@ static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err
     return bd_pass_fuse_postops(g, target->backend, err);   /* anchors keep their op type */
 }
 
-/* The fast path: fold BN first (it makes Conv anchors), build the big composites (GELU, layer
- * norm, q/k/v) before post-op fusion, which then absorbs their bias adds and activations. */
+/* The fast path: drop no-op arithmetic (it hides patterns), fold BN (it makes Conv anchors),
+ * build the big composites (GELU, layer norm, q/k/v) before post-op fusion, which then absorbs
+ * their bias adds and activations. */
 static const bd_composite k_fast_path[] = {
+    { "identity_arith", bd_pass_identity_arith },
     { "fold_batchnorm", fold_batchnorm },
     { "gelu",           bd_pass_gelu },
     { "swish",          bd_pass_swish },

@@ -32,6 +32,10 @@ int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err);
  * node Gelu (domain "braid"). */
 int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
+/* x * 1, x + 0 and x - 0 with a constant 1 or 0 that leaves x's shape are removed, their
+ * readers reading x (not when the result is a graph output). */
+int bd_pass_identity_arith(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
 /* SiLU, x * Sigmoid(x) (either operand order), becomes one node Swish (domain "braid"). */
 int bd_pass_swish(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
@@ -45,7 +49,8 @@ int bd_pass_channel_shuffle(bd_graph *g, const bd_fuse_target *target, bd_error 
 int bd_pass_where_mask(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* The opset-13 decomposed layer norm — ReduceMean, Sub, Pow(2), ReduceMean, Add(eps), Sqrt,
- * Div, Mul(gamma), Add(beta) over the last axis — becomes one LayerNormalization node. */
+ * Div, Mul(gamma), Add(beta) over the last axis — and Keras's as TensorFlow freezes it
+ * (layernorm.c) become one LayerNormalization node. */
 int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* Attention's q/k/v projections: two or more MatMuls reading the same tensor X with constant

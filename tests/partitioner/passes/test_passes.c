@@ -297,6 +297,53 @@ static void test_layernorm_keras_pattern(void **state)
     }
 }
 
+/* Keras's SiLU, x * Sigmoid(x * 1): the * 1 goes, then the swish pattern matches. Not removed:
+ * a multiply by 1 that broadcasts x to a larger shape, a multiply by 2, 0 - x, and a result
+ * that is a graph output. */
+static void test_identity_arith(void **state)
+{
+    (void)state;
+    bd_graph *g = bd_graph_create("silu");
+    int64_t d[] = { 2, 8 };
+    bd_value *x = tensor(g, "x", 2, d), *bx = tensor(g, "bx", 2, d), *s = tensor(g, "s", 2, d),
+             *y = tensor(g, "y", 2, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "beta", "Mul", (bd_value *[]){ x, scalar(g, "one", 1.0f) }, 2, bx);
+    tl_op(g, "sig", "Sigmoid", (bd_value *[]){ bx }, 1, s);
+    tl_op(g, "silu", "Mul", (bd_value *[]){ x, s }, 2, y);
+    assert_int_equal(bd_pass_identity_arith(g, NULL, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 2);
+    assert_ptr_equal(bd_graph_node(g, 0)->inputs[0], x);
+    assert_int_equal(bd_pass_swish(g, NULL, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    assert_string_equal(bd_graph_node(g, 0)->op_type, "Swish");
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_graph_destroy(g);
+
+    g = bd_graph_create("kept");
+    int64_t d1[] = { 1, 8 };
+    bd_value *a = tensor(g, "a", 2, d1), *ones = tensor(g, "ones", 2, d), *o1 = tensor(g, "o1", 2, d),
+             *o2 = tensor(g, "o2", 2, d1), *o3 = tensor(g, "o3", 2, d1), *o4 = tensor(g, "o4", 2, d1),
+             *o5 = tensor(g, "o5", 2, d1);
+    static const float one16[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+    ones->data = one16;
+    ones->nbytes = sizeof one16;
+    bd_graph_mark_input(g, a, NULL);
+    bd_graph_mark_output(g, o1, NULL);
+    bd_graph_mark_output(g, o3, NULL);
+    bd_graph_mark_output(g, o4, NULL);
+    bd_graph_mark_output(g, o5, NULL);
+    tl_op(g, "widen", "Mul", (bd_value *[]){ a, ones }, 2, o1);                     /* [1,8] -> [2,8] */
+    tl_op(g, "twice", "Mul", (bd_value *[]){ a, scalar(g, "two", 2.0f) }, 2, o2);
+    tl_op(g, "neg", "Sub", (bd_value *[]){ scalar(g, "zero", 0.0f), o2 }, 2, o3);   /* 0 - x */
+    tl_op(g, "last", "Add", (bd_value *[]){ a, scalar(g, "zero2", 0.0f) }, 2, o4);  /* a graph output */
+    tl_op(g, "keep", "Relu", (bd_value *[]){ o2 }, 1, o5);
+    assert_int_equal(bd_pass_identity_arith(g, NULL, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 5);
+    bd_graph_destroy(g);
+}
+
 /* conv -> Relu -> Add(residual r) -> Relu, with r produced *after* conv in node order. */
 static void test_fuse_conv_relu_residual(void **state)
 {
@@ -563,10 +610,11 @@ static void test_composite_table(void **state)
     size_t n;
     const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
-    assert_int_equal(n, 8);
-    assert_string_equal(c[0].name, "fold_batchnorm");
-    assert_string_equal(c[2].name, "swish");
-    assert_string_equal(c[3].name, "channel_shuffle");
+    assert_int_equal(n, 9);
+    assert_string_equal(c[0].name, "identity_arith");
+    assert_string_equal(c[1].name, "fold_batchnorm");
+    assert_string_equal(c[3].name, "swish");
+    assert_string_equal(c[4].name, "channel_shuffle");
     assert_string_equal(c[n - 1].name, "fuse_postops");
     assert_null(bd_composites_for(BD_ENGINE_FALLBACK, &n));
     assert_int_equal(n, 0);
@@ -583,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_where_mask_pattern),
         cmocka_unit_test(test_layernorm_pattern),
         cmocka_unit_test(test_layernorm_keras_pattern),
+        cmocka_unit_test(test_identity_arith),
         cmocka_unit_test(test_fuse_conv_relu_residual),
         cmocka_unit_test(test_fuse_respects_backend_and_broadcast),
         cmocka_unit_test(test_fuse_conv_elu),
