@@ -129,15 +129,29 @@ class Stream(BraiddTestCase):
         self.assertEqual(list(self.stub.ModelStreamInfer(iter([]), timeout=30)), [])
 
     def test_statistics_count_each_streamed_request(self):
+        def metric(family):
+            status, body, _ = self.d.http_get("/metrics")
+            self.assertEqual(status, 200)
+            text = body.decode() if isinstance(body, bytes) else body
+            for line in text.splitlines():
+                if line.startswith(family + "{") and 'model="stats_tiny"' in line:
+                    return float(line.rsplit(None, 1)[1])
+            return 0.0
+
         def count():
             st = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name="stats_tiny"), timeout=10)
-            return st.model_stats[0].inference_stats.success.count, st.model_stats[0].inference_count
+            return (st.model_stats[0].inference_stats.success.count,
+                    st.model_stats[0].inference_count, metric("nv_inference_request_success"),
+                    st.model_stats[0].inference_stats.fail.count)
         before = count()
         reqs = [tiny_request(i, "stats_tiny")[0] for i in range(25)]
-        got = list(self.stub.ModelStreamInfer(iter(reqs), timeout=30))
-        self.assertTrue(all(not r.error_message for r in got))
+        bad = tiny_request(0, "stats_tiny")[0]
+        bad.inputs[0].shape[1] = TINY_N + 1          # a failure counted as one too
+        got = list(self.stub.ModelStreamInfer(iter(reqs + [bad]), timeout=30))
+        self.assertTrue(all(not r.error_message for r in got[:25]))
+        self.assertTrue(got[25].error_message)
         after = count()
-        self.assertEqual((after[0] - before[0], after[1] - before[1]), (25, 25))
+        self.assertEqual(tuple(a - b for a, b in zip(after, before)), (25, 25, 25, 1))
 
     def test_one_stream_feeds_the_dynamic_batcher(self):
         # up to 64 requests of one stream are in flight at once, so they can be batched
