@@ -60,6 +60,7 @@ const char *bd_status_name(int code)
     case BD_ETIMEDOUT:    return "ETIMEDOUT";
     case BD_ECANCELLED:   return "ECANCELLED";
     case BD_EUNAVAIL:     return "EUNAVAIL";
+    case BD_EEXIST:       return "EEXIST";
     default:              return "EUNKNOWN";
     }
 }

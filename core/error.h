@@ -21,6 +21,7 @@ typedef enum bd_status {
     BD_ETIMEDOUT  = -9,   /* a deadline passed                                            */
     BD_ECANCELLED = -10,  /* the caller gave up                                           */
     BD_EUNAVAIL   = -11,  /* exists but is not ready                                      */
+    BD_EEXIST     = -12,  /* a named thing to create exists already                       */
 } bd_status;
 
 #define BD_ERROR_MSG_MAX 512

@@ -254,9 +254,9 @@ static int shm_use(bd_infer_binding *b, const shm_ref *r, const char *what, bd_s
     int rc = bd_shm_acquire(r->region, region, err);
     if (rc) {
         bd_error_prefix(err, "%s: ", what);
-        if (rc == BD_EUNSUPPORTED || rc == BD_ENOTFOUND)  /* disabled, unknown: the request's */
+        if (rc == BD_EUNSUPPORTED)          /* disabled: the request's to fix, said how */
             rc = err->code = BD_EINVAL;
-        return rc;
+        return rc;                          /* unknown region: NOT_FOUND, as Triton */
     }
     b->shm[b->n_shm++] = *region;
     return bd_shm_span(*region, r->offset, r->size, what, data, err);

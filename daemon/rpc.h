@@ -41,8 +41,8 @@ void bd_rpc_repository_unload(bd_call *c);
 /* rpc_statistics.c */
 void bd_rpc_model_statistics(bd_call *c);
 
-/* rpc_shm.c: Triton's system shared memory extension (shm_region.h); FAILED_PRECONDITION
- * while braidd runs without --allow-shared-memory. CUDA shared memory: UNIMPLEMENTED. */
+/* rpc_shm.c: Triton's system shared memory extension (shm_region.h); UNIMPLEMENTED saying
+ * how to enable it while braidd runs without --allow-shared-memory. CUDA: UNIMPLEMENTED. */
 void bd_rpc_shm_status(bd_call *c);
 void bd_rpc_shm_register(bd_call *c);
 void bd_rpc_shm_unregister(bd_call *c);

@@ -1,7 +1,8 @@
 /* Triton's system shared memory extension over gRPC: SystemSharedMemoryStatus / Register /
  * Unregister (shm_region.h does the work), and CudaSharedMemory*, which braid (CPU only)
  * answers UNIMPLEMENTED with a message saying so. With braidd started without
- * --allow-shared-memory every call answers FAILED_PRECONDITION saying how to enable it.
+ * --allow-shared-memory every call answers UNIMPLEMENTED (as Triton without
+ * --allow-client-shm) saying how to enable it.
  * Loop thread. */
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +11,12 @@
 #include "daemon/rpc.h"
 #include "daemon/shm_region.h"
 
-/* Answer ERR: a disabled extension is FAILED_PRECONDITION, the rest as status_map.h says. */
+/* Answer ERR: a disabled extension is UNIMPLEMENTED (Triton's code for it), the rest as
+ * status_map.h says (a name taken: ALREADY_EXISTS, as Triton). */
 static void fail(bd_call *c, const bd_error *err)
 {
     if (err->code == BD_EUNSUPPORTED)
-        bd_call_fail_status(c, GRPC_STATUS_FAILED_PRECONDITION, err->msg);
+        bd_call_fail_status(c, GRPC_STATUS_UNIMPLEMENTED, err->msg);
     else
         bd_call_fail(c, err->code, err->msg);
 }

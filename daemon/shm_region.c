@@ -221,7 +221,7 @@ int bd_shm_register(const char *name, const char *key, uint64_t offset, uint64_t
         if (!table[i])
             free_at = i;
     if (find(name) >= 0)
-        rc = bd_error_set(err, BD_EINVAL, "shared memory region '%s' is already registered "
+        rc = bd_error_set(err, BD_EEXIST, "shared memory region '%s' is already registered "
                           "(unregister it first)", name);
     else if (free_at < 0)
         rc = bd_error_set(err, BD_EBUSY, "cannot register shared memory region '%s': %d regions are "

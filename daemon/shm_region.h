@@ -50,8 +50,8 @@ bool bd_shm_enabled(void);
 /* At exit, when no request runs any more: unregister every region and free the table. */
 void bd_shm_disable(void);
 
-/* BD_EINVAL (bad name/key/range, name taken), BD_ENOTFOUND (no such object), BD_EBUSY (over a
- * limit), BD_EIO (cannot map), BD_EUNSUPPORTED (disabled). */
+/* BD_EINVAL (bad name/key/range), BD_EEXIST (name taken), BD_ENOTFOUND (no such object),
+ * BD_EBUSY (over a limit), BD_EIO (cannot map), BD_EUNSUPPORTED (disabled). */
 int  bd_shm_register(const char *name, const char *key, uint64_t offset, uint64_t byte_size,
                      bd_error *err);
 /* BD_ENOTFOUND when NAME is not registered ("" unregisters all and always succeeds). */

@@ -10,6 +10,7 @@ grpc_status_code bd_status_to_grpc(int code)
     case BD_EINVAL:     return GRPC_STATUS_INVALID_ARGUMENT;
     case BD_ENOTFOUND:  return GRPC_STATUS_NOT_FOUND;
     case BD_EUNAVAIL:   return GRPC_STATUS_UNAVAILABLE;
+    case BD_EEXIST:     return GRPC_STATUS_ALREADY_EXISTS;
     case BD_EBUSY:      return GRPC_STATUS_RESOURCE_EXHAUSTED;
     case BD_ETIMEDOUT:  return GRPC_STATUS_DEADLINE_EXCEEDED;
     case BD_ECANCELLED: return GRPC_STATUS_CANCELLED;

@@ -84,7 +84,7 @@ static void test_register_checks_names_keys_and_ranges(void **state)
                &err, bad[i].words);
 
     assert_int_equal(bd_shm_register("r1", key, 100, 1000, &err), 0);
-    expect(bd_shm_register("r1", key, 0, 8, &err), BD_EINVAL, &err, "already registered");
+    expect(bd_shm_register("r1", key, 0, 8, &err), BD_EEXIST, &err, "already registered");
     expect(bd_shm_register("r2", key, 0, OBJ_BYTES, &err), BD_EBUSY, &err, "shared_memory_max_bytes");
     assert_int_equal(bd_shm_register("r2", key, 0, 8, &err), 0);
     expect(bd_shm_register("r3", key, 0, 8, &err), BD_EBUSY, &err, "shared_memory_max_regions");

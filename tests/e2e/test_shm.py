@@ -180,7 +180,7 @@ class SharedMemoryTest(BraiddTestCase):
                               pb.SystemSharedMemoryStatusRequest(name="nope"), timeout=10)
         self.assertEqual(code, grpc.StatusCode.NOT_FOUND, msg)
         code, msg = status_of(self.register, "r1", key, 10)
-        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(code, grpc.StatusCode.ALREADY_EXISTS)
         self.assertIn("already registered", msg)
         self.stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(name="r1"), timeout=10)
         code, msg = status_of(self.stub.SystemSharedMemoryUnregister,
@@ -350,7 +350,6 @@ class SharedMemoryTest(BraiddTestCase):
         self.register("h", key, x.nbytes)
         shape = list(x.shape)
         cases = [
-            (infer_request(DEMO, "image", "FP32", shape, "nope", x.nbytes), "no shared memory region"),
             (infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes, 4), "past the end"),
             (infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes, 2**63 - 1), "past the end"),
             (infer_request(DEMO, "image", "FP32", shape, "h", 2**63 - 1, 8), "shared_memory_byte_size"),
@@ -373,6 +372,11 @@ class SharedMemoryTest(BraiddTestCase):
             code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
             self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, (want, msg))
             self.assertIn(want, msg)
+        # an unknown region is NOT_FOUND, as Triton answers it
+        code, msg = status_of(self.stub.ModelInfer,
+                              infer_request(DEMO, "image", "FP32", shape, "nope", x.nbytes), timeout=60)
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND, msg)
+        self.assertIn("no shared memory region 'nope' is registered", msg)
 
     def test_dynamic_batch_with_one_truncated_region(self):
         """Four requests gathered into one batch, each with its own input and output region;
@@ -441,8 +445,7 @@ class SharedMemoryTest(BraiddTestCase):
         for t in threads:
             t.join()
         self.assertTrue(results)
-        self.assertTrue(set(results) <= {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT},
-                        set(results))
+        self.assertTrue(set(results) <= {grpc.StatusCode.OK, grpc.StatusCode.NOT_FOUND}, set(results))
         self.assertIn(grpc.StatusCode.OK, results)
         print("\nunregister during use: %d flips, %d requests (%d OK)" %
               (flips, len(results), results.count(grpc.StatusCode.OK)))
@@ -525,11 +528,11 @@ class SharedMemoryDisabledTest(BraiddTestCase):
             code, msg = status_of(self.stub.SystemSharedMemoryRegister,
                                   pb.SystemSharedMemoryRegisterRequest(name="r", key=key, byte_size=8),
                                   timeout=10)
-            self.assertEqual(code, grpc.StatusCode.FAILED_PRECONDITION, msg)
+            self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED, msg)    # Triton's code
             self.assertIn("--allow-shared-memory", msg)
             code, msg = status_of(self.stub.SystemSharedMemoryStatus,
                                   pb.SystemSharedMemoryStatusRequest(), timeout=10)
-            self.assertEqual(code, grpc.StatusCode.FAILED_PRECONDITION, msg)
+            self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED, msg)
             req = infer_request(DEMO, "image", "FP32", [1, 3, 32, 32], "r", 12288)
             code, msg = status_of(self.stub.ModelInfer, req, timeout=60)
             self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
@@ -539,7 +542,7 @@ class SharedMemoryDisabledTest(BraiddTestCase):
                                        method="POST")
             with self.assertRaises(urllib.error.HTTPError) as e:
                 urllib.request.urlopen(r, timeout=10)
-            self.assertEqual(e.exception.code, 400)
+            self.assertEqual(e.exception.code, 501)
             self.assertIn("--allow-shared-memory", e.exception.read().decode())
         finally:
             s.close()
