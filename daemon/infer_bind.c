@@ -492,6 +492,9 @@ static int output_parameters(const inference_ModelInferRequest_InferRequestedOut
     if (!shm->region && (shm->has_size || shm->offset))
         return bd_error_set(err, BD_EINVAL, "%s: shared_memory_byte_size / shared_memory_offset "
                             "without 'shared_memory_region'", what);
+    if (shm->region && *classify)               /* as Triton: classes are not written there */
+        return bd_error_set(err, BD_EINVAL, "%s: 'shared_memory_region' and 'classification' "
+                            "cannot be combined", what);
     return 0;
 }
 

@@ -393,6 +393,7 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
         return 0;
     if (!cJSON_IsObject(params))
         return bd_error_set(err, BD_EINVAL, "output '%s': \"parameters\" must be an object", name);
+    bool explicit_binary = false;
     for (const cJSON *p = params->child; p; p = p->next) {
         if (b->outputs[k].parameters_count == OUT_PARAMS &&
             (is_shm_key(p->string) || !strcmp(p->string, "classification")))
@@ -402,6 +403,7 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
                 return bd_error_set(err, BD_EINVAL, "output '%s': binary_data must be true or "
                                     "false", name);
             outs->binary[k] = cJSON_IsTrue(p);
+            explicit_binary = cJSON_IsTrue(p);
         } else if (!strcmp(p->string, "classification")) {
             uint64_t n;
             if (!json_u64(p, &n) || n < 1 || n > UINT32_MAX)
@@ -427,9 +429,13 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
                 outs->shm[k] = true;
         } else {
             return bd_error_set(err, BD_EINVAL, "output '%s': unknown parameter '%.64s' (braid "
-                                "knows 'classification' and 'binary_data')", name, p->string);
+                                "knows 'classification', 'binary_data' and the shared_memory_* "
+                                "ones)", name, p->string);
         }
     }
+    if (outs->shm[k] && explicit_binary)        /* Triton refuses the pair too */
+        return bd_error_set(err, BD_EINVAL, "output '%s': shared_memory_region and binary_data "
+                            "true cannot be combined (the bytes go to the region)", name);
     return 0;
 }
 

@@ -285,6 +285,13 @@ class SharedMemoryTest(BraiddTestCase):
         self.assertEqual(o["shape"], list(self.probs.shape))
         got = np.ndarray(self.probs.shape, np.float32, s.buf, x.nbytes).copy()
         np.testing.assert_allclose(got, self.probs, rtol=1e-4, atol=1e-5)
+        body["outputs"][0]["parameters"]["binary_data"] = True       # refused, as Triton
+        code, out = self.rest("POST", "/v2/models/%s/infer" % DEMO, body)
+        self.assertEqual(code, 400, out)
+        self.assertIn("binary_data", out["error"])
+        body["outputs"][0]["parameters"]["binary_data"] = False      # what tritonclient sends
+        code, out = self.rest("POST", "/v2/models/%s/infer" % DEMO, body)
+        self.assertEqual(code, 200, out)
         body["inputs"][0]["data"] = [0.0]
         code, out = self.rest("POST", "/v2/models/%s/infer" % DEMO, body)
         self.assertEqual(code, 400, out)
@@ -365,6 +372,10 @@ class SharedMemoryTest(BraiddTestCase):
         small_out = infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes)
         add_output(small_out, "probabilities", "h", 8)
         cases.append((small_out, "needs 40 bytes"))
+        classified = infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes)
+        o = add_output(classified, "probabilities", "h", 40)
+        o.parameters["classification"].int64_param = 3
+        cases.append((classified, "cannot be combined"))
         out_past = infer_request(DEMO, "image", "FP32", shape, "h", x.nbytes)
         add_output(out_past, "probabilities", "h", 40, x.nbytes - 8)
         cases.append((out_past, "past the end"))
