@@ -106,6 +106,13 @@ int  served_create(const char *name, const char *version, const bd_model_config 
  * message starts at "key 'labels': "; the caller names the model. */
 int  served_load_labels(bd_served *s, const char *model_dir, bd_error *err);
 
+/* config.json "dynamic_batching" at load (batch_probe.c): sets S->batching when the model
+ * keeps each row to itself — every output's dim 0 follows the batch (planned for two batch
+ * sizes) and rows run together equal the same rows run apart — and S->batch_max_rows; plans
+ * the preferred sizes. INPUTS[0..N): the warm-up's (their shapes are changed and restored;
+ * their data is not read). Logs why batching is off. Blocking; before S is shared. */
+void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel);
+
 /* Number of bd_served alive in the process (tests check versions are freed). */
 long served_live_count(void);
 

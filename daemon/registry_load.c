@@ -133,73 +133,6 @@ static int warm_make(const bd_graph *g, const bd_model_config *mc, warm_inputs *
     return 0;
 }
 
-/* Plan W's inputs with batch B on dim 0; NULL *WHY when every output of the plan has B on
- * dim 0, else why not (into WHY_BUF). */
-static void probe_batch(bd_model *model, warm_inputs *w, int64_t b, char *why, size_t size)
-{
-    bd_error err = {0};
-    const bd_plan *plan = NULL;
-    for (size_t i = 0; i < w->n; i++)
-        w->dims[i][0] = b;
-    if (bd_model_plan_acquire(model, w->t, w->n, &plan, &err) != 0) {
-        snprintf(why, size, "planning batch %lld failed: %.400s", (long long)b, err.msg);
-        return;
-    }
-    const bd_graph *g = bd_plan_graph(plan);
-    for (size_t o = 0; o < bd_graph_num_outputs(g); o++) {
-        const bd_value *v = bd_graph_output(g, o);
-        if (v->shape.rank < 1 || v->shape.dims[0] != b) {
-            char shape[128];
-            snprintf(why, size, "output '%s' has shape %s for a batch of %lld (dim 0 must be the "
-                     "batch)", v->name, bd_shape_str(&v->shape, shape, sizeof shape), (long long)b);
-            break;
-        }
-    }
-    bd_plan_release(plan);
-}
-
-/* dynamic_batching: the version gathers requests only when its outputs carry the batch on
- * dim 0 — checked by planning two batch sizes (the warm-up's and one more); the preferred
- * sizes are planned too, so the first batches of those sizes find their plans. A model that
- * fails is served one request per run, and the load log says why. */
-static void batching_probe(bd_served *s, bd_load_task *t, warm_inputs *w)
-{
-    const bd_batching_config *bc = &s->config.batching;
-    int max = s->config.max_batch_size;
-    for (int k = 0; k < s->config.n_input_shapes; k++) {     /* dim 0 capped by input_shapes */
-        const bd_input_range *r = &s->config.input_shapes[k];
-        if (r->rank >= 1 && r->max[0] >= 0 && r->max[0] < max)
-            max = (int)r->max[0];
-    }
-    s->batch_max_rows = max;
-    char why[512] = "";
-    if (w->n == 0 || w->t[0].ndim < 1)
-        snprintf(why, sizeof why, "the model has no batched input");
-    int64_t base = w->n ? w->dims[0][0] : 0;
-    if (!why[0])
-        probe_batch(s->model, w, base, why, sizeof why);
-    if (!why[0] && base + 1 <= max)
-        probe_batch(s->model, w, base + 1, why, sizeof why);
-    for (int p = 0; !why[0] && p < bc->n_preferred; p++) {
-        if (bc->preferred[p] > max || bc->preferred[p] == base || bc->preferred[p] == base + 1 || (t->cancel && atomic_load(t->cancel)))
-            continue;
-        char pwhy[512] = "";
-        probe_batch(s->model, w, bc->preferred[p], pwhy, sizeof pwhy);
-        if (pwhy[0])
-            bd_log(BD_LOG_WARN, s->name, s->version, "dynamic_batching: preferred batch size %d: %s",
-                   bc->preferred[p], pwhy);
-    }
-    for (size_t i = 0; i < w->n; i++)
-        w->dims[i][0] = base;
-    s->batching = !why[0];
-    if (why[0])
-        bd_log(BD_LOG_WARN, s->name, s->version, "dynamic_batching is off: requests run one at a "
-               "time because %s", why);
-    else
-        bd_log(BD_LOG_INFO, s->name, s->version, "dynamic_batching: up to %d rows per run, "
-               "max_queue_delay %llu us", max, (unsigned long long)bc->max_queue_delay_us);
-}
-
 static void summarise(bd_served *s, const bd_plan *plan)
 {
     bd_partition_summary *sum = &s->summary;
@@ -345,7 +278,7 @@ static int load(bd_load_task *t)
         bd_served_exec_release(s, exec);
     }
     if (rc == 0 && mc.batching.enabled)
-        batching_probe(s, t, &w);
+        served_probe_batching(s, w.t, w.n, t->cancel);
     warm_free(&w);
     if (rc == 0 && (rc = cancelled(t, err)) != 0) {     /* finished, but nobody wants it now */
         bd_plan_release(plan);

@@ -12,6 +12,7 @@ onnx.helper and numpy (deterministic; nothing is downloaded or cached).
                            a batchable model with two inputs of two dtypes (dynamic batching)
     batch_gram()           x[N,4] -> x^T x [4,4]: an output that mixes the batch's rows and
                            whose dim 0 does not follow the batch
+    batch_softmax0()       x[N,4] -> Softmax over dim 0 [N,4]: mixes the rows, keeps the shape
 
 Run as a script to write them into a directory: e2e_models.py OUTDIR.
 """
@@ -145,6 +146,13 @@ def batch_gram():
     nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0], name="t"),
              helper.make_node("MatMul", ["xt", "x"], ["y"], name="gram")]
     return _model(helper.make_graph(nodes, "batch_gram", [x], [y]))
+
+
+def batch_softmax0():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
+    node = helper.make_node("Softmax", ["x"], ["y"], axis=0, name="softmax")
+    return _model(helper.make_graph([node], "batch_softmax0", [x], [y]))
 
 
 def write_model_config(repo, name, config):

@@ -35,6 +35,9 @@ class Batching(BraiddTestCase):
             "max_batch_size": 16,
             "dynamic_batching": {"preferred_batch_size": [4, 8],
                                  "max_queue_delay_microseconds": 20000}})
+        e2e_models.write_repository_model(repo, "softmax0", e2e_models.batch_softmax0())
+        e2e_models.write_model_config(repo, "softmax0", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
         # dim 0 limited to 2 by input_shapes: a gathered batch of 4 cannot be planned
         e2e_models.write_repository_model(repo, "narrow", e2e_models.batch_mlp())
         e2e_models.write_model_config(repo, "narrow", {
@@ -145,6 +148,34 @@ class Batching(BraiddTestCase):
         for t in threads:
             t.join(120)
         self.assertEqual(errors, [])
+
+    def test_model_mixing_rows_is_not_batched(self):
+        self.assertIn("model=softmax0 version=1 dynamic_batching is off", self.d.log_text())
+        self.assertIn("mixes the rows", self.d.log_text())
+        before = stats(self.stub, "softmax0")
+        errors = []
+
+        def client(i):
+            rng = np.random.default_rng(70 + i)
+            stub = self.d.stub(self.d.new_channel())
+            for _ in range(4):
+                x = rng.standard_normal((int(rng.integers(1, 4)), 4)).astype(np.float32)
+                want = np.exp(x - x.max(axis=0)) / np.exp(x - x.max(axis=0)).sum(axis=0)
+                try:
+                    got = response_outputs(stub.ModelInfer(infer_request("softmax0", {"x": x}),
+                                                           timeout=60))
+                    np.testing.assert_allclose(got["y"], want, rtol=1e-5, atol=1e-6)
+                except Exception as e:          # noqa: BLE001
+                    errors.append(repr(e))
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        self.assertEqual(errors, [])
+        after = stats(self.stub, "softmax0")
+        self.assertEqual(after.execution_count - before.execution_count, 32)
 
     def test_request_parameters_are_checked(self):
         x = np.ones((2, 8), np.float32)
