@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "daemon/registry_internal.h"
+#include "daemon/warmup.h"
 
 /* Platforms a config may declare (Triton's names; "onnx" is braid's spelling of ONNX). */
 static const char *const platforms[] = { "onnx", "onnxruntime_onnx", "tensorflow_graphdef", "tensorflow_tfjs",
@@ -296,6 +297,14 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
             rc = int_key(it, name, 1, MAX_MODEL_QUEUE, &mc->queue_limit, err);
         else if (strcmp(k, "labels") == 0)
             rc = labels_key(mc, name, it, err);
+        else if (strcmp(k, "model_warmup") == 0) {
+            /* checked here, so a bad sample fails the parse like any key; the load parses it
+             * again from the same text when it runs the samples (warmup.h) */
+            bd_warmup w;
+            rc = bd_warmup_parse(it, name, &w, err);
+            mc->has_warmup = rc == 0 && w.n > 0;
+            bd_warmup_free(&w);
+        }
         else if (strcmp(k, "max_batch_size") == 0)
             rc = int_key(it, name, 0, 1 << 30, &mc->max_batch_size, err);
         else if (strcmp(k, "platform") == 0) {

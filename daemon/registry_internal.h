@@ -45,6 +45,7 @@ typedef struct bd_model_config {
     bd_label_file labels[BD_MODEL_CONFIG_MAX_LABELS];
     int       n_labels;
     bd_batching_config batching;
+    bool      has_warmup;     /* "model_warmup" names samples (run by the load, warmup.h) */
 } bd_model_config;
 
 /* The model file names tried in a version directory when config.json names none, in order;

@@ -12,6 +12,7 @@
 #include "daemon/log.h"
 #include "runtime/import.h"
 #include "daemon/registry_internal.h"
+#include "daemon/warmup.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
 
@@ -186,6 +187,51 @@ static int cancelled(const bd_load_task *t, bd_error *err)
     return bd_error_set(err, BD_EUNAVAIL, "model '%s': load cancelled: braidd is shutting down", t->name);
 }
 
+/* config.json's "model_warmup" samples (warmup.h), each run COUNT times on S: their plans
+ * are compiled and cached, their contexts stay in S's pool. Checks for cancellation between
+ * runs, so a shutdown does not wait for a thousand-run sample. */
+static int run_model_warmup(bd_served *s, const bd_load_task *t, const char *model_dir,
+                            bd_error *err)
+{
+    bd_warmup w;
+    int rc = bd_warmup_from_config(t->config_json, t->name, &w, err);
+    bd_model *model = bd_served_model(s);
+    for (int i = 0; rc == 0 && i < w.n; i++) {
+        const bd_warmup_sample *smp = &w.samples[i];
+        DLTensor in[BD_WARMUP_MAX_INPUTS];
+        size_t n = 0;
+        rc = bd_warmup_tensors(smp, bd_model_graph(model), s->config.max_batch_size, model_dir,
+                               in, BD_WARMUP_MAX_INPUTS, &n, err);
+        uint64_t first = 0, last = 0;
+        int run = 0;
+        for (; rc == 0 && run < smp->count; run++) {
+            const bd_plan *plan = NULL;
+            bd_exec *exec = NULL;
+            uint64_t t0 = bd_now_ns();
+            rc = bd_model_plan_acquire(model, in, n, &plan, err);
+            if (rc == 0 && (rc = bd_served_exec_acquire(s, plan, &exec, err)) == 0) {
+                rc = bd_exec_run(exec, in, n, err);
+                bd_served_exec_release(s, exec);
+            }
+            bd_plan_release(plan);
+            last = bd_now_ns() - t0;
+            if (run == 0)
+                first = last;
+            if (rc == 0)
+                rc = cancelled(t, err);
+        }
+        bd_warmup_tensors_free(in, n);
+        if (rc && run > 0 && rc != BD_EUNAVAIL)         /* the run failed, not the inputs */
+            rc = bd_error_prefix(err, "model_warmup '%s', run %d: ", smp->name, run);
+        else if (rc == 0)
+            bd_log(BD_LOG_INFO, s->name, s->version, "warm-up '%s' (batch %d): %d run(s), first "
+                   "%.2f ms, last %.2f ms", smp->name, smp->batch_size, smp->count,
+                   (double)first / 1e6, (double)last / 1e6);
+    }
+    bd_warmup_free(&w);
+    return rc;
+}
+
 static int load(bd_load_task *t)
 {
     bd_error *err = &t->err;
@@ -280,6 +326,8 @@ static int load(bd_load_task *t)
     if (rc == 0 && mc.batching.enabled)
         served_probe_batching(s, w.t, w.n, t->cancel);
     warm_free(&w);
+    if (rc == 0 && mc.has_warmup)
+        rc = run_model_warmup(s, t, model_dir, err);
     if (rc == 0 && (rc = cancelled(t, err)) != 0) {     /* finished, but nobody wants it now */
         bd_plan_release(plan);
         bd_served_release(s);
