@@ -92,6 +92,17 @@ class NodeClient(BraiddTestCase):
         self.assertEqual(e["code"], GRPC_INVALID_ARGUMENT)
         self.assertIn("image", e["details"])
 
+    def test_bidirectional_stream(self):
+        r = self.result["stream"]
+        self.assertNotIn("error", r)
+        self.assertEqual(len(r["responses"]), 8)
+        for i, a in enumerate(r["responses"]):
+            if i == 3:
+                self.assertEqual(a["id"], "node-stream-3")
+                self.assertIn("no_such_model", a["error"])
+            else:
+                self.check_probabilities(a, "node-stream-%d" % i)
+
 
 if __name__ == "__main__":
     if not shutil.which("node") or not os.path.isdir(os.path.join(NODE_MODULES, "@grpc", "grpc-js")):

@@ -76,6 +76,23 @@ async function main() {
     raw_input_contents: [raw],
   });
 
+  // ModelStreamInfer: a bidirectional stream; 8 requests (the 4th for an unknown model),
+  // each answered once, in order, an error as error_message with its id
+  result.stream = await new Promise((resolve) => {
+    const got = [];
+    const stream = client.ModelStreamInfer({ deadline: new Date(Date.now() + 30000) });
+    stream.on('data', (r) => got.push(r.error_message
+      ? { id: r.infer_response ? r.infer_response.id : '', error: r.error_message }
+      : outputs({ reply: r.infer_response })));
+    stream.on('error', (e) => resolve({ responses: got, error: { code: e.code, details: e.details } }));
+    stream.on('end', () => resolve({ responses: got }));
+    for (let i = 0; i < 8; i++) {
+      stream.write({ model_name: i === 3 ? 'no_such_model' : job.model, id: 'node-stream-' + i,
+                     inputs: [tensor], raw_input_contents: [raw] });
+    }
+    stream.end();
+  });
+
   client.close();
   process.stdout.write(JSON.stringify(result) + '\n');
 }
