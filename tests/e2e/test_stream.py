@@ -277,7 +277,12 @@ class Stream(BraiddTestCase):
         q.put(None)
 
     def test_many_concurrent_streams(self):
+        # 32 streams x 40 requests may be in flight at once, far over the model's queue_limit
+        # (64): requests that find its queue full are answered "queue full" (RESOURCE_EXHAUSTED
+        # for a unary call) in their stream, like 1280 concurrent unary calls would be; every
+        # other answer must be exact
         errors = []
+        full = [0]
 
         def one(k):
             try:
@@ -290,6 +295,12 @@ class Stream(BraiddTestCase):
                 if [r.infer_response.id for r in got] != [r.id for r in reqs]:
                     errors.append("stream %d: ids %s" % (k, [r.infer_response.id for r in got][:5]))
                 for r, ref in zip(got, refs):
+                    if "queue full" in r.error_message:
+                        full[0] += 1
+                        continue
+                    if r.error_message:
+                        errors.append("stream %d: %s: %s" % (k, r.infer_response.id, r.error_message))
+                        continue
                     np.testing.assert_allclose(response_outputs(r.infer_response)["y"], ref["y"])
             except Exception as e:          # noqa: BLE001  (reported below)
                 errors.append("stream %d: %r" % (k, e))
@@ -300,6 +311,7 @@ class Stream(BraiddTestCase):
         for t in threads:
             t.join(180)
         self.assertEqual(errors, [])
+        self.assertLess(full[0], 32 * 40)
 
     def test_chaos_cancel_deadline_partial_reads(self):
         """16 threads x 15 streams each: random request counts over fast and slow models,
