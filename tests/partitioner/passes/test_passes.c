@@ -73,6 +73,48 @@ static void test_fold_batchnorm(void **state)
 }
 
 /* x -> Div(√2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5) -> y */
+/* Keras's batch norm as a frozen TensorFlow graph leaves it: an NHWC Conv (HWIO filter, bias)
+ * then Mul by a [C] constant and Add of a [1,1,1,C] one, folded into weights and bias. Not
+ * folded: a Mul whose constant varies along a spatial dim. */
+static void test_fold_scale_shift(void **state)
+{
+    (void)state;
+    for (int spatial = 0; spatial < 2; spatial++) {
+        bd_graph *g = bd_graph_create("scale_shift");
+        int64_t xd[] = { 1, 2, 2, 1 }, wd[] = { 1, 1, 1, 2 }, yd[] = { 1, 2, 2, 2 }, c2[] = { 2 },
+                c4[] = { 1, 1, 1, 2 }, sp[] = { 1, 2, 1, 1 };
+        bd_value *x = tensor(g, "x", 4, xd), *y = tensor(g, "y", 4, yd), *m = tensor(g, "m", 4, yd),
+                 *z = tensor(g, "z", 4, yd);
+        bd_value *w = tl_const(g, "w", BD_DT_FLOAT, 4, wd, (float[]){ 2, 3 });
+        bd_value *b = tl_const(g, "b", BD_DT_FLOAT, 1, c2, (float[]){ 1, -1 });
+        bd_value *sc = spatial ? tl_const(g, "s", BD_DT_FLOAT, 4, sp, (float[]){ 4, 5 })
+                               : tl_const(g, "s", BD_DT_FLOAT, 1, c2, (float[]){ 4, 5 });
+        bd_value *t = tl_const(g, "t", BD_DT_FLOAT, 4, c4, (float[]){ 0.5f, 2 });
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_output(g, z, NULL);
+        bd_node *conv = tl_op(g, "conv", "Conv", (bd_value *[]){ x, w, b }, 3, y);
+        bd_node_add_attr(g, conv, &(bd_attr){ .name = "data_format", .type = BD_ATTR_STRING, .s = "NHWC" }, NULL);
+        bd_node_add_attr(g, conv, &(bd_attr){ .name = "filter_format", .type = BD_ATTR_STRING, .s = "HWIO" }, NULL);
+        tl_op(g, "mul", "Mul", (bd_value *[]){ sc, y }, 2, m);
+        tl_op(g, "add", "Add", (bd_value *[]){ m, t }, 2, z);
+        assert_int_equal(bd_pass_fold_batchnorm(g, NULL), spatial ? 0 : 1);
+        if (!spatial) {
+            assert_int_equal(bd_graph_num_nodes(g), 1);
+            assert_ptr_equal(conv->outputs[0], z);
+            const float *nw = conv->inputs[1]->data, *nb = conv->inputs[2]->data;
+            assert_float_equal(nw[0], 8.0f, 1e-6);             /* 2 * 4 */
+            assert_float_equal(nw[1], 15.0f, 1e-6);            /* 3 * 5 */
+            assert_float_equal(nb[0], 1 * 4 + 0.5f, 1e-6);
+            assert_float_equal(nb[1], -1 * 5 + 2.0f, 1e-6);
+            assert_float_equal(((const float *)w->data)[0], 2.0f, 0);   /* file bytes untouched */
+            assert_int_equal(bd_graph_validate(g, NULL), 0);
+        } else {
+            assert_int_equal(bd_graph_num_nodes(g), 3);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 static void test_gelu_pattern(void **state)
 {
     bd_graph *g = bd_graph_create("gelu");
@@ -624,6 +666,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fold_batchnorm),
+        cmocka_unit_test(test_fold_scale_shift),
         cmocka_unit_test(test_gelu_pattern),
         cmocka_unit_test(test_gelu_pattern_rejects_wrong_constant),
         cmocka_unit_test(test_swish_pattern),
