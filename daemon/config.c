@@ -239,7 +239,8 @@ static int apply_json_key(bd_daemon_config *cfg, const cJSON *item, const char *
     case K_INT:
     case K_SIZE: {
         double d = item->valuedouble;
-        if (!cJSON_IsNumber(item) || d != (double)(long long)d)
+        /* in range before the cast, which is undefined beyond it (1e300, NaN) */
+        if (!cJSON_IsNumber(item) || !(d >= -9.2e18 && d <= 9.2e18) || d != (double)(long long)d)
             return bd_error_set(err, BD_EINVAL, "%s%s: expected an integer", from, k->json);
         return set_number(cfg, k, (long long)d, from, err);
     }

@@ -20,10 +20,17 @@ void model_config_defaults(bd_model_config *mc)
     mc->plan_cache_max_bytes = -1;
 }
 
+/* D is an integer in [LO, HI]. The range is checked before the cast to long long, which is
+ * undefined for a D beyond it (a config.json may say 1e300; NaN fails every comparison). */
+static bool integer_in(double d, double lo, double hi)
+{
+    return d >= lo && d <= hi && d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d;
+}
+
 static int size_key(const cJSON *item, const char *name, long long max, long long *out, bd_error *err)
 {
     double d = item->valuedouble;
-    if (!cJSON_IsNumber(item) || d != (double)(long long)d || d < 0 || d > (double)max)
+    if (!cJSON_IsNumber(item) || !integer_in(d, 0, (double)max))
         return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%s': expected an integer in [0, %lld]",
                             name, item->string, max);
     *out = (long long)d;
@@ -39,8 +46,8 @@ static int dims_list(const cJSON *a, int64_t *dims, bool allow_unbounded)
     int n = 0;
     for (const cJSON *x = a->child; x; x = x->next) {
         double d = x->valuedouble;
-        if (n == BD_MAX_RANK || !cJSON_IsNumber(x) || d != (double)(long long)d || d > (double)(1LL << 40) ||
-            (d < 0 && !(allow_unbounded && d == -1)))
+        if (n == BD_MAX_RANK || !cJSON_IsNumber(x) ||
+            !integer_in(d, allow_unbounded ? -1 : 0, (double)(1LL << 40)))
             return -1;
         dims[n++] = (int64_t)d;
     }
@@ -87,7 +94,7 @@ static int input_shapes_key(bd_model_config *mc, const cJSON *obj, const char *n
 static int int_key(const cJSON *item, const char *name, int min, int max, int *out, bd_error *err)
 {
     double d = item->valuedouble;
-    if (!cJSON_IsNumber(item) || d != (double)(long long)d || d < min || d > max)
+    if (!cJSON_IsNumber(item) || !integer_in(d, min, max))
         return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%s': expected an integer in [%d, %d]",
                             name, item->string, min, max);
     *out = (int)d;
@@ -148,7 +155,7 @@ static int u64_key(const cJSON *item, const char *name, const char *where, unsig
                    uint64_t *out, bd_error *err)
 {
     double d = item->valuedouble;
-    if (!cJSON_IsNumber(item) || d != (double)(long long)d || d < 0 || d > (double)max)
+    if (!cJSON_IsNumber(item) || !integer_in(d, 0, (double)max))
         return bd_error_set(err, BD_EINVAL, "model '%s' config: key '%s%s': expected an integer in "
                             "[0, %llu]", name, where, item->string, max);
     *out = (uint64_t)d;
@@ -214,7 +221,7 @@ static int dynamic_batching_key(bd_batching_config *b, const cJSON *obj, const c
             b->n_preferred = 0;
             for (const cJSON *x = ok ? it->child : NULL; ok && x; x = x->next) {
                 double d = x->valuedouble;
-                ok = cJSON_IsNumber(x) && d == (double)(long long)d && d >= 1 && d <= (1 << 30);
+                ok = cJSON_IsNumber(x) && integer_in(d, 1, 1 << 30);
                 for (int p = 0; ok && p < b->n_preferred; p++)
                     ok = b->preferred[p] != (int)d;
                 if (ok)

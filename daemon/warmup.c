@@ -16,10 +16,11 @@
 
 /* ---- parsing ------------------------------------------------------------------------------- */
 
+/* An integer in [LO, HI] (within ±2^62): the range first, as the cast is undefined beyond it. */
 static bool whole(const cJSON *it, double lo, double hi)
 {
-    return cJSON_IsNumber(it) && it->valuedouble == (double)(long long)it->valuedouble &&
-           it->valuedouble >= lo && it->valuedouble <= hi;
+    double d = it->valuedouble;
+    return cJSON_IsNumber(it) && d >= lo && d <= hi && d == (double)(long long)d;
 }
 
 /* "TYPE_FP32" -> BD_DT_FLOAT; strings are not warmed up (braid serves numeric tensors). */
