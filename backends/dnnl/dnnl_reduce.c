@@ -84,6 +84,13 @@ bool dn_reduce_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
     bd_shape kept = bd_shape_make(rank, dims);
     if (bd_shape_numel(&kept) != bd_shape_numel(&n->outputs[0]->shape))
         return dn_why(why, len, "%s axes do not produce the inferred output shape", n->op_type);
+    /* oneDNN refuses a reduction that reduces nothing (every reduced axis of size 1, e.g. a
+     * batch of 1 summed over the batch axis): the native engine runs that one */
+    bool reduces = false;
+    for (int d = 0; d < rank; d++)
+        reduces |= dims[d] != n->inputs[0]->shape.dims[d];
+    if (!reduces)
+        return dn_why(why, len, "%s reduces only axes of size 1 (oneDNN wants one reduced)", n->op_type);
     return true;
 }
 

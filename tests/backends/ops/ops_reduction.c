@@ -252,6 +252,12 @@ static const op_case k_cases[] = {
       { AI("keepdims", 1) }, OUT(2, 1, 4), ref_reduce },
     { "reducesum_f32_drop", "ReduceSum", NULL, 2, { INR(-2, 2, 2, 3, 4), I64(0, 2) },
       { AI("keepdims", 0) }, OUT(3), ref_reduce },
+    /* only axes of size 1 reduced (a batch of 1 summed over the batch axis): oneDNN refuses
+     * such a reduction, so another engine takes it */
+    { "reducesum_f32_size1_axis", "ReduceSum", NULL, 2, { INR(-2, 2, 1, 4), I64(0) },
+      { AI("keepdims", 0) }, OUT(4), ref_reduce },
+    { "reducel2_f32_size1_axis", "ReduceL2", NULL, 1, { INR(-2, 2, 1, 4) },
+      { AINTS("axes", 0), AI("keepdims", 1) }, OUT(1, 4), ref_reduce },
     RED("reducemean_f32_keep1", "ReduceMean", F32, -2, 2, 1, OUT(2, 1, 4), 1),
     RED("reducemax_f32_drop02", "ReduceMax", F32, -2, 2, 0, OUT(3), 0, 2),
     RED("reducemax_f32_neg_axis", "ReduceMax", F32, -2, 2, 1, OUT(2, 3, 1), -1),
