@@ -8,12 +8,15 @@
 #   bench/batching/run.sh
 #   MODELS=mlp CONCURRENCY="1 16" WINDOW_MS=2000 bench/batching/run.sh
 #
-# Models (each request one row): tinycnn (the demo model, image [N,3,32,32]) and mlp
+# Models (each request one row): tinycnn (the demo model, image [N,3,32,32]), mlp
 # (x [N,1024] through 8 MatMuls 1024x1024: a model whose runs get cheaper per row with more
-# rows), generated into the temporary repository with tests/e2e/e2e_models.py.
+# rows), generated into the temporary repository with tests/e2e/e2e_models.py; and the two of
+# issue 13, mobilenet_v2 (torchvision MobileNetV2, image [N,3,224,224]) and bert2 (a 2-layer
+# BERT encoder, input_ids [N,128]; perf_analyzer sends zeros, valid token ids), exported with
+# a dynamic batch by bench/batching/gen_models.py into BRAID_MODEL_CACHE (~/.cache/braid/models).
 #
 # Environment:
-#   MODELS        default "tinycnn mlp"
+#   MODELS        default "mobilenet_v2 bert2 tinycnn mlp"
 #   CONCURRENCY   levels (default "1 4 16 64")
 #   DELAY_US      the batched model's max_queue_delay_microseconds (default 500)
 #   PREFERRED     its preferred_batch_size as JSON (default "[]")
@@ -30,7 +33,8 @@ if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
 fi
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-MODELS="${MODELS:-tinycnn mlp}"
+MODELS="${MODELS:-mobilenet_v2 bert2 tinycnn mlp}"
+MODEL_DIR="${BRAID_MODEL_CACHE:-$HOME/.cache/braid/models}"
 LEVELS="${CONCURRENCY:-1 4 16 64}"
 DELAY_US="${DELAY_US:-500}"
 PREFERRED="${PREFERRED:-[]}"
@@ -56,18 +60,22 @@ cleanup() { [ -z "$PID" ] || kill "$PID" 2>/dev/null || true; [ "$OUT" = "$WORK"
 trap cleanup EXIT
 
 echo "== models"
-ROOT="$ROOT" $PY - "$WORK/repo" "$MODELS" "$DELAY_US" "$PREFERRED" <<'EOF'
+case " $MODELS " in *" mobilenet_v2 "*|*" bert2 "*) $PY "$ROOT/bench/batching/gen_models.py" "$MODEL_DIR" ;; esac
+ROOT="$ROOT" $PY - "$WORK/repo" "$MODELS" "$DELAY_US" "$PREFERRED" "$MODEL_DIR" <<'EOF'
 import json, os, shutil, sys
 sys.path.insert(0, os.path.join(os.environ.get("ROOT", "."), "tests", "e2e"))
 import e2e_models
 repo, models, delay, preferred = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), json.loads(sys.argv[4])
+cache = sys.argv[5]
 for m in models:
     if m == "tinycnn":
         data = open(e2e_models.demo_model_path(), "rb").read()
     elif m == "mlp":
         data = e2e_models.slow_matmul(rows="N", n=1024, depth=8)
+    elif m in ("mobilenet_v2", "bert2"):
+        data = open(os.path.join(cache, m + "_dyn.onnx"), "rb").read()
     else:
-        sys.exit("unknown model %s (tinycnn, mlp)" % m)
+        sys.exit("unknown model %s (mobilenet_v2, bert2, tinycnn, mlp)" % m)
     for variant, extra in (("solo", {}), ("batched", {"dynamic_batching": {
             "max_queue_delay_microseconds": delay, "preferred_batch_size": preferred}})):
         name = "%s_%s" % (m, variant)
@@ -109,7 +117,9 @@ for m in $MODELS; do
     for variant in solo batched; do
       name="${m}_$variant"
       csv="$OUT/$name.c$c.csv"
-      if ! "$PA" -m "$name" -u "$GRPC" -i grpc -b 1 --concurrency-range "$c" \
+      data=()
+      [ "$m" = bert2 ] && data=(--input-data zero)     # token ids must be in the vocabulary
+      if ! "$PA" -m "$name" -u "$GRPC" -i grpc -b 1 --concurrency-range "$c" "${data[@]}" \
            --measurement-interval "$WINDOW_MS" --stability-percentage "$STABILITY" \
            --max-trials 6 -f "$csv" >"$OUT/$name.c$c.log" 2>&1; then
         printf "%-9s %11s  %s\n" "$variant" "$c" "not stable or failed: $(grep -m1 -iE 'fail|error' "$OUT/$name.c$c.log" || tail -n1 "$OUT/$name.c$c.log")"
