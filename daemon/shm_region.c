@@ -337,6 +337,6 @@ int bd_shm_check(const bd_shm_region *r, bd_error *err)
     if (!bd_shm_guard_broken(r->slot))
         return 0;
     return bd_error_set(err, BD_EINVAL, "shared memory region '%s' shrank during the request (its "
-                        "object '%s' was truncated); unregister and register it again", r->info.name,
-                        r->info.key);
+                        "object '%s' was truncated, or /dev/shm had no room for its pages); "
+                        "unregister and register it again", r->info.name, r->info.key);
 }
