@@ -2,11 +2,11 @@
 #include "daemon/rpc.h"
 
 const bd_rpc_method bd_rpc_methods[] = {
-    { "/inference.GRPCInferenceService/ServerLive",            bd_rpc_server_live, NULL, 4, false, false },
-    { "/inference.GRPCInferenceService/ServerReady",           bd_rpc_server_ready, NULL, 4, false, false },
-    { "/inference.GRPCInferenceService/ModelReady",            bd_rpc_model_ready, NULL, 4, false, false },
-    { "/inference.GRPCInferenceService/ServerMetadata",        bd_rpc_server_metadata, NULL, 4, false, false },
-    { "/inference.GRPCInferenceService/ModelMetadata",         bd_rpc_model_metadata, NULL, 4, false, false },
+    { "/inference.GRPCInferenceService/ServerLive",            bd_rpc_server_live, bd_rpc_server_live_fast, 4, false, false },
+    { "/inference.GRPCInferenceService/ServerReady",           bd_rpc_server_ready, bd_rpc_server_ready_fast, 4, false, false },
+    { "/inference.GRPCInferenceService/ModelReady",            bd_rpc_model_ready, bd_rpc_model_ready_fast, 4, false, false },
+    { "/inference.GRPCInferenceService/ServerMetadata",        bd_rpc_server_metadata, bd_rpc_server_metadata_fast, 4, false, false },
+    { "/inference.GRPCInferenceService/ModelMetadata",         bd_rpc_model_metadata, bd_rpc_model_metadata_fast, 4, false, false },
     { "/inference.GRPCInferenceService/ModelConfig",           bd_rpc_model_config, NULL, 4, false, false },
     { "/inference.GRPCInferenceService/ModelInfer",            bd_rpc_model_infer, bd_rpc_model_infer_fast, 64, true, false },
     { "/inference.GRPCInferenceService/ModelStreamInfer",      bd_rpc_model_stream_infer_loop, bd_rpc_model_stream_infer, 8, true, true },
@@ -20,6 +20,6 @@ const bd_rpc_method bd_rpc_methods[] = {
     { "/inference.GRPCInferenceService/CudaSharedMemoryStatus",       bd_rpc_cuda_shm, NULL, 1, false, false },
     { "/inference.GRPCInferenceService/CudaSharedMemoryRegister",     bd_rpc_cuda_shm, NULL, 1, false, false },
     { "/inference.GRPCInferenceService/CudaSharedMemoryUnregister",   bd_rpc_cuda_shm, NULL, 1, false, false },
-    { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, NULL, 4, false, false },
+    { "/grpc.health.v1.Health/Check",                          bd_rpc_health_check, bd_rpc_health_check_fast, 4, false, false },
 };
 const size_t bd_rpc_n_methods = sizeof bd_rpc_methods / sizeof bd_rpc_methods[0];

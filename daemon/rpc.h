@@ -3,22 +3,31 @@
  * Each runs on the loop thread with a received call, decodes its request with
  * bd_call_decode and answers exactly once with bd_call_reply / bd_call_fail — at once for
  * the cheap RPCs, from a worker (ModelInfer) or a registry callback (load/unload) otherwise.
- * ModelInfer also has a fast handler that the cq thread runs first (server.h).
+ * ModelInfer and the cheap reads (liveness, readiness, metadata) also have a fast handler
+ * the cq thread runs first (server.h); it passes the call on to the loop handler when only
+ * the registry can answer.
  * Status codes follow docs/protocol.md through status_map.h. */
 #ifndef BD_DAEMON_RPC_H
 #define BD_DAEMON_RPC_H
 
 #include "daemon/server.h"
 
-/* rpc_health.c */
+/* rpc_health.c (each *_fast: the cq thread, from the server's ready flag and the
+ * served-version table; false = the loop handler answers) */
 void bd_rpc_server_live(bd_call *c);        /* always live while the process serves */
+bool bd_rpc_server_live_fast(bd_call *c);
 void bd_rpc_server_ready(bd_call *c);       /* bd_registry_ready() and not shutting down */
+bool bd_rpc_server_ready_fast(bd_call *c);
 void bd_rpc_model_ready(bd_call *c);        /* the model (version) is READY */
+bool bd_rpc_model_ready_fast(bd_call *c);
 void bd_rpc_health_check(bd_call *c);       /* grpc.health.v1: "" or a service/model name */
+bool bd_rpc_health_check_fast(bd_call *c);
 
 /* rpc_metadata.c */
 void bd_rpc_server_metadata(bd_call *c);    /* name "braid", version, extensions */
+bool bd_rpc_server_metadata_fast(bd_call *c);
 void bd_rpc_model_metadata(bd_call *c);     /* inputs/outputs with datatype strings, -1 dims */
+bool bd_rpc_model_metadata_fast(bd_call *c);   /* from the served-version table */
 void bd_rpc_model_config(bd_call *c);       /* Triton ModelConfig subset */
 
 /* rpc_infer.c */

@@ -1,5 +1,7 @@
 /* ServerMetadata, ModelMetadata and ModelConfig: what a client asks before it infers.
- * Answered on the loop thread from the served version's graph signature.
+ * ServerMetadata is constant; ModelMetadata comes from the served version's graph signature,
+ * found by the fast handler on the cq thread in the served-version table, else on the loop
+ * in the registry. ModelConfig is answered on the loop.
  *
  * Platform: ModelMetadata says the served platform ("onnx" (braid's spelling),
  * "tensorflow_graphdef", "tensorflow_savedmodel", "tensorflow_tfjs"); ModelConfig says Triton's names with backend
@@ -24,9 +26,19 @@ static const char *config_platform(const char *platform)
     return strcmp(platform, "onnx") == 0 ? "onnxruntime_onnx" : platform;
 }
 
+/* The request the fast handler decoded already, or decode it now (NULL: answered). */
+#define DECODED(c, type, what) \
+    (bd_call_message(c) ? (type *)bd_call_message(c) : BD_CALL_DECODE(c, type, what))
+
+bool bd_rpc_server_metadata_fast(bd_call *c)
+{
+    bd_rpc_server_metadata(c);                  /* constant data: any thread */
+    return true;
+}
+
 void bd_rpc_server_metadata(bd_call *c)
 {
-    if (!BD_CALL_DECODE(c, inference_ServerMetadataRequest, "ServerMetadataRequest"))
+    if (!DECODED(c, inference_ServerMetadataRequest, "ServerMetadataRequest"))
         return;
     static char *extensions[] = { "classification", "model_repository", "statistics",
                                   "binary_tensor_data", "model_configuration", "health",
@@ -64,15 +76,38 @@ static int64_t *wire_dims(const bd_value *v, pb_size_t *count, int64_t *storage)
     return storage;
 }
 
+static void reply_model_metadata(bd_call *c, bd_served *s);
+
+/* The served version's graph is immutable while referenced: any thread may describe it. */
+bool bd_rpc_model_metadata_fast(bd_call *c)
+{
+    inference_ModelMetadataRequest *req =
+        DECODED(c, inference_ModelMetadataRequest, "ModelMetadataRequest");
+    if (!req)
+        return true;
+    bd_served *s = bd_call_cached_served(c, req->name ? req->name : "", req->version);
+    if (!s)
+        return false;                           /* the loop asks the registry */
+    reply_model_metadata(c, s);
+    return true;
+}
+
 void bd_rpc_model_metadata(bd_call *c)
 {
     inference_ModelMetadataRequest *req =
-        BD_CALL_DECODE(c, inference_ModelMetadataRequest, "ModelMetadataRequest");
+        DECODED(c, inference_ModelMetadataRequest, "ModelMetadataRequest");
     if (!req)
         return;
     bd_served *s = acquire_or_fail(c, req->name, req->version);
     if (!s)
         return;
+    bd_call_remember_served(c, s);              /* the next one stays on the cq thread */
+    reply_model_metadata(c, s);
+}
+
+/* Describe S (released here). */
+static void reply_model_metadata(bd_call *c, bd_served *s)
+{
     const bd_graph *g = bd_model_graph(bd_served_model(s));
     size_t n_in = bd_graph_num_inputs(g), n_out = bd_graph_num_outputs(g), n = n_in + n_out;
     inference_ModelMetadataResponse_TensorMetadata *t = calloc(n ? n : 1, sizeof *t);

@@ -174,6 +174,7 @@ struct bd_server {
     uint64_t                close_ns;     /* when bd_server_close was called */
     atomic_bool             grpc_shut;    /* grpc_server_shutdown_and_notify was called */
     atomic_bool             stopping;
+    atomic_bool             ready;        /* bd_registry_ready as of the last loop iteration */
     int                     open_handles;
     pthread_mutex_t         lock;         /* guards queue/n/cap and live_calls */
     loop_event             *queue;
@@ -614,6 +615,8 @@ static void on_check(uv_check_t *h)
 {
     bd_server *s = h->data;
     bd_served_cache_refresh(s->served);
+    if (!atomic_load_explicit(&s->ready, memory_order_relaxed) && bd_registry_ready(s->reg))
+        atomic_store(&s->ready, true);          /* only start-up makes it true (server.h) */
 }
 
 /* ---- call API (rpc_*.c) ----------------------------------------------------------------------- */
@@ -680,6 +683,15 @@ void *bd_call_decode_or_fail(bd_call *c, const pb_msgdesc_t *fields, size_t size
 }
 
 bool bd_call_server_stopping(const bd_call *c) { return atomic_load(&c->srv->stopping); }
+
+int bd_call_server_ready_hint(const bd_call *c)
+{
+    if (atomic_load(&c->srv->stopping))
+        return 0;
+    return atomic_load(&c->srv->ready) ? 1 : -1;
+}
+
+void *bd_call_message(const bd_call *c) { return c->msg; }
 
 bd_served *bd_call_cached_served(const bd_call *c, const char *name, const char *version)
 {

@@ -162,12 +162,20 @@ void       bd_call_remember_served(bd_call *c, bd_served *s);
  * a bad message (*MSG is then NULL). The handler's thread, at most once per call. */
 int  bd_call_decode(bd_call *c, const pb_msgdesc_t *fields, size_t size, void **msg,
                     const char *what, bd_error *err);
+/* The message bd_call_decode decoded for this call, or NULL before: a loop handler finds
+ * there what its fast handler decoded before passing the call on. */
+void *bd_call_message(const bd_call *c);
 /* bd_call_decode, or answer the error (INVALID_ARGUMENT) and return NULL. */
 void *bd_call_decode_or_fail(bd_call *c, const pb_msgdesc_t *fields, size_t size, const char *what);
 #define BD_CALL_DECODE(c, type, what) \
     ((type *)bd_call_decode_or_fail((c), type##_fields, sizeof(type), (what)))
 /* True once the server stopped accepting calls (SIGTERM). */
 bool bd_call_server_stopping(const bd_call *c);
+/* Server readiness as the cq thread may answer it: 1 ready, 0 not ready (stopping), -1 only
+ * the registry can tell (start-up not seen finished yet: ask bd_registry_ready on the loop).
+ * The loop copies bd_registry_ready into an atomic after every loop iteration; readiness
+ * only turns false again at shutdown, which bd_server_stop marks at once. Any thread. */
+int  bd_call_server_ready_hint(const bd_call *c);
 
 /* Keep the call (and its state) alive past its reply: a worker holds it while it still
  * touches the call's state after answering. Any thread, while the caller already owns a

@@ -119,6 +119,8 @@ class Lifecycle(unittest.TestCase):
             time.sleep(0.005)
         http_status, http_body = self.http_ready()
         grpc_again = self.grpc_ready(stub)
+        import health_pb2                        # answered on the cq thread, as ServerReady
+        health_again = d.health_stub().Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
         probed_at = time.monotonic()
         for t in threads:
             t.join(TIME_LIMIT_S)
@@ -128,6 +130,7 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(http_status, 503, "GET /v2/health/ready during the drain: %s" % http_body)
         self.assertIn("shutting down", http_body)
         self.assertFalse(grpc_again)
+        self.assertEqual(health_again.status, health_pb2.HealthCheckResponse.NOT_SERVING)
         self.assertEqual(code, 0, d.log_tail())
         d.assert_gone()
         d.check_log()

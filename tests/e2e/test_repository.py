@@ -82,6 +82,51 @@ class Repository(BraiddTestCase):
         out = response_outputs(self.stub.ModelInfer(infer_request("byname_a", {"x": x}), timeout=30))
         np.testing.assert_array_equal(out["plus_one"], x + 1)
 
+    def test_cheap_reads_follow_unload_and_reload_at_once(self):
+        # ModelReady, ModelMetadata and health Check(model) are answered on braidd's cq thread
+        # from its served-version table once a model is known there: an unload or a new
+        # version must be seen by the very next call, never one late.
+        import health_pb2
+        health = self.d.health_stub()
+        name, x = "fastread", np.ones((1, 4), np.float32)
+
+        def ready(version=""):
+            return self.stub.ModelReady(pb.ModelReadyRequest(name=name, version=version),
+                                        timeout=10).ready
+
+        def check():
+            return status_of(health.Check, health_pb2.HealthCheckRequest(service=name), timeout=10)
+
+        code, details = self.load(name, {"1/model.onnx": e2e_models.two_outputs()})
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        for cycle in range(12):
+            for _ in range(3):              # the first call fills the table, the rest use it
+                self.assertTrue(ready(), cycle)
+                self.assertEqual(check()[1].status, health_pb2.HealthCheckResponse.SERVING)
+                md = self.stub.ModelMetadata(pb.ModelMetadataRequest(name=name), timeout=10)
+                self.assertEqual(list(md.versions), ["1"])
+                out = response_outputs(self.stub.ModelInfer(infer_request(name, {"x": x}), timeout=30))
+                np.testing.assert_array_equal(out["plus_one"], x + 1)
+            self.stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name=name),
+                                            timeout=60)
+            self.assertFalse(ready(), "ModelReady true right after the unload (cycle %d)" % cycle)
+            code, _ = status_of(self.stub.ModelMetadata, pb.ModelMetadataRequest(name=name), timeout=10)
+            self.assertEqual(code, grpc.StatusCode.NOT_FOUND, cycle)
+            code, r = check()
+            self.assertTrue(code == grpc.StatusCode.NOT_FOUND or
+                            r.status == health_pb2.HealthCheckResponse.NOT_SERVING, (cycle, code))
+            code, details = self.load(name)
+            self.assertEqual(code, grpc.StatusCode.OK, details)
+            self.assertTrue(ready(), "ModelReady false right after the load (cycle %d)" % cycle)
+        # A new version: the table's old entry must not answer for it.
+        code, details = self.load(name, {"2/model.onnx": e2e_models.two_outputs()})
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        self.assertEqual(list(self.stub.ModelMetadata(pb.ModelMetadataRequest(name=name),
+                                                      timeout=10).versions), ["2"])
+        self.assertTrue(ready("2"))
+        self.assertFalse(ready("1"))
+        self.assertTrue(ready("2"))
+
     def test_hot_reload(self):
         # 1. A new version directory written next to the old one, then load by name.
         e2e_models.write_repository_model(self.d.repo, DEMO, e2e_models.demo_variant(1.0), "2")

@@ -415,6 +415,25 @@ class Tokens(unittest.TestCase):
         code, _ = status_of(self.stub.ModelInfer, infer_request(DEMO, {"image": image}), timeout=30)
         self.assertEqual(code, grpc.StatusCode.UNAUTHENTICATED)
 
+    def test_cheap_reads_check_the_token_on_the_fast_path(self):
+        # ModelReady and the metadata RPCs are answered on the cq thread once the model is in
+        # the served-version table: the token is checked there first, as on the loop.
+        for _ in range(2):                  # the first call fills the table
+            self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name=DEMO), timeout=10,
+                                                 metadata=md(INFERENCE_TOKEN)).ready)
+            self.stub.ModelMetadata(pb.ModelMetadataRequest(name=DEMO), timeout=10,
+                                    metadata=md(INFERENCE_TOKEN))
+        for metadata in ((), md(INFERENCE_TOKEN[:-1])):
+            for call, req in ((self.stub.ModelReady, pb.ModelReadyRequest(name=DEMO)),
+                              (self.stub.ModelMetadata, pb.ModelMetadataRequest(name=DEMO)),
+                              (self.stub.ServerMetadata, pb.ServerMetadataRequest())):
+                code, details = status_of(call, req, timeout=10, metadata=metadata)
+                self.assertEqual(code, grpc.StatusCode.UNAUTHENTICATED, details)
+        # health Check needs no token (role NONE), on the cq thread too
+        import health_pb2
+        r = self.d.health_stub().Check(health_pb2.HealthCheckRequest(service=DEMO), timeout=10)
+        self.assertEqual(r.status, health_pb2.HealthCheckResponse.SERVING)
+
     def test_grpc_wrong_token_is_unauthenticated(self):
         for bad in (INFERENCE_TOKEN[:-1], INFERENCE_TOKEN + "x", "x" * 40, ""):
             code, _ = status_of(self.stub.ServerMetadata, pb.ServerMetadataRequest(), timeout=10,
