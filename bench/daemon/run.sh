@@ -3,14 +3,15 @@
 #   1. RPC latency: >= 5000 sequential ModelInfer calls of a tiny model (x[1,16] + c) against
 #      braidd and the same request bytes against a bare gRPC C-core echo server, interleaved
 #      in blocks in the same run; p50/p99 of each and braidd's p50 over the echo's
-#      (target <= 1.3). The same for ServerLive (an empty request, answered on braidd's loop
-#      thread) against an echo server registered on that method: the cost of the loop hop.
+#      (target <= 1.3). The same for ServerLive (an empty request, answered on braidd's cq
+#      thread) against an echo server registered on that method.
 #   2. Throughput: ResNet-50 with 16 concurrent clients against braidd vs the in-process
 #      `braid bench` with the same total threads (target >= 90%); alternated ROUNDS times
 #      (braidd's calls/s over the in-process 1000 / mean ms, both means over time).
 #
 #   bench/daemon/run.sh
 #   CALLS=20000 ROUNDS=5 bench/daemon/run.sh
+#   BRAIDD_BASE=/tmp/braidd-old LATENCY_ONLY=1 bench/daemon/run.sh   # before/after, interleaved
 #
 # Environment:
 #   CALLS        sequential calls per target (default 5000); BLOCK calls per block (250)
@@ -23,6 +24,9 @@
 #   INPROC_ITERS timed in-process inferences per round (default 40)
 #   BUILD_DIR    meson build directory (default <repo>/build-bench, release)
 #   BRAIDD, BRAID, ECHO_SERVER, RPC_BENCH   use these binaries instead of building
+#   BRAIDD_BASE  a second braidd (e.g. built from an older commit) measured in the same latency
+#                runs as target "base", interleaved with braidd and the echo
+#   LATENCY_ONLY 1: skip the throughput runs
 #   BRAID_MODEL_CACHE   where gen_models.py keeps resnet50.onnx (~/.cache/braid/models)
 set -euo pipefail
 
@@ -116,15 +120,29 @@ wait_port_file "$WORK/echo-live.port" "$ECHO_LIVE_PID" "$WORK/echo-live.log"
 ECHO_LIVE_PORT="$(cat "$WORK/echo-live.port")"
 : >"$WORK/empty.req"                 # ServerLiveRequest has no fields: zero bytes, both sides
 start_braidd
+BASE_TARGET=()
+if [ -n "${BRAIDD_BASE:-}" ]; then
+  echo "== start the base braidd ($BRAIDD_BASE)"
+  NEW_PID="$BRAIDD_PID"; NEW_PORT="$GRPC_PORT"
+  BRAIDD_SAVED="$BRAIDD"; BRAIDD="$BRAIDD_BASE"
+  start_braidd
+  BRAIDD="$BRAIDD_SAVED"; BASE_PID="$BRAIDD_PID"; BASE_TARGET=(base="127.0.0.1:$GRPC_PORT")
+  BRAIDD_PID="$NEW_PID"; GRPC_PORT="$NEW_PORT"
+fi
+echo "load average before the latency runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== RPC latency: $CALLS sequential calls each, blocks of $BLOCK, interleaved"
 "$RPC_BENCH" latency --request "$WORK/tiny_add.req" --calls "$CALLS" --block "$BLOCK" \
-  braidd="127.0.0.1:$GRPC_PORT" echo="127.0.0.1:$ECHO_PORT" | tee "$WORK/latency.txt"
+  braidd="127.0.0.1:$GRPC_PORT" "${BASE_TARGET[@]+"${BASE_TARGET[@]}"}" echo="127.0.0.1:$ECHO_PORT" | tee "$WORK/latency.txt"
 LAT="$(grep '^RESULT ' "$WORK/latency.txt")"
-echo "== ServerLive latency (answered on braidd's loop thread): $CALLS calls each, same blocks"
+echo "== ServerLive latency (answered on braidd's cq thread): $CALLS calls each, same blocks"
 "$RPC_BENCH" latency --method "$LIVE_METHOD" --request "$WORK/empty.req" --calls "$CALLS" \
-  --block "$BLOCK" braidd="127.0.0.1:$GRPC_PORT" echo="127.0.0.1:$ECHO_LIVE_PORT" | tee "$WORK/live.txt"
+  --block "$BLOCK" braidd="127.0.0.1:$GRPC_PORT" "${BASE_TARGET[@]+"${BASE_TARGET[@]}"}" \
+  echo="127.0.0.1:$ECHO_LIVE_PORT" | tee "$WORK/live.txt"
 LIVE="$(grep '^RESULT ' "$WORK/live.txt")"
+LOAD_LAT="$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after the latency runs: $LOAD_LAT"
+[ -z "${BASE_PID:-}" ] || stop "$BASE_PID" braidd-base
 stop "$ECHO_PID" echo-server
 stop "$ECHO_LIVE_PID" echo-server
 stop "$BRAIDD_PID" braidd
@@ -133,6 +151,7 @@ stop "$BRAIDD_PID" braidd
 # In-process inferences/s = 1000 / mean latency (like braidd's calls / elapsed, a mean).
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 TP_ROWS=()
+[ "${LATENCY_ONLY:-0}" = 1 ] && CONFIGS=""
 for cfg in $CONFIGS; do
   w="${cfg%x*}"; t="${cfg#*x}"
   echo "== ResNet-50: braidd $w worker(s) x $t thread(s), $CONCURRENCY clients vs braid bench --threads $THREADS; $ROUNDS rounds"
@@ -155,14 +174,22 @@ done
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 echo
-echo "== results ($(nproc) cores, OMP_WAIT_POLICY=$OMP_WAIT_POLICY; medians of $ROUNDS rounds for throughput)"
+echo "== results ($(nproc) cores, OMP_WAIT_POLICY=$OMP_WAIT_POLICY; medians of $ROUNDS rounds for throughput;"
+echo "   load average after the latency runs $LOAD_LAT, now $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-40s %12s %16s %9s %8s\n' "measurement" "braidd" "reference" "ratio" "target"
 printf '%-40s %12s %16s %9s %8s\n' "tiny model RPC p50 (us), $CALLS calls" "$(field braidd_p50_us "$LAT")" \
   "$(field echo_p50_us "$LAT") echo" "$(field ratio_p50 "$LAT")x" "<= 1.3x"
 printf '%-40s %12s %16s %9s %8s\n' "tiny model RPC p99 (us)" "$(field braidd_p99_us "$LAT")" \
   "$(field echo_p99_us "$LAT") echo" "" ""
-printf '%-40s %12s %16s %9s %8s\n' "ServerLive RPC p50 (us), loop thread" "$(field braidd_p50_us "$LIVE")" \
-  "$(field echo_p50_us "$LIVE") echo" "$(field ratio_p50 "$LIVE")x" ""
+printf '%-40s %12s %16s %9s %8s\n' "ServerLive RPC p50 (us)" "$(field braidd_p50_us "$LIVE")" \
+  "$(field echo_p50_us "$LIVE") echo" "$(field ratio_p50 "$LIVE")x" "<= 1.3x"
+if [ -n "${BASE_PID:-}" ]; then
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3fx", a / b }'; }
+  printf '%-40s %12s %16s %9s %8s\n' "  base braidd: tiny model RPC p50 (us)" "$(field base_p50_us "$LAT")" \
+    "$(field echo_p50_us "$LAT") echo" "$(ratio "$(field base_p50_us "$LAT")" "$(field echo_p50_us "$LAT")")" ""
+  printf '%-40s %12s %16s %9s %8s\n' "  base braidd: ServerLive RPC p50 (us)" "$(field base_p50_us "$LIVE")" \
+    "$(field echo_p50_us "$LIVE") echo" "$(ratio "$(field base_p50_us "$LIVE")" "$(field echo_p50_us "$LIVE")")" ""
+fi
 for row in "${TP_ROWS[@]}"; do
   read -r w t rpm ipm <<<"$row"
   printf '%-40s %12s %16s %9s %8s\n' "ResNet-50 inf/s, $CONCURRENCY clients, ${w}x${t}" "$rpm" "$ipm in-proc" \
