@@ -273,7 +273,9 @@ bool bd_wire_decode(bd_wire_reader *rd, const uint8_t *buf, size_t len,
         return false;
     }
     bound_reader = rd;
-    bool ok = pb_decode(&in, fields, msg);
+    /* MSG is zeroed (the contract), and zero is every field's default unless the message
+     * declares others (proto2 [default]): then nanopb's pass setting defaults is redundant. */
+    bool ok = pb_decode_ex(&in, fields, msg, fields->default_value ? 0 : PB_DECODE_NOINIT);
     bound_reader = outer;
     if (!ok)
         rd->error = PB_GET_ERROR(&in);
