@@ -24,6 +24,7 @@
 #include "daemon/infer_batch.h"
 #include "daemon/infer_bind.h"
 #include "daemon/infer_classify.h"
+#include "daemon/infer_response.h"
 #include "daemon/log.h"
 #include "daemon/rpc.h"
 #include "daemon/status_map.h"
@@ -101,25 +102,9 @@ static int check_response_size(const infer_job *j, uint64_t bytes, bool at_least
                         "input", at_least ? "at least " : "", bytes, limit);
 }
 
-/* An upper bound of RSP's encoded size (SIZE_MAX when it has fields this does not count):
- * every length-delimited field costs at most its bytes + 1 tag byte + a 10-byte length
- * (tags here are < 16), a packed int64 10 bytes per element. SPANS: raw_output_contents. */
-static size_t response_size_bound(const inference_ModelInferResponse *rsp, const bd_wire_span *spans)
+static void write_response(const void *rsp, uint8_t *dst)
 {
-    enum { FIELD = 11 };
-    if (rsp->parameters_count)
-        return SIZE_MAX;
-    uint64_t b = 3 * FIELD + strlen(rsp->model_name) + strlen(rsp->model_version) +
-                 (rsp->id ? strlen(rsp->id) : 0);
-    for (pb_size_t k = 0; k < rsp->outputs_count; k++) {
-        const inference_ModelInferResponse_InferOutputTensor *o = &rsp->outputs[k];
-        if (o->parameters_count || o->has_contents)
-            return SIZE_MAX;
-        uint64_t t = 4 * FIELD + strlen(o->name) + strlen(o->datatype) + 10ull * o->shape_count;
-        if (__builtin_add_overflow(b, t, &b) || __builtin_add_overflow(b, FIELD + (uint64_t)spans[k].size, &b))
-            return SIZE_MAX;
-    }
-    return b > SIZE_MAX ? SIZE_MAX : (size_t)b;
+    bd_infer_response_write(rsp, dst);
 }
 
 /* What job_run allocated for a response; each array may be its small storage or NULL. */
@@ -207,11 +192,11 @@ static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph
         .outputs = outs,
     };
     bd_wire_spans_borrow(&rsp.raw_output_contents, spans, n_out);
-    /* Sized exactly only when a bound does not settle it (sizing walks every field once
-     * more: ~3 k instructions on a tiny model's call). Sizing copies no tensor. */
-    size_t rsp_size = response_size_bound(&rsp, spans);
-    if (!rc && rsp_size > bd_call_config(j->call)->max_message_bytes &&
-        !pb_get_encoded_size(&rsp_size, inference_ModelInferResponse_fields, &rsp))
+    /* Sized by arithmetic when infer_response.c can write it (every plain inference), else
+     * by nanopb's sizing pass. Sizing copies no tensor. */
+    size_t rsp_size = 0;
+    bool by_hand = bd_infer_response_size(&rsp, &rsp_size);
+    if (!rc && !by_hand && !pb_get_encoded_size(&rsp_size, inference_ModelInferResponse_fields, &rsp))
         rc = bd_error_set(&err, BD_EIO, "cannot encode the response");
     if (!rc)
         rc = check_response_size(j, rsp_size, false, &err);
@@ -247,7 +232,10 @@ static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph
     atomic_fetch_add(&st->inference_count, j->b.batch);
     atomic_store(&st->last_inference_ms, bd_wall_ms());
 
-    bd_call_reply(j->call, inference_ModelInferResponse_fields, &rsp);   /* encodes (copies) now */
+    if (by_hand)                        /* encodes (copies) now */
+        bd_call_reply_sized(j->call, inference_ModelInferResponse_fields, &rsp, rsp_size, write_response);
+    else
+        bd_call_reply(j->call, inference_ModelInferResponse_fields, &rsp);
     free_response(outs, outs_small, spans, spans_small, shapes, shapes_small, classified,
                   classified_small, n_out);
     bd_call_unhold(j->call);

@@ -783,15 +783,37 @@ static bool reply_too_big(bd_call *c, size_t size)
     return true;
 }
 
+/* A local call's answer: the transport encodes it its own way. */
+static void reply_local(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
+{
+    if (atomic_exchange(&c->replied, true)) {
+        bd_log(BD_LOG_ERROR, NULL, NULL, "server: a call was answered twice (ignored)");
+        return;
+    }
+    c->local_reply(c->local_arg, GRPC_STATUS_OK, NULL, fields, msg);
+    call_release(c);
+}
+
+void bd_call_reply_sized(bd_call *c, const pb_msgdesc_t *fields, const void *msg, size_t size,
+                         void (*write)(const void *msg, uint8_t *dst))
+{
+    if (c->local_reply) {
+        reply_local(c, fields, msg);
+        return;
+    }
+    if (reply_too_big(c, size))
+        return;
+    grpc_slice sl = grpc_slice_malloc(size);
+    write(msg, GRPC_SLICE_START_PTR(sl));
+    grpc_byte_buffer *buf = grpc_raw_byte_buffer_create(&sl, 1);
+    grpc_slice_unref(sl);
+    send_reply(c, GRPC_STATUS_OK, NULL, buf);
+}
+
 void bd_call_reply(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
 {
-    if (c->local_reply) {                       /* the transport encodes it its own way */
-        if (atomic_exchange(&c->replied, true)) {
-            bd_log(BD_LOG_ERROR, NULL, NULL, "server: a call was answered twice (ignored)");
-            return;
-        }
-        c->local_reply(c->local_arg, GRPC_STATUS_OK, NULL, fields, msg);
-        call_release(c);
+    if (c->local_reply) {
+        reply_local(c, fields, msg);
         return;
     }
     grpc_slice first = grpc_slice_malloc(REPLY_FIRST_TRY);
