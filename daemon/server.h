@@ -5,7 +5,9 @@
  *               completions (send done, close — they only drop references; the last one frees
  *               the call), re-posting requests, and new calls of a method with a fast handler
  *               (ModelInfer: decoded, checked and started right here when the served-version
- *               table knows its model — served_cache.h). Everything else goes into a
+ *               table knows its model — served_cache.h; ServerLive, ServerReady, ModelReady,
+ *               the metadata reads and health Check: answered here from the ready flag and
+ *               that table). Everything else goes into a
  *               mutex-protected queue, then uv_async_send (coalesced: the loop drains it).
  *   loop        runs the handlers in rpc_*.c (and a fast handler's call it passed on),
  *               refreshes the served-version table after every registry change, and shuts

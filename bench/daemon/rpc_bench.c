@@ -265,7 +265,8 @@ int main(int argc, char **argv)
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
 
     if (latency) {
-        for (int i = 0; i < nt; i++)            /* connect and warm up */
+        for (int i = 0; warmup > 0 && i < nt; i++)   /* connect and warm up (count 0 would
+                                                      * mean "no limit" to run()) */
             run(&t[i], cq, 1, warmup, 0, 0);
         for (long done = 0; done < calls; done += block)
             for (int i = 0; i < nt; i++)
