@@ -18,7 +18,7 @@
 #   CONCURRENCY  perf_analyzer's --concurrency-range START:END:STEP (default 1:32:... as
 #                1 2 4 8 16 32, one run per level)
 #   WINDOW_MS    measurement window (default 3000); STABILITY (default 25)
-#   PROTOCOL     grpc (default). http once braidd serves the REST API (issue 12).
+#   PROTOCOL     grpc (default) or http (braidd's REST port)
 #   BUILD_DIR    meson build directory (default <repo>/build-bench, release); BRAIDD overrides
 #   BRAID_ZOO_DIR  zoo cache (default ~/.cache/braid/zoo); OUT  where CSVs go
 set -euo pipefail
@@ -38,13 +38,10 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
 ZOO="${BRAID_ZOO_DIR:-$HOME/.cache/braid/zoo}"
 PY=/usr/bin/python3
 
+# shellcheck source=bench/lib/braidd.sh
+source "$ROOT/bench/lib/braidd.sh"
 PA="$("$ROOT/scripts/fetch_perf_analyzer.sh")"
-if [ -z "${BRAIDD:-}" ]; then
-  echo "== build ($BUILD_DIR)"
-  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
-  ninja -C "$BUILD_DIR" daemon/braidd >/dev/null
-  BRAIDD="$BUILD_DIR/daemon/braidd"
-fi
+bench_braidd_build
 
 WORK="$(mktemp -d /tmp/braid-perf-analyzer.XXXXXX)"
 OUT="${OUT:-$WORK}"
@@ -67,24 +64,17 @@ for m in $MODELS; do
 done
 
 echo "== braidd"
-"$BRAIDD" --repository "$WORK/repo" --grpc-address 127.0.0.1:0 --http-address 127.0.0.1:0 --rest-address 127.0.0.1:0 \
-  --port-file "$WORK/ports" --log-level warn 2>"$WORK/braidd.log" &
-PID=$!
-for _ in $(seq 1 600); do [ -s "$WORK/ports" ] && break; sleep 0.1; done
-[ -s "$WORK/ports" ] || { echo "braidd wrote no port file:"; tail -n 20 "$WORK/braidd.log"; exit 1; }
-GRPC="127.0.0.1:$(cut -d' ' -f1 "$WORK/ports")"
-HTTP="127.0.0.1:$(cut -d' ' -f2 "$WORK/ports")"
-for _ in $(seq 1 1200); do   # no load running any more (HTTP readiness; docs/operations.md)
-  curl -sf -o /dev/null "http://$HTTP/v2/health/ready" && break
-  kill -0 "$PID" || { echo "braidd exited:"; tail -n 20 "$WORK/braidd.log"; exit 1; }
-  sleep 0.5
-done
+bench_braidd_start "$WORK/repo" "$WORK/braidd.log"
+URL="$GRPC"
+[ "$PROTOCOL" = http ] && URL="$REST"
 echo "   $("$BRAIDD" --version 2>/dev/null | head -n1) on $GRPC, $(nproc) cores; perf_analyzer $("$PA" --version 2>&1 | head -n1)"
 
 for m in $MODELS; do
   shape_args=()
+  # token-id inputs: perf_analyzer's random int64s are out of any vocabulary; zeros are ids
+  case "$m" in bert_base|gpt2|lstm_tagger|bert2) shape_args=(--input-data zero) ;; esac
   for s in "${shapes[@]}"; do
-    [ "${s%%=*}" = "$m" ] && [ -n "${s#*=}" ] && shape_args=(--shape "${s#*=}")
+    [ "${s%%=*}" = "$m" ] && [ -n "${s#*=}" ] && shape_args+=(--shape "${s#*=}")
   done
   echo
   echo "== $m"
@@ -92,7 +82,7 @@ for m in $MODELS; do
     "queue us" "c.in us" "infer us" "c.out us"
   for c in $LEVELS; do
     csv="$OUT/$m.c$c.csv"
-    if ! "$PA" -m "$m" -u "$GRPC" -i "$PROTOCOL" "${shape_args[@]}" --concurrency-range "$c" \
+    if ! "$PA" -m "$m" -u "$URL" -i "$PROTOCOL" "${shape_args[@]}" --concurrency-range "$c" \
          --measurement-interval "$WINDOW_MS" --stability-percentage "$STABILITY" \
          --max-trials 6 -f "$csv" >"$OUT/$m.c$c.log" 2>&1; then
       printf "%11s  %s\n" "$c" "not stable or failed: $(grep -m1 -iE 'fail|error' "$OUT/$m.c$c.log" || tail -n1 "$OUT/$m.c$c.log")"
@@ -108,6 +98,6 @@ print("%11s %12.1f %10.0f %10.0f %10.0f %10.0f %10.0f %10.0f" % (
 EOF
   done
 done
-kill -TERM "$PID"; wait "$PID" || true; PID=""
+bench_braidd_stop
 echo
 echo "CSVs and perf_analyzer's logs: $OUT"

@@ -44,13 +44,10 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
 PY=/usr/bin/python3
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
+# shellcheck source=bench/lib/braidd.sh
+source "$ROOT/bench/lib/braidd.sh"
 PA="$("$ROOT/scripts/fetch_perf_analyzer.sh")"
-if [ -z "${BRAIDD:-}" ]; then
-  echo "== build ($BUILD_DIR)"
-  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
-  ninja -C "$BUILD_DIR" daemon/braidd >/dev/null
-  BRAIDD="$BUILD_DIR/daemon/braidd"
-fi
+bench_braidd_build
 
 WORK="$(mktemp -d /tmp/braid-batching.XXXXXX)"
 OUT="${OUT:-$WORK}"
@@ -86,19 +83,7 @@ EOF
 
 echo "== braidd"
 # shellcheck disable=SC2086
-"$BRAIDD" --repository "$WORK/repo" --grpc-address 127.0.0.1:0 --http-address 127.0.0.1:0 --rest-address 127.0.0.1:0 \
-  --port-file "$WORK/ports" --log-level warn ${BRAIDD_ARGS:-} 2>"$WORK/braidd.log" &
-PID=$!
-for _ in $(seq 1 600); do [ -s "$WORK/ports" ] && break; sleep 0.1; done
-[ -s "$WORK/ports" ] || { echo "braidd wrote no port file:"; tail -n 20 "$WORK/braidd.log"; exit 1; }
-GRPC="127.0.0.1:$(cut -d' ' -f1 "$WORK/ports")"
-HTTP="127.0.0.1:$(cut -d' ' -f2 "$WORK/ports")"
-REST="127.0.0.1:$(cut -d' ' -f3 "$WORK/ports")"
-for _ in $(seq 1 1200); do
-  curl -sf -o /dev/null "http://$HTTP/v2/health/ready" && break
-  kill -0 "$PID" || { echo "braidd exited:"; tail -n 20 "$WORK/braidd.log"; exit 1; }
-  sleep 0.5
-done
+bench_braidd_start "$WORK/repo" "$WORK/braidd.log" ${BRAIDD_ARGS:-}
 echo "   $("$BRAIDD" --version 2>/dev/null | head -n1) on $GRPC, $(nproc) cores; perf_analyzer $("$PA" --version 2>&1 | head -n1)"
 
 runs_per_request() {    # execution_count / success count of model $1 (from the REST stats)
@@ -136,7 +121,7 @@ EOF
     done
   done
 done
-kill -TERM "$PID"; wait "$PID" || true; PID=""
+bench_braidd_stop
 echo
 echo "runs/request: plan runs per answered request since start (cumulative over the levels)."
 echo "CSVs and perf_analyzer's logs: $OUT"

@@ -149,22 +149,21 @@ class Batching(BraiddTestCase):
             t.join(120)
         self.assertEqual(errors, [])
 
-    def test_model_mixing_rows_is_not_batched(self):
-        self.assertIn("model=softmax0 version=1 dynamic_batching is off", self.d.log_text())
-        self.assertIn("mixes the rows", self.d.log_text())
-        before = stats(self.stub, "softmax0")
+    def assert_each_request_runs_alone(self, model, seed, reference, atol):
+        """8 clients x 4 requests of 1-3 random rows on MODEL: every answer is REFERENCE(x), and
+        the model ran once per request (it is never batched)."""
+        before = stats(self.stub, model)
         errors = []
 
         def client(i):
-            rng = np.random.default_rng(70 + i)
+            rng = np.random.default_rng(seed + i)
             stub = self.d.stub(self.d.new_channel())
             for _ in range(4):
                 x = rng.standard_normal((int(rng.integers(1, 4)), 4)).astype(np.float32)
-                want = np.exp(x - x.max(axis=0)) / np.exp(x - x.max(axis=0)).sum(axis=0)
                 try:
-                    got = response_outputs(stub.ModelInfer(infer_request("softmax0", {"x": x}),
+                    got = response_outputs(stub.ModelInfer(infer_request(model, {"x": x}),
                                                            timeout=60))
-                    np.testing.assert_allclose(got["y"], want, rtol=1e-5, atol=1e-6)
+                    np.testing.assert_allclose(got["y"], reference(x), rtol=1e-5, atol=atol)
                 except Exception as e:          # noqa: BLE001
                     errors.append(repr(e))
 
@@ -174,8 +173,15 @@ class Batching(BraiddTestCase):
         for t in threads:
             t.join(120)
         self.assertEqual(errors, [])
-        after = stats(self.stub, "softmax0")
+        after = stats(self.stub, model)
         self.assertEqual(after.execution_count - before.execution_count, 32)
+
+    def test_model_mixing_rows_is_not_batched(self):
+        self.assertIn("model=softmax0 version=1 dynamic_batching is off", self.d.log_text())
+        self.assertIn("mixes the rows", self.d.log_text())
+        self.assert_each_request_runs_alone(
+            "softmax0", 70, lambda x: np.exp(x - x.max(axis=0)) / np.exp(x - x.max(axis=0)).sum(axis=0),
+            atol=1e-6)
 
     def test_request_parameters_are_checked(self):
         x = np.ones((2, 8), np.float32)
@@ -209,30 +215,7 @@ class Batching(BraiddTestCase):
 
     def test_output_without_batch_dim_is_not_batched(self):
         self.assertIn("dynamic_batching is off", self.d.log_text())
-        before = stats(self.stub, "gram")
-        errors = []
-
-        def client(i):
-            rng = np.random.default_rng(7 + i)
-            stub = self.d.stub(self.d.new_channel())
-            for _ in range(4):
-                x = rng.standard_normal((int(rng.integers(1, 4)), 4)).astype(np.float32)
-                try:
-                    got = response_outputs(stub.ModelInfer(infer_request("gram", {"x": x}),
-                                                           timeout=60))
-                    np.testing.assert_allclose(got["y"], x.T @ x, rtol=1e-5, atol=1e-5)
-                except Exception as e:          # noqa: BLE001
-                    errors.append(repr(e))
-
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
-        self.assertEqual(errors, [])
-        after = stats(self.stub, "gram")
-        self.assertEqual(after.execution_count - before.execution_count, 32)
-
+        self.assert_each_request_runs_alone("gram", 7, lambda x: x.T @ x, atol=1e-5)
 
 SLOW_ROWS = 64
 
