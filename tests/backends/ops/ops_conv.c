@@ -80,6 +80,9 @@ static const op_case k_cases[] = {
       OUT(1, 2, 3, 3, 3), ref_conv_nd },
     { "conv_fed_big_parallel", "Conv", NULL, 2, { IN(1, 8, 32, 32), IN(8, 8, 3, 3) }, NO_ATTR,
       OUT(1, 8, 30, 30), ref_conv_nd, .threads = 2 },
+    /* 3x3, stride 1, 64 channels in and out: oneDNN runs it with its Winograd kernels */
+    { "conv_3x3_64ch_winograd", "Conv", NULL, 3, { IN(1, 64, 12, 12), CST(F32, 64, 64, 3, 3), CST(F32, 64) },
+      { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 64, 12, 12), ref_conv_nd },
     /* ConvInteger */
     { "convinteger_u8", "ConvInteger", NULL, 4, { FED(UINT8, 1, 1, 4, 4), FED(UINT8, 2, 1, 2, 2),
       CSTS(UINT8, 12), CSTS(UINT8, 3) }, NO_ATTR, OUTT(INT32, 1, 2, 3, 3), ref_conv_nd },
