@@ -56,7 +56,8 @@ static void set_output(resp *r, int k, const char *name, const char *dt, int ran
     r->outs[k].datatype = (char *)dt;
     r->outs[k].shape_count = (pb_size_t)rank;
     r->outs[k].shape = rank ? r->shapes[k] : NULL;
-    memcpy(r->shapes[k], dims, (size_t)rank * sizeof *dims);
+    if (rank)                       /* DIMS may be NULL for a scalar */
+        memcpy(r->shapes[k], dims, (size_t)rank * sizeof *dims);
     r->spans[k] = (bd_wire_span){ bytes ? payload + k : NULL, bytes };
 }
 
