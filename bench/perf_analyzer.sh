@@ -43,12 +43,7 @@ source "$ROOT/bench/lib/braidd.sh"
 PA="$("$ROOT/scripts/fetch_perf_analyzer.sh")"
 bench_braidd_build
 
-WORK="$(mktemp -d /tmp/braid-perf-analyzer.XXXXXX)"
-OUT="${OUT:-$WORK}"
-mkdir -p "$OUT" "$WORK/repo"
-PID=""
-cleanup() { [ -z "$PID" ] || kill "$PID" 2>/dev/null || true; [ "$OUT" = "$WORK" ] || rm -rf "$WORK"; }
-trap cleanup EXIT
+bench_workdir perf-analyzer
 
 echo "== models"
 shapes=()

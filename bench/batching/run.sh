@@ -49,12 +49,7 @@ source "$ROOT/bench/lib/braidd.sh"
 PA="$("$ROOT/scripts/fetch_perf_analyzer.sh")"
 bench_braidd_build
 
-WORK="$(mktemp -d /tmp/braid-batching.XXXXXX)"
-OUT="${OUT:-$WORK}"
-mkdir -p "$OUT" "$WORK/repo"
-PID=""
-cleanup() { [ -z "$PID" ] || kill "$PID" 2>/dev/null || true; [ "$OUT" = "$WORK" ] || rm -rf "$WORK"; }
-trap cleanup EXIT
+bench_workdir batching
 
 echo "== models"
 case " $MODELS " in *" mobilenet_v2 "*|*" bert2 "*) $PY "$ROOT/bench/batching/gen_models.py" "$MODEL_DIR" ;; esac

@@ -3,10 +3,21 @@
 # wait until it is ready. Not a script of its own.
 #
 #   source "$ROOT/bench/lib/braidd.sh"
+#   bench_workdir NAME                 # WORK (a fresh /tmp/braid-NAME.*), OUT (default WORK),
+#                                      # WORK/repo; on exit braidd is stopped and WORK removed
+#                                      # unless it is OUT
 #   bench_braidd_build                 # BRAIDD, unless already set: $BUILD_DIR/daemon/braidd
 #   bench_braidd_start REPO LOG [braidd flags...]
 #                                      # sets PID, GRPC, HTTP, REST (host:port); exits on failure
 #   bench_braidd_stop                  # SIGTERM and wait (also on exit, through the caller's trap)
+
+bench_workdir() {
+  WORK="$(mktemp -d "/tmp/braid-$1.XXXXXX")"
+  OUT="${OUT:-$WORK}"
+  mkdir -p "$OUT" "$WORK/repo"
+  PID=""
+  trap 'bench_braidd_stop; [ "$OUT" = "$WORK" ] || rm -rf "$WORK"' EXIT
+}
 
 bench_braidd_build() {
   if [ -z "${BRAIDD:-}" ]; then

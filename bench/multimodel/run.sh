@@ -46,12 +46,7 @@ source "$ROOT/bench/lib/braidd.sh"
 PA="$("$ROOT/scripts/fetch_perf_analyzer.sh")"
 bench_braidd_build
 
-WORK="$(mktemp -d /tmp/braid-multimodel.XXXXXX)"
-OUT="${OUT:-$WORK}"
-mkdir -p "$OUT" "$WORK/repo"
-PID=""
-cleanup() { bench_braidd_stop; [ "$OUT" = "$WORK" ] || rm -rf "$WORK"; }
-trap cleanup EXIT
+bench_workdir multimodel
 
 echo "== models"
 $PY "$ROOT/bench/batching/gen_models.py" "$MODEL_DIR" >/dev/null
