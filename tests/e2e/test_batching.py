@@ -20,6 +20,15 @@ from braidd_fixture import BraiddTestCase, pb, run_tests, status_of
 from tensors import infer_request, response_outputs
 
 
+def run_clients(client, n):
+    """CLIENT(0) .. CLIENT(N-1) on threads at once; each joined within 120 s."""
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+
+
 def stats(stub, name):
     r = stub.ModelStatistics(pb.ModelStatisticsRequest(name=name), timeout=10)
     return r.model_stats[0]
@@ -89,11 +98,7 @@ class Batching(BraiddTestCase):
                 except Exception as e:          # noqa: BLE001 (reported below)
                     errors.append(repr(e))
 
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        run_clients(client, clients)
         self.assertEqual(errors, [])
         after = stats(self.stub, "mlp")
         requests = clients * per_client
@@ -142,11 +147,7 @@ class Batching(BraiddTestCase):
                 except Exception as e:          # noqa: BLE001
                     errors.append(repr(e))
 
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        run_clients(client, 6)
         self.assertEqual(errors, [])
 
     def assert_each_request_runs_alone(self, model, seed, reference, atol):
@@ -167,11 +168,7 @@ class Batching(BraiddTestCase):
                 except Exception as e:          # noqa: BLE001
                     errors.append(repr(e))
 
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        run_clients(client, 8)
         self.assertEqual(errors, [])
         after = stats(self.stub, model)
         self.assertEqual(after.execution_count - before.execution_count, 32)
