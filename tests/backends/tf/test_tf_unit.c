@@ -437,10 +437,11 @@ static bd_node *loop_node(bd_graph *g, const char *name, const char *op, bd_valu
     return n;
 }
 
-static void test_graphdef_keeps_loop_constants_in_their_frame(void **state)
+static const float c_data[1] = { 1 };
+
+/* The loop above, its node outside the loop named OUT_NAME. */
+static bd_graph *loop_graph(const char *out_name)
 {
-    (void)state;
-    static const float c_data[1] = { 1 };
     bd_graph *g = bd_graph_create("loop");
     assert_non_null(g);
     bd_graph_set_framework(g, "tensorflow");
@@ -476,22 +477,31 @@ static void test_graphdef_keeps_loop_constants_in_their_frame(void **state)
     loop_node(g, "mul", "Mul", mul_in, 2, &mul, 1, in_mul, 2);
     loop_node(g, "ni", "NextIteration", &mul, 1, &ni, 1, in_ni, 1);
     loop_node(g, "ex", "Exit", &sw[0], 1, &ex, 1, in_ex, 1);
-    loop_node(g, "out", "AddV2", out_in, 2, &out, 1, in_out, 2);
+    loop_node(g, out_name, "AddV2", out_in, 2, &out, 1, in_out, 2);
+    return g;
+}
 
-    bd_node **nodes = NULL;
+/* The fallback GraphDef of every node of G. */
+static int build_all(bd_graph *g, tf_graphdef *gd, bd_error *err)
+{
+    bd_node **nodes = NULL, *all[16];
     size_t n = 0;
-    bd_error err = {0};
-    bd_subgraph sg = { .graph = g, .nodes = NULL, .n_nodes = 0 };
-    bd_node *all[16];
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++)
         all[n++] = bd_graph_node(g, i);
-    sg.nodes = all;
-    sg.n_nodes = n;
-    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, &err), 0);
-    tf_graphdef gd;
-    int rc = tf_graphdef_build(g, nodes, n, 1205, &gd, &err);
+    bd_subgraph sg = { .graph = g, .nodes = all, .n_nodes = n };
+    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, err), 0);
+    int rc = tf_graphdef_build(g, nodes, n, 1205, gd, err);
     free(nodes);
-    if (rc)
+    return rc;
+}
+
+static void test_graphdef_keeps_loop_constants_in_their_frame(void **state)
+{
+    (void)state;
+    bd_graph *g = loop_graph("out");
+    bd_error err = {0};
+    tf_graphdef gd;
+    if (build_all(g, &gd, &err))
         fail_msg("%s", err.msg);
     dec_graph dg;
     decode_graph(gd.bytes, gd.len, &dg);
@@ -528,6 +538,18 @@ static void test_graphdef_keeps_loop_constants_in_their_frame(void **state)
     assert_int_equal(m->n_inputs, 2);
     assert_string_equal(m->inputs[1], "ni");
     tf_graphdef_free(&gd);
+    bd_graph_destroy(g);
+}
+
+/* A hostile model naming one of its nodes as the pivot braid would add: refused, naming it. */
+static void test_graphdef_refuses_a_model_node_named_like_a_pivot(void **state)
+{
+    (void)state;
+    bd_graph *g = loop_graph("braid_pivot/sw/1");
+    bd_error err = {0};
+    tf_graphdef gd;
+    assert_int_equal(build_all(g, &gd, &err), BD_EMODEL);
+    assert_non_null(strstr(err.msg, "'braid_pivot/sw/1' for a loop frame: the model has a node of that name"));
     bd_graph_destroy(g);
 }
 
@@ -607,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_graphdef_rejects_string_constants),
         cmocka_unit_test(test_generated_names_do_not_clash_with_the_model),
         cmocka_unit_test(test_graphdef_keeps_loop_constants_in_their_frame),
+        cmocka_unit_test(test_graphdef_refuses_a_model_node_named_like_a_pivot),
         cmocka_unit_test(test_nodedef_data_inputs_skip_control_inputs),
         cmocka_unit_test(test_missing_library_is_named),
         cmocka_unit_test(test_missing_symbol_is_named),
