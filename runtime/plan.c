@@ -648,6 +648,13 @@ struct bd_exec {
     size_t         *io_base;     /* per step: index of its first entry in IO */
     DLTensor       *outputs;     /* graph outputs, views into the arena (or dynamic values) */
     dyn_value      *dyn;         /* per plan dyn_slot */
+    /* Placing graph outputs in caller memory (bd_exec_run_into): the IO entries that name
+     * output I's value are REF_IO[REF_START[I] .. REF_START[I + 1]); HOME[I] is its arena
+     * address, NULL when it has none to move (a run-time shape). */
+    size_t         *ref_io;
+    size_t         *ref_start;
+    void          **home;
+    void          **where;       /* scratch: output I's address for the coming run */
 };
 
 static uint64_t now_ns(void)
@@ -683,6 +690,45 @@ static DLTensor exec_view(bd_exec *e, const bd_value *v)
     if (slot >= 0)
         t.shape = e->dyn[slot].dims;
     return t;
+}
+
+/* E's REF_IO/REF_START/HOME/WHERE (struct bd_exec) for its N_OUT outputs: -1 when out of
+ * memory. */
+static int index_output_refs(bd_exec *e, size_t n_out)
+{
+    const bd_plan *p = e->plan;
+    size_t n_refs = 0;
+    e->ref_start = calloc(n_out + 1, sizeof *e->ref_start);
+    e->home = calloc(n_out ? n_out : 1, sizeof *e->home);
+    e->where = calloc(n_out ? n_out : 1, sizeof *e->where);
+    if (!e->ref_start || !e->home || !e->where)
+        return -1;
+    for (int pass = 0; pass < 2; pass++) {      /* count, then fill */
+        n_refs = 0;
+        for (size_t i = 0; i < n_out; i++) {
+            const bd_value *v = bd_graph_output(p->graph, i);
+            e->ref_start[i] = n_refs;
+            if (p->offset[v->index] == NO_OFFSET || p->dyn_slot[v->index] >= 0)
+                continue;
+            e->home[i] = e->outputs[i].data;
+            size_t at = 0;
+            for (size_t si = 0; si < p->n_steps; si++) {
+                const plan_step *s = &p->steps[si];
+                for (size_t k = 0; k < s->n_inputs + s->n_outputs; k++, at++) {
+                    const bd_value *x = k < s->n_inputs ? s->inputs[k] : s->outputs[k - s->n_inputs];
+                    if (x != v)
+                        continue;
+                    if (pass)
+                        e->ref_io[n_refs] = at;
+                    n_refs++;
+                }
+            }
+        }
+        e->ref_start[n_out] = n_refs;
+        if (!pass && !(e->ref_io = calloc(n_refs ? n_refs : 1, sizeof *e->ref_io)))
+            return -1;
+    }
+    return 0;
 }
 
 int bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err)
@@ -723,6 +769,10 @@ int bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err)
     }
     for (size_t i = 0; i < n_out; i++)
         e->outputs[i] = exec_view(e, bd_graph_output(p->graph, i));
+    if (index_output_refs(e, n_out)) {
+        bd_exec_destroy(e);
+        return bd_error_set(err, BD_ENOMEM, "out of memory creating an execution context");
+    }
     *out = e;
     return 0;
 }
@@ -740,6 +790,10 @@ void bd_exec_destroy(bd_exec *e)
     free(e->io_base);
     free(e->outputs);
     free(e->dyn);
+    free(e->ref_io);
+    free(e->ref_start);
+    free(e->home);
+    free(e->where);
     bd_plan_release(e->plan);
     free(e);
 }
@@ -819,18 +873,76 @@ static int dyn_after(bd_exec *e, const plan_step *s, DLTensor *io, bd_error *err
     return 0;
 }
 
+static bool overlaps(const char *a, size_t na, const char *b, size_t nb)
+{
+    return na && nb && a < b + nb && b < a + na;
+}
+
+/* May output I go to DEST (bd_exec_run_into's conditions)? WHERE[0..I) are decided. */
+static bool placeable(const bd_exec *e, size_t i, const bd_exec_dest *dest, const DLTensor *inputs,
+                      size_t n_inputs)
+{
+    const bd_graph *g = e->plan->graph;
+    const bd_value *v = bd_graph_output(g, i);
+    size_t bytes = value_bytes(v);
+    if (!e->home[i] || !dest->data || bytes > dest->bytes || (uintptr_t)dest->data % BD_ARENA_ALIGN)
+        return false;
+    for (size_t k = 0; k < n_inputs; k++)
+        if (overlaps(dest->data, bytes, (const char *)inputs[k].data + inputs[k].byte_offset,
+                     value_bytes(bd_graph_input(g, k))))
+            return false;
+    for (size_t j = 0; j < i; j++)
+        if (e->where[j] != e->home[j] &&
+            (bd_graph_output(g, j) == v ||      /* the same value, already placed */
+             overlaps(dest->data, bytes, e->where[j], value_bytes(bd_graph_output(g, j)))))
+            return false;
+    return true;
+}
+
+/* Point graph outputs (and every step view of them) at DEST where placeable, else home. */
+static void place_outputs(bd_exec *e, const DLTensor *inputs, size_t n_inputs,
+                          const bd_exec_dest *dest, size_t n_dest)
+{
+    const bd_graph *g = e->plan->graph;
+    size_t n_out = bd_graph_num_outputs(g);
+    for (size_t i = 0; i < n_out; i++)
+        e->where[i] = e->home[i];
+    for (size_t i = 0; i < n_dest; i++)
+        if (placeable(e, i, &dest[i], inputs, n_inputs))
+            for (size_t j = 0; j < n_out; j++)  /* the same value named twice moves too */
+                if (bd_graph_output(g, j) == bd_graph_output(g, i))
+                    e->where[j] = dest[i].data;
+    for (size_t i = 0; i < n_out; i++) {
+        if (!e->home[i] || e->outputs[i].data == e->where[i])
+            continue;
+        for (size_t r = e->ref_start[i]; r < e->ref_start[i + 1]; r++)
+            e->io[e->ref_io[r]].data = e->where[i];
+        e->outputs[i].data = e->where[i];
+    }
+}
+
 int bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *err)
+{
+    return bd_exec_run_into(e, inputs, n_inputs, NULL, 0, err);
+}
+
+int bd_exec_run_into(bd_exec *e, const DLTensor *inputs, size_t n_inputs,
+                     const bd_exec_dest *dest, size_t n_dest, bd_error *err)
 {
     const bd_plan *p = e->plan;
     const bd_graph *g = p->graph;
     if (n_inputs != bd_graph_num_inputs(g))
         return bd_error_set(err, BD_EINVAL, "expected %zu input tensor(s), got %zu",
                             bd_graph_num_inputs(g), n_inputs);
+    if (n_dest > bd_graph_num_outputs(g))
+        return bd_error_set(err, BD_EINVAL, "%zu output destinations for %zu output(s)", n_dest,
+                            bd_graph_num_outputs(g));
     for (size_t i = 0; i < n_inputs; i++) {
         int rc = check_input(bd_graph_input(g, i), &inputs[i], err);
         if (rc)
             return rc;
     }
+    place_outputs(e, inputs, n_inputs, dest, n_dest);
     if (p->threads > 0)
         omp_set_num_threads(p->threads);
     memset(e->backend_ns, 0, sizeof e->backend_ns);

@@ -4,6 +4,7 @@
  *
  *   bd_exec_create(plan)           per-thread execution context (all memory allocated here)
  *   bd_exec_run(exec, inputs)      one inference; no allocation on this path
+ *   bd_exec_run_into(exec, ...)    the same, writing outputs straight into caller memory
  *
  * Plans are reference counted: bd_exec_create takes one reference, and the plan lives until
  * its last reference is released. Any number of threads may run their own bd_exec on a
@@ -103,6 +104,24 @@ int  bd_exec_create(const bd_plan *p, bd_exec **out, bd_error *err);
 void bd_exec_destroy(bd_exec *e);                       /* NULL is allowed */
 /* Run one inference. INPUTS must match the plan's shapes and dtypes (checked, BD_EINVAL). */
 int  bd_exec_run(bd_exec *e, const DLTensor *inputs, size_t n_inputs, bd_error *err);
+/* Caller memory offered for one graph output (bd_exec_run_into). */
+typedef struct bd_exec_dest {
+    void  *data;                    /* NULL: the output stays in the context's arena */
+    size_t bytes;                   /* capacity of DATA */
+} bd_exec_dest;
+/* Run one inference as bd_exec_run does, but let the steps that produce graph output I write
+ * it straight into DEST[I].data (I < N_DEST), so a caller whose result must land in memory
+ * of its own (a shared-memory region) needs no copy. An output is placed there only when
+ * all of these hold, else it stays in the arena as with bd_exec_run and the caller copies:
+ * its shape is known before the run (not data-dependent), its bytes fit DEST[I].bytes,
+ * DATA is 64-byte aligned (BD_ARENA_ALIGN in core/arena.h: kernels assume arena
+ * alignment), and DATA's bytes overlap no input's and no other placed output's (a step
+ * must not overwrite what it still reads).
+ * Whether it was placed: bd_exec_output(e, I)->data == DEST[I].data afterwards. DEST[I] is
+ * written only during this call; the next run on E uses the arena again unless given it.
+ * N_DEST > the number of outputs is BD_EINVAL. */
+int  bd_exec_run_into(bd_exec *e, const DLTensor *inputs, size_t n_inputs,
+                      const bd_exec_dest *dest, size_t n_dest, bd_error *err);
 size_t          bd_exec_num_outputs(const bd_exec *e);
 /* Output I of the last run: a row-major tensor owned by E, valid until the next run. */
 const DLTensor *bd_exec_output(const bd_exec *e, size_t i);

@@ -1,9 +1,12 @@
 /* One conformance case through braid, exactly as the daemon would run it: bd_model_open
  * (import, validation, passes; the fallback engine takes what oneDNN cannot run), one plan
- * per data set's input shapes, one execution context, one run. */
+ * per data set's input shapes, one execution context, two runs: outputs written into the
+ * caller's memory (bd_exec_run_into, as braidd's shared-memory outputs are), then into the
+ * context's arena. */
 #include "tests/conformance/conformance.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/engines.h"
@@ -17,6 +20,65 @@ static bool plan_is_dnnl_only(const bd_plan *p)
         if (strcmp(rep->subgraphs[i].backend, "dnnl") != 0)
             return false;
     return rep->n_fallback == 0;
+}
+
+/* Caller memory for each of PG's (a plan's graph) outputs whose size is known before the
+ * run, filled with a pattern no correct result keeps everywhere; none when !WANT. */
+static bool place_outputs(const bd_graph *pg, bd_exec_dest *dest, bool want, cf_result *r)
+{
+    size_t n_out = bd_graph_num_outputs(pg);
+    if (n_out > CF_MAX_TENSORS) {
+        cf_fail(r, CF_FAIL, "outputs", "more than 64 outputs");
+        return false;
+    }
+    for (size_t k = 0; want && k < n_out; k++) {
+        const bd_value *v = bd_graph_output(pg, k);
+        int64_t numel = bd_shape_numel(&v->shape);
+        if (numel < 0 || !bd_dtype_size(v->dtype))
+            continue;                           /* data-dependent: stays in the context */
+        dest[k].bytes = (size_t)numel * bd_dtype_size(v->dtype);
+        dest[k].data = aligned_alloc(64, (dest[k].bytes + 63) / 64 * 64 + 64);
+        if (!dest[k].data) {
+            cf_fail(r, CF_FAIL, "outputs", "out of memory");
+            return false;
+        }
+        memset(dest[k].data, 0xa5, dest[k].bytes);
+    }
+    return true;
+}
+
+/* Compare E's outputs with data set S; when PLACED, each output with caller memory must
+ * have been written there (or, for a value named twice, where its first name went). */
+static bool check_outputs(const bd_graph *g, const cf_dataset *s, size_t set_idx, const bd_exec *e,
+                          const bd_exec_dest *dest, bool placed, cf_result *r)
+{
+    char msg[CF_REASON_MAX];
+    size_t n_out = bd_exec_num_outputs(e);
+    if (n_out != s->n_out) {
+        snprintf(msg, sizeof msg, "%zu outputs, data set %zu expects %zu", n_out, set_idx, s->n_out);
+        cf_fail(r, CF_FAIL, "outputs", msg);
+        return false;
+    }
+    for (size_t k = 0; k < n_out; k++) {
+        const DLTensor *o = bd_exec_output(e, k);
+        bool in_dest = false;
+        for (size_t j = 0; j < n_out; j++)
+            in_dest |= dest[j].data && o->data == dest[j].data;
+        if (placed && dest[k].data && !in_dest) {
+            snprintf(msg, sizeof msg, "output '%s' was not written into the caller's memory",
+                     bd_graph_output(g, k)->name);
+            cf_fail(r, CF_FAIL, "placed", msg);
+            return false;
+        }
+        const bd_onnx_tensor *want = &s->out[k];
+        cf_view got = { bd_dtype_from_dl(o->dtype), o->ndim, o->shape, o->data };
+        cf_view exp = { want->dtype, want->shape.rank, want->shape.dims, want->data };
+        if (!cf_compare(bd_graph_output(g, k)->name, &got, &exp, msg, sizeof msg)) {
+            cf_fail(r, CF_FAIL, placed ? "result (outputs in caller memory)" : "result", msg);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Run data set S on M; on a mismatch or error fill R and return false. */
@@ -55,27 +117,23 @@ static bool run_set(bd_model *m, const cf_dataset *s, size_t set_idx, cf_result 
     }
     if (!plan_is_dnnl_only(p))
         r->dnnl_only = false;
-    if (bd_exec_create(p, &e, &err) || bd_exec_run(e, in, n_in, &err)) {
-        cf_fail(r, CF_FAIL, e ? "run" : "exec", err.msg);
-        bd_exec_destroy(e);
-        return false;
-    }
-    bool ok = true;
-    size_t n_out = bd_exec_num_outputs(e);
-    if (n_out != s->n_out) {
-        snprintf(msg, sizeof msg, "%zu outputs, data set %zu expects %zu", n_out, set_idx, s->n_out);
-        cf_fail(r, CF_FAIL, "outputs", msg);
-        ok = false;
-    }
-    for (size_t k = 0; ok && k < n_out; k++) {
-        const DLTensor *o = bd_exec_output(e, k);
-        const bd_onnx_tensor *want = &s->out[k];
-        cf_view got = { bd_dtype_from_dl(o->dtype), o->ndim, o->shape, o->data };
-        cf_view exp = { want->dtype, want->shape.rank, want->shape.dims, want->data };
-        if (!cf_compare(bd_graph_output(g, k)->name, &got, &exp, msg, sizeof msg)) {
-            cf_fail(r, CF_FAIL, "result", msg);
+    bool ok = bd_exec_create(p, &e, &err) == 0;
+    if (!ok)
+        cf_fail(r, CF_FAIL, "exec", err.msg);
+    /* Twice on one context: first with every output written straight into memory of ours
+     * (bd_exec_run_into, as braidd does for shared-memory outputs), then into the arena
+     * (the context must come back from the first run intact). Both are checked. */
+    for (int pass = 0; ok && pass < 2; pass++) {
+        bd_exec_dest dest[CF_MAX_TENSORS] = { { 0 } };
+        ok = place_outputs(bd_plan_graph(p), dest, pass == 0, r);
+        if (ok && bd_exec_run_into(e, in, n_in, dest, pass == 0 ? bd_exec_num_outputs(e) : 0, &err)) {
+            cf_fail(r, CF_FAIL, "run", err.msg);
             ok = false;
         }
+        if (ok)
+            ok = check_outputs(g, s, set_idx, e, dest, pass == 0, r);
+        for (size_t k = 0; k < CF_MAX_TENSORS; k++)
+            free(dest[k].data);
     }
     bd_exec_destroy(e);
     return ok;
