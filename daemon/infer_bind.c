@@ -598,8 +598,22 @@ bool bd_infer_output_bytes(const bd_graph *g, const size_t *out_idx, size_t n_ou
     return true;
 }
 
+void bd_infer_shm_dest(const bd_infer_binding *b, bd_exec_dest *dest, size_t n_graph_out)
+{
+    for (size_t o = 0; o < n_graph_out; o++)
+        dest[o] = (bd_exec_dest){ NULL, 0 };
+    for (size_t k = 0; b->shm_out && k < b->n_out; k++) {
+        const bd_infer_shm_out *o = &b->shm_out[k];
+        void *at;
+        bd_error ignored;
+        if (o->region && b->out_idx[k] < n_graph_out && o->size <= SIZE_MAX &&
+            bd_shm_span(o->region, o->offset, o->size, "output", &at, &ignored) == 0)
+            dest[b->out_idx[k]] = (bd_exec_dest){ at, (size_t)o->size };
+    }
+}
+
 int bd_infer_shm_outputs(const bd_infer_binding *b, const bd_graph *g, bd_wire_span *spans,
-                         bd_error *err)
+                         uint64_t *in_place, uint64_t *copied, bd_error *err)
 {
     for (size_t k = 0; b->shm_out && k < b->n_out; k++) {
         const bd_infer_shm_out *o = &b->shm_out[k];
@@ -616,8 +630,12 @@ int bd_infer_shm_outputs(const bd_infer_binding *b, const bd_graph *g, bd_wire_s
         int rc = bd_shm_span(o->region, o->offset, o->size, what, &at, err);
         if (rc)
             return rc;
-        if (spans[k].size && at != spans[k].data)
+        if (at == spans[k].data) {
+            *in_place += spans[k].size;                 /* bd_exec_run_into wrote it there */
+        } else if (spans[k].size) {
             memcpy(at, spans[k].data, spans[k].size);   /* a SIGBUS here is the guard's */
+            *copied += spans[k].size;
+        }
         static const uint8_t none[1];
         spans[k] = (bd_wire_span){ none, 0 };
     }

@@ -9,9 +9,12 @@
  *                           "classification" parameter
  *   bd_infer_output_bytes   the tensor bytes a response will carry for shapes known before
  *                           the run (a plan's graph), to refuse an oversized response early
- *   bd_infer_shm_outputs    after the run: write the outputs a request sends to system shared
- *                           memory into their regions (shm_region.h) and check that no region
- *                           the request used shrank meanwhile
+ *   bd_infer_shm_dest       before the run: the shared memory each output may be written
+ *                           into directly (bd_exec_run_into, runtime/plan.h)
+ *   bd_infer_shm_outputs    after the run: copy the outputs a request sends to system shared
+ *                           memory that the run did not write there itself into their regions
+ *                           (shm_region.h), and check that no region the request used shrank
+ *                           meanwhile
  *
  * Shared memory (Triton's extension): an input or requested output whose parameters name a
  * "shared_memory_region" (with "shared_memory_byte_size", optional "shared_memory_offset")
@@ -39,6 +42,7 @@
 #include "core/error.h"
 #include "core/ir/graph.h"
 #include "daemon/shm_region.h"
+#include "runtime/plan.h"
 
 /* Elements one input shape may describe, 0 dims counted as 1: 2^31 - 1, more than a
  * message of gRPC's largest size (max_message_bytes <= 2^31 - 1) can carry. */
@@ -96,12 +100,19 @@ bool bd_infer_output_bytes(const bd_graph *g, const size_t *out_idx, size_t n_ou
  * carry no bytes, so they never count against the send limit. */
 bool bd_infer_response_bytes(const bd_infer_binding *b, const bd_graph *g, uint64_t *bytes);
 
+/* Before the run: DEST[o] (N_GRAPH_OUT entries, one per graph output o) = the span of the
+ * region that the response output naming o sends to shared memory, {NULL, 0} for every other
+ * output. A span that does not resolve is left {NULL, 0}: bd_infer_shm_outputs reports it. */
+void bd_infer_shm_dest(const bd_infer_binding *b, bd_exec_dest *dest, size_t n_graph_out);
+
 /* After the run, SPANS[k] (the bytes of response output k; G the bound graph): copy those B
- * sends to shared memory into their regions and leave their span empty (the response carries
- * no bytes for them). BD_EINVAL when an output needs more bytes than its
- * shared_memory_byte_size, or when a region the request used (inputs included) shrank
- * during it (the SIGBUS guard: shm_guard.h). */
+ * sends to shared memory into their regions unless the run wrote them there already (the
+ * span IS the region's bytes), and leave their span empty (the response carries no bytes for
+ * them). Adds the bytes found in place and the bytes copied to *IN_PLACE and *COPIED.
+ * BD_EINVAL when an output needs more bytes than its shared_memory_byte_size, or when a
+ * region the request used (inputs included) shrank during it (the SIGBUS guard:
+ * shm_guard.h). */
 int  bd_infer_shm_outputs(const bd_infer_binding *b, const bd_graph *g, bd_wire_span *spans,
-                          bd_error *err);
+                          uint64_t *in_place, uint64_t *copied, bd_error *err);
 
 #endif

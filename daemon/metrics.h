@@ -80,6 +80,9 @@ typedef struct bd_model_stats {
     _Atomic int64_t  in_flight;          /* running on a worker now */
     _Atomic int64_t  queued;             /* waiting in the model's queue */
     _Atomic uint64_t backend_ns[BD_MAX_BACKENDS];
+    /* Output bytes sent to client shared memory: written there by the run itself, or
+     * copied there after it (misaligned, overlapping, data-dependent, or batched). */
+    _Atomic uint64_t shm_out_in_place_bytes, shm_out_copied_bytes;
     bd_batch_stat    batch[BD_BATCH_STAT_SLOTS];
 } bd_model_stats;
 

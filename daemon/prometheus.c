@@ -196,6 +196,19 @@ static void render(FILE *f, const bd_status_view *v)
     model_family(f, v, "braid_plan_evictions_total", "counter",
                  "Plans evicted from the cache to stay within its bounds.", G_PLAN_EVICTIONS);
 
+    prom_family(f, "braid_shm_output_bytes_total", "counter",
+           "Output bytes sent to client shared memory: written there by the run itself "
+           "(how=\"in_place\") or copied there after it (how=\"copied\").");
+    for (size_t i = 0; i < v->n_models; i++) {
+        const bd_model_view *m = &v->models[i];
+        if (!m->stats)
+            continue;
+        prom_open_model(f, "braid_shm_output_bytes_total", m);
+        fprintf(f, ",how=\"in_place\"} %" PRIu64 "\n", prom_load(&m->stats->shm_out_in_place_bytes));
+        prom_open_model(f, "braid_shm_output_bytes_total", m);
+        fprintf(f, ",how=\"copied\"} %" PRIu64 "\n", prom_load(&m->stats->shm_out_copied_bytes));
+    }
+
     size_t nb = 0;
     const bd_backend *const *backends = bd_backends(&nb);
     if (nb > BD_MAX_BACKENDS)

@@ -120,6 +120,23 @@ static void free_response(void *outs, void *outs_small, void *spans, void *spans
     bd_infer_free_unless(shapes, shapes_small);
 }
 
+/* Run B on EXEC, outputs sent to shared memory written straight into their regions where the
+ * runtime can (bd_exec_run_into's conditions); bd_infer_shm_outputs copies the others. */
+static int run_into_shm(bd_exec *exec, const bd_infer_binding *b, bd_error *err)
+{
+    if (!b->shm_out)
+        return bd_exec_run(exec, b->inputs, b->n_inputs, err);
+    size_t n = bd_exec_num_outputs(exec);
+    bd_exec_dest dest_small[JOB_SMALL];
+    bd_exec_dest *dest = bd_infer_small_or_calloc(dest_small, n, sizeof *dest);
+    if (!dest)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    bd_infer_shm_dest(b, dest, n);
+    int rc = bd_exec_run_into(exec, b->inputs, b->n_inputs, dest, n, err);
+    bd_infer_free_unless(dest, dest_small);
+    return rc;
+}
+
 /* Answer J from a finished run: its outputs are OUTS[graph output] when given (its rows of a
  * batch), else EXEC's. Records J's statistics (RUN_ROWS > 0: also the run's own, of that many
  * rows: once per plan run) and answers the call either way; the caller releases EXEC. T0..T2:
@@ -182,8 +199,11 @@ static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph
             spans[k] = (bd_wire_span){ cl.data, cl.bytes };
         }
     }
+    uint64_t shm_in_place = 0, shm_copied = 0;
     if (!rc)        /* outputs sent to shared memory; inputs read from it intact */
-        rc = bd_infer_shm_outputs(&j->b, g, spans, &err);
+        rc = bd_infer_shm_outputs(&j->b, g, spans, &shm_in_place, &shm_copied, &err);
+    atomic_fetch_add(&st->shm_out_in_place_bytes, shm_in_place);
+    atomic_fetch_add(&st->shm_out_copied_bytes, shm_copied);
     inference_ModelInferResponse rsp = {
         .model_name = (char *)bd_served_name(s),
         .model_version = (char *)bd_served_version(s),
@@ -263,7 +283,7 @@ static void job_run(bd_job *base)
     bd_plan_release(plan);      /* EXEC holds its own reference */
     uint64_t t1 = bd_now_ns();
     if (!rc)
-        rc = bd_exec_run(exec, j->b.inputs, j->b.n_inputs, &err);
+        rc = run_into_shm(exec, &j->b, &err);
     uint64_t t2 = bd_now_ns();
     if (rc) {
         bd_log(rc == BD_EINVAL ? BD_LOG_DEBUG : BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),

@@ -261,14 +261,30 @@ static void test_bind_points_into_the_region(void **state)
         assert_true(bd_infer_response_bytes(&b, g, &planned));
         assert_int_equal(planned, 0);                  /* the output travels in the region */
 
+        /* before the run: the output's destination is the region's span */
+        bd_exec_dest dest[1];
+        bd_infer_shm_dest(&b, dest, 1);
+        assert_ptr_equal(dest[0].data, (uint8_t *)base + 1024);
+        assert_int_equal(dest[0].bytes, 32);
+
+        /* after it: an output the run left elsewhere is copied in */
         float y[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
         bd_wire_span spans[1] = { { (const uint8_t *)y, sizeof y } };
-        assert_int_equal(bd_infer_shm_outputs(&b, g, spans, &err), 0);
+        uint64_t in_place = 0, copied = 0;
+        assert_int_equal(bd_infer_shm_outputs(&b, g, spans, &in_place, &copied, &err), 0);
         assert_int_equal(spans[0].size, 0);
         assert_memory_equal((uint8_t *)base + 1024, y, sizeof y);
+        assert_int_equal(in_place, 0);
+        assert_int_equal(copied, sizeof y);
+        /* one the run wrote there itself is counted, not copied */
+        spans[0] = (bd_wire_span){ (const uint8_t *)base + 1024, sizeof y };
+        assert_int_equal(bd_infer_shm_outputs(&b, g, spans, &in_place, &copied, &err), 0);
+        assert_int_equal(in_place, sizeof y);
+        assert_int_equal(copied, sizeof y);
         float big[9] = {0};
         spans[0] = (bd_wire_span){ (const uint8_t *)big, sizeof big };
-        expect(bd_infer_shm_outputs(&b, g, spans, &err), BD_EINVAL, &err, "needs 36 bytes");
+        expect(bd_infer_shm_outputs(&b, g, spans, &in_place, &copied, &err), BD_EINVAL, &err,
+               "needs 36 bytes");
         bd_infer_binding_release(&b);
     }
     bd_graph_destroy(g);

@@ -266,6 +266,40 @@ class SharedMemoryTest(BraiddTestCase):
         got = np.ndarray(self.probs.shape, np.float32, s.buf, off_out).copy()
         np.testing.assert_allclose(got, self.probs, rtol=1e-4, atol=1e-5)
 
+    def shm_output_bytes(self, model):
+        """braid_shm_output_bytes_total of MODEL: {"in_place": n, "copied": n}."""
+        status, body, _ = self.d.http_get("/metrics")
+        self.assertEqual(status, 200)
+        got = {}
+        for line in body.decode().splitlines():
+            if line.startswith("braid_shm_output_bytes_total{") and 'model="%s"' % model in line:
+                how = line.split('how="')[1].split('"')[0]
+                got[how] = int(float(line.rsplit(" ", 1)[1]))
+        self.assertEqual(set(got), {"in_place", "copied"}, body.decode()[-2000:])
+        return got
+
+    def test_outputs_written_in_place_unless_misaligned(self):
+        """An output whose region span is 64-byte aligned is written there by the run itself
+        (nothing copied); at offset 64 + 4 it is copied in. Same values either way."""
+        x = np.ascontiguousarray(self.image, np.float32)
+        s, key = self.shm(x.nbytes + 8192)
+        self.register("inplace", key, x.nbytes + 8192)
+        np.ndarray(x.shape, np.float32, s.buf, 0)[...] = x
+        aligned = (x.nbytes + 63) // 64 * 64 + 64
+        for offset, how in ((aligned, "in_place"), (aligned + 4, "copied")):
+            s.buf[aligned - 64:aligned + 4096] = b"\xa5" * (4096 + 64)
+            before = self.shm_output_bytes(DEMO)
+            req = infer_request(DEMO, "image", "FP32", list(x.shape), "inplace", x.nbytes)
+            add_output(req, "probabilities", "inplace", self.probs.nbytes, offset)
+            rsp = self.stub.ModelInfer(req, timeout=60)
+            self.assertEqual(list(rsp.raw_output_contents), [b""])
+            got = np.ndarray(self.probs.shape, np.float32, s.buf, offset).copy()
+            np.testing.assert_allclose(got, self.probs, rtol=1e-4, atol=1e-5)
+            after = self.shm_output_bytes(DEMO)
+            other = "copied" if how == "in_place" else "in_place"
+            self.assertEqual(after[how] - before[how], self.probs.nbytes, (offset, before, after))
+            self.assertEqual(after[other], before[other], (offset, before, after))
+
     def test_rest_infer_with_shm(self):
         x = np.ascontiguousarray(self.image, np.float32)
         s, key = self.shm(x.nbytes + self.probs.nbytes)
