@@ -229,23 +229,15 @@ void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n, const atomi
         inputs[i].shape[0] = base;
     if (!why[0] && 2 * base <= max)
         probe_rows(s, inputs, n, base, why, sizeof why);
-    for (int p = 0; !why[0] && p < bc->n_preferred; p++) {
-        if (bc->preferred[p] > max || bc->preferred[p] == base || bc->preferred[p] == base + 1 ||
-            bc->preferred[p] == 2 * base || (cancel && atomic_load(cancel)))
-            continue;
-        char pwhy[512] = "";
-        probe_shapes(s->model, inputs, n, bc->preferred[p], pwhy, sizeof pwhy);
-        if (pwhy[0])
-            bd_log(BD_LOG_WARN, s->name, s->version, "dynamic_batching: preferred batch size %d: %s",
-                   bc->preferred[p], pwhy);
-    }
     for (size_t i = 0; i < n; i++)
         inputs[i].shape[0] = base;
     s->batching = !why[0];
-    if (why[0])
+    if (why[0]) {
         bd_log(BD_LOG_WARN, s->name, s->version, "dynamic_batching is off: requests run one at a "
                "time because %s", why);
-    else
-        bd_log(BD_LOG_INFO, s->name, s->version, "dynamic_batching: up to %d rows per run, "
-               "max_queue_delay %llu us", max, (unsigned long long)bc->max_queue_delay_us);
+        return;
+    }
+    bd_log(BD_LOG_INFO, s->name, s->version, "dynamic_batching: up to %d rows per run, "
+           "max_queue_delay %llu us", max, (unsigned long long)bc->max_queue_delay_us);
+    served_plan_ladder(s, inputs, n, cancel);
 }

@@ -248,10 +248,13 @@ static int dynamic_batching_key(bd_batching_config *b, const cJSON *obj, const c
                 rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key '%spreserve_ordering': "
                                   "braid does not support true (each response is sent when its batch "
                                   "finishes); remove the key or set false", name, where);
-        } else
+        } else if (strcmp(k, "wait_when_idle") == 0)
+            rc = bool_key(it, name, where, &b->wait_when_idle, err);
+        else
             rc = bd_error_set(err, BD_EINVAL, "model '%s' config: unknown key '%s%s' (known: "
                               "preferred_batch_size, max_queue_delay_microseconds, default_queue_policy, "
-                              "priority_levels, default_priority_level, preserve_ordering; braid has no "
+                              "priority_levels, default_priority_level, preserve_ordering, "
+                              "wait_when_idle; braid has no "
                               "priority_queue_policy)", name, where, k);
     }
     if (rc)

@@ -50,6 +50,8 @@ typedef struct bd_batching_config {
     uint32_t max_queue_size;           /* per priority level; 0 = only queue_limit */
     uint32_t priority_levels;          /* 0 = one level */
     uint32_t default_priority_level;   /* 1..priority_levels when levels are used */
+    bool     wait_when_idle;           /* braid's: the oldest request waits the delay even when
+                                        * no run of the model is in progress (Triton's rule) */
 } bd_batching_config;
 
 
@@ -95,6 +97,9 @@ int               bd_served_max_batch_size(const bd_served *s);
  * input batch on dim 0. */
 const bd_batching_config *bd_served_batching_config(const bd_served *s);
 bool              bd_served_batches(const bd_served *s);
+/* The batch sizes S's batcher forms, ascending (their plans were compiled at load), into
+ * *SIZES (S's own array); returns their count, 0 when S does not batch. */
+int               bd_served_batch_ladder(const bd_served *s, const int **sizes);
 /* The class labels of graph output OUTPUT (config.json "labels"), NULL when it has none. */
 struct bd_labels;
 const struct bd_labels *bd_served_labels(const bd_served *s, size_t output);

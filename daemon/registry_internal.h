@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "daemon/batch_form.h"
 #include "daemon/registry.h"
 
 struct bd_job;
@@ -85,6 +86,9 @@ struct bd_served {
     bool                 batching;
     int                  batch_max_rows;   /* rows per gathered batch: max_batch_size, or less
                                             * when input_shapes caps dim 0 */
+    int                  batch_ladder[BD_BATCH_MAX_LADDER];  /* the batch sizes formed: their
+                                            * plans were compiled at load (batch_ladder.c) */
+    int                  n_batch_ladder;
 
     pthread_mutex_t      pool_lock;        /* guards POOL */
     bd_exec_slot        *pool;
@@ -95,6 +99,7 @@ struct bd_served {
     int                  q_len;
     int                  q_level_len[BD_BATCH_MAX_PRIORITY_LEVELS + 1];  /* queued per level */
     bool                 q_active;         /* linked into the scheduler's round-robin ring */
+    int                  q_runs;           /* runs taken by workers and not finished */
     struct bd_served    *q_next;
 };
 
@@ -109,10 +114,15 @@ int  served_load_labels(bd_served *s, const char *model_dir, bd_error *err);
 
 /* config.json "dynamic_batching" at load (batch_probe.c): sets S->batching when the model
  * keeps each row to itself — every output's dim 0 follows the batch (planned for two batch
- * sizes) and rows run together equal the same rows run apart — and S->batch_max_rows; plans
- * the preferred sizes. INPUTS[0..N): the warm-up's (their shapes are changed and restored;
- * their data is not read). Logs why batching is off. Blocking; before S is shared. */
+ * sizes) and rows run together equal the same rows run apart — and S->batch_max_rows, then
+ * plans its ladder (served_plan_ladder). INPUTS[0..N): the warm-up's (their shapes are
+ * changed and restored; their data is not read). Logs why batching is off. Blocking; before S is shared. */
 void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel);
+/* The batch sizes S's batcher may form, planned now (batch_ladder.c) into S->batch_ladder:
+ * bd_batch_ladder's sizes for S->batch_max_rows, smallest first, up to the first that cannot
+ * be planned or would evict a plan from the cache (logged). INPUTS as for
+ * served_probe_batching (dim 0 changed and restored). Blocking; before S is shared. */
+void served_plan_ladder(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel);
 
 /* Number of bd_served alive in the process (tests check versions are freed). */
 long served_live_count(void);

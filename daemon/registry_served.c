@@ -99,6 +99,12 @@ int         bd_served_max_batch_size(const bd_served *s) { return s->config.max_
 const bd_batching_config *bd_served_batching_config(const bd_served *s) { return &s->config.batching; }
 bool        bd_served_batches(const bd_served *s) { return s->batching; }
 
+int bd_served_batch_ladder(const bd_served *s, const int **sizes)
+{
+    *sizes = s->batch_ladder;
+    return s->batching ? s->n_batch_ladder : 0;
+}
+
 /* Lock held: unlink the idle contexts of plans the model's cache evicted (onto *DROP), so an
  * evicted plan's memory goes with its last context. */
 static void drop_evicted_locked(bd_served *s, bd_exec_slot **drop)

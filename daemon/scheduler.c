@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "daemon/batch_form.h"
 #include "daemon/log.h"
 #include "daemon/registry_internal.h"
 
@@ -134,64 +135,27 @@ static void ring_rotate(bd_scheduler *s, bd_served *v)
     ring_push(s, v);
 }
 
-/* ---- forming a batch --------------------------------------------------------------------------- */
+/* ---- forming a batch (batch_form.h decides) -------------------------------------------------- */
 
 static bool may_join(const bd_job *head, const bd_job *j)
 {
     return j == head || (j->rows > 0 && j->joins && head->joins(head, j));
 }
 
-static bool is_preferred(const bd_batching_config *b, uint64_t rows)
-{
-    for (int p = 0; p < b->n_preferred; p++)
-        if ((uint64_t)b->preferred[p] == rows)
-            return true;
-    return false;
-}
-
-/* How many of V's queued jobs (the head, then those joining it, in queue order) to run now
- * as one batch; 0 = not yet (then *WAKE is lowered to when it will be). Triton's rules: a
- * full batch or one reaching the largest preferred size goes at once (cut back to the
- * largest preferred size reached, if any); otherwise what is queued goes once the head has
- * waited max_queue_delay. */
+/* How many of V's queued jobs to run now as one batch; 0 = not yet (*WAKE lowered). */
 static size_t batch_size_now(const bd_served *v, uint64_t now, uint64_t *wake)
 {
-    const bd_job *h = v->q_head;
     const bd_batching_config *b = &v->config.batching;
-    uint64_t max = (uint64_t)(v->batch_max_rows > 0 ? v->batch_max_rows : v->config.max_batch_size);
-    if (h->rows == 0 || !h->joins || h->rows >= max)
-        return 1;
-    uint64_t max_pref = 0;
-    for (int p = 0; p < b->n_preferred; p++)
-        if ((uint64_t)b->preferred[p] > max_pref)
-            max_pref = (uint64_t)b->preferred[p];
-    uint64_t rows = 0;
-    size_t n = 0, best = 0;
-    bool full = false;
-    for (const bd_job *j = h; j; j = j->next) {
-        if (!may_join(h, j))
-            continue;
-        if (rows + j->rows > max) {
-            full = true;
-            break;
-        }
-        rows += j->rows;
-        n++;
-        if (is_preferred(b, rows))
-            best = n;
-        if (rows == max) {
-            full = true;
-            break;
-        }
-    }
-    if (full || (max_pref > 0 && rows >= max_pref))
-        return best ? best : n;
-    uint64_t delay = b->max_queue_delay_us * 1000u;
-    if (delay == 0 || now >= h->enqueue_ns + delay)
-        return n;
-    if (h->enqueue_ns + delay < *wake)
-        *wake = h->enqueue_ns + delay;
-    return 0;
+    bd_batch_rule r = {
+        .max_rows       = (uint64_t)(v->batch_max_rows > 0 ? v->batch_max_rows : v->config.max_batch_size),
+        .preferred      = b->preferred,
+        .n_preferred    = b->n_preferred,
+        .ladder         = v->batch_ladder,
+        .n_ladder       = v->n_batch_ladder,
+        .delay_ns       = b->max_queue_delay_us * 1000u,
+        .wait_when_idle = b->wait_when_idle,
+    };
+    return bd_batch_form(&r, v->q_head, v->q_runs > 0, now, wake);
 }
 
 /* Unlink the first N jobs of V that may join its head, as a list in queue order. */
@@ -336,13 +300,17 @@ static void *worker_main(void *arg)
         }
         if (!list)
             break;
+        /* The version is busy until this run ends (its next batch may wait for company); the
+         * reference keeps V alive until the count is back, whatever RUN releases. */
+        bd_served *v = list->served;
+        bd_served_retain(v);
+        v->q_runs++;
         s->running += (int)n;
         if (s->ring_head)
             pthread_cond_signal(&s->work);      /* more may be ready for another worker */
         pthread_mutex_unlock(&s->lock);
 
         /* Drop what expired since; the rest runs, alone or as one batch. */
-        bd_served *v = list->served;
         uint64_t now = bd_now_ns();
         bd_job *run = NULL, **tail = &run;
         size_t k = 0;
@@ -362,20 +330,21 @@ static void *worker_main(void *arg)
             k++;
         }
         if (k > 0) {
-            /* RUN may release the jobs' references: hold one until the gauge is back. */
-            bd_served_retain(v);
             atomic_fetch_add_explicit(&v->stats.in_flight, (int64_t)k, memory_order_relaxed);
             if (k == 1)
                 run->run(run);
             else
                 run->run_batch(run, k);
             atomic_fetch_sub_explicit(&v->stats.in_flight, (int64_t)k, memory_order_relaxed);
-            bd_served_release(v);
         }
 
         pthread_mutex_lock(&s->lock);
+        v->q_runs--;
         s->running -= (int)n;
-        pthread_cond_broadcast(&s->idle);
+        pthread_cond_broadcast(&s->idle);      /* (V's queue, idle now, is this worker's next look) */
+        pthread_mutex_unlock(&s->lock);
+        bd_served_release(v);                   /* may free V: not under the lock */
+        pthread_mutex_lock(&s->lock);
     }
     pthread_mutex_unlock(&s->lock);
     return NULL;

@@ -9,7 +9,9 @@
  * worker takes the head job together with the queued jobs that JOIN it, up to
  * max_batch_size rows, and runs them as one (RUN_BATCH). It takes them at once when they fill
  * max_batch_size or reach the largest preferred_batch_size (then the largest preferred size
- * reached), else once the head has waited max_queue_delay_microseconds.
+ * reached), or when no run of the version is in progress; else once the head has waited
+ * max_queue_delay_microseconds. A batch only has a size whose plan was compiled at load (the
+ * version's ladder); batch_form.h has the rules.
  *
  * A timer thread answers queued jobs at the moment they expire, whatever the workers are
  * doing: the call's deadline (BD_ETIMEDOUT), the queue policy's timeout (BD_EUNAVAIL with

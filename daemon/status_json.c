@@ -143,6 +143,7 @@ static cJSON *model(const bd_model_view *m)
         cJSON_AddNullToObject(o, "queue");
         cJSON_AddNullToObject(o, "stats");
         cJSON_AddNullToObject(o, "plan_cache");
+        cJSON_AddNullToObject(o, "batch_ladder");
         return o;
     }
     if (m->platform)
@@ -156,6 +157,9 @@ static cJSON *model(const bd_model_view *m)
     cJSON_AddItemToObject(o, "queue", queue(m));
     cJSON_AddItemToObject(o, "stats", stats(m->stats));
     cJSON_AddItemToObject(o, "plan_cache", plan_cache(&m->plan_cache));
+    cJSON *ladder = cJSON_AddArrayToObject(o, "batch_ladder");
+    for (int i = 0; ladder && m->batch_ladder && i < m->n_batch_ladder; i++)
+        cJSON_AddItemToArray(ladder, cJSON_CreateNumber(m->batch_ladder[i]));
     return o;
 }
 

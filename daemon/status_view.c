@@ -41,6 +41,7 @@ int bd_status_view_collect(bd_registry *reg, bd_status_view *out)
             v[i].summary     = bd_served_summary(e[i].served);
             v[i].queue_limit = bd_served_queue_limit(e[i].served);
             bd_model_plan_cache_stats(bd_served_model(e[i].served), &v[i].plan_cache);
+            v[i].n_batch_ladder = bd_served_batch_ladder(e[i].served, &v[i].batch_ladder);
         }
     }
     out->views_  = v;

@@ -24,6 +24,8 @@ typedef struct bd_model_view {
     const bd_partition_summary *summary;
     int                         queue_limit;
     bd_plan_cache_stats         plan_cache;   /* the served model's, when collected */
+    const int                  *batch_ladder; /* batch sizes formed (bd_served_batch_ladder) */
+    int                         n_batch_ladder;
 } bd_model_view;
 
 typedef struct bd_status_view {

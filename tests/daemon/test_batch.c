@@ -1,6 +1,6 @@
 /* Dynamic batching's pieces without a server: requests concatenated along dim 0 and outputs
- * cut back (infer_batch.c), and config.json's "dynamic_batching" validated at load
- * (model_config.c). */
+ * cut back (infer_batch.c), when a batch goes and how many requests it takes (batch_form.c),
+ * and config.json's "dynamic_batching" validated at load (model_config.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "daemon/batch_form.h"
 #include "daemon/infer_batch.h"
 #include "daemon/registry_internal.h"
 
@@ -170,6 +171,163 @@ static void test_batch_stats_one_slot_per_size(void **state)
     assert_true(bd_batch_stat_add(&st, 4, 1, 1, 1));                /* known sizes still count */
 }
 
+/* ---- when a batch goes, and how many requests (batch_form.c) ------------------------------------ */
+
+static bool joins_all(const bd_job *head, const bd_job *other)
+{
+    (void)head;
+    (void)other;
+    return true;
+}
+
+/* N queued jobs of ROWS[i] rows, linked in order, enqueued at time 1000 ns (+ i). */
+static bd_job *queue_of(bd_job *jobs, const uint64_t *rows, size_t n)
+{
+    memset(jobs, 0, n * sizeof *jobs);
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].rows = rows[i];
+        jobs[i].joins = joins_all;
+        jobs[i].enqueue_ns = 1000 + i;
+        jobs[i].next = i + 1 < n ? &jobs[i + 1] : NULL;
+    }
+    return jobs;
+}
+
+static const int ladder_16[] = { 1, 2, 4, 8, 16 };
+
+static bd_batch_rule rule_16(void)
+{
+    return (bd_batch_rule){ .max_rows = 16, .ladder = ladder_16, .n_ladder = 5,
+                            .delay_ns = 500000 };
+}
+
+static void test_form_idle_version_goes_at_once(void **state)
+{
+    (void)state;
+    bd_job jobs[2];
+    bd_batch_rule r = rule_16();
+    uint64_t wake = UINT64_MAX;
+    /* a lone request to a model computing nothing: no wait for company */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1 }, 1), false, 1001, &wake), 1);
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1 }, 2), false, 1001, &wake), 2);
+    assert_int_equal(wake, UINT64_MAX);
+}
+
+static void test_form_busy_version_waits_the_delay(void **state)
+{
+    (void)state;
+    bd_job jobs[2];
+    bd_batch_rule r = rule_16();
+    uint64_t wake = UINT64_MAX;
+    queue_of(jobs, (uint64_t[]){ 1, 1 }, 2);
+    assert_int_equal(bd_batch_form(&r, jobs, true, 2000, &wake), 0);
+    assert_int_equal(wake, 1000 + 500000);              /* the head's delay ends */
+    assert_int_equal(bd_batch_form(&r, jobs, true, 1000 + 500000, &wake), 2);
+    r.delay_ns = 0;                                     /* no delay: whatever is queued */
+    assert_int_equal(bd_batch_form(&r, jobs, true, 2000, &wake), 2);
+}
+
+static void test_form_wait_when_idle_keeps_tritons_rule(void **state)
+{
+    (void)state;
+    bd_job jobs[1];
+    bd_batch_rule r = rule_16();
+    r.wait_when_idle = true;
+    uint64_t wake = UINT64_MAX;
+    queue_of(jobs, (uint64_t[]){ 1 }, 1);
+    assert_int_equal(bd_batch_form(&r, jobs, false, 2000, &wake), 0);
+    assert_int_equal(wake, 1000 + 500000);
+    assert_int_equal(bd_batch_form(&r, jobs, false, 1000 + 500000, &wake), 1);
+}
+
+static void test_form_full_or_preferred_goes_while_busy(void **state)
+{
+    (void)state;
+    bd_job jobs[6];
+    bd_batch_rule r = rule_16();
+    uint64_t wake = UINT64_MAX;
+    /* 16 rows: full */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 8, 4, 4, 1 }, 4), true, 2000, &wake), 3);
+    /* preferred 4 and 8: 2+2 = 4, +3 = 7, +1 = 8 reached the largest: 4 jobs */
+    static const int pref[] = { 8, 4 };
+    r.preferred = pref;
+    r.n_preferred = 2;
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 2, 2, 3, 1 }, 4), true, 2000, &wake), 4);
+    /* 2+2 = 4, +3 = 7, +2 = 9 past the largest preferred: cut back to 4 rows */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 2, 2, 3, 2 }, 4), true, 2000, &wake), 2);
+    assert_int_equal(wake, UINT64_MAX);
+}
+
+static void test_form_takes_the_longest_prefix_on_the_ladder(void **state)
+{
+    (void)state;
+    bd_job jobs[6];
+    bd_batch_rule r = rule_16();
+    uint64_t wake = UINT64_MAX;
+    /* 3 rows queued, ladder 1 2 4 8 16: the first two (2 rows) go, the third waits */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1, 1 }, 3), false, 2000, &wake), 2);
+    /* 1, 2, 3, 5, 6 rows: only the first prefix is on the ladder besides the head */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1, 1, 2, 1 }, 5), false, 2000, &wake), 2);
+    /* 3 + 1 = 4 */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 3, 1, 2 }, 3), false, 2000, &wake), 2);
+    /* a head whose own rows are not on the ladder runs alone (as without batching) */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 3, 3, 3 }, 3), false, 2000, &wake), 1);
+    /* full at 15 + 3 > 16 rows, nothing but the head on the ladder: the head alone */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 5, 5, 5, 3 }, 4), true, 2000, &wake), 1);
+    /* an empty ladder (nothing could be planned): every request alone */
+    r.n_ladder = 0;
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1 }, 2), false, 2000, &wake), 1);
+    /* no ladder at all: any size */
+    r.ladder = NULL;
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1, 1 }, 3), false, 2000, &wake), 3);
+    assert_int_equal(wake, UINT64_MAX);
+}
+
+static bool joins_even(const bd_job *head, const bd_job *other)
+{
+    return head->rows % 2 == other->rows % 2;
+}
+
+static void test_form_skips_what_does_not_join(void **state)
+{
+    (void)state;
+    bd_job jobs[4];
+    bd_batch_rule r = rule_16();
+    uint64_t wake = UINT64_MAX;
+    queue_of(jobs, (uint64_t[]){ 2, 1, 2, 0 }, 4);
+    for (int i = 0; i < 4; i++)
+        jobs[i].joins = joins_even;
+    assert_int_equal(bd_batch_form(&r, jobs, false, 2000, &wake), 2);   /* 2 + 2 rows */
+    jobs[0].rows = 16;                                                   /* fills a batch */
+    assert_int_equal(bd_batch_form(&r, jobs, true, 2000, &wake), 1);
+    jobs[0].rows = 0;                                                    /* carries no rows */
+    assert_int_equal(bd_batch_form(&r, jobs, true, 2000, &wake), 1);
+}
+
+static void test_ladder_sizes(void **state)
+{
+    (void)state;
+    int out[BD_BATCH_MAX_LADDER];
+    int n = bd_batch_ladder(16, (const int[]){ 12, 6, 4 }, 3, out);
+    assert_int_equal(n, 7);
+    assert_memory_equal(out, ((const int[]){ 1, 2, 4, 6, 8, 12, 16 }), 7 * sizeof *out);
+    n = bd_batch_ladder(20, NULL, 0, out);
+    assert_int_equal(n, 6);
+    assert_memory_equal(out, ((const int[]){ 1, 2, 4, 8, 16, 20 }), 6 * sizeof *out);
+    n = bd_batch_ladder(1, (const int[]){ 1, 5 }, 2, out);     /* 5 is over the largest batch */
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0], 1);
+    static int pref[BD_BATCH_MAX_PREFERRED];
+    for (int i = 0; i < BD_BATCH_MAX_PREFERRED; i++)
+        pref[i] = 3 + 2 * i;                                     /* odd: none a power of two */
+    n = bd_batch_ladder(1 << 30, pref, BD_BATCH_MAX_PREFERRED, out);
+    assert_int_equal(n, 30 + BD_BATCH_MAX_PREFERRED + 1);        /* 2^0 .. 2^29, preferred, max */
+    assert_true(n <= BD_BATCH_MAX_LADDER);
+    for (int i = 1; i < n; i++)
+        assert_true(out[i - 1] < out[i]);
+    assert_int_equal(out[n - 1], 1 << 30);
+}
+
 /* ---- config.json "dynamic_batching" ------------------------------------------------------ */
 
 static void test_config_reads_every_key(void **state)
@@ -182,7 +340,7 @@ static void test_config_reads_every_key(void **state)
                        "\"preserve_ordering\": false, \"priority_levels\": 3, \"default_priority_level\": 2,"
                        "\"default_queue_policy\": {\"timeout_action\": \"DELAY\","
                        "\"default_timeout_microseconds\": 5000, \"allow_timeout_override\": true,"
-                       "\"max_queue_size\": 7}}}";
+                       "\"max_queue_size\": 7}, \"wait_when_idle\": true}}";
     assert_int_equal(model_config_parse(&mc, "m", text, &err), 0);
     const bd_batching_config *b = &mc.batching;
     assert_true(b->enabled);
@@ -195,9 +353,11 @@ static void test_config_reads_every_key(void **state)
     assert_int_equal(b->max_queue_size, 7);
     assert_int_equal(b->priority_levels, 3);
     assert_int_equal(b->default_priority_level, 2);
+    assert_true(b->wait_when_idle);
     assert_int_equal(model_config_parse(&mc, "m", "{\"max_batch_size\": 4, \"dynamic_batching\": {}}", &err), 0);
     assert_true(mc.batching.enabled);
     assert_false(mc.batching.timeout_delay);
+    assert_false(mc.batching.wait_when_idle);               /* work-conserving by default */
     assert_int_equal(model_config_parse(&mc, "m", "{\"max_batch_size\": 4}", &err), 0);
     assert_false(mc.batching.enabled);
 }
@@ -225,6 +385,7 @@ static void test_config_errors_name_the_key(void **state)
         { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"priority_levels\": 65}}", "priority_levels" },
         { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"preserve_ordering\": true}}", "does not support true" },
         { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"priority_queue_policy\": {}}}", "no priority_queue_policy" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"wait_when_idle\": 1}}", "wait_when_idle" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         bd_model_config mc;
@@ -243,6 +404,13 @@ int main(void)
         cmocka_unit_test(test_gather_checks_overflow),
         cmocka_unit_test(test_slice_gives_each_its_rows),
         cmocka_unit_test(test_batch_stats_one_slot_per_size),
+        cmocka_unit_test(test_form_idle_version_goes_at_once),
+        cmocka_unit_test(test_form_busy_version_waits_the_delay),
+        cmocka_unit_test(test_form_wait_when_idle_keeps_tritons_rule),
+        cmocka_unit_test(test_form_full_or_preferred_goes_while_busy),
+        cmocka_unit_test(test_form_takes_the_longest_prefix_on_the_ladder),
+        cmocka_unit_test(test_form_skips_what_does_not_join),
+        cmocka_unit_test(test_ladder_sizes),
         cmocka_unit_test(test_config_reads_every_key),
         cmocka_unit_test(test_config_errors_name_the_key),
     };

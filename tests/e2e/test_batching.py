@@ -29,6 +29,11 @@ def run_clients(client, n):
         t.join(120)
 
 
+def model_status(d, name):
+    doc = json.loads(d.http_get("/v2/status")[1])
+    return [m for m in doc["models"] if m["name"] == name][0]
+
+
 def stats(stub, name):
     r = stub.ModelStatistics(pb.ModelStatisticsRequest(name=name), timeout=10)
     return r.model_stats[0]
@@ -53,6 +58,15 @@ class Batching(BraiddTestCase):
             "max_batch_size": 4,
             "input_shapes": {"x": {"min": [1, 8], "max": [2, 8]}},
             "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
+        # a delay far longer than a run: a lone request must not wait it (work-conserving),
+        # unless wait_when_idle asks for Triton's strict rule
+        e2e_models.write_repository_model(repo, "idle", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "idle", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 2000000}})
+        e2e_models.write_repository_model(repo, "strict", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "strict", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 300000,
+                                                      "wait_when_idle": True}})
         e2e_models.write_repository_model(repo, "gram", e2e_models.batch_gram())
         e2e_models.write_model_config(repo, "gram", {
             "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
@@ -128,6 +142,56 @@ class Batching(BraiddTestCase):
                          after.execution_count)
         self.assertEqual(int(float(metrics['nv_inference_count{model="mlp",version="1"}'])),
                          after.inference_count)
+
+    def test_batch_sizes_are_planned_at_load(self):
+        # the ladder: powers of two below 16, the preferred 4 and 8, and 16 itself
+        self.assertIn("model=mlp version=1 dynamic_batching: batch sizes 1 2 4 8 16 planned",
+                      self.d.log_text())
+        self.assertEqual(model_status(self.d, "mlp")["batch_ladder"], [1, 2, 4, 8, 16])
+        self.assertEqual(model_status(self.d, "gram")["batch_ladder"], [])   # not batched
+        before_stats = stats(self.stub, "mlp")
+        before = model_status(self.d, "mlp")["plan_cache"]
+        errors = []
+
+        def client(i):
+            rng = np.random.default_rng(300 + i)
+            stub = self.d.stub(self.d.new_channel())
+            for _ in range(8):
+                x = rng.standard_normal((1, 8)).astype(np.float32)
+                s = rng.integers(-9, 9, (1, 3)).astype(np.int32)
+                try:
+                    got = response_outputs(stub.ModelInfer(
+                        infer_request("mlp", {"x": x, "s": s}), timeout=60))
+                    np.testing.assert_allclose(got["h"], e2e_models.batch_mlp_reference(x, s)[0],
+                                               rtol=1e-5, atol=1e-5)
+                except Exception as e:          # noqa: BLE001
+                    errors.append(repr(e))
+
+        run_clients(client, 16)
+        self.assertEqual(errors, [])
+        after = model_status(self.d, "mlp")["plan_cache"]
+        # every batch formed had a ladder size: no plan was compiled on the request path
+        self.assertEqual(after["compiles"], before["compiles"])
+        sizes = {b.batch_size: b.compute_infer.count for b in stats(self.stub, "mlp").batch_stats}
+        old = {b.batch_size: b.compute_infer.count for b in before_stats.batch_stats}
+        formed = {k for k, c in sizes.items() if c > old.get(k, 0)}
+        self.assertTrue(formed <= {1, 2, 4, 8, 16}, formed)
+        self.assertTrue(any(k > 1 for k in formed), formed)
+
+    def test_lone_request_does_not_wait_when_the_model_is_idle(self):
+        x = np.ones((1, 8), np.float32)
+        s = np.ones((1, 3), np.int32)
+        for model, delay_s in (("idle", 2.0), ("strict", 0.3)):
+            self.stub.ModelInfer(infer_request(model, {"x": x, "s": s}), timeout=30)
+            times = []
+            for _ in range(3):
+                t0 = time.monotonic()
+                self.stub.ModelInfer(infer_request(model, {"x": x, "s": s}), timeout=30)
+                times.append(time.monotonic() - t0)
+            if model == "idle":     # nothing of the model runs: the request goes at once
+                self.assertLess(min(times), delay_s / 4, times)
+            else:                   # wait_when_idle: Triton's rule, it waits for company
+                self.assertGreaterEqual(min(times), delay_s * 0.9, times)
 
     def test_batch_refused_by_input_shapes_runs_one_by_one(self):
         errors = []

@@ -30,6 +30,7 @@ typedef struct world {
 } world;
 
 static const char *AWKWARD = "we\"ird\\name\nx";
+static const int LADDER[] = { 1, 2, 4, 6 };     /* batch sizes of tinycnn's batcher */
 
 static world *make_world(void)
 {
@@ -62,7 +63,8 @@ static world *make_world(void)
                                     .reason = "", .platform = "onnx", .stats = &w->stats,
                                     .summary = &w->summary, .queue_limit = 64,
                                     .plan_cache = { .plans = 3, .bytes = 4096, .compiles = 5, .evictions = 2,
-                                                    .max_plans = 64 } };
+                                                    .max_plans = 64 },
+                                    .batch_ladder = LADDER, .n_batch_ladder = 4 };
     w->models[1] = (bd_model_view){ .name = AWKWARD, .version = "", .state = BD_STATE_UNAVAILABLE,
                                     .reason = "model 'x': no model.onnx in 1/" };
     w->view = (bd_status_view){ .version = "9.9.9", .ready = false,
@@ -583,6 +585,9 @@ static void test_status_json_has_the_schema(void **state)
         assert_true(num(m, "plan_cache.max_plans") == 64);
         assert_true(num(m, "plan_cache.compiles") == 5);
         assert_true(num(m, "plan_cache.evictions") == 2);
+        cJSON *ladder = item(m, "batch_ladder");
+        assert_true(cJSON_IsArray(ladder) && cJSON_GetArraySize(ladder) == 4);
+        assert_true(cJSON_GetArrayItem(ladder, 3)->valuedouble == 6);
 
         cJSON *u = cJSON_GetArrayItem(models, 1);
         assert_string_equal(item(u, "name")->valuestring, AWKWARD);   /* JSON-escaped */
@@ -592,6 +597,7 @@ static void test_status_json_has_the_schema(void **state)
         assert_true(cJSON_IsNull(item(u, "partition")));
         assert_true(cJSON_IsNull(item(u, "queue")));
         assert_true(cJSON_IsNull(item(u, "plan_cache")));
+        assert_true(cJSON_IsNull(item(u, "batch_ladder")));
         cJSON_Delete(root);
         free(text);
     }
