@@ -314,6 +314,8 @@ static bd_served *batching_version(int max_batch, const int *preferred, int n_pr
     bd_served *s = NULL;
     assert_int_equal(served_create("batched", "1", &mc, 64, NULL, &s, NULL), 0);
     s->batching = true;
+    for (int b = 1; b <= max_batch && b <= BD_BATCH_MAX_LADDER; b++)   /* every size planned */
+        s->batch_ladder[s->n_batch_ladder++] = b;
     return s;
 }
 
@@ -365,36 +367,68 @@ static void test_batches_prefer_preferred_sizes(void **state)
     bd_served_release(v);
 }
 
+static uint64_t ms_since(uint64_t t0)
+{
+    return (bd_now_ns() - t0) / 1000000;
+}
+
 static void test_batch_waits_for_the_delay(void **state)
 {
     bd_served *v = batching_version(4, NULL, 0, 100000);        /* 100 ms */
     bd_scheduler *s = NULL;
-    assert_int_equal(bd_scheduler_create(1, 1, &s, NULL), 0);
+    assert_int_equal(bd_scheduler_create(2, 1, &s, NULL), 0);
     reset_batches();
-    test_job q[4];
+    test_job blocker, q[5];
+    /* nothing of the version runs: a lone request goes at once, whatever the delay */
     uint64_t t0 = bd_now_ns();
     batch_job_init(&q[0], v, 0, 1);
     assert_int_equal(bd_scheduler_submit(s, &q[0].base, NULL), 0);
-    struct timespec ms20 = { 0, 20000000 };
-    nanosleep(&ms20, NULL);
-    assert_int_equal(atomic_load(&q[0].runs), 0);            /* waiting for company */
+    wait_done(q, 1);
+    assert_true(ms_since(t0) < 90);
+    /* a run of the version in progress (on one worker): the other waits for company */
+    start_blocker(s, &blocker, v);
+    t0 = bd_now_ns();
     batch_job_init(&q[1], v, 2, 1);
     assert_int_equal(bd_scheduler_submit(s, &q[1].base, NULL), 0);
-    wait_done(q, 2);
-    uint64_t ms = (bd_now_ns() - t0) / 1000000;
+    struct timespec ms20 = { 0, 20000000 };
+    nanosleep(&ms20, NULL);
+    assert_int_equal(atomic_load(&q[1].runs), 0);            /* waiting for company */
+    batch_job_init(&q[2], v, 4, 1);
+    assert_int_equal(bd_scheduler_submit(s, &q[2].base, NULL), 0);
+    wait_done(&q[1], 2);
+    uint64_t ms = ms_since(t0);
     assert_true(ms >= 95 && ms < 5000);
     assert_int_equal(n_batches, 1);
     assert_int_equal(batch_n[0], 2);
     /* a full batch (max_batch_size rows) goes at once, without the delay */
     t0 = bd_now_ns();
-    batch_job_init(&q[2], v, 4, 2);
     batch_job_init(&q[3], v, 6, 2);
-    assert_int_equal(bd_scheduler_submit(s, &q[2].base, NULL), 0);
+    batch_job_init(&q[4], v, 8, 2);
     assert_int_equal(bd_scheduler_submit(s, &q[3].base, NULL), 0);
-    wait_done(&q[2], 2);
-    assert_true((bd_now_ns() - t0) / 1000000 < 90);
+    assert_int_equal(bd_scheduler_submit(s, &q[4].base, NULL), 0);
+    wait_done(&q[3], 2);
+    assert_true(ms_since(t0) < 90);
     assert_int_equal(n_batches, 2);
     assert_int_equal(batch_n[1], 2);
+    atomic_store(&gate_open, true);
+    bd_scheduler_destroy(s);
+    bd_served_release(v);
+}
+
+static void test_wait_when_idle_waits_the_delay(void **state)
+{
+    bd_served *v = batching_version(4, NULL, 0, 100000);        /* 100 ms */
+    v->config.batching.wait_when_idle = true;                   /* Triton's strict rule */
+    bd_scheduler *s = NULL;
+    assert_int_equal(bd_scheduler_create(2, 1, &s, NULL), 0);
+    reset_batches();
+    test_job q[1];
+    uint64_t t0 = bd_now_ns();
+    batch_job_init(&q[0], v, 0, 1);
+    assert_int_equal(bd_scheduler_submit(s, &q[0].base, NULL), 0);
+    wait_done(q, 1);
+    uint64_t ms = ms_since(t0);
+    assert_true(ms >= 95 && ms < 5000);
     bd_scheduler_destroy(s);
     bd_served_release(v);
 }
@@ -502,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_round_robin_across_models),
         cmocka_unit_test(test_batches_prefer_preferred_sizes),
         cmocka_unit_test(test_batch_waits_for_the_delay),
+        cmocka_unit_test(test_wait_when_idle_waits_the_delay),
         cmocka_unit_test(test_queue_policy_timeout_and_priority),
         cmocka_unit_test(test_delay_action_moves_a_timed_out_job_back),
         cmocka_unit_test(test_max_queue_size_per_level),

@@ -240,7 +240,8 @@ class BraiddOps(unittest.TestCase):
         self.assertEqual(set(srv["loads"]), {"ok", "failed"})
         (m,) = doc["models"]
         self.assertEqual(set(m), {"name", "version", "state", "reason", "platform", "partition",
-                                  "queue", "stats", "plan_cache"})
+                                  "queue", "stats", "plan_cache", "batch_ladder"})
+        self.assertEqual(m["batch_ladder"], [])                   # tinycnn does not batch
         self.assertEqual(set(m["plan_cache"]), {"plans", "bytes", "max_plans", "max_bytes", "hits",
                                                 "compiles", "evictions"})
         self.assertGreaterEqual(m["plan_cache"]["plans"], 1)      # the warm-up's plan
