@@ -24,12 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/job.h"
 #include "daemon/registry.h"
-#include "daemon/scheduler.h"
-
-/* Sizes in a ladder: powers of two up to 2^30 (max_batch_size's bound), the preferred sizes
- * and the largest batch. */
-#define BD_BATCH_MAX_LADDER (31 + BD_BATCH_MAX_PREFERRED + 1)
 
 typedef struct bd_batch_rule {
     uint64_t   max_rows;            /* rows per batch, >= 1 */

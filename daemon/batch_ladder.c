@@ -7,6 +7,7 @@
  * a plan ends it too). What is dropped is logged; the load does not fail for it. */
 #include <stdio.h>
 
+#include "daemon/batch_form.h"
 #include "daemon/log.h"
 #include "daemon/registry_internal.h"
 

@@ -39,6 +39,9 @@ typedef struct bd_served   bd_served;
 /* config.json "dynamic_batching" (Triton's ModelDynamicBatching; docs/config.md). */
 #define BD_BATCH_MAX_PREFERRED 16
 #define BD_BATCH_MAX_PRIORITY_LEVELS 64
+/* Batch sizes a version's batcher forms (batch_form.h, its ladder): powers of two up to 2^30
+ * (max_batch_size's bound), the preferred sizes and the largest batch. */
+#define BD_BATCH_MAX_LADDER (31 + BD_BATCH_MAX_PREFERRED + 1)
 typedef struct bd_batching_config {
     bool     enabled;                  /* the key was given */
     int      preferred[BD_BATCH_MAX_PREFERRED];  /* preferred_batch_size, as listed */

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "daemon/batch_form.h"
 #include "daemon/registry.h"
 
 struct bd_job;
