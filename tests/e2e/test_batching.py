@@ -67,6 +67,11 @@ class Batching(BraiddTestCase):
         e2e_models.write_model_config(repo, "strict", {
             "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 300000,
                                                       "wait_when_idle": True}})
+        # a plan cache of 3 plans holds the ladder's 1, 2 and 4 only
+        e2e_models.write_repository_model(repo, "capped", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "capped", {
+            "max_batch_size": 16, "plan_cache_max_plans": 3,
+            "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
         e2e_models.write_repository_model(repo, "gram", e2e_models.batch_gram())
         e2e_models.write_model_config(repo, "gram", {
             "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
@@ -177,6 +182,19 @@ class Batching(BraiddTestCase):
         formed = {k for k, c in sizes.items() if c > old.get(k, 0)}
         self.assertTrue(formed <= {1, 2, 4, 8, 16}, formed)
         self.assertTrue(any(k > 1 for k in formed), formed)
+
+    def test_ladder_stays_within_the_plan_cache(self):
+        self.assertIn("model=capped version=1 dynamic_batching: batch sizes 8 16 are not formed: "
+                      "plan_cache_max_plans (3)", self.d.log_text())
+        status = model_status(self.d, "capped")
+        self.assertEqual(status["batch_ladder"], [1, 2, 4])
+        self.assertEqual(status["plan_cache"]["evictions"], 0)
+        x = np.ones((3, 8), np.float32)
+        s = np.ones((3, 3), np.int32)
+        got = response_outputs(self.stub.ModelInfer(infer_request("capped", {"x": x, "s": s}),
+                                                    timeout=30))
+        np.testing.assert_allclose(got["h"], e2e_models.batch_mlp_reference(x, s)[0], rtol=1e-5,
+                                   atol=1e-5)
 
     def test_lone_request_does_not_wait_when_the_model_is_idle(self):
         x = np.ones((1, 8), np.float32)
