@@ -5,7 +5,8 @@
  * and Keras's LayerNormalization, frozen by TensorFlow, is (after braid's TF importer: its
  * SquaredDifference is Sub + Mul, its Rsqrt Sqrt + Reciprocal)
  *   m = ReduceMean(x, [-1]); v = ReduceMean((x - m)^2, [-1]); s = 1/Sqrt(v + eps) * gamma;
- *   y = x * s + (-m * s + beta)                                                             */
+ *   y = x * s + (-m * s + beta)
+ * where a zero beta's Add may already be gone (identity_arith).                             */
 #include <math.h>
 #include <string.h>
 
@@ -131,23 +132,38 @@ static int fuse_keras(bd_graph *g, const bd_fuse_target *target, bd_node *mean, 
     if (!is_mul_of(xs, x, s) || !is_mul_of(ms, neg->outputs[0], s) ||
         bd_sole_consumer(g, neg->outputs[0]) != ms)
         return 0;
-    /* + beta, then the sum */
-    bd_node *badd = bd_sole_consumer(g, ms->outputs[0]);
-    bd_value *beta = bd_is_op(badd, "Add") ? bd_other_input(badd, ms->outputs[0]) : NULL;
-    if (!beta || !beta->data || beta->shape.dims[beta->shape.rank - 1] != c)
-        return 0;
+    /* + beta, then the sum; or the sum alone when beta was zero and identity_arith dropped
+     * its Add (Keras initialises beta to zeros) */
     bd_node *sum = bd_sole_consumer(g, xs->outputs[0]);
-    if (!bd_is_op(sum, "Add") || bd_sole_consumer(g, badd->outputs[0]) != sum ||
-        bd_other_input(sum, xs->outputs[0]) != badd->outputs[0])
+    bd_node *badd = bd_sole_consumer(g, ms->outputs[0]);
+    bd_value *beta = NULL;
+    if (!bd_is_op(sum, "Add"))
         return 0;
+    if (badd == sum) {
+        badd = NULL;
+    } else {
+        beta = bd_is_op(badd, "Add") ? bd_other_input(badd, ms->outputs[0]) : NULL;
+        if (!beta || !beta->data || beta->shape.dims[beta->shape.rank - 1] != c ||
+            bd_sole_consumer(g, badd->outputs[0]) != sum ||
+            bd_other_input(sum, xs->outputs[0]) != badd->outputs[0])
+            return 0;
+    }
 
-    bd_node *chain[] = { mean, sub, sq, var, add, sqrt_, rec, scale, neg, xs, ms, badd, sum };
+    bd_node *chain[] = { mean, sub, sq, var, add, sqrt_, rec, scale, neg, xs, ms, sum, badd };
+    size_t n_chain = sizeof chain / sizeof chain[0] - (badd == NULL);
     bd_value *y = sum->outputs[0];
-    for (size_t k = 0; k < sizeof chain / sizeof chain[0]; k++)
+    for (size_t k = 0; k < n_chain; k++)
         if (!bd_fusable(chain[k]))
             return 0;
     bd_error sub_err = {0};
-    bd_value *gv = as_vector(g, gamma, c, &sub_err), *bv = gv ? as_vector(g, beta, c, &sub_err) : NULL;
+    bd_value *gv = as_vector(g, gamma, c, &sub_err), *bv = NULL;
+    if (gv && beta) {
+        bv = as_vector(g, beta, c, &sub_err);
+    } else if (gv) {
+        void *zeros;
+        bd_shape vec = { .rank = 1, .dims = { c } };
+        bv = bd_pass_new_const(g, mean->name, "_beta", BD_DT_FLOAT, &vec, sizeof(float), &zeros, &sub_err);
+    }
     if (!gv || !bv) {
         if (sub_err.code == BD_ENOMEM)
             return bd_error_set(err, BD_ENOMEM, "%s", sub_err.msg);
@@ -157,8 +173,10 @@ static int fuse_keras(bd_graph *g, const bd_fuse_target *target, bd_node *mean, 
     beta = bv;
     if (!target_takes(g, target, mean->name, x, gamma, beta, y, eps))
         return 0;
-    int rc = rewrite(g, chain, sizeof chain / sizeof chain[0], mean->name, x, gamma, beta, y, eps,
-                     "ReduceMean+Sub+Mul+ReduceMean+Add+Sqrt+Reciprocal+Mul+Neg+Mul+Mul+Add+Add", err);
+    int rc = rewrite(g, chain, n_chain, mean->name, x, gamma, beta, y, eps,
+                     n_chain == sizeof chain / sizeof chain[0]
+                         ? "ReduceMean+Sub+Mul+ReduceMean+Add+Sqrt+Reciprocal+Mul+Neg+Mul+Mul+Add+Add"
+                         : "ReduceMean+Sub+Mul+ReduceMean+Add+Sqrt+Reciprocal+Mul+Neg+Mul+Mul+Add", err);
     return rc ? rc : 1;
 }
 
