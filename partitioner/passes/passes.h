@@ -28,8 +28,9 @@ bool bd_fuse_accepts(const bd_fuse_target *target, const bd_graph *g, const bd_n
  * and shift folded into new conv weights and bias (new initializers in G's pool). */
 int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err);
 
-/* The exported GELU chain x * 0.5 * (1 + Erf(x / sqrt(2))) (any operand order) becomes one
- * node Gelu (domain "braid"). */
+/* The exported GELU chain x * 0.5 * (1 + Erf(x / sqrt(2))) (any operand order), or
+ * TensorFlow's (0.5 * x) * (1 - Erf(-x * (1 / sqrt(2)))), becomes one node Gelu (domain
+ * "braid"). */
 int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* x * 1, x + 0 and x - 0 with a constant 1 or 0 that leaves x's shape are removed, their
@@ -59,6 +60,12 @@ int bd_pass_layernorm(bd_graph *g, const bd_fuse_target *target, bd_error *err);
  * Split along the last axis back into the original output tensors — the batch-matmul merge of
  * the PyTorch/TVM BERT work: one large GEMM instead of three small ones. */
 int bd_pass_qkv_merge(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
+/* A Reshape between a Conv / MatMul / Gemm (or the elementwise ops already below it) and an
+ * elementwise op is moved below that op when it keeps the last dim and the op's other operands
+ * are constants varying along the last dim only or tensors of the Reshape's output shape
+ * (TensorFlow's Tensordot, then BiasAdd and an activation): post-op fusion then sees them. */
+int bd_pass_sink_reshape(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* Merge composites into Conv / MatMul / Gemm nodes as post-ops when BACKEND accepts the
  * result: bias Add, activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu, Swish, HardSwish,
