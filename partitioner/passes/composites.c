@@ -14,8 +14,8 @@ static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err
 }
 
 /* The fast path: drop no-op arithmetic (it hides patterns), fold BN (it makes Conv anchors),
- * build the big composites (GELU, layer norm, q/k/v) before post-op fusion, which then absorbs
- * their bias adds and activations. */
+ * build the big composites (GELU, layer norm, q/k/v) and move Reshapes out of the way before
+ * post-op fusion, which then absorbs their bias adds and activations. */
 static const bd_composite k_fast_path[] = {
     { "identity_arith", bd_pass_identity_arith },
     { "fold_batchnorm", fold_batchnorm },
@@ -25,6 +25,7 @@ static const bd_composite k_fast_path[] = {
     { "where_mask",     bd_pass_where_mask },
     { "layernorm",      bd_pass_layernorm },
     { "qkv_merge",      bd_pass_qkv_merge },
+    { "sink_reshape",   bd_pass_sink_reshape },
     { "fuse_postops",   fuse_postops },
 };
 

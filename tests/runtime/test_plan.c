@@ -426,6 +426,74 @@ static void test_failing_constant_expression_is_left_to_the_run(void **state)
     bd_model_close(m);
 }
 
+/* TensorFlow's Tensordot then BiasAdd, an activation and a residual Add: x[4,8] -> Gemm ->
+ * Reshape [1,4,6] -> Add(bias [1,1,6]) -> Relu -> Add(res) . The Reshape sinks below the
+ * three (sink_reshape.c) and they become the Gemm's post-ops: one oneDNN primitive, same
+ * values as computed here. */
+static void test_tensordot_epilogue_fuses(void **state)
+{
+    (void)state;
+    bd_graph *g = bd_graph_create("tensordot");
+    bd_graph_set_opset(g, 13);
+    int64_t xd[] = { 4, 8 }, wd[] = { 8, 6 }, yd[] = { 4, 6 }, zd[] = { 1, 4, 6 }, bd3[] = { 1, 1, 6 },
+            sd[] = { 3 };
+    float w[48], b[6], x[32], res[24];
+    for (int i = 0; i < 48; i++)
+        w[i] = 0.1f * sinf((float)i);
+    for (int i = 0; i < 6; i++)
+        b[i] = 0.25f * (float)(i - 3);
+    for (int i = 0; i < 32; i++)
+        x[i] = (float)(i % 5) - 2;
+    for (int i = 0; i < 24; i++)
+        res[i] = 0.5f * cosf((float)i);
+    int64_t to[3] = { 1, 4, 6 };
+    bd_value *xv = tl_value(g, "x", BD_DT_FLOAT, 2, xd), *rv = tl_value(g, "res", BD_DT_FLOAT, 3, zd),
+             *y = tl_value(g, "y", BD_DT_FLOAT, 2, yd), *z = tl_value(g, "z", BD_DT_FLOAT, 3, zd),
+             *zb = tl_value(g, "zb", BD_DT_FLOAT, 3, zd), *zr = tl_value(g, "zr", BD_DT_FLOAT, 3, zd),
+             *out = tl_value(g, "out", BD_DT_FLOAT, 3, zd);
+    bd_graph_mark_input(g, xv, NULL);
+    bd_graph_mark_input(g, rv, NULL);
+    bd_graph_mark_output(g, out, NULL);
+    tl_op(g, "mm", "Gemm", (bd_value *[]){ xv, tl_const(g, "w", BD_DT_FLOAT, 2, wd, w) }, 2, y);
+    tl_op(g, "rs", "Reshape", (bd_value *[]){ y, tl_const(g, "to", BD_DT_INT64, 1, sd, to) }, 2, z);
+    tl_op(g, "bias", "Add", (bd_value *[]){ z, tl_const(g, "b", BD_DT_FLOAT, 3, bd3, b) }, 2, zb);
+    tl_op(g, "relu", "Relu", (bd_value *[]){ zb }, 1, zr);
+    tl_op(g, "residual", "Add", (bd_value *[]){ rv, zr }, 2, out);
+    bd_model *m;
+    bd_error err = { 0 };
+    if (bd_model_from_graph(g, NULL, &m, &err))
+        fail_msg("open: %s", err.msg);
+    int64_t xs[] = { 4, 8 }, rs[] = { 1, 4, 6 };
+    DLTensor in[2] = { input_tensor(x, 2, xs), input_tensor(res, 3, rs) };
+    const bd_plan *p;
+    bd_exec *e;
+    if (bd_model_plan(m, in, 2, &p, &err) || bd_exec_create(p, &e, &err) || bd_exec_run(e, in, 2, &err))
+        fail_msg("plan/run: %s", err.msg);
+    const bd_partition_report *r = bd_plan_partition(p);
+    assert_int_equal(r->n_subgraphs, 1);
+    const bd_graph *pg = bd_plan_graph(p);
+    int fused = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(pg); i++) {
+        const bd_node *n = bd_graph_node(pg, i);
+        printf("    %s %s %s\n", n->op_type, n->name, n->composite ? n->composite : "");
+        fused += n->composite && !strcmp(n->composite, "Gemm+Add+Relu+Add");
+    }
+    assert_int_equal(fused, 1);                         /* the Gemm with 3 post-ops */
+    const DLTensor *o = bd_exec_output(e, 0);
+    assert_int_equal(o->ndim, 3);
+    const float *got = o->data;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 6; j++) {
+            float acc = 0;
+            for (int k = 0; k < 8; k++)
+                acc += x[i * 8 + k] * w[k * 6 + j];
+            float want = res[i * 6 + j] + fmaxf(acc + b[j], 0);
+            assert_float_equal(got[i * 6 + j], want, 1e-5);
+        }
+    bd_exec_destroy(e);
+    bd_model_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_dynamic_output_from_native),
         cmocka_unit_test(test_constant_subexpressions_fold),
         cmocka_unit_test(test_failing_constant_expression_is_left_to_the_run),
+        cmocka_unit_test(test_tensordot_epilogue_fuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

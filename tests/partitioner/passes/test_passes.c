@@ -228,6 +228,39 @@ static void test_where_mask_pattern(void **state)
     }
 }
 
+/* TensorFlow's exact GELU, (0.5 * x) * Erfc(-x * (1/sqrt 2)) with Erfc imported as 1 - Erf:
+ * one Gelu; with 0.5 for 1/sqrt 2, not a GELU and left alone. */
+static void test_gelu_tensorflow_pattern(void **state)
+{
+    (void)state;
+    for (int wrong = 0; wrong < 2; wrong++) {
+        bd_graph *g = bd_graph_create("gelu_tf");
+        int64_t d[] = { 2, 8 };
+        bd_value *x = tensor(g, "x", 2, d), *h = tensor(g, "h", 2, d), *n = tensor(g, "n", 2, d),
+                 *m = tensor(g, "m", 2, d), *e = tensor(g, "e", 2, d), *c = tensor(g, "c", 2, d),
+                 *y = tensor(g, "y", 2, d);
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        tl_op(g, "half", "Mul", (bd_value *[]){ scalar(g, "k_half", 0.5f), x }, 2, h);
+        tl_op(g, "neg", "Neg", (bd_value *[]){ x }, 1, n);
+        tl_op(g, "scale", "Mul", (bd_value *[]){ n, scalar(g, "k_rsqrt2", wrong ? 0.5f : 0.70710678f) }, 2, m);
+        tl_op(g, "erf", "Erf", (bd_value *[]){ m }, 1, e);
+        tl_op(g, "erfc", "Sub", (bd_value *[]){ scalar(g, "k_one", 1), e }, 2, c);
+        tl_op(g, "out", "Mul", (bd_value *[]){ h, c }, 2, y);
+        assert_int_equal(bd_pass_gelu(g, NULL, NULL), wrong ? 0 : 1);
+        assert_int_equal(bd_graph_num_nodes(g), wrong ? 6 : 1);
+        if (!wrong) {
+            bd_node *gl = bd_graph_node(g, 0);
+            assert_string_equal(gl->op_type, "Gelu");
+            assert_string_equal(gl->domain, "braid");
+            assert_ptr_equal(gl->inputs[0], x);
+            assert_ptr_equal(gl->outputs[0], y);
+            assert_int_equal(bd_graph_validate(g, NULL), 0);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 static void test_gelu_pattern_rejects_wrong_constant(void **state)
 {
     bd_graph *g = bd_graph_create("notgelu");
@@ -287,7 +320,8 @@ static void test_layernorm_pattern(void **state)
 static void test_layernorm_keras_pattern(void **state)
 {
     (void)state;
-    for (int extra_reader = 0; extra_reader < 2; extra_reader++) {
+    for (int variant = 0; variant < 3; variant++) {
+        int extra_reader = variant == 1, no_beta = variant == 2;  /* beta 0: its Add dropped */
         bd_graph *g = bd_graph_create("ln_keras");
         int64_t d[] = { 1, 4, 8 }, r[] = { 1, 4, 1 }, b8[] = { 1, 1, 8 };
         float gdata[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, bdata[8] = { 0, 1, 0, 1, 0, 1, 0, 1 };
@@ -313,8 +347,9 @@ static void test_layernorm_keras_pattern(void **state)
         tl_op(g, "xs", "Mul", (bd_value *[]){ x, sc }, 2, xs);
         tl_op(g, "neg", "Neg", (bd_value *[]){ m }, 1, ng);
         tl_op(g, "ms", "Mul", (bd_value *[]){ ng, sc }, 2, ms);
-        tl_op(g, "beta_add", "Add", (bd_value *[]){ ms, beta }, 2, mb);
-        tl_op(g, "sum", "Add", (bd_value *[]){ xs, mb }, 2, y);
+        if (!no_beta)
+            tl_op(g, "beta_add", "Add", (bd_value *[]){ ms, beta }, 2, mb);
+        tl_op(g, "sum", "Add", (bd_value *[]){ xs, no_beta ? ms : mb }, 2, y);
         if (extra_reader) {
             bd_graph_mark_output(g, y2, NULL);
             tl_op(g, "peek", "Relu", (bd_value *[]){ sc }, 1, y2);
@@ -328,7 +363,9 @@ static void test_layernorm_keras_pattern(void **state)
             assert_int_equal(ln->inputs[1]->shape.rank, 1);
             assert_int_equal(ln->inputs[1]->shape.dims[0], 8);
             assert_memory_equal(ln->inputs[1]->data, gdata, sizeof gdata);
-            assert_memory_equal(ln->inputs[2]->data, bdata, sizeof bdata);
+            static const float zeros[8];
+            assert_memory_equal(ln->inputs[2]->data, no_beta ? zeros : bdata, sizeof bdata);
+            assert_int_equal(ln->inputs[2]->shape.rank, 1);
             assert_float_equal(bd_node_attr_float(ln, "epsilon", 0), 1e-3f, 1e-12);
             assert_ptr_equal(ln->outputs[0], y);
             assert_int_equal(bd_graph_validate(g, NULL), 0);
@@ -647,16 +684,73 @@ static void test_qkv_merge_respects_pins_and_target(void **state)
     bd_graph_destroy(g);
 }
 
+/* Gemm -> Reshape (last dim kept) -> Add(bias [1,1,C]) -> Relu -> Add(residual of the
+ * reshaped shape): the Reshape ends below all three, the bias as a [C] vector, the residual
+ * read through a Reshape view; a Reshape that changes the last dim stays where it is. */
+static void test_sink_reshape(void **state)
+{
+    (void)state;
+    for (int keeps_last = 1; keeps_last >= 0; keeps_last--) {
+        bd_graph *g = bd_graph_create("tensordot");
+        int64_t xd[] = { 4, 8 }, wd[] = { 8, 6 }, yd[] = { 4, 6 }, bd3[] = { 1, 1, 6 };
+        int64_t zd_keep[] = { 1, 4, 6 }, zd_change[] = { 1, 2, 12 }, sd[] = { 3 };
+        const int64_t *zd = keeps_last ? zd_keep : zd_change;
+        float w[48] = { 0 }, b[6] = { 1, 2, 3, 4, 5, 6 };
+        int64_t shape[3] = { zd[0], zd[1], zd[2] };
+        bd_value *x = tensor(g, "x", 2, xd), *res = tensor(g, "res", 3, zd), *y = tensor(g, "y", 2, yd),
+                 *z = tensor(g, "z", 3, zd), *zb = tensor(g, "zb", 3, zd), *zr = tensor(g, "zr", 3, zd),
+                 *out = tensor(g, "out", 3, zd);
+        bd_value *wt = tl_const(g, "w", BD_DT_FLOAT, 2, wd, w);
+        bd_value *bias = tl_const(g, "bias", BD_DT_FLOAT, 3, bd3, b);
+        bd_value *to = tl_const(g, "to", BD_DT_INT64, 1, sd, shape);
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_input(g, res, NULL);
+        bd_graph_mark_output(g, out, NULL);
+        tl_op(g, "mm", "Gemm", (bd_value *[]){ x, wt }, 2, y);
+        tl_op(g, "rs", "Reshape", (bd_value *[]){ y, to }, 2, z);
+        tl_op(g, "bias_add", "Add", (bd_value *[]){ z, keeps_last ? bias : scalar(g, "one", 1) }, 2, zb);
+        tl_op(g, "relu", "Relu", (bd_value *[]){ zb }, 1, zr);
+        tl_op(g, "residual", "Add", (bd_value *[]){ res, zr }, 2, out);
+        assert_int_equal(bd_pass_sink_reshape(g, NULL, NULL), keeps_last ? 3 : 0);
+        assert_int_equal(bd_graph_validate(g, NULL), 0);
+        if (keeps_last) {
+            /* Gemm, Add, Relu, Reshape(res), Add, then the Reshape writing OUT */
+            bd_node *last = out->producer;
+            assert_string_equal(last->op_type, "Reshape");
+            assert_ptr_equal(last->inputs[1], to);
+            bd_node *radd = last->inputs[0]->producer;
+            assert_string_equal(radd->name, "residual");
+            assert_int_equal(radd->outputs[0]->shape.rank, 2);
+            bd_value *view = radd->inputs[0];
+            assert_string_equal(view->producer->op_type, "Reshape");
+            assert_ptr_equal(view->producer->inputs[0], res);
+            assert_true(bd_shape_equal(&view->shape, &y->shape));
+            bd_node *relu = radd->inputs[1]->producer;
+            assert_string_equal(relu->op_type, "Relu");
+            bd_node *badd = relu->inputs[0]->producer;
+            assert_ptr_equal(badd->inputs[0], y);
+            assert_int_equal(badd->inputs[1]->shape.rank, 1);
+            assert_memory_equal(badd->inputs[1]->data, b, sizeof b);
+            assert_int_equal(bd_graph_num_nodes(g), 6);
+        } else {
+            assert_int_equal(bd_graph_num_nodes(g), 5);
+            assert_ptr_equal(out->producer->inputs[1], zr);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 static void test_composite_table(void **state)
 {
     size_t n;
     const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
     assert_string_equal(c[0].name, "identity_arith");
     assert_string_equal(c[1].name, "fold_batchnorm");
     assert_string_equal(c[3].name, "swish");
     assert_string_equal(c[4].name, "channel_shuffle");
+    assert_string_equal(c[n - 2].name, "sink_reshape");
     assert_string_equal(c[n - 1].name, "fuse_postops");
     assert_null(bd_composites_for(BD_ENGINE_FALLBACK, &n));
     assert_int_equal(n, 0);
@@ -669,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_fold_scale_shift),
         cmocka_unit_test(test_gelu_pattern),
         cmocka_unit_test(test_gelu_pattern_rejects_wrong_constant),
+        cmocka_unit_test(test_gelu_tensorflow_pattern),
         cmocka_unit_test(test_swish_pattern),
         cmocka_unit_test(test_channel_shuffle_pattern),
         cmocka_unit_test(test_where_mask_pattern),
@@ -685,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_qkv_merge),
         cmocka_unit_test(test_qkv_merge_mixed_bias_keeps_adds),
         cmocka_unit_test(test_qkv_merge_respects_pins_and_target),
+        cmocka_unit_test(test_sink_reshape),
         cmocka_unit_test(test_composite_table),
     };
     return cmocka_run_group_tests_name("passes", tests, NULL, NULL);
