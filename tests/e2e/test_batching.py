@@ -296,6 +296,33 @@ class Batching(BraiddTestCase):
         self.assertIn("dynamic_batching is off", self.d.log_text())
         self.assert_each_request_runs_alone("gram", 7, lambda x: x.T @ x, atol=1e-5)
 
+class LadderWithinRunMemory(BraiddTestCase):
+    """max_run_memory_bytes small enough that the largest batches cannot be planned: the ladder
+    ends below them, the load goes on, and requests are answered."""
+    braidd_args = ("--workers", "1", "--max-run-memory-bytes", str(64 << 10))
+
+    @classmethod
+    def prepare_repository(cls, repo):
+        e2e_models.write_repository_model(repo, "wide", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "wide", {
+            "max_batch_size": 4096, "dynamic_batching": {"max_queue_delay_microseconds": 1000}})
+
+    def test_sizes_over_the_run_memory_are_dropped(self):
+        log = self.d.log_text()
+        self.assertIn("model=wide version=1 dynamic_batching: batch sizes ", log)
+        self.assertIn("are not formed: planning", log)
+        self.assertIn("max_run_memory_bytes", log)
+        ladder = model_status(self.d, "wide")["batch_ladder"]
+        self.assertGreaterEqual(len(ladder), 2)
+        self.assertEqual(ladder, [1 << i for i in range(len(ladder))])    # a prefix, 4096 gone
+        x = np.ones((2, 8), np.float32)
+        s = np.ones((2, 3), np.int32)
+        got = response_outputs(self.stub.ModelInfer(infer_request("wide", {"x": x, "s": s}),
+                                                    timeout=30))
+        np.testing.assert_allclose(got["h"], e2e_models.batch_mlp_reference(x, s)[0], rtol=1e-5,
+                                   atol=1e-5)
+
+
 SLOW_ROWS = 64
 
 
