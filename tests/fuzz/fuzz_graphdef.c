@@ -5,6 +5,7 @@
 
 #include "partitioner/tf/tf_import.h"
 #include "partitioner/shape/shape_infer.h"
+#include "tests/fuzz/fuzz_tf_fallback.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -12,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bd_error err = { 0 };
     if (bd_tf_import_memory(data, size, &g, &err) != 0)
         return 0;
-    bd_shape_infer(g, false, &err);
+    if (bd_shape_infer(g, false, &err) == 0)
+        fuzz_tf_fallback(g);
     bd_graph_destroy(g);
     return 0;
 }

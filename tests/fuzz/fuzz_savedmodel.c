@@ -11,6 +11,7 @@
 
 #include "partitioner/tf/tf_import.h"
 #include "partitioner/shape/shape_infer.h"
+#include "tests/fuzz/fuzz_tf_fallback.h"
 
 static char dir[64], pb_path[96];
 
@@ -63,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bd_graph *g = NULL;
     bd_error err = { 0 };
     if (bd_tf_savedmodel_import(dir, NULL, zero_variables, NULL, &g, &err) == 0) {
-        bd_shape_infer(g, false, &err);
+        if (bd_shape_infer(g, false, &err) == 0)
+            fuzz_tf_fallback(g);
         bd_graph_destroy(g);
     }
     return 0;
