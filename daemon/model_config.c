@@ -212,6 +212,7 @@ static int dynamic_batching_key(bd_batching_config *b, const cJSON *obj, const c
                             "object (Triton's ModelDynamicBatching: {\"preferred_batch_size\": [4, 8], "
                             "\"max_queue_delay_microseconds\": 100})", name);
     b->enabled = true;
+    b->measure_ladder = true;          /* braid's default: only batch sizes that pay */
     int rc = 0;
     uint64_t v;
     for (const cJSON *it = obj->child; rc == 0 && it; it = it->next) {
@@ -248,13 +249,15 @@ static int dynamic_batching_key(bd_batching_config *b, const cJSON *obj, const c
                 rc = bd_error_set(err, BD_EINVAL, "model '%s' config: key '%spreserve_ordering': "
                                   "braid does not support true (each response is sent when its batch "
                                   "finishes); remove the key or set false", name, where);
-        } else if (strcmp(k, "wait_when_idle") == 0)
+        } else if (strcmp(k, "wait_when_idle") == 0) {
             rc = bool_key(it, name, where, &b->wait_when_idle, err);
-        else
+        } else if (strcmp(k, "measure_ladder") == 0) {
+            rc = bool_key(it, name, where, &b->measure_ladder, err);
+        } else
             rc = bd_error_set(err, BD_EINVAL, "model '%s' config: unknown key '%s%s' (known: "
                               "preferred_batch_size, max_queue_delay_microseconds, default_queue_policy, "
                               "priority_levels, default_priority_level, preserve_ordering, "
-                              "wait_when_idle; braid has no "
+                              "wait_when_idle, measure_ladder; braid has no "
                               "priority_queue_policy)", name, where, k);
     }
     if (rc)

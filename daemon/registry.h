@@ -55,6 +55,8 @@ typedef struct bd_batching_config {
     uint32_t default_priority_level;   /* 1..priority_levels when levels are used */
     bool     wait_when_idle;           /* braid's: the oldest request waits the delay even when
                                         * no run of the model is in progress (Triton's rule) */
+    bool     measure_ladder;           /* braid's: batch sizes not faster per row than smaller
+                                        * ones are dropped from the ladder at load (batch_ladder.c) */
 } bd_batching_config;
 
 

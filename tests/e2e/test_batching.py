@@ -19,6 +19,11 @@ import e2e_models
 from braidd_fixture import BraiddTestCase, pb, run_tests, status_of
 from tensors import infer_request, response_outputs
 
+# Every batch size planned is formed: the tests here expect exact ladders and batches, which
+# measuring each size at load (measure_ladder, on by default) could trim on a busy machine.
+FIXED_LADDER = {"measure_ladder": False}
+FLAT_N = 1 << 20                        # "flat": 4 MiB rows
+
 
 def run_clients(client, n):
     """CLIENT(0) .. CLIENT(N-1) on threads at once; each joined within 120 s."""
@@ -47,34 +52,47 @@ class Batching(BraiddTestCase):
         e2e_models.write_repository_model(repo, "mlp", e2e_models.batch_mlp())
         e2e_models.write_model_config(repo, "mlp", {
             "max_batch_size": 16,
-            "dynamic_batching": {"preferred_batch_size": [4, 8],
+            "dynamic_batching": {**FIXED_LADDER, "preferred_batch_size": [4, 8],
                                  "max_queue_delay_microseconds": 20000}})
         e2e_models.write_repository_model(repo, "softmax0", e2e_models.batch_softmax0())
         e2e_models.write_model_config(repo, "softmax0", {
-            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
+            "max_batch_size": 8, "dynamic_batching": {**FIXED_LADDER,
+                                     "max_queue_delay_microseconds": 20000}})
         # dim 0 limited to 2 by input_shapes: a gathered batch of 4 cannot be planned
         e2e_models.write_repository_model(repo, "narrow", e2e_models.batch_mlp())
         e2e_models.write_model_config(repo, "narrow", {
             "max_batch_size": 4,
             "input_shapes": {"x": {"min": [1, 8], "max": [2, 8]}},
-            "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
+            "dynamic_batching": {**FIXED_LADDER, "max_queue_delay_microseconds": 20000}})
         # a delay far longer than a run: a lone request must not wait it (work-conserving),
         # unless wait_when_idle asks for Triton's strict rule
         e2e_models.write_repository_model(repo, "idle", e2e_models.batch_mlp())
         e2e_models.write_model_config(repo, "idle", {
-            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 2000000}})
+            "max_batch_size": 8, "dynamic_batching": {**FIXED_LADDER,
+                                     "max_queue_delay_microseconds": 2000000}})
         e2e_models.write_repository_model(repo, "strict", e2e_models.batch_mlp())
         e2e_models.write_model_config(repo, "strict", {
-            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 300000,
-                                                      "wait_when_idle": True}})
+            "max_batch_size": 8, "dynamic_batching": {**FIXED_LADDER,
+                                     "max_queue_delay_microseconds": 300000,
+                                     "wait_when_idle": True}})
         # a plan cache of 3 plans holds the ladder's 1, 2 and 4 only
         e2e_models.write_repository_model(repo, "capped", e2e_models.batch_mlp())
         e2e_models.write_model_config(repo, "capped", {
             "max_batch_size": 16, "plan_cache_max_plans": 3,
-            "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
+            "dynamic_batching": {**FIXED_LADDER, "max_queue_delay_microseconds": 20000}})
+        # measured at load (measure_ladder's default): a tiny model, where a batch costs little
+        # more than one row, keeps its sizes; x + 1 over 4 MiB rows costs the same per row at
+        # any batch (memory-bound), so batching it would only add waiting: its sizes go
+        e2e_models.write_repository_model(repo, "measured", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "measured", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
+        e2e_models.write_repository_model(repo, "flat", e2e_models.batch_add_one("N", FLAT_N))
+        e2e_models.write_model_config(repo, "flat", {
+            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
         e2e_models.write_repository_model(repo, "gram", e2e_models.batch_gram())
         e2e_models.write_model_config(repo, "gram", {
-            "max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
+            "max_batch_size": 8, "dynamic_batching": {**FIXED_LADDER,
+                                     "max_queue_delay_microseconds": 20000}})
 
     def test_model_config_reports_dynamic_batching(self):
         c = self.stub.ModelConfig(pb.ModelConfigRequest(name="mlp"), timeout=10).config
@@ -182,6 +200,21 @@ class Batching(BraiddTestCase):
         formed = {k for k, c in sizes.items() if c > old.get(k, 0)}
         self.assertTrue(formed <= {1, 2, 4, 8, 16}, formed)
         self.assertTrue(any(k > 1 for k in formed), formed)
+
+    def test_ladder_keeps_only_sizes_that_pay(self):
+        log = self.d.log_text()
+        measured = model_status(self.d, "measured")["batch_ladder"]
+        self.assertEqual(measured[:2], [1, 2], log[-3000:])      # a batch of 2 costs ~one row
+        flat = model_status(self.d, "flat")["batch_ladder"]
+        print("\nladders measured at load: tiny mlp %s, 4 MiB rows %s" % (measured, flat))
+        self.assertEqual(flat[0], 1)
+        self.assertLess(len(flat), 4, log[-3000:])              # of 1 2 4 8, some were dropped
+        self.assertIn("model=flat version=1 dynamic_batching: batch sizes ", log)
+        self.assertIn("are not formed: not 5% faster per row than a smaller batch", log)
+        # requests of any size still run (a dropped size is only not formed from several)
+        x = (np.arange(3 * FLAT_N) / FLAT_N).astype(np.float32).reshape(3, FLAT_N)
+        got = response_outputs(self.stub.ModelInfer(infer_request("flat", {"x": x}), timeout=60))
+        np.testing.assert_array_equal(got["y"], x + np.float32(1))
 
     def test_ladder_stays_within_the_plan_cache(self):
         self.assertIn("model=capped version=1 dynamic_batching: batch sizes 8 16 are not formed: "
@@ -305,7 +338,8 @@ class LadderWithinRunMemory(BraiddTestCase):
     def prepare_repository(cls, repo):
         e2e_models.write_repository_model(repo, "wide", e2e_models.batch_mlp())
         e2e_models.write_model_config(repo, "wide", {
-            "max_batch_size": 4096, "dynamic_batching": {"max_queue_delay_microseconds": 1000}})
+            "max_batch_size": 4096, "dynamic_batching": {**FIXED_LADDER,
+                                        "max_queue_delay_microseconds": 1000}})
 
     def test_sizes_over_the_run_memory_are_dropped(self):
         log = self.d.log_text()
@@ -341,7 +375,7 @@ class QueuePolicy(BraiddTestCase):
     @classmethod
     def prepare_repository(cls, repo):
         slow = e2e_models.slow_matmul(rows="N", n=1024, depth=24)
-        policy = {"max_batch_size": SLOW_ROWS, "dynamic_batching": {
+        policy = {"max_batch_size": SLOW_ROWS, "dynamic_batching": {**FIXED_LADDER, 
             "priority_levels": 2, "default_priority_level": 2,
             "default_queue_policy": {"allow_timeout_override": True}}}
         e2e_models.write_repository_model(repo, "slow", slow)
@@ -349,7 +383,7 @@ class QueuePolicy(BraiddTestCase):
         e2e_models.write_repository_model(repo, "small_queue", slow)
         e2e_models.write_model_config(repo, "small_queue", {
             "max_batch_size": SLOW_ROWS,
-            "dynamic_batching": {"default_queue_policy": {"max_queue_size": 2}}})
+            "dynamic_batching": {**FIXED_LADDER, "default_queue_policy": {"max_queue_size": 2}}})
 
     def setUp(self):
         self.run_s = 1.0
