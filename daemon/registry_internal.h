@@ -119,8 +119,9 @@ int  served_load_labels(bd_served *s, const char *model_dir, bd_error *err);
 void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel);
 /* The batch sizes S's batcher may form, planned now (batch_ladder.c) into S->batch_ladder:
  * bd_batch_ladder's sizes for S->batch_max_rows, smallest first, up to the first that cannot
- * be planned or would evict a plan from the cache (logged). INPUTS as for
- * served_probe_batching (dim 0 changed and restored). Blocking; before S is shared. */
+ * be planned or would evict a plan from the cache (logged), without the sizes that measure no
+ * cheaper per row than a smaller one (measure_ladder; runs each on zeroed inputs). INPUTS as
+ * for served_probe_batching (dim 0 changed and restored). Blocking; before S is shared. */
 void served_plan_ladder(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel);
 
 /* Number of bd_served alive in the process (tests check versions are freed). */
