@@ -7,12 +7,15 @@
  * a plan ends it too). What is dropped is logged; the load does not fail for it.
  *
  * Measured, too (dynamic_batching.measure_ladder, on by default): each planned size runs
- * LADDER_RUNS times on zeroed inputs, and a size whose time per row is not at least
- * LADDER_MIN_GAIN below the best smaller size's is dropped. On a CPU a compute-bound model
- * often runs a batch no faster per row than one request (MobileNetV2 here: 257 images/s at
- * batch 1, 204 at batch 8): forming such batches would only cost throughput and latency. The
- * runs also touch each size's memory once before the first request does. Timing stops after
- * LADDER_BUDGET_NS in all; larger sizes are then kept only if the last measured one was. */
+ * LADDER_RUNS times on zeroed inputs, and a size whose time per row (the fastest run: other
+ * loads and compiles only ever slow a run down) is not at least LADDER_MIN_GAIN below the
+ * best smaller size's is dropped. On a CPU a compute-bound model often runs a batch hardly
+ * faster per row than one request (MobileNetV2 at 1 thread here: 141 images/s at batch 1, 145
+ * at 2, 135 at 4), and in a busy server such a batch only costs throughput and waiting (the
+ * 3% of batch 2 became 8% less throughput with both cores serving). One load measures at a
+ * time. The runs also touch each size's memory once before the first request does. Timing
+ * stops after LADDER_BUDGET_NS per load; larger sizes then follow the last measured one. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,8 +23,8 @@
 #include "daemon/log.h"
 #include "daemon/registry_internal.h"
 
-#define LADDER_RUNS      3                          /* timed, after one untimed */
-#define LADDER_MIN_GAIN  0.05                       /* 5% cheaper per row than smaller ones */
+#define LADDER_RUNS      5                          /* timed, after one untimed */
+#define LADDER_MIN_GAIN  0.10                       /* 10% cheaper per row than smaller ones */
 #define LADDER_BUDGET_NS (UINT64_C(2000000000))     /* measuring, per load */
 
 /* "1 2 4 8" from SIZES[0..N) into BUF. */
@@ -38,13 +41,9 @@ static const char *sizes_str(const int *sizes, int n, char *buf, size_t size)
     return buf;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+static pthread_mutex_t measuring = PTHREAD_MUTEX_INITIALIZER;   /* one load at a time */
 
-/* Nanoseconds per row of PLAN's runs (INPUTS' shapes, K rows), the median of LADDER_RUNS
+/* Nanoseconds per row of PLAN's runs (INPUTS' shapes, K rows), the fastest of LADDER_RUNS
  * after one untimed run, on zeroed inputs; 0 when it cannot be measured (then it is logged). */
 static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *inputs, size_t n, int k)
 {
@@ -52,7 +51,7 @@ static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *in
     void *buf[16] = { 0 };
     bd_exec *exec = NULL;
     bd_error err = {0};
-    uint64_t ns[LADDER_RUNS] = { 0 }, per_row = 0;
+    uint64_t fastest = UINT64_MAX;
     int rc = n > sizeof in / sizeof *in ? bd_error_set(&err, BD_EINVAL, "more than 16 inputs") : 0;
     for (size_t i = 0; !rc && i < n; i++) {
         in[i] = inputs[i];
@@ -67,12 +66,15 @@ static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *in
     }
     if (!rc)
         rc = bd_served_exec_acquire(s, plan, &exec, &err);
+    pthread_mutex_lock(&measuring);
     for (int r = -1; !rc && r < LADDER_RUNS; r++) {
         uint64_t t0 = bd_now_ns();
         rc = bd_exec_run(exec, in, n, &err);
-        if (r >= 0)
-            ns[r] = bd_now_ns() - t0;
+        uint64_t dt = bd_now_ns() - t0;
+        if (r >= 0 && dt < fastest)
+            fastest = dt;
     }
+    pthread_mutex_unlock(&measuring);
     if (exec)
         bd_served_exec_release(s, exec);
     for (size_t i = 0; i < n && i < sizeof buf / sizeof *buf; i++)
@@ -82,8 +84,7 @@ static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *in
                k, err.msg);
         return 0;
     }
-    qsort(ns, LADDER_RUNS, sizeof *ns, cmp_u64);
-    per_row = ns[LADDER_RUNS / 2] / (uint64_t)k;
+    uint64_t per_row = fastest / (uint64_t)k;
     return per_row ? per_row : 1;
 }
 

@@ -3,7 +3,8 @@
 # over gRPC at concurrency 1, 4, 16 and 64, against one braidd serving each model twice —
 # NAME_solo (max_batch_size 64, each request run alone) and NAME_batched (the same file with
 # config.json "dynamic_batching"). Prints throughput and p50/p99 latency per level, and the
-# server's plan runs per request (execution_count / success count) for the batched model.
+# server's plan runs per request (execution_count / success count) for the batched model. First,
+# the in-process ceiling: what the engines themselves gain from a batch (below).
 #
 #   bench/batching/run.sh
 #   MODELS=mlp CONCURRENCY="1 16" WINDOW_MS=2000 bench/batching/run.sh
@@ -24,6 +25,8 @@
 #   BUILD_DIR     meson build directory (default <repo>/build-bench, release); BRAIDD overrides
 #   BRAIDD_ARGS   extra braidd flags (e.g. "--workers 2 --threads-per-worker 1")
 #   OUT           where CSVs and logs go (default a temp dir)
+#   CEILING_BATCH the batch of the in-process ceiling (default 8): what batching can gain at most
+#   CEILING_THREADS its threads (default 1: a braidd worker's on 2 cores)
 # Do not run it on a machine that others are measuring on: it loads every core.
 set -euo pipefail
 
@@ -75,6 +78,43 @@ for m in models:
         e2e_models.write_model_config(repo, name, dict({"max_batch_size": 64, "queue_limit": 256}, **extra))
         print("  ", name, json.dumps(extra))
 EOF
+
+# What batching can gain at most on this machine: each model run in process (braid bench, one
+# stream of CEILING_THREADS threads: a braidd worker's, 1 by default on 2 cores) at batch 1 and
+# at CEILING_BATCH rows, by braid and by ONNX Runtime; the gain is rows/s at CEILING_BATCH over
+# rows/s at batch 1. A served model cannot gain more from batching than its engine does.
+echo "== in process: rows/s at batch 1 and ${CEILING_BATCH:=8} (${CEILING_THREADS:=1} thread(s), one stream)"
+ninja -C "$BUILD_DIR" cli/braid >/dev/null
+printf "%-14s %-6s %12s %12s %8s\n" model engine "rows/s b=1" "rows/s b=$CEILING_BATCH" gain
+for m in $MODELS; do
+  model="$WORK/repo/${m}_solo/1/model.onnx"
+  for engine in braid ort; do
+    rates=()
+    for b in 1 "$CEILING_BATCH"; do
+      args="$($PY - "$model" "$b" "$WORK/ceiling_${m}_$b" <<'EOF'
+import sys, numpy as np, onnx
+model, b, base = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rng = np.random.default_rng(0)
+for i in onnx.load(model, load_external_data=False).graph.input:
+    t = i.type.tensor_type
+    shape = [b if k == 0 else d.dim_value for k, d in enumerate(t.shape.dim)]
+    dtype = np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[t.elem_type])
+    x = rng.standard_normal(shape).astype(dtype) if dtype.kind == "f" else np.zeros(shape, dtype)
+    np.save("%s_%s.npy" % (base, i.name), x)
+    print("--input %s=%s_%s.npy" % (i.name, base, i.name), end=" ")
+EOF
+)"
+      extra=()
+      [ "$engine" = ort ] && extra=(--engine ort --ort-threads "$CEILING_THREADS")
+      # shellcheck disable=SC2086
+      ips="$("$BUILD_DIR/cli/braid" bench "$model" -t "$CEILING_THREADS" -n 20 -w 3 $args "${extra[@]}" 2>&1 |
+             sed -n 's/^throughput: \([0-9.]*\) inferences.*/\1/p')"
+      rates+=("$($PY -c "print('%.1f' % (float('${ips:-0}') * $b))")")
+    done
+    printf "%-14s %-6s %12s %12s %8s\n" "$m" "$engine" "${rates[0]}" "${rates[1]}" \
+      "$($PY -c "a, b = float('${rates[0]}'), float('${rates[1]}'); print('%.2fx' % (b / a) if a else '-')")"
+  done
+done
 
 echo "== braidd"
 # shellcheck disable=SC2086
