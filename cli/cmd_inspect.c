@@ -92,9 +92,12 @@ static void print_partition(const bd_partition_report *r)
     printf("subgraphs (in execution order):\n");
     for (size_t i = 0; i < r->n_subgraphs; i++) {
         const bd_subgraph_info *s = &r->subgraphs[i];
-        printf("  #%zu %-5s %4zu node(s) from '%s': %zu step(s) per run, %zu reorder(s) (%.2f MB)\n", i,
+        printf("  #%zu %-5s %4zu node(s) from '%s': %zu step(s) per run, %zu reorder(s) (%.2f MB)", i,
                s->backend, s->n_nodes, s->first_node, s->run.steps, s->run.reorders,
                (double)s->run.reorder_bytes / 1e6);
+        if (s->run.const_bytes)
+            printf(", weights %.2f MB in its layout", (double)s->run.const_bytes / 1e6);
+        printf("\n");
         print_tensors("inputs ", s->inputs, s->n_inputs);
         print_tensors("outputs", s->outputs, s->n_outputs);
     }

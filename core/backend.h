@@ -50,6 +50,7 @@ typedef struct bd_kernel_stats {
     size_t steps;            /* primitives or kernels run per inference */
     size_t reorders;         /* of which layout conversions (data moved, nothing computed) */
     size_t reorder_bytes;    /* bytes those write per inference */
+    size_t const_bytes;      /* constants the kernel holds in its own layout (weights) */
 } bd_kernel_stats;
 
 /* Process-wide settings for one engine (bd_backend.configure). */

@@ -334,7 +334,24 @@ int dn_const_value(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *
     if (!v->data || v->dtype != BD_DT_FLOAT || v->nbytes < dnnl_memory_desc_get_size(src_md))
         return dn_fail(c, BD_EMODEL, "constant '%s' must hold %zu bytes of FP32 data", v->name,
                        dnnl_memory_desc_get_size(src_md));
-    return dn_const(c, v->data, src_md, dst_md, buf);
+    return dn_const_shared(c, v->data, src_md, dst_md, buf);
+}
+
+int dn_const_shared(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+                    const dnnl_memory_desc_t *dst_md, int *buf)
+{
+    for (int i = 0; i < c->n_consts; i++)
+        if (c->consts[i].data == data && dn_md_equal(&c->consts[i].src, src_md) &&
+            dn_md_equal(&c->consts[i].dst, dst_md)) {
+            *buf = c->consts[i].buf;
+            return 0;
+        }
+    int rc = grow(c, (void **)&c->consts, &c->cap_consts, c->n_consts + 1, sizeof *c->consts);
+    if (!rc)
+        rc = dn_const(c, data, src_md, dst_md, buf);
+    if (!rc)
+        c->consts[c->n_consts++] = (dn_const_entry){ data, *src_md, *dst_md, *buf };
+    return rc;
 }
 
 /* ---- tensors ---------------------------------------------------------------------------- */
@@ -633,6 +650,7 @@ static void compiler_free(dn_compiler *c)
     free_bufs(c->bufs, c->n_bufs);
     free(c->t);
     free(c->cache);
+    free(c->consts);
     free(c->out_bound);
     if (c->stream)
         dnnl_stream_destroy(c->stream);
@@ -888,4 +906,7 @@ void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)
             out->reorders++;
             out->reorder_bytes += k->steps[i].reorder_bytes;
         }
+    for (int i = 0; i < k->n_bufs; i++)
+        if (k->bufs[i].kind == DN_BUF_CONST)
+            out->const_bytes += k->bufs[i].size;
 }

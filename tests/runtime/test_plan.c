@@ -494,6 +494,73 @@ static void test_tensordot_epilogue_fuses(void **state)
     bd_model_close(m);
 }
 
+/* x[2,64] -> MatMul(w) -> Relu -> MatMul(w) -> y with ONE initializer w read twice: oneDNN
+ * lays w out once for both (dn_const_shared), so the kernel holds one copy fewer (its
+ * const_bytes) than for the same chain with two initializers of equal bytes; both give the
+ * reference's values. */
+static size_t shared_weight_plan(bool shared, float *y_out)
+{
+    enum { D = 64 };
+    bd_graph *g = bd_graph_create("shared_weight");
+    bd_graph_set_opset(g, 13);
+    int64_t xd[] = { 2, D }, wd[] = { D, D };
+    static float w[D * D];
+    for (int i = 0; i < D * D; i++)
+        w[i] = 0.02f * sinf((float)i);
+    bd_value *x = tl_value(g, "x", BD_DT_FLOAT, 2, xd), *a = tl_value(g, "a", BD_DT_FLOAT, 2, xd),
+             *r = tl_value(g, "r", BD_DT_FLOAT, 2, xd), *y = tl_value(g, "y", BD_DT_FLOAT, 2, xd);
+    bd_value *w1 = tl_const(g, "w1", BD_DT_FLOAT, 2, wd, w);
+    bd_value *w2 = shared ? w1 : tl_const(g, "w2", BD_DT_FLOAT, 2, wd, w);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    tl_op(g, "mm1", "MatMul", (bd_value *[]){ x, w1 }, 2, a);
+    tl_op(g, "relu", "Relu", &a, 1, r);
+    tl_op(g, "mm2", "MatMul", (bd_value *[]){ r, w2 }, 2, y);
+    bd_model *m;
+    bd_error err = { 0 };
+    if (bd_model_from_graph(g, NULL, &m, &err))
+        fail_msg("open: %s", err.msg);
+    float xv[2 * D];
+    for (int i = 0; i < 2 * D; i++)
+        xv[i] = (float)(i % 9) - 4;
+    DLTensor in = input_tensor(xv, 2, xd);
+    const bd_plan *p;
+    bd_exec *e;
+    if (bd_model_plan(m, &in, 1, &p, &err) || bd_exec_create(p, &e, &err) || bd_exec_run(e, &in, 1, &err))
+        fail_msg("plan/run: %s", err.msg);
+    size_t bytes = bd_plan_partition(p)->run.const_bytes;
+    memcpy(y_out, bd_exec_output(e, 0)->data, sizeof(float) * 2 * D);
+    float h[2 * D];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < D; j++) {
+            float acc = 0;
+            for (int k = 0; k < D; k++)
+                acc += xv[i * D + k] * w[k * D + j];
+            h[i * D + j] = fmaxf(acc, 0);
+        }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < D; j++) {
+            float acc = 0;
+            for (int k = 0; k < D; k++)
+                acc += h[i * D + k] * w[k * D + j];
+            assert_float_equal(y_out[i * D + j], acc, 1e-4);
+        }
+    bd_exec_destroy(e);
+    bd_model_close(m);
+    return bytes;
+}
+
+static void test_shared_weight_laid_out_once(void **state)
+{
+    (void)state;
+    float a[128], b[128];
+    size_t one = shared_weight_plan(true, a), two = shared_weight_plan(false, b);
+    printf("    weights held: one initializer read twice %zu bytes, two equal ones %zu\n", one, two);
+    assert_true(one >= 64 * 64 * sizeof(float));
+    assert_int_equal(two, 2 * one);
+    assert_memory_equal(a, b, sizeof a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -507,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_constant_subexpressions_fold),
         cmocka_unit_test(test_failing_constant_expression_is_left_to_the_run),
         cmocka_unit_test(test_tensordot_epilogue_fuses),
+        cmocka_unit_test(test_shared_weight_laid_out_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
