@@ -166,6 +166,29 @@ class Batching(BraiddTestCase):
         self.assertEqual(int(float(metrics['nv_inference_count{model="mlp",version="1"}'])),
                          after.inference_count)
 
+    def run_mlp_clients(self, model, clients, rounds, rows, seed):
+        """CLIENTS threads at once, each sending ROUNDS requests of ROWS rows to MODEL (a
+        batch_mlp) and checking both outputs against the reference: the errors they met."""
+        errors = []
+
+        def client(i):
+            rng = np.random.default_rng(seed + i)
+            stub = self.d.stub(self.d.new_channel())
+            for _ in range(rounds):
+                x = rng.standard_normal((rows, 8)).astype(np.float32)
+                s = rng.integers(-9, 9, (rows, 3)).astype(np.int32)
+                try:
+                    got = response_outputs(stub.ModelInfer(
+                        infer_request(model, {"x": x, "s": s}), timeout=60))
+                    h, t = e2e_models.batch_mlp_reference(x, s)
+                    np.testing.assert_allclose(got["h"], h, rtol=1e-5, atol=1e-5)
+                    np.testing.assert_array_equal(got["t"], t)
+                except Exception as e:          # noqa: BLE001 (returned to the test)
+                    errors.append(repr(e))
+
+        run_clients(client, clients)
+        return errors
+
     def test_batch_sizes_are_planned_at_load(self):
         # the ladder: powers of two below 16, the preferred 4 and 8, and 16 itself
         self.assertIn("model=mlp version=1 dynamic_batching: batch sizes 1 2 4 8 16 planned",
@@ -174,24 +197,7 @@ class Batching(BraiddTestCase):
         self.assertEqual(model_status(self.d, "gram")["batch_ladder"], [])   # not batched
         before_stats = stats(self.stub, "mlp")
         before = model_status(self.d, "mlp")["plan_cache"]
-        errors = []
-
-        def client(i):
-            rng = np.random.default_rng(300 + i)
-            stub = self.d.stub(self.d.new_channel())
-            for _ in range(8):
-                x = rng.standard_normal((1, 8)).astype(np.float32)
-                s = rng.integers(-9, 9, (1, 3)).astype(np.int32)
-                try:
-                    got = response_outputs(stub.ModelInfer(
-                        infer_request("mlp", {"x": x, "s": s}), timeout=60))
-                    np.testing.assert_allclose(got["h"], e2e_models.batch_mlp_reference(x, s)[0],
-                                               rtol=1e-5, atol=1e-5)
-                except Exception as e:          # noqa: BLE001
-                    errors.append(repr(e))
-
-        run_clients(client, 16)
-        self.assertEqual(errors, [])
+        self.assertEqual(self.run_mlp_clients("mlp", clients=16, rounds=8, rows=1, seed=300), [])
         after = model_status(self.d, "mlp")["plan_cache"]
         # every batch formed had a ladder size: no plan was compiled on the request path
         self.assertEqual(after["compiles"], before["compiles"])
@@ -245,25 +251,7 @@ class Batching(BraiddTestCase):
                 self.assertGreaterEqual(min(times), delay_s * 0.9, times)
 
     def test_batch_refused_by_input_shapes_runs_one_by_one(self):
-        errors = []
-
-        def client(i):
-            rng = np.random.default_rng(50 + i)
-            stub = self.d.stub(self.d.new_channel())
-            for _ in range(3):
-                x = rng.standard_normal((2, 8)).astype(np.float32)
-                s = rng.integers(-9, 9, (2, 3)).astype(np.int32)
-                try:
-                    got = response_outputs(stub.ModelInfer(
-                        infer_request("narrow", {"x": x, "s": s}), timeout=60))
-                    h, t = e2e_models.batch_mlp_reference(x, s)
-                    np.testing.assert_allclose(got["h"], h, rtol=1e-5, atol=1e-5)
-                    np.testing.assert_array_equal(got["t"], t)
-                except Exception as e:          # noqa: BLE001
-                    errors.append(repr(e))
-
-        run_clients(client, 6)
-        self.assertEqual(errors, [])
+        self.assertEqual(self.run_mlp_clients("narrow", clients=6, rounds=3, rows=2, seed=50), [])
 
     def assert_each_request_runs_alone(self, model, seed, reference, atol):
         """8 clients x 4 requests of 1-3 random rows on MODEL: every answer is REFERENCE(x), and
