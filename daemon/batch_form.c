@@ -46,7 +46,10 @@ size_t bd_batch_form(const bd_batch_rule *r, const bd_job *h, bool busy, uint64_
             break;
         }
     }
-    if (full || (max_pref > 0 && rows >= max_pref))
+    /* As full as the ladder allows (a measured ladder of [1] on a model that batching cannot
+     * speed up): waiting for more would only idle the worker. */
+    bool ladder_full = r->ladder && (r->n_ladder == 0 || rows >= (uint64_t)r->ladder[r->n_ladder - 1]);
+    if (full || ladder_full || (max_pref > 0 && rows >= max_pref))
         return pref ? pref : ladder;
     uint64_t due = h->enqueue_ns + r->delay_ns;
     if (r->delay_ns == 0 || now >= due || (!busy && !r->wait_when_idle))

@@ -9,8 +9,9 @@
  *                     below the largest batch, and the largest batch, ascending
  *
  * The rules, in order. A head that carries no rows, cannot join or fills a batch alone runs
- * alone. A full batch, or one reaching the largest preferred size, goes at once, cut back to
- * the largest preferred size it passed through, else to the largest ladder size. Otherwise
+ * alone. A full batch, or one reaching the largest preferred size or the largest ladder size,
+ * goes at once, cut back to the largest preferred size it passed through, else to the largest
+ * ladder size (a ladder of [1] never waits: nothing can join). Otherwise
  * what is queued goes (cut back to the largest ladder size) once the head has waited the
  * delay — or at once when no run of the version is in progress and the rule does not ask to
  * wait when idle: a worker asking for work while the model computes nothing has nothing to

@@ -227,6 +227,27 @@ static void test_form_busy_version_waits_the_delay(void **state)
     assert_int_equal(bd_batch_form(&r, jobs, true, 2000, &wake), 2);
 }
 
+/* A version whose ladder stops at what is queued gains nothing by waiting, busy or not: a
+ * measured ladder of [1] (batching cannot speed the model up) runs each request at once. */
+static void test_form_ladder_top_goes_while_busy(void **state)
+{
+    (void)state;
+    bd_job jobs[4];
+    static const int only_one[] = { 1 }, to_four[] = { 1, 2, 4 };
+    bd_batch_rule r = rule_16();
+    uint64_t wake = UINT64_MAX;
+    r.ladder = only_one;
+    r.n_ladder = 1;
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1 }, 2), true, 2000, &wake), 1);
+    r.ladder = to_four;
+    r.n_ladder = 3;
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1, 1, 1 }, 4), true, 2000, &wake), 4);
+    assert_int_equal(wake, UINT64_MAX);                 /* neither waited */
+    /* below the top (2 of 4 rows), a busy version still waits for company */
+    assert_int_equal(bd_batch_form(&r, queue_of(jobs, (uint64_t[]){ 1, 1 }, 2), true, 2000, &wake), 0);
+    assert_int_equal(wake, 1000 + 500000);
+}
+
 static void test_form_wait_when_idle_keeps_tritons_rule(void **state)
 {
     (void)state;
@@ -407,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_form_idle_version_goes_at_once),
         cmocka_unit_test(test_form_busy_version_waits_the_delay),
         cmocka_unit_test(test_form_wait_when_idle_keeps_tritons_rule),
+        cmocka_unit_test(test_form_ladder_top_goes_while_busy),
         cmocka_unit_test(test_form_full_or_preferred_goes_while_busy),
         cmocka_unit_test(test_form_takes_the_longest_prefix_on_the_ladder),
         cmocka_unit_test(test_form_skips_what_does_not_join),
