@@ -119,8 +119,10 @@ static int sink(bd_graph *g, bd_node *reshape, bd_node *op, bd_error *err)
     const char *op_type = op->op_type, *domain = op->domain, *composite = op->composite;
     bd_attr attrs[MAX_ATTRS], r_attrs[MAX_ATTRS];
     size_t n_attrs = op->n_attrs, r_n_attrs = reshape->n_attrs, n_in = op->n_inputs;
-    memcpy(attrs, op->attrs, n_attrs * sizeof *attrs);
-    memcpy(r_attrs, reshape->attrs, r_n_attrs * sizeof *r_attrs);
+    if (n_attrs)                        /* ATTRS is NULL when there are none */
+        memcpy(attrs, op->attrs, n_attrs * sizeof *attrs);
+    if (r_n_attrs)
+        memcpy(r_attrs, reshape->attrs, r_n_attrs * sizeof *r_attrs);
     bd_value *r_ins[] = { w2, reshape->n_inputs > 1 ? reshape->inputs[1] : NULL };
     size_t r_n_in = reshape->n_inputs > 1 ? 2 : 1;
     bd_graph_remove_node(g, op);
