@@ -47,19 +47,17 @@ static pthread_mutex_t measuring = PTHREAD_MUTEX_INITIALIZER;   /* one load at a
  * after one untimed run, on zeroed inputs; 0 when it cannot be measured (then it is logged). */
 static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *inputs, size_t n, int k)
 {
-    DLTensor in[16];
-    void *buf[16] = { 0 };
+    DLTensor *in = calloc(n ? n : 1, sizeof *in);
+    void **buf = calloc(n ? n : 1, sizeof *buf);
     bd_exec *exec = NULL;
     bd_error err = {0};
     uint64_t fastest = UINT64_MAX;
-    int rc = n > sizeof in / sizeof *in ? bd_error_set(&err, BD_EINVAL, "more than 16 inputs") : 0;
+    int rc = in && buf ? 0 : bd_error_set(&err, BD_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) {
         in[i] = inputs[i];
-        size_t bytes = ((size_t)in[i].dtype.bits * in[i].dtype.lanes + 7u) / 8u;
-        for (int d = 0; d < in[i].ndim; d++)
-            bytes *= (size_t)in[i].shape[d];        /* planned already: within the run limits */
         in[i].byte_offset = 0;
         in[i].strides = NULL;
+        size_t bytes = served_tensor_bytes(&in[i]);
         in[i].data = buf[i] = calloc(1, bytes ? bytes : 1);
         if (!buf[i])
             rc = bd_error_set(&err, BD_ENOMEM, "out of memory");
@@ -77,8 +75,10 @@ static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *in
     pthread_mutex_unlock(&measuring);
     if (exec)
         bd_served_exec_release(s, exec);
-    for (size_t i = 0; i < n && i < sizeof buf / sizeof *buf; i++)
+    for (size_t i = 0; buf && i < n; i++)
         free(buf[i]);
+    free(buf);
+    free(in);
     if (rc) {
         bd_log(BD_LOG_WARN, s->name, s->version, "dynamic_batching: batch size %d not measured: %s",
                k, err.msg);

@@ -57,7 +57,7 @@ static void run_out_free(run_out *r)
     memset(r, 0, sizeof *r);
 }
 
-static size_t tensor_bytes(const DLTensor *t)
+size_t served_tensor_bytes(const DLTensor *t)
 {
     size_t b = ((size_t)t->dtype.bits * t->dtype.lanes + 7u) / 8u;
     for (int d = 0; d < t->ndim; d++)
@@ -88,7 +88,7 @@ static int run_copy(bd_served *s, const DLTensor *in, size_t n, run_out *out, bd
         const DLTensor *t = bd_exec_output(exec, o);
         if (!t || t->strides)
             rc = bd_error_set(err, BD_EBACKEND, "output %zu is not a contiguous tensor", o);
-        else if (!(out->data[o] = malloc((out->bytes[o] = tensor_bytes(t)) + 1)))
+        else if (!(out->data[o] = malloc((out->bytes[o] = served_tensor_bytes(t)) + 1)))
             rc = bd_error_set(err, BD_ENOMEM, "out of memory");
         else
             memcpy(out->data[o], (const char *)t->data + t->byte_offset, out->bytes[o]);
@@ -147,7 +147,7 @@ static void probe_rows(bd_served *s, const DLTensor *model_in, size_t n, int64_t
     for (size_t i = 0; !rc && i < n; i++) {
         DLTensor t = model_in[i];
         t.shape[0] = base;
-        size_t half = tensor_bytes(&t);
+        size_t half = served_tensor_bytes(&t);
         if (!(bufs[i] = aligned_alloc(64, ((2 * half + 63) & ~(size_t)63) + 64))) {
             rc = bd_error_set(&err, BD_ENOMEM, "out of memory");
             break;

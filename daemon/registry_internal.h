@@ -117,6 +117,8 @@ int  served_load_labels(bd_served *s, const char *model_dir, bd_error *err);
  * plans its ladder (served_plan_ladder). INPUTS[0..N): the warm-up's (their shapes are
  * changed and restored; their data is not read). Logs why batching is off. Blocking; before S is shared. */
 void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel);
+/* Bytes of T's elements (a row-major tensor of shapes already planned: no overflow). */
+size_t served_tensor_bytes(const DLTensor *t);
 /* The batch sizes S's batcher may form, planned now (batch_ladder.c) into S->batch_ladder:
  * bd_batch_ladder's sizes for S->batch_max_rows, smallest first, up to the first that cannot
  * be planned or would evict a plan from the cache (logged), without the sizes that measure no

@@ -379,6 +379,7 @@ static void test_config_reads_every_key(void **state)
     assert_true(mc.batching.enabled);
     assert_false(mc.batching.timeout_delay);
     assert_false(mc.batching.wait_when_idle);               /* work-conserving by default */
+    assert_true(mc.batching.measure_ladder);                /* only batch sizes that pay */
     assert_int_equal(model_config_parse(&mc, "m", "{\"max_batch_size\": 4}", &err), 0);
     assert_false(mc.batching.enabled);
 }
@@ -407,6 +408,7 @@ static void test_config_errors_name_the_key(void **state)
         { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"preserve_ordering\": true}}", "does not support true" },
         { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"priority_queue_policy\": {}}}", "no priority_queue_policy" },
         { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"wait_when_idle\": 1}}", "wait_when_idle" },
+        { "{\"max_batch_size\": 4, \"dynamic_batching\": {\"measure_ladder\": \"yes\"}}", "measure_ladder" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         bd_model_config mc;
