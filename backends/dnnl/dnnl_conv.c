@@ -76,19 +76,28 @@ bool dn_conv_supports(const bd_graph *gr, const bd_node *n, char *why, size_t le
 }
 
 /* oneDNN's Winograd kernels (F(2x2,3x3) and F(4x4,3x3)) do 2.25-4x fewer multiplications
- * than direct convolution on 3x3 stride-1 2D convolutions with enough channels: ResNet-50 at
- * 1 thread 74.5 -> 63.6 ms, ResNet-18 at 2 threads -17%, within 2e-5 of PyTorch
- * (docs/performance.md). Tried there unless BRAID_DNNL_WINOGRAD=0; where oneDNN has no such
- * kernel (most shapes, and CPUs without AVX-512) the direct one is used. */
+ * than direct convolution on 3x3 stride-1 2D convolutions: ResNet-50 at 1 thread 74.5 -> 63.6
+ * ms, ResNet-18 at 2 threads -17%, within 2e-5 of PyTorch (docs/performance.md). Measured
+ * alone at 1 and 2 threads they win from 16 channels in and out (SqueezeNet's 16->64 at 55x55:
+ * 0.49 -> 0.33 ms, 32->128 at 27x27: 0.45 -> 0.26) and lose below (8->8 at 112x112: 0.26 ->
+ * 0.41, 3->16: 3x slower) or on tiny steps (16->16 at 14x14, 0.9 MFLOP: slower at 2 threads),
+ * hence the floors. Tried there unless BRAID_DNNL_WINOGRAD=0; where oneDNN has no such kernel
+ * (CPUs without AVX-512) the direct one is used. */
+#define WINOGRAD_MIN_CHANNELS 16
+#define WINOGRAD_MIN_FLOPS    10e6    /* of the direct convolution */
+
 static bool winograd_wanted(const conv_geom *g)
 {
     const char *env = getenv("BRAID_DNNL_WINOGRAD");
-    if ((env && !strcmp(env, "0")) || g->nsp != 2 || g->group != 1 || g->wd[0] < 64 || g->wd[1] < 64)
+    if ((env && !strcmp(env, "0")) || g->nsp != 2 || g->group != 1 ||
+        g->wd[0] < WINOGRAD_MIN_CHANNELS || g->wd[1] < WINOGRAD_MIN_CHANNELS)
         return false;
     for (int i = 0; i < 2; i++)
         if (g->wd[2 + i] != 3 || g->stride[i] != 1 || g->dil[i] != 1)
             return false;
-    return true;
+    double flops = 2.0 * (double)g->yd[0] * (double)g->yd[2] * (double)g->yd[3] * (double)g->wd[0] *
+                   (double)g->wd[1] * 9.0;
+    return flops >= WINOGRAD_MIN_FLOPS;
 }
 
 /* A Winograd primitive for DESC's shapes with post-ops PO (not consumed), or NULL when oneDNN
