@@ -24,7 +24,7 @@
 #     `_output_shapes`), and the table's "graph" column says which both engines ran;
 #   - both on the same seeded input, at each thread count, ROUNDS alternating processes
 #     (TensorFlow, braid, TensorFlow, braid, ...), each RUNS runs after WARMUP: the table shows
-#     the median of the rounds' medians and the ratio TF/braid (> 1: braid is faster; the
+#     the fastest of the rounds' medians (STAT; bench/lib/rounds.sh says why) and the ratio TF/braid (> 1: braid is faster; the
 #     target is >= 1.3 on every model).
 # A model braid cannot run is shown with TensorFlow's time, braid FAILED and the reason; the
 # run goes on. The table is printed at the end and written to $BRAID_KERAS_DIR/bench-last-run.txt.
@@ -33,6 +33,7 @@
 #   RUNS        timed runs per process (default 20)
 #   WARMUP      untimed runs first (default 3)
 #   ROUNDS      alternating processes per engine, model and thread count (default 3)
+#   STAT        min (default): each engine's fastest round median; median: the median one
 #   THREADS     thread counts (default "1 2")
 #   MODELS      subset (default: all; gen_keras.py --list names them)
 #   BRAID_KERAS_DIR      the generated models (default ~/.cache/braid/keras)
@@ -66,6 +67,8 @@ export BRAID_KERAS_DIR="${BRAID_KERAS_DIR:-$HOME/.cache/braid/keras}"
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 KD="$BRAID_KERAS_DIR"
 BENCH_TIMEOUT=900                   # seconds for one timed process
+# shellcheck source=bench/lib/rounds.sh
+source "$ROOT/bench/lib/rounds.sh"     # field, median, round_stat (checks STAT), measure_peak
 
 if [ ! -x "$TFPY" ]; then
   echo "bench/tf/run.sh: no TensorFlow Python at $TFPY (scripts/setup.sh makes the venv)" >&2
@@ -103,23 +106,10 @@ WORK="$(mktemp -d)"
 LOG="$WORK/log"
 ERR="$WORK/err"
 trap 'rm -rf "$WORK"' EXIT
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# The FP32 peak at each thread count: the best of samples through the run (a neighbour's
-# burst only lowers a sample); the range shows how noisy the machine was.
+# The FP32 peak at each thread count: the best of samples through the run (measure_peak,
+# bench/lib/rounds.sh; a neighbour's burst only lowers a sample); the range shows how noisy
+# the machine was.
 declare -A peak lowest samples
-measure_peak() {   # extra braid-peak arguments
-  local t g
-  for t in $THREADS; do
-    g=""
-    if "$PEAK" --threads "$t" "$@" >"$LOG"; then g="$(field gflops "$(grep '^PEAK ' "$LOG" | tail -n1)")"; fi
-    [ -n "$g" ] || continue
-    samples[$t]=$(( ${samples[$t]:-0} + 1 ))
-    if awk -v a="$g" -v b="${peak[$t]:-0}" 'BEGIN { exit !(a > b) }'; then peak[$t]="$g"; fi
-    if awk -v a="$g" -v b="${lowest[$t]:-1e30}" 'BEGIN { exit !(a < b) }'; then lowest[$t]="$g"; fi
-  done
-}
 echo "== FP32 peak (before the models)"
 measure_peak
 
@@ -174,7 +164,7 @@ EOF
 }
 
 # time_model M T: ROUNDS rounds of one process timing TensorFlow, then one timing braid
-# (unless braid failed the check); sets TF_MS, BRAID_MS (medians of the rounds' medians).
+# (unless braid failed the check); sets TF_MS, BRAID_MS (round_stat of the rounds' medians).
 time_model() {
   local m=$1 t=$2 r tm bm tf_meds="" braid_meds=""
   TF_MS=""; BRAID_MS=""; TF_LOAD=""; BRAID_LOAD=""
@@ -193,8 +183,8 @@ time_model() {
     fi
     echo "   round $r: TensorFlow $tm ms, braid $bm ms" >&2
   done
-  TF_MS="$(median <<<"$tf_meds")"
-  [ -z "$braid_meds" ] || BRAID_MS="$(median <<<"$braid_meds")"
+  TF_MS="$(round_stat <<<"$tf_meds")"
+  [ -z "$braid_meds" ] || BRAID_MS="$(round_stat <<<"$braid_meds")"
 }
 
 status=0
@@ -266,7 +256,7 @@ pct() { awk -v g="$1" -v ms="$2" -v p="$3" \
 table() {
   echo "braid vs TensorFlow $("$TFPY" -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null) (C API session, $(basename "$TFLIB")), models $KD, $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) vCPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "median of $ROUNDS alternating processes' medians of $RUNS runs after $WARMUP warm-up; same input, same threads"
+  echo "$STAT of $ROUNDS alternating processes' medians of $RUNS runs after $WARMUP warm-up (STAT=$STAT); same input, same threads"
   echo "(TensorFlow: intra_op = N, inter_op = 1; braid: N oneDNN threads, its TensorFlow fallback at N intra-op)."
   echo "TF/braid > 1: braid is faster (target >= 1.3); % peak: braid's GFLOP/s over the FP32 peak at N threads;"
   echo "check: braid's max rel error vs TensorFlow's reference (braid is timed only when it matches);"

@@ -17,7 +17,7 @@
 # count (braid-bench-ort): each engine with its default thread pool policy (ORT spins; braid
 # spins ~60 us, runtime/omp_env.h) and alone in its process (--ort-only, --braid-only),
 # processes alternating for ROUNDS rounds, so neither engine's workers run into the other's
-# timing; the table shows the median of the rounds' medians.
+# timing; the table shows the fastest of the rounds' medians (STAT; bench/lib/rounds.sh says why).
 # TF.js models (ONNX Runtime cannot run them; their peer is TensorFlow.js): scripts/fetch_tfjs.sh
 # --with-wasm (npm, cached), then per model tfjs_bench.js writes the seeded input and
 # TensorFlow.js's outputs, check.py compares `braid run` with them, and ROUNDS alternating
@@ -32,6 +32,7 @@
 #   RUNS        timed rounds per model and thread count (default 20)
 #   WARMUP      untimed rounds first (default 3)
 #   ROUNDS      alternating processes per engine, model and thread count (default 3)
+#   STAT        min (default): each engine's fastest round median; median: the median one
 #   ORT_SPIN    1: ORT's workers spin, its default (default 1); 0: they sleep
 #   THREADS     thread counts (default "1 2")
 #   MODELS      subset of the zoo (default: all; gen_zoo.py --list names the ONNX models,
@@ -93,11 +94,12 @@ case "$TFJS_BACKEND" in auto|wasm|cpu) ;; *) echo "bench/zoo/run.sh: TFJS_BACKEN
 case "$TFJS_THREADS" in best|same|1) ;; *) echo "bench/zoo/run.sh: TFJS_THREADS: best, same or 1" >&2; exit 2 ;; esac
 BENCH_TIMEOUT=1800                  # seconds for one braid-bench-ort run
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=bench/lib/rounds.sh
+source "$ROOT/bench/lib/rounds.sh"
 
 # time_model M T G: ROUNDS rounds of one process timing ORT alone, then one timing braid alone
 # (each RUNS runs after WARMUP, same inputs), so neither engine's thread pool runs into the
-# other's timing; prints one RESULT-style line with the medians of the rounds' medians.
+# other's timing; prints one RESULT-style line with round_stat of the rounds' medians.
 time_model() {
   local m=$1 t=$2 g=$3 r ort_meds="" braid_meds="" bline="" om_r
   for ((r = 1; r <= ROUNDS; r++)); do
@@ -112,7 +114,7 @@ time_model() {
     echo "   round $r: ORT $om_r ms, braid $(field braid_ms "$bline") ms" >&2
   done
   local om bm
-  om="$(median <<<"$ort_meds")"; bm="$(median <<<"$braid_meds")"
+  om="$(round_stat <<<"$ort_meds")"; bm="$(round_stat <<<"$braid_meds")"
   echo "threads=$t peer_ms=$om braid_ms=$bm ratio=$(awk -v o="$om" -v b="$bm" 'BEGIN { printf "%.3f", o / b }') " \
        "steps=$(field steps "$bline") engines=$(field engines "$bline") reorders=$(field reorders "$bline")" \
        "ort_load_ms=$(field ort_load_ms "$bline") braid_load_ms=$(field braid_load_ms "$bline")"
@@ -161,26 +163,11 @@ PEAK="$BUILD_DIR/bench/peak/braid-peak"
 LOG="$(mktemp)"
 ERR="$(mktemp)"
 trap 'rm -f "$LOG" "$ERR"' EXIT
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-
 # The FP32 peak at each thread count, sampled many times: in full before and after the
-# models, briefly before each model. A neighbour's burst only lowers a sample, so the peak
-# is the best sample; the table also gives the range, which shows how noisy the run was.
+# models, briefly before each model (measure_peak, bench/lib/rounds.sh). A neighbour's burst
+# only lowers a sample, so the peak is the best sample; the table also gives the range, which
+# shows how noisy the run was.
 declare -A peak lowest samples
-measure_peak() {   # extra braid-peak arguments
-  local t g
-  for t in $THREADS; do
-    g=""
-    if "$PEAK" --threads "$t" "$@" >"$LOG"; then
-      g="$(field gflops "$(grep '^PEAK ' "$LOG" | tail -n1)")"
-    fi
-    grep -v '^PEAK ' "$LOG" || true
-    [ -n "$g" ] || continue
-    samples[$t]=$(( ${samples[$t]:-0} + 1 ))
-    if awk -v a="$g" -v b="${peak[$t]:-0}" 'BEGIN { exit !(a > b) }'; then peak[$t]="$g"; fi
-    if awk -v a="$g" -v b="${lowest[$t]:-1e30}" 'BEGIN { exit !(a < b) }'; then lowest[$t]="$g"; fi
-  done
-}
 echo "== FP32 peak (before the models)"
 measure_peak
 
@@ -255,15 +242,15 @@ time_tfjs() {
     braid_meds+=" $bm_r"; blm="$(sed -n 's/.*load+compile: \([0-9.]*\) ms.*/\1/p' <<<"$bout")"
     echo "   round $r: braid $bm_r ms ($t thread(s))" >&2
   done
-  # The peer's configuration: the fastest median of medians.
+  # The peer's configuration: the fastest by round_stat.
   local pm="" best="" v all="" bm be pth peer
   for pt in "${!meds[@]}"; do
-    v="$(median <<<"${meds[$pt]}")"
+    v="$(round_stat <<<"${meds[$pt]}")"
     all+="${all:+,}$(field threads "${lines[$pt]}")t:$v"
     if [ -z "$pm" ] || awk -v a="$v" -v b="$pm" 'BEGIN { exit !(a < b) }'; then pm="$v"; best="$pt"; fi
     echo "   tfjs medians at $pt thread(s):${meds[$pt]}" >&2
   done
-  bm="$(median <<<"$braid_meds")"
+  bm="$(round_stat <<<"$braid_meds")"
   tline="${lines[$best]}"
   be="$(field backend "$tline")"; pth="$(field threads "$tline")"
   peer="tfjs-$be"
@@ -387,7 +374,7 @@ table() {
   [ -z "$tfjs_models" ] || peers+="${peers:+, }TensorFlow.js ${TFJS_VERSION:-?} on the TF.js models"
   echo "braid vs $peers, zoo $ZOO, $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') (family $(grep -m1 'cpu family' /proc/cpuinfo | sed 's/.*: //'), model $(grep -m1 '^model\s' /proc/cpuinfo | sed 's/.*: //')), $(nproc) vCPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "median of $ROUNDS alternating processes' medians of $RUNS runs after $WARMUP warm-up;"
+  echo "$STAT of $ROUNDS alternating processes' medians of $RUNS runs after $WARMUP warm-up (STAT=$STAT);"
   echo "peer: the engine braid is timed against: ORT = ONNX Runtime (ONNX models),"
   echo "  tfjs-wasm = TensorFlow.js's wasm backend in node ${NODE_VERSION:-?} (XNNPACK, ${TFJS_SIMD}; TF.js models),"
   echo "  tfjs-cpu = its plain JavaScript backend; (1t): the peer ran 1 thread where braid ran more"
