@@ -100,9 +100,22 @@ static bool winograd_wanted(const conv_geom *g)
     return flops >= WINOGRAD_MIN_FLOPS;
 }
 
+/* oneDNN 2.6 has two Winograd kernels on AVX-512, F(2x2,3x3) and F(4x4,3x3), and its own
+ * choice is mostly the first. F(4x4) does fewer multiplications but transforms each 3x3
+ * filter into a 6x6 one (4x the weight bytes; F(2x2): 4x4, 1.8x). Measured alone it wins from
+ * 13x13 outputs up (64 channels at 56x56: 1.01 -> 0.69 ms; 256 at 14x14: 0.92 -> 0.76) and
+ * loses at 7x7, where its 4x4 tiles cover 8x8 (512 channels: 1.33 -> 1.78). Inside a model,
+ * where each inference streams the weights in again, it wins only while the transformed
+ * weights stay in a core's L2: SqueezeNet's 16->64 at 55x55 (147 KB) 0.33 -> 0.24 ms and
+ * 32->128 at 27x27 (590 KB) 0.27 -> 0.18, but 64->256 at 13x13 (2.4 MB) 0.38 -> 0.42 and
+ * ResNet's 256 at 14x14 (9.4 MB) 0.9 -> 1.3. */
+#define WINOGRAD_4X4_MIN_SIZE    13
+#define WINOGRAD_4X4_MAX_WEIGHTS (1 << 20)   /* bytes of 6x6 f32 filters */
+
 /* A Winograd primitive for DESC's shapes with post-ops PO (not consumed), or NULL when oneDNN
- * has none. */
-static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t po,
+ * has none: F(4x4,3x3) where it wins (above) and oneDNN offers it, else oneDNN's first
+ * choice. */
+static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t po, const conv_geom *g,
                                          const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *wei,
                                          const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *dst,
                                          const dnnl_dims_t strides, const dnnl_dims_t dil,
@@ -110,11 +123,32 @@ static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t p
 {
     dnnl_primitive_attr_t attr = dn_attr(c, po);
     dnnl_convolution_desc_t desc;
+    dnnl_primitive_desc_iterator_t it = NULL;
     dnnl_primitive_desc_t pd = NULL;
+    bool want_4x4 = g->yd[2] >= WINOGRAD_4X4_MIN_SIZE && g->yd[3] >= WINOGRAD_4X4_MIN_SIZE &&
+                    (double)g->wd[0] * (double)g->wd[1] * 36.0 * sizeof(float) <= WINOGRAD_4X4_MAX_WEIGHTS;
     if (attr && dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
                     dnnl_convolution_winograd, src, wei, bias, dst, strides, dil, pl, pr) == dnnl_success &&
-        dnnl_primitive_desc_create(&pd, &desc, attr, c->eng, NULL) != dnnl_success)
-        pd = NULL;
+        dnnl_primitive_desc_iterator_create(&it, &desc, attr, c->eng, NULL) == dnnl_success) {
+        do {
+            dnnl_primitive_desc_t cand = dnnl_primitive_desc_iterator_fetch(it);
+            const char *impl = NULL;
+            if (!cand)
+                break;
+            dnnl_primitive_desc_query(cand, dnnl_query_impl_info_str, 0, &impl);
+            bool is_4x4 = impl && strstr(impl, "wino_4x3");
+            if (!pd || (want_4x4 && is_4x4)) {
+                if (pd)
+                    dnnl_primitive_desc_destroy(pd);
+                pd = cand;
+            } else {
+                dnnl_primitive_desc_destroy(cand);
+            }
+            if (!want_4x4 || is_4x4)
+                break;
+        } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+        dnnl_primitive_desc_iterator_destroy(it);
+    }
     if (attr)
         dnnl_primitive_attr_destroy(attr);
     return pd;
@@ -164,7 +198,7 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
         return rc;
     dnnl_convolution_desc_t desc;
     dnnl_primitive_desc_t pd = winograd_wanted(&g) ?
-        winograd_pd(c, po, &src_any, &wei_any, b ? &bias_md : NULL, &dst_any, strides, dil, pl, pr) : NULL;
+        winograd_pd(c, po, &g, &src_any, &wei_any, b ? &bias_md : NULL, &dst_any, strides, dil, pl, pr) : NULL;
     if (pd) {
         if (po)
             dnnl_post_ops_destroy(po);
