@@ -54,6 +54,14 @@ class Batching(BraiddTestCase):
             "max_batch_size": 16,
             "dynamic_batching": {**FIXED_LADDER, "preferred_batch_size": [4, 8],
                                  "max_queue_delay_microseconds": 20000}})
+        # the same model under Triton's strict rule with a long delay, for the tests that need
+        # requests gathered whatever the timing: a batch goes when its rows reach a preferred
+        # size (or after 0.5 s), so 16 clients started together always share runs
+        e2e_models.write_repository_model(repo, "mlp_gather", e2e_models.batch_mlp())
+        e2e_models.write_model_config(repo, "mlp_gather", {
+            "max_batch_size": 16,
+            "dynamic_batching": {**FIXED_LADDER, "preferred_batch_size": [8, 16],
+                                 "max_queue_delay_microseconds": 500000, "wait_when_idle": True}})
         e2e_models.write_repository_model(repo, "softmax0", e2e_models.batch_softmax0())
         e2e_models.write_model_config(repo, "softmax0", {
             "max_batch_size": 8, "dynamic_batching": {**FIXED_LADDER,
@@ -111,7 +119,7 @@ class Batching(BraiddTestCase):
         self.assertIsNone(c.WhichOneof("scheduling_choice"))
 
     def test_concurrent_clients_get_their_own_rows(self):
-        before = stats(self.stub, "mlp")
+        before = stats(self.stub, "mlp_gather")
         clients, per_client = 16, 8
         errors, rows_sent = [], [0] * clients
         start = threading.Barrier(clients)
@@ -127,7 +135,7 @@ class Batching(BraiddTestCase):
                 outs = ["t", "h"] if rng.integers(0, 2) else None
                 try:
                     got = response_outputs(stub.ModelInfer(
-                        infer_request("mlp", {"x": x, "s": s}, outputs=outs), timeout=60))
+                        infer_request("mlp_gather", {"x": x, "s": s}, outputs=outs), timeout=60))
                     h, t = e2e_models.batch_mlp_reference(x, s)
                     np.testing.assert_allclose(got["h"], h, rtol=1e-5, atol=1e-5)
                     np.testing.assert_array_equal(got["t"], t)
@@ -137,7 +145,7 @@ class Batching(BraiddTestCase):
 
         run_clients(client, clients)
         self.assertEqual(errors, [])
-        after = stats(self.stub, "mlp")
+        after = stats(self.stub, "mlp_gather")
         requests = clients * per_client
         self.assertEqual(after.inference_stats.success.count - before.inference_stats.success.count,
                          requests)
@@ -151,7 +159,7 @@ class Batching(BraiddTestCase):
         self.assertEqual(sum(k * (c - old.get(k, 0)) for k, c in sizes.items()), sum(rows_sent))
         self.assertTrue(all(1 <= k <= 16 for k in sizes), sizes)
         self.assertTrue(any(k > 4 for k in sizes), sizes)      # more rows than one request has
-        url = "http://127.0.0.1:%d/v2/models/mlp/stats" % self.d.rest_port
+        url = "http://127.0.0.1:%d/v2/models/mlp_gather/stats" % self.d.rest_port
         with urllib.request.urlopen(url, timeout=10) as r:
             j = json.loads(r.read())["model_stats"][0]
         self.assertEqual({b["batch_size"]: b["compute_infer"]["count"] for b in j["batch_stats"]},
@@ -160,10 +168,10 @@ class Batching(BraiddTestCase):
         # Triton's metrics count the same way: plan runs apart from inferences
         _, body, _ = self.d.http_get("/metrics")
         metrics = dict(line.rsplit(" ", 1) for line in body.decode().splitlines()
-                       if line.startswith("nv_inference_") and 'model="mlp"' in line)
-        self.assertEqual(int(float(metrics['nv_inference_exec_count{model="mlp",version="1"}'])),
+                       if line.startswith("nv_inference_") and 'model="mlp_gather"' in line)
+        self.assertEqual(int(float(metrics['nv_inference_exec_count{model="mlp_gather",version="1"}'])),
                          after.execution_count)
-        self.assertEqual(int(float(metrics['nv_inference_count{model="mlp",version="1"}'])),
+        self.assertEqual(int(float(metrics['nv_inference_count{model="mlp_gather",version="1"}'])),
                          after.inference_count)
 
     def run_mlp_clients(self, model, clients, rounds, rows, seed):
@@ -195,13 +203,14 @@ class Batching(BraiddTestCase):
                       self.d.log_text())
         self.assertEqual(model_status(self.d, "mlp")["batch_ladder"], [1, 2, 4, 8, 16])
         self.assertEqual(model_status(self.d, "gram")["batch_ladder"], [])   # not batched
-        before_stats = stats(self.stub, "mlp")
-        before = model_status(self.d, "mlp")["plan_cache"]
-        self.assertEqual(self.run_mlp_clients("mlp", clients=16, rounds=8, rows=1, seed=300), [])
-        after = model_status(self.d, "mlp")["plan_cache"]
+        self.assertEqual(model_status(self.d, "mlp_gather")["batch_ladder"], [1, 2, 4, 8, 16])
+        before_stats = stats(self.stub, "mlp_gather")
+        before = model_status(self.d, "mlp_gather")["plan_cache"]
+        self.assertEqual(self.run_mlp_clients("mlp_gather", clients=16, rounds=8, rows=1, seed=300), [])
+        after = model_status(self.d, "mlp_gather")["plan_cache"]
         # every batch formed had a ladder size: no plan was compiled on the request path
         self.assertEqual(after["compiles"], before["compiles"])
-        sizes = {b.batch_size: b.compute_infer.count for b in stats(self.stub, "mlp").batch_stats}
+        sizes = {b.batch_size: b.compute_infer.count for b in stats(self.stub, "mlp_gather").batch_stats}
         old = {b.batch_size: b.compute_infer.count for b in before_stats.batch_stats}
         formed = {k for k, c in sizes.items() if c > old.get(k, 0)}
         self.assertTrue(formed <= {1, 2, 4, 8, 16}, formed)

@@ -83,6 +83,12 @@ static const op_case k_cases[] = {
     /* 3x3, stride 1, 64 channels in and out: oneDNN runs it with its Winograd kernels */
     { "conv_3x3_64ch_winograd", "Conv", NULL, 3, { IN(1, 64, 12, 12), CST(F32, 64, 64, 3, 3), CST(F32, 64) },
       { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 64, 12, 12), ref_conv_nd },
+    /* from 16 channels: F(4x4,3x3) on a 28x28 output whose 6x6 filters fit L2 (dnnl_conv.c),
+     * F(2x2,3x3) under 13x13 */
+    { "conv_3x3_16to64_winograd_4x4", "Conv", NULL, 3, { IN(1, 16, 28, 28), CST(F32, 64, 16, 3, 3), CST(F32, 64) },
+      { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 64, 28, 28), ref_conv_nd },
+    { "conv_3x3_48to96_winograd_2x2", "Conv", NULL, 3, { IN(1, 48, 12, 12), CST(F32, 96, 48, 3, 3), CST(F32, 96) },
+      { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 96, 12, 12), ref_conv_nd },
     /* ConvInteger */
     { "convinteger_u8", "ConvInteger", NULL, 4, { FED(UINT8, 1, 1, 4, 4), FED(UINT8, 2, 1, 2, 2),
       CSTS(UINT8, 12), CSTS(UINT8, 3) }, NO_ATTR, OUTT(INT32, 1, 2, 3, 3), ref_conv_nd },
