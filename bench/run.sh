@@ -45,15 +45,9 @@ echo "== models"
 /usr/bin/python3 "$ROOT/tests/runtime/models/gen_models.py" --bench --out "$MODEL_DIR" --only $MODELS
 
 if [ -z "${BENCH:-}" ]; then
-  echo "== build ($BUILD_DIR)"
-  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-    meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
-  fi
-  if ! out="$(ninja -C "$BUILD_DIR" bench/braid-bench-ort 2>&1)"; then
-    echo "$out" | tail -n 40
-    echo "bench: build failed" >&2
-    exit 1
-  fi
+  # shellcheck source=bench/lib/build.sh
+  source "$ROOT/bench/lib/build.sh"
+  bench_build bench/braid-bench-ort
   BENCH="$BUILD_DIR/bench/braid-bench-ort"
 fi
 

@@ -19,12 +19,12 @@ bench_workdir() {
   trap 'bench_braidd_stop; [ "$OUT" = "$WORK" ] || rm -rf "$WORK"' EXIT
 }
 
+# shellcheck source=bench/lib/build.sh
+source "$ROOT/bench/lib/build.sh"
+
 bench_braidd_build() {
   if [ -z "${BRAIDD:-}" ]; then
-    echo "== build ($BUILD_DIR)"
-    [ -f "$BUILD_DIR/build.ninja" ] ||
-      meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
-    ninja -C "$BUILD_DIR" daemon/braidd >/dev/null
+    bench_build daemon/braidd
     BRAIDD="$BUILD_DIR/daemon/braidd"
   fi
 }

@@ -2,6 +2,7 @@
 # (bench/zoo/run.sh, bench/tf/run.sh): the statistic over the rounds and the FP32 peak sampled
 # through a run. Not a script of its own.
 #
+#   source "$ROOT/bench/lib/build.sh"      # first: bench_name
 #   source "$ROOT/bench/lib/rounds.sh"
 #   field KEY LINE        the value of " KEY=value" in LINE
 #   median                the median of the numbers on stdin (spaces or newlines)
@@ -28,7 +29,7 @@ median() {
 STAT="${STAT:-min}"
 case "$STAT" in
   min|median) ;;
-  *) echo "${0##*/bench/}: STAT is min or median, not '$STAT'" >&2; exit 2 ;;
+  *) echo "$(bench_name): STAT is min or median, not '$STAT'" >&2; exit 2 ;;
 esac
 
 round_stat() {

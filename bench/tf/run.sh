@@ -45,16 +45,10 @@
 # count, 1 if not (the table says which and why), 2 on bad usage, a failed build or no TensorFlow.
 set -euo pipefail
 
-if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-  exit 0
-fi
-if [ $# -gt 0 ]; then
-  echo "bench/tf/run.sh: takes no arguments (see --help; settings are environment variables)" >&2
-  exit 2
-fi
-
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=bench/lib/build.sh
+source "$ROOT/bench/lib/build.sh"        # bench_args, bench_build
+bench_args "$@"
 GEN="$ROOT/tests/runtime/keras/gen_keras.py"
 PY=/usr/bin/python3                 # Debian's python: numpy
 TFPY="${BRAID_TF_PYTHON:-$HOME/.cache/braid/tf-venv/bin/python}"
@@ -89,15 +83,7 @@ echo "== models ($KD)"
 # shellcheck disable=SC2086
 "$TFPY" "$GEN" --out "$KD" --only $MODELS 2> >(grep -v -e '^WARNING: All log' -e 'oneDNN custom operations' >&2)
 
-echo "== build ($BUILD_DIR)"
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
-fi
-if ! out="$(ninja -C "$BUILD_DIR" -j2 bench/tf/braid-bench-tf cli/braid bench/peak/braid-peak 2>&1)"; then
-  echo "$out" | tail -n 40
-  echo "bench/tf/run.sh: build failed" >&2
-  exit 2
-fi
+bench_build -j2 bench/tf/braid-bench-tf cli/braid bench/peak/braid-peak
 TFB="$BUILD_DIR/bench/tf/braid-bench-tf"
 BRAID="$BUILD_DIR/cli/braid"
 PEAK="$BUILD_DIR/bench/peak/braid-peak"

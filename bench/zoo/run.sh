@@ -50,16 +50,10 @@
 # 1 if any did not (the table says which and why), 2 on bad usage or a failed build.
 set -euo pipefail
 
-if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-  exit 0
-fi
-if [ $# -gt 0 ]; then
-  echo "bench/zoo/run.sh: takes no arguments (see --help; settings are environment variables)" >&2
-  exit 2
-fi
-
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=bench/lib/build.sh
+source "$ROOT/bench/lib/build.sh"        # bench_args, bench_build
+bench_args "$@"
 HERE="$ROOT/bench/zoo"
 PY=/usr/bin/python3                 # Debian's python: torch, torchvision, onnx, numpy
 RUNS="${RUNS:-20}"
@@ -147,15 +141,7 @@ if [ -n "$tfjs_models" ]; then
   fi
 fi
 
-echo "== build ($BUILD_DIR)"
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  meson setup "$BUILD_DIR" "$ROOT" --buildtype=release -Dtests=false | tail -n 3
-fi
-if ! out="$(ninja -C "$BUILD_DIR" bench/braid-bench-ort cli/braid bench/peak/braid-peak 2>&1)"; then
-  echo "$out" | tail -n 40
-  echo "bench/zoo/run.sh: build failed" >&2
-  exit 2
-fi
+bench_build bench/braid-bench-ort cli/braid bench/peak/braid-peak
 BENCH="$BUILD_DIR/bench/braid-bench-ort"
 BRAID="$BUILD_DIR/cli/braid"
 PEAK="$BUILD_DIR/bench/peak/braid-peak"
