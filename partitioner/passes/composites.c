@@ -8,17 +8,25 @@ static int fold_batchnorm(bd_graph *g, const bd_fuse_target *target, bd_error *e
     return bd_pass_fold_batchnorm(g, err);
 }
 
+static int fold_pad(bd_graph *g, const bd_fuse_target *target, bd_error *err)
+{
+    (void)target;      /* the Conv keeps its op type with larger pads: any engine runs it */
+    return bd_pass_fold_pad(g, err);
+}
+
 static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     return bd_pass_fuse_postops(g, target->backend, err);   /* anchors keep their op type */
 }
 
-/* The fast path: drop no-op arithmetic (it hides patterns), fold BN (it makes Conv anchors),
+/* The fast path: drop no-op arithmetic (it hides patterns), fold BN (it makes Conv anchors)
+ * and zero Pads into the Convs after them,
  * build the big composites (GELU, layer norm, q/k/v) and move Reshapes out of the way before
  * post-op fusion, which then absorbs their bias adds and activations. */
 static const bd_composite k_fast_path[] = {
     { "identity_arith", bd_pass_identity_arith },
     { "fold_batchnorm", fold_batchnorm },
+    { "fold_pad",       fold_pad },
     { "gelu",           bd_pass_gelu },
     { "swish",          bd_pass_swish },
     { "channel_shuffle", bd_pass_channel_shuffle },

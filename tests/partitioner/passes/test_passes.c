@@ -740,16 +740,106 @@ static void test_sink_reshape(void **state)
     }
 }
 
+/* Keras's ZeroPadding2D before a VALID convolution (NHWC, TensorFlow's pads [[0,0],[0,1],
+ * [0,1],[0,0]] as ONNX [b..., e...]) folds into the Conv's pads; an ONNX-style NCHW Pad adds to
+ * the Conv's own pads. Not folded: a non-zero fill, a padded channel axis, a SAME conv, a Pad
+ * read twice. */
+static bd_node *pad_conv(bd_graph *g, const char *tag, const int64_t *amounts, float fill,
+                         const char *data_format, const char *auto_pad, const int64_t *own_pads)
+{
+    char name[64];
+    int64_t xd[] = { 1, 6, 6, 4 }, pd[] = { 1, 7, 7, 4 }, wd[] = { 3, 3, 1, 4 }, yd[] = { 1, 3, 3, 4 };
+    int64_t nd[] = { 8 };
+    snprintf(name, sizeof name, "%s_x", tag);
+    bd_value *x = tensor(g, name, 4, xd);
+    snprintf(name, sizeof name, "%s_p", tag);
+    bd_value *p = tensor(g, name, 4, pd);
+    snprintf(name, sizeof name, "%s_y", tag);
+    bd_value *y = tensor(g, name, 4, yd);
+    snprintf(name, sizeof name, "%s_pads", tag);
+    bd_value *pads = tl_const(g, name, BD_DT_INT64, 1, nd, amounts);
+    snprintf(name, sizeof name, "%s_fill", tag);
+    bd_value *fv = scalar(g, name, fill);
+    snprintf(name, sizeof name, "%s_w", tag);
+    float w[36] = { 0 };
+    bd_value *wv = tl_const(g, name, BD_DT_FLOAT, 4, wd, w);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    snprintf(name, sizeof name, "%s_pad", tag);
+    tl_op(g, name, "Pad", (bd_value *[]){ x, pads, fv }, 3, p);
+    snprintf(name, sizeof name, "%s_conv", tag);
+    bd_node *conv = tl_op(g, name, "Conv", (bd_value *[]){ p, wv }, 2, y);
+    bd_node_add_attr(g, conv, &(bd_attr){ .name = "data_format", .type = BD_ATTR_STRING, .s = data_format }, NULL);
+    bd_node_add_attr(g, conv, &(bd_attr){ .name = "filter_format", .type = BD_ATTR_STRING, .s = "HWCM" }, NULL);
+    bd_node_add_attr(g, conv, &(bd_attr){ .name = "group", .type = BD_ATTR_INT, .i = 4 }, NULL);
+    bd_node_add_attr(g, conv, &(bd_attr){ .name = "strides", .type = BD_ATTR_INTS, .ints = (int64_t[]){ 2, 2 }, .n = 2 }, NULL);
+    if (auto_pad)
+        bd_node_add_attr(g, conv, &(bd_attr){ .name = "auto_pad", .type = BD_ATTR_STRING, .s = auto_pad }, NULL);
+    if (own_pads)
+        bd_node_add_attr(g, conv, &(bd_attr){ .name = "pads", .type = BD_ATTR_INTS, .ints = own_pads, .n = 4 }, NULL);
+    return conv;
+}
+
+static void test_fold_pad(void **state)
+{
+    static const int64_t keras[8] = { 0, 0, 0, 0, 0, 1, 1, 0 };   /* NHWC: H, W end by 1 */
+    bd_graph *g = bd_graph_create("pad");
+    bd_node *conv = pad_conv(g, "a", keras, 0.0f, "NHWC", "VALID", NULL);
+    bd_value *x = bd_graph_input(g, 0);
+    assert_int_equal(bd_pass_fold_pad(g, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 1);
+    assert_ptr_equal(conv->inputs[0], x);
+    const int64_t *pads = NULL;
+    assert_int_equal(bd_node_attr_ints(conv, "pads", &pads), 4);
+    assert_int_equal(pads[0], 0);            /* top, left, bottom, right */
+    assert_int_equal(pads[1], 0);
+    assert_int_equal(pads[2], 1);
+    assert_int_equal(pads[3], 1);
+    assert_null(bd_node_attr(conv, "auto_pad"));
+    assert_int_equal(bd_node_attr_int(conv, "group", 0), 4);            /* the rest is kept */
+    assert_string_equal(bd_node_attr_string(conv, "filter_format", ""), "HWCM");
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_graph_destroy(g);
+
+    /* NCHW: the Pad's H/W amounts add to the Conv's own explicit pads */
+    static const int64_t nchw[8] = { 0, 0, 1, 2, 0, 0, 3, 0 };
+    g = bd_graph_create("pad2");
+    conv = pad_conv(g, "b", nchw, 0.0f, "NCHW", NULL, (int64_t[]){ 1, 1, 1, 1 });
+    assert_int_equal(bd_pass_fold_pad(g, NULL), 1);
+    assert_int_equal(bd_node_attr_ints(conv, "pads", &pads), 4);
+    assert_int_equal(pads[0], 2);
+    assert_int_equal(pads[1], 3);
+    assert_int_equal(pads[2], 4);
+    assert_int_equal(pads[3], 1);
+    bd_graph_destroy(g);
+
+    /* kept as they are */
+    static const int64_t channel[8] = { 0, 0, 0, 1, 0, 0, 0, 0 };    /* NHWC: pads C */
+    g = bd_graph_create("keep");
+    pad_conv(g, "c", keras, 0.5f, "NHWC", "VALID", NULL);               /* fills 0.5 */
+    pad_conv(g, "d", channel, 0.0f, "NHWC", "VALID", NULL);
+    pad_conv(g, "e", keras, 0.0f, "NHWC", "SAME_UPPER", NULL);
+    bd_node *f = pad_conv(g, "f", keras, 0.0f, "NHWC", "VALID", NULL);
+    int64_t od[] = { 1, 7, 7, 4 };
+    bd_value *twice = tensor(g, "f_twice", 4, od);
+    bd_graph_mark_output(g, twice, NULL);
+    tl_op(g, "f_relu", "Relu", (bd_value *[]){ f->inputs[0] }, 1, twice);
+    assert_int_equal(bd_pass_fold_pad(g, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 9);
+    bd_graph_destroy(g);
+}
+
 static void test_composite_table(void **state)
 {
     size_t n;
     const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 11);
     assert_string_equal(c[0].name, "identity_arith");
     assert_string_equal(c[1].name, "fold_batchnorm");
-    assert_string_equal(c[3].name, "swish");
-    assert_string_equal(c[4].name, "channel_shuffle");
+    assert_string_equal(c[2].name, "fold_pad");
+    assert_string_equal(c[4].name, "swish");
+    assert_string_equal(c[5].name, "channel_shuffle");
     assert_string_equal(c[n - 2].name, "sink_reshape");
     assert_string_equal(c[n - 1].name, "fuse_postops");
     assert_null(bd_composites_for(BD_ENGINE_FALLBACK, &n));
@@ -781,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_qkv_merge_mixed_bias_keeps_adds),
         cmocka_unit_test(test_qkv_merge_respects_pins_and_target),
         cmocka_unit_test(test_sink_reshape),
+        cmocka_unit_test(test_fold_pad),
         cmocka_unit_test(test_composite_table),
     };
     return cmocka_run_group_tests_name("passes", tests, NULL, NULL);

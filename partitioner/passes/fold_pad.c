@@ -1,0 +1,112 @@
+/* A zero Pad of the spatial axes read only by a Conv whose own padding is explicit or VALID
+ * folds into that Conv's pads: the convolution pads inside its kernel (oneDNN takes
+ * asymmetric pads) instead of a step that first copies the whole tensor into a larger one.
+ * Keras pads this way before every stride-2 depthwise convolution of MobileNetV2 and
+ * EfficientNet (ZeroPadding2D, then padding='valid': 4.8 MB copied at MobileNetV2's first)
+ * and before ResNet50's 7x7 stem. */
+#include <string.h>
+
+#include "partitioner/passes/match.h"
+#include "partitioner/passes/passes.h"
+
+/* N's amounts as ONNX [begin..., end...] over RANK axes into PADS; false unless N pads with a
+ * constant zero by constant, non-negative amounts on every axis (no `axes` input). */
+static bool zero_pad_amounts(const bd_node *n, int rank, int64_t *pads)
+{
+    if (strcmp(bd_node_attr_string(n, "mode", "constant"), "constant") || bd_node_input(n, 3))
+        return false;
+    const bd_value *amounts = bd_node_input(n, 1), *fill = bd_node_input(n, 2);
+    size_t want = 2 * (size_t)rank;
+    if (amounts) {                                      /* opset >= 11: an input */
+        if (!amounts->data || amounts->dtype != BD_DT_INT64 || amounts->shape.rank != 1 ||
+            amounts->shape.dims[0] != (int64_t)want || amounts->nbytes < want * sizeof *pads)
+            return false;
+        memcpy(pads, amounts->data, want * sizeof *pads);
+    } else {                                            /* before: attributes */
+        const int64_t *attr = NULL;
+        if (bd_node_attr_ints(n, "pads", &attr) != want || bd_node_attr_float(n, "value", 0.0f) != 0.0f)
+            return false;
+        memcpy(pads, attr, want * sizeof *pads);
+    }
+    float v;
+    if (fill && (!bd_const_scalar(fill, &v) || v != 0.0f))
+        return false;
+    for (size_t i = 0; i < want; i++)
+        if (pads[i] < 0)
+            return false;
+    return true;
+}
+
+/* Replace CONV's padding attributes by explicit PADS (SPATIAL begins, then ends). */
+static int set_conv_pads(bd_graph *g, bd_node *conv, const int64_t *pads, int spatial, bd_error *err)
+{
+    int64_t *kept = bd_graph_alloc(g, 2 * (size_t)spatial * sizeof *kept);
+    bd_attr *old = bd_graph_alloc(g, (conv->n_attrs ? conv->n_attrs : 1) * sizeof *old);
+    if (!kept || !old)
+        return bd_error_set(err, BD_ENOMEM, "out of memory folding a Pad into '%s'", conv->name);
+    memcpy(kept, pads, 2 * (size_t)spatial * sizeof *kept);
+    size_t n_old = conv->n_attrs;
+    if (n_old)
+        memcpy(old, conv->attrs, n_old * sizeof *old);
+    conv->attrs = NULL;                   /* a fresh array: the old one may be shared */
+    conv->n_attrs = conv->cap_attrs = 0;
+    int rc = 0;
+    for (size_t a = 0; a < n_old && !rc; a++)
+        if (strcmp(old[a].name, "pads") && strcmp(old[a].name, "auto_pad"))
+            rc = bd_node_add_attr(g, conv, &old[a], err);
+    if (!rc)
+        rc = bd_node_add_attr(g, conv, &(bd_attr){ .name = "pads", .type = BD_ATTR_INTS, .ints = kept,
+                                                   .n = 2 * (size_t)spatial }, err);
+    return rc;
+}
+
+/* Fold PAD into the Conv reading it; 1 if done, 0 if the pair does not qualify. */
+static int fold_one(bd_graph *g, bd_node *pad, bd_error *err)
+{
+    bd_value *x = bd_node_input(pad, 0), *y = pad->n_outputs == 1 ? pad->outputs[0] : NULL;
+    bd_node *conv = y ? bd_sole_consumer(g, y) : NULL;
+    if (!x || !conv || !bd_is_op(conv, "Conv") || conv->inputs[0] != y || !bd_fusable(pad) ||
+        !bd_fusable(conv) || x->shape.rank < 3 || x->shape.rank > BD_MAX_RANK)
+        return 0;
+    int rank = x->shape.rank, spatial = rank - 2;
+    bool last = strcmp(bd_node_attr_string(conv, "data_format", "NCHW"), "NHWC") == 0;
+    int first = last ? 1 : 2;                    /* the first spatial axis */
+    int64_t pads[2 * BD_MAX_RANK];
+    if (!zero_pad_amounts(pad, rank, pads))
+        return 0;
+    for (int ax = 0; ax < rank; ax++)            /* batch and channels stay as they are */
+        if ((ax < first || ax >= first + spatial) && (pads[ax] || pads[rank + ax]))
+            return 0;
+    const char *ap = bd_node_attr_string(conv, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && ap[0])
+        return 0;                                /* SAME_*: its amounts depend on the size */
+    const int64_t *own = NULL;
+    size_t n_own = strcmp(ap, "VALID") ? bd_node_attr_ints(conv, "pads", &own) : 0;
+    if (n_own && n_own != 2 * (size_t)spatial)
+        return 0;
+    int64_t merged[2 * BD_MAX_RANK];
+    for (int i = 0; i < spatial; i++) {
+        merged[i] = pads[first + i] + (n_own ? own[i] : 0);
+        merged[spatial + i] = pads[rank + first + i] + (n_own ? own[spatial + i] : 0);
+    }
+    int rc = set_conv_pads(g, conv, merged, spatial, err);
+    if (rc)
+        return rc;
+    conv->inputs[0] = x;
+    bd_graph_remove_node(g, pad);
+    return 1;
+}
+
+int bd_pass_fold_pad(bd_graph *g, bd_error *err)
+{
+    int rewrites = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g);) {
+        bd_node *n = bd_graph_node(g, i);
+        int rc = bd_is_op(n, "Pad") ? fold_one(g, n, err) : 0;
+        if (rc < 0)
+            return rc;
+        rewrites += rc;
+        i += rc ? 0 : 1;                         /* a removed node shifts the next one here */
+    }
+    return rewrites;
+}
