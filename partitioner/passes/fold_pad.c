@@ -85,10 +85,11 @@ static int fold_one(bd_graph *g, bd_node *pad, bd_error *err)
     if (n_own && n_own != 2 * (size_t)spatial)
         return 0;
     int64_t merged[2 * BD_MAX_RANK];
-    for (int i = 0; i < spatial; i++) {
-        merged[i] = pads[first + i] + (n_own ? own[i] : 0);
-        merged[spatial + i] = pads[rank + first + i] + (n_own ? own[spatial + i] : 0);
-    }
+    for (int i = 0; i < spatial; i++)            /* the model's numbers: never overflow */
+        if (__builtin_add_overflow(pads[first + i], n_own ? own[i] : 0, &merged[i]) ||
+            __builtin_add_overflow(pads[rank + first + i], n_own ? own[spatial + i] : 0,
+                                   &merged[spatial + i]))
+            return 0;
     int rc = set_conv_pads(g, conv, merged, spatial, err);
     if (rc)
         return rc;

@@ -742,8 +742,8 @@ static void test_sink_reshape(void **state)
 
 /* Keras's ZeroPadding2D before a VALID convolution (NHWC, TensorFlow's pads [[0,0],[0,1],
  * [0,1],[0,0]] as ONNX [b..., e...]) folds into the Conv's pads; an ONNX-style NCHW Pad adds to
- * the Conv's own pads. Not folded: a non-zero fill, a padded channel axis, a SAME conv, a Pad
- * read twice. */
+ * the Conv's own pads. Not folded: a non-zero fill, a padded channel axis, a SAME conv, pads
+ * whose sum overflows, a Pad read twice. */
 static bd_node *pad_conv(bd_graph *g, const char *tag, const int64_t *amounts, float fill,
                          const char *data_format, const char *auto_pad, const int64_t *own_pads)
 {
@@ -819,13 +819,15 @@ static void test_fold_pad(void **state)
     pad_conv(g, "c", keras, 0.5f, "NHWC", "VALID", NULL);               /* fills 0.5 */
     pad_conv(g, "d", channel, 0.0f, "NHWC", "VALID", NULL);
     pad_conv(g, "e", keras, 0.0f, "NHWC", "SAME_UPPER", NULL);
+    static const int64_t huge[8] = { 0, 0, 0, 0, 0, INT64_MAX, 1, 0 };  /* + own 1: overflows */
+    pad_conv(g, "g", huge, 0.0f, "NHWC", NULL, (int64_t[]){ 1, 1, 1, 1 });
     bd_node *f = pad_conv(g, "f", keras, 0.0f, "NHWC", "VALID", NULL);
     int64_t od[] = { 1, 7, 7, 4 };
     bd_value *twice = tensor(g, "f_twice", 4, od);
     bd_graph_mark_output(g, twice, NULL);
     tl_op(g, "f_relu", "Relu", (bd_value *[]){ f->inputs[0] }, 1, twice);
     assert_int_equal(bd_pass_fold_pad(g, NULL), 0);
-    assert_int_equal(bd_graph_num_nodes(g), 9);
+    assert_int_equal(bd_graph_num_nodes(g), 11);
     bd_graph_destroy(g);
 }
 
