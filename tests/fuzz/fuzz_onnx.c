@@ -1,12 +1,14 @@
 /* Fuzz the ONNX importer: bytes -> bd_onnx_import_memory, then what the daemon does with an
- * imported model at load (validation, shape inference), and shape inference again on a
- * clone with every dynamic input dim fixed (what a request's shapes do at plan time),
- * without compiling kernels. No external data (no base directory): the harness touches no
- * file. */
+ * imported model at load (validation, shape inference), and on a clone with every dynamic
+ * input dim fixed what a request's shapes do at plan time: shape inference, then the fast
+ * path's composite passes (fusions, folds) judged by oneDNN's supports(), without compiling
+ * kernels. No external data (no base directory): the harness touches no file. */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/dnnl/dnnl_backend.h"
 #include "partitioner/onnx/onnx_import.h"
+#include "partitioner/passes/passes.h"
 #include "partitioner/shape/shape_infer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -25,8 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     v->shape.sym[d] = NULL;
                 }
         }
-        if (c)
-            bd_shape_infer(c, false, &err);
+        bd_fuse_target target = { .backend = &bd_dnnl_backend };
+        if (c && bd_shape_infer(c, false, &err) == 0)
+            bd_passes_run(c, &target, &err);
         bd_graph_destroy(c);
     }
     bd_graph_destroy(g);
