@@ -8,12 +8,6 @@ static int fold_batchnorm(bd_graph *g, const bd_fuse_target *target, bd_error *e
     return bd_pass_fold_batchnorm(g, err);
 }
 
-static int fold_pad(bd_graph *g, const bd_fuse_target *target, bd_error *err)
-{
-    (void)target;      /* the Conv keeps its op type with larger pads: any engine runs it */
-    return bd_pass_fold_pad(g, err);
-}
-
 static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     return bd_pass_fuse_postops(g, target->backend, err);   /* anchors keep their op type */
@@ -26,7 +20,7 @@ static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err
 static const bd_composite k_fast_path[] = {
     { "identity_arith", bd_pass_identity_arith },
     { "fold_batchnorm", fold_batchnorm },
-    { "fold_pad",       fold_pad },
+    { "fold_pad",       bd_pass_fold_pad },
     { "gelu",           bd_pass_gelu },
     { "swish",          bd_pass_swish },
     { "channel_shuffle", bd_pass_channel_shuffle },

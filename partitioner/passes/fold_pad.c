@@ -3,7 +3,8 @@
  * asymmetric pads) instead of a step that first copies the whole tensor into a larger one.
  * Keras pads this way before every stride-2 depthwise convolution of MobileNetV2 and
  * EfficientNet (ZeroPadding2D, then padding='valid': 4.8 MB copied at MobileNetV2's first)
- * and before ResNet50's 7x7 stem. */
+ * and before ResNet50's 7x7 stem. The folded Conv is made only when the fast path accepts it:
+ * the TensorFlow engine cannot take it any more (below). */
 #include <string.h>
 
 #include "partitioner/passes/match.h"
@@ -60,8 +61,9 @@ static int set_conv_pads(bd_graph *g, bd_node *conv, const int64_t *pads, int sp
     return rc;
 }
 
-/* Fold PAD into the Conv reading it; 1 if done, 0 if the pair does not qualify. */
-static int fold_one(bd_graph *g, bd_node *pad, bd_error *err)
+/* Fold PAD into the Conv reading it; 1 if done, 0 if the pair does not qualify or TARGET
+ * would not run the result. */
+static int fold_one(bd_graph *g, const bd_fuse_target *target, bd_node *pad, bd_error *err)
 {
     bd_value *x = bd_node_input(pad, 0), *y = pad->n_outputs == 1 ? pad->outputs[0] : NULL;
     bd_node *conv = y ? bd_sole_consumer(g, y) : NULL;
@@ -90,20 +92,37 @@ static int fold_one(bd_graph *g, bd_node *pad, bd_error *err)
             __builtin_add_overflow(pads[rank + first + i], n_own ? own[spatial + i] : 0,
                                    &merged[spatial + i]))
             return 0;
+    /* What is changed, to put back if the target declines the result. The TensorFlow NodeDef
+     * the Conv came from (its origin) still says padding='VALID' and reads the Pad: it no
+     * longer describes the node, so the TensorFlow engine must not re-serialize it. */
+    bd_attr *attrs = conv->attrs;
+    size_t n_attrs = conv->n_attrs, cap_attrs = conv->cap_attrs, origin_len = conv->origin_len;
+    const void *origin = conv->origin;
     int rc = set_conv_pads(g, conv, merged, spatial, err);
     if (rc)
         return rc;
     conv->inputs[0] = x;
+    conv->origin = NULL;
+    conv->origin_len = 0;
+    if (!bd_fuse_accepts(target, g, conv)) {
+        conv->attrs = attrs;
+        conv->n_attrs = n_attrs;
+        conv->cap_attrs = cap_attrs;
+        conv->origin = origin;
+        conv->origin_len = origin_len;
+        conv->inputs[0] = y;
+        return 0;
+    }
     bd_graph_remove_node(g, pad);
     return 1;
 }
 
-int bd_pass_fold_pad(bd_graph *g, bd_error *err)
+int bd_pass_fold_pad(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     int rewrites = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g);) {
         bd_node *n = bd_graph_node(g, i);
-        int rc = bd_is_op(n, "Pad") ? fold_one(g, n, err) : 0;
+        int rc = bd_is_op(n, "Pad") ? fold_one(g, target, n, err) : 0;
         if (rc < 0)
             return rc;
         rewrites += rc;

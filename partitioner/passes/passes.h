@@ -29,8 +29,9 @@ bool bd_fuse_accepts(const bd_fuse_target *target, const bd_graph *g, const bd_n
 int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err);
 
 /* A Pad by a constant zero of the spatial axes only, read by nothing but a Conv whose padding
- * is explicit or VALID, folds into that Conv's pads (the Pad node goes). */
-int bd_pass_fold_pad(bd_graph *g, bd_error *err);
+ * is explicit or VALID, folds into that Conv's pads (the Pad node goes) when TARGET accepts
+ * the result. The Conv loses its TensorFlow origin: that NodeDef no longer describes it. */
+int bd_pass_fold_pad(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
 /* The exported GELU chain x * 0.5 * (1 + Erf(x / sqrt(2))) (any operand order), or
  * TensorFlow's (0.5 * x) * (1 - Erf(-x * (1 / sqrt(2)))), becomes one node Gelu (domain

@@ -742,7 +742,8 @@ static void test_sink_reshape(void **state)
 
 /* Keras's ZeroPadding2D before a VALID convolution (NHWC, TensorFlow's pads [[0,0],[0,1],
  * [0,1],[0,0]] as ONNX [b..., e...]) folds into the Conv's pads; an ONNX-style NCHW Pad adds to
- * the Conv's own pads. Not folded: a non-zero fill, a padded channel axis, a SAME conv, pads
+ * the Conv's own pads; the Conv drops its TensorFlow origin, and stays as it was when the target
+ * declines the result. Not folded: a non-zero fill, a padded channel axis, a SAME conv, pads
  * whose sum overflows, a Pad read twice. */
 static bd_node *pad_conv(bd_graph *g, const char *tag, const int64_t *amounts, float fill,
                          const char *data_format, const char *auto_pad, const int64_t *own_pads)
@@ -786,7 +787,18 @@ static void test_fold_pad(void **state)
     bd_graph *g = bd_graph_create("pad");
     bd_node *conv = pad_conv(g, "a", keras, 0.0f, "NHWC", "VALID", NULL);
     bd_value *x = bd_graph_input(g, 0);
-    assert_int_equal(bd_pass_fold_pad(g, NULL), 1);
+    conv->origin = "NodeDef";                /* as the TensorFlow importer leaves it */
+    conv->origin_len = 7;
+    /* a target that does not run Conv: nothing changes */
+    bd_fuse_target no_conv = { .backend = &accept_backend, .forced_ops = "Conv" };
+    assert_int_equal(bd_pass_fold_pad(g, &no_conv, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), 2);
+    assert_ptr_not_equal(conv->inputs[0], x);
+    assert_string_equal(bd_node_attr_string(conv, "auto_pad", ""), "VALID");
+    assert_non_null(conv->origin);
+    bd_fuse_target any = { .backend = &accept_backend };
+    assert_int_equal(bd_pass_fold_pad(g, &any, NULL), 1);
+    assert_null(conv->origin);               /* its NodeDef no longer describes it */
     assert_int_equal(bd_graph_num_nodes(g), 1);
     assert_ptr_equal(conv->inputs[0], x);
     const int64_t *pads = NULL;
@@ -805,7 +817,7 @@ static void test_fold_pad(void **state)
     static const int64_t nchw[8] = { 0, 0, 1, 2, 0, 0, 3, 0 };
     g = bd_graph_create("pad2");
     conv = pad_conv(g, "b", nchw, 0.0f, "NCHW", NULL, (int64_t[]){ 1, 1, 1, 1 });
-    assert_int_equal(bd_pass_fold_pad(g, NULL), 1);
+    assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 1);
     assert_int_equal(bd_node_attr_ints(conv, "pads", &pads), 4);
     assert_int_equal(pads[0], 2);
     assert_int_equal(pads[1], 3);
@@ -826,7 +838,7 @@ static void test_fold_pad(void **state)
     bd_value *twice = tensor(g, "f_twice", 4, od);
     bd_graph_mark_output(g, twice, NULL);
     tl_op(g, "f_relu", "Relu", (bd_value *[]){ f->inputs[0] }, 1, twice);
-    assert_int_equal(bd_pass_fold_pad(g, NULL), 0);
+    assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 0);
     assert_int_equal(bd_graph_num_nodes(g), 11);
     bd_graph_destroy(g);
 }
