@@ -307,8 +307,13 @@ class Soak:
         if sanitized(os.environ["BRAIDD"]):
             print("SKIP  RSS growth (a sanitizer build; its leak report at exit is checked instead)")
         else:
-            check(rss_warm is not None and growth < a.max_rss_growth,
-                  "RSS growth after warm-up %.1f %% < %.1f %%" % (growth, a.max_rss_growth))
+            # A small braidd's RSS moves in steps of a few MiB as allocator arenas and gRPC's
+            # buffers settle (the 20 s run in CI once went 34.8 -> 36.8 MiB, +5.6 %); a leak
+            # grows with the traffic, so growth under the slack passes whatever the percentage.
+            grown_mib = (rss_end - rss_warm) / 1024 if rss_warm else float("nan")
+            check(rss_warm is not None and (growth < a.max_rss_growth or grown_mib < a.rss_slack_mib),
+                  "RSS growth after warm-up %.1f %% < %.1f %% or %.1f MiB < %.1f MiB"
+                  % (growth, a.max_rss_growth, grown_mib, a.rss_slack_mib))
         check(not lost, "SIGTERM: every accepted request completed (%d lost%s)" % (
             len(lost), (": " + repr(lost[:3])) if lost else ""))
         check(not after_bad, "SIGTERM: later requests refused with UNAVAILABLE only (%d others)" % len(after_bad))
@@ -352,6 +357,8 @@ def main():
     p.add_argument("--cycle-period", type=float, default=0.5, help="s between load/unload cycles [0.5]")
     p.add_argument("--exit-timeout", type=int, default=30, help="braidd --exit-timeout-secs [30]")
     p.add_argument("--max-rss-growth", type=float, default=5.0, help="allowed RSS growth, %% [5]")
+    p.add_argument("--rss-slack-mib", type=float, default=4.0,
+                   help="RSS growth allowed whatever the percentage, MiB [4]")
     p.add_argument("--json", help="also write the results as JSON here")
     p.add_argument("--braidd-arg", action="append", default=[], help="extra braidd argument (repeatable)")
     a = p.parse_args()
