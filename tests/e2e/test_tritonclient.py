@@ -10,8 +10,6 @@ Run by Debian's python3 (meson), it re-executes itself in the client venv. Skipp
 saying why) only when that venv is absent. The HTTP flavour (tritonclient.http, against the
 REST port) is test_tritonclient_http.py."""
 
-import os
-
 from client_venv import in_client_venv
 
 in_client_venv()
@@ -23,10 +21,11 @@ import queue                                   # noqa: E402
 import numpy as np                             # noqa: E402
 
 from braidd_fixture import run_tests          # noqa: E402
-from triton_client_case import DEMO, TritonClientCase, triton_classes   # noqa: E402
+from triton_client_case import DEMO, TritonClientCase   # noqa: E402
 
 
 class TritonClient(TritonClientCase):
+    client_module = tc
 
     def setUp(self):
         super().setUp()
@@ -86,28 +85,12 @@ class TritonClient(TritonClientCase):
     def test_classification(self):
         out = tc.InferRequestedOutput("probabilities", class_count=3)
         r = self.client.infer(DEMO, self.demo_inputs(), outputs=[out])
-        got = [bytes(s) for s in r.as_numpy("probabilities").ravel()]
         # the demo model has a fixed [1, 10] output and no max_batch_size: one list of 10
-        want = triton_classes([float(v) for v in self.probs.ravel()], 3)
-        self.assertEqual([g.split(b":")[1] for g in got], [w.split(b":")[1] for w in want])
-        for g, w in zip(got, want):
-            self.assertAlmostEqual(float(g.split(b":")[0]), float(w.split(b":")[0]), places=4)
+        self.assert_classes([bytes(s) for s in r.as_numpy("probabilities").ravel()], 3)
 
     def test_load_with_upload_and_unload(self):
-        with open(os.path.join(self.models, "tiny_add.onnx"), "rb") as f:
-            model = f.read()
-        self.client.load_model("uploaded", config='{"max_batch_size": 0}',
-                               files={"file:1/model.onnx": model})
-        self.assertTrue(self.client.is_model_ready("uploaded"))
-        x = np.ones((1, 16), np.float32)
-        i = tc.InferInput("x", [1, 16], "FP32")
-        i.set_data_from_numpy(x)
-        r = self.client.infer("uploaded", [i])
-        np.testing.assert_array_equal(r.as_numpy("y"), x + np.arange(1, 17, dtype=np.float32))
-        index = {m["name"]: m for m in self.client.get_model_repository_index(as_json=True)["models"]}
-        self.assertEqual(index["uploaded"]["state"], "READY")
-        self.client.unload_model("uploaded")
-        self.assertFalse(self.client.is_model_ready("uploaded"))
+        self.check_upload_infer_unload(
+            lambda: self.client.get_model_repository_index(as_json=True)["models"])
 
     def test_statistics(self):
         before = self.client.get_inference_statistics(DEMO, as_json=True)["model_stats"][0]

@@ -10,8 +10,6 @@ demo model's PyTorch reference (tests/fixtures/demo) and numpy.
 Run by Debian's python3 (meson), it re-executes itself in the client venv. Skipped (exit 77,
 saying why) only when that venv is absent."""
 
-import os
-
 from client_venv import in_client_venv
 
 in_client_venv()
@@ -25,6 +23,7 @@ from triton_client_case import DEMO, TritonClientCase, triton_classes   # noqa: 
 
 
 class TritonHttpClient(TritonClientCase):
+    client_module = th
 
     def setUp(self):
         super().setUp()
@@ -106,11 +105,8 @@ class TritonHttpClient(TritonClientCase):
     def test_classification(self):
         out = th.InferRequestedOutput("probabilities", class_count=3)
         r = self.client.infer(DEMO, self.demo_inputs(), outputs=[out])
-        got = [bytes(s) for s in r.as_numpy("probabilities").ravel()]
+        self.assert_classes([bytes(s) for s in r.as_numpy("probabilities").ravel()], 3)
         want = triton_classes([float(v) for v in self.probs.ravel()], 3)
-        self.assertEqual([g.split(b":")[1] for g in got], [w.split(b":")[1] for w in want])
-        for g, w in zip(got, want):
-            self.assertAlmostEqual(float(g.split(b":")[0]), float(w.split(b":")[0]), places=4)
         # the same as JSON strings
         out = th.InferRequestedOutput("probabilities", binary_data=False, class_count=2)
         r = self.client.infer(DEMO, self.demo_inputs(), outputs=[out])
@@ -118,20 +114,7 @@ class TritonHttpClient(TritonClientCase):
         self.assertEqual([g.split(b":")[1] for g in got], [w.split(b":")[1] for w in want[:2]])
 
     def test_load_with_upload_and_unload(self):
-        with open(os.path.join(self.models, "tiny_add.onnx"), "rb") as f:
-            model = f.read()
-        self.client.load_model("uploaded", config='{"max_batch_size": 0}',
-                               files={"file:1/model.onnx": model})
-        self.assertTrue(self.client.is_model_ready("uploaded"))
-        x = np.ones((1, 16), np.float32)
-        i = th.InferInput("x", [1, 16], "FP32")
-        i.set_data_from_numpy(x)
-        r = self.client.infer("uploaded", [i])
-        np.testing.assert_array_equal(r.as_numpy("y"), x + np.arange(1, 17, dtype=np.float32))
-        index = {m["name"]: m for m in self.client.get_model_repository_index()}
-        self.assertEqual(index["uploaded"]["state"], "READY")
-        self.client.unload_model("uploaded")
-        self.assertFalse(self.client.is_model_ready("uploaded"))
+        self.check_upload_infer_unload(self.client.get_model_repository_index)
         with self.assertRaises(InferenceServerException) as e:
             self.client.load_model("bad_upload", config='{}', files={"file:1/model.onnx": b"junk"})
         self.assertEqual(e.exception.status(), "500")   # the model fails to import (INTERNAL)
