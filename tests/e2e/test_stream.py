@@ -65,9 +65,12 @@ class Stream(BraiddTestCase):
         e2e_models.write_repository_model(repo, "mid", e2e_models.big_add_one(MID_N))
         e2e_models.write_repository_model(repo, "slow", e2e_models.slow_matmul(rows=64, depth=8))
         e2e_models.write_repository_model(repo, "dyn", e2e_models.batch_add_one())
+        # Triton's strict rule with a long delay: a batch goes when 8 rows are queued, so one
+        # stream's requests are gathered whatever the timing (a sanitizer build once answered
+        # each of the 64 before the next arrived, and work-conserving batching ran them alone)
         e2e_models.write_model_config(repo, "dyn", {
-            "max_batch_size": 8, "dynamic_batching": {**FIXED_LADDER,
-                                     "max_queue_delay_microseconds": 20000}})
+            "max_batch_size": 8, "dynamic_batching": {**FIXED_LADDER, "preferred_batch_size": [8],
+                                     "max_queue_delay_microseconds": 500000, "wait_when_idle": True}})
 
     def setUp(self):
         self.image = e2e_models.demo_fixture("image")
