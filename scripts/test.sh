@@ -35,7 +35,7 @@ if [ -z "${BRAID_SKIP_ASAN:-}" ]; then
     meson test -C "$asan" --print-errorlogs --num-processes 1 \
       --suite core --suite proto --suite onnx --suite tf --suite shape --suite passes \
       --suite dnnl --suite ort --suite tfengine --suite backend_ops \
-      --suite runtime --suite tf_ops --suite tfjs --suite mixed \
+      --suite runtime --suite models --suite tf_ops --suite tfjs --suite mixed \
       --suite daemon --suite daemon_http --suite client --suite cli --suite e2e --suite fuzz || status=1
 fi
 

@@ -21,6 +21,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -53,6 +55,7 @@ typedef enum dn_step_kind {
     DN_STEP_RESIZE,           /* Resize modes oneDNN's resampling cannot express, plain f32 */
     DN_STEP_SWISH,            /* y = x * sigmoid(alpha x) over a dense buffer (dnnl_swish.c) */
     DN_STEP_BCAST,            /* y = x op s[c], c the innermost axis of x (dnnl_bcast.c) */
+    DN_STEP_LSTM,             /* an LSTM's recurrence at small batch (dnnl_lstm.c) */
 } dn_step_kind;
 
 /* The ops of a BCAST step. */
@@ -106,6 +109,14 @@ struct bd_kernel {
     int        n_inputs, n_outputs;
     bd_shape  *in_shapes, *out_shapes;
 };
+
+/* The I-th float of an initializer's bytes, which may sit at any address of a model file. */
+static inline float dn_f32_at(const void *p, int64_t i)
+{
+    float v;
+    memcpy(&v, (const char *)p + i * (int64_t)sizeof v, sizeof v);
+    return v;
+}
 
 /* The process-wide CPU engine (created once, thread-safe). NULL when oneDNN cannot create it. */
 dnnl_engine_t dn_engine(void);
@@ -381,6 +392,23 @@ void dn_swish_run(const float *x, float *y, size_t n, float alpha);
 int64_t dn_bcast_fits(const dnnl_memory_desc_t *amd, const bd_shape *b);
 /* Run BCAST step ST on its arguments' memories (dnnl_native.c calls it). */
 void dn_bcast_run(const dn_step *st, dnnl_memory_t *mems);
+
+/* ---- LSTM at small batch on braid's own recurrence (dnnl_lstm.c) --------------------- */
+
+#define DN_LSTM_MAX_BATCH 8
+
+/* An LSTM as dn_rnn_supports accepted it: T steps, batch N, input I, hidden H, D directions. */
+typedef struct dn_lstm_geom {
+    int64_t t, n, i, h, d;
+    bool    reverse;              /* unidirectional, last step first */
+} dn_lstm_geom;
+
+/* Does braid's LSTM run this batch size here (AVX-512, batch <= DN_LSTM_MAX_BATCH)? */
+bool dn_lstm_native(int64_t batch);
+/* N's steps: the input projection (a matmul primitive) and the recurrence (DN_STEP_LSTM). */
+int  dn_lstm_build(dn_compiler *c, const bd_node *n, const dn_lstm_geom *g);
+/* Run an LSTM step on its arguments' memories (dnnl_native.c calls it). */
+void dn_lstm_run(const dn_step *s, dnnl_memory_t *mems);
 
 /* ---- threads per step (dnnl_threads.c) ----------------------------------------------- */
 

@@ -104,7 +104,13 @@ static bool slice_offsets(const bd_node *n, int64_t *offs)
             return false;
         int64_t *dst = k == 1 ? starts : k == 3 ? axes : k == 4 ? steps : NULL;
         for (size_t i = 0; dst && i < ns; i++)
-            dst[i] = v->dtype == BD_DT_INT64 ? ((const int64_t *)v->data)[i] : ((const int32_t *)v->data)[i];
+            if (v->dtype == BD_DT_INT64) {                     /* at any address in the file */
+                memcpy(&dst[i], (const char *)v->data + i * 8, 8);
+            } else {
+                int32_t x;
+                memcpy(&x, (const char *)v->data + i * 4, 4);
+                dst[i] = x;
+            }
     }
     if (!ns)
         return false;
