@@ -38,6 +38,11 @@ const bd_backend *bd_engines_fast_path(void)
     return NULL;
 }
 
+const char *bd_engines_prefer_fallback_ops(void)
+{
+    return bd_dnnl_slower_ops();
+}
+
 int bd_engines_configure(const char *name, const bd_engine_config *cfg, bd_error *err)
 {
     const bd_backend *b = bd_backend_find(name);

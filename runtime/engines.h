@@ -16,6 +16,9 @@ const bd_backend *const *bd_backends(size_t *n);
 const bd_backend *bd_backend_find(const char *name);
 /* The engine of kind BD_ENGINE_FAST_PATH (the composites are made for it), or NULL. */
 const bd_backend *bd_engines_fast_path(void);
+/* The op types (comma-separated) a framework fallback runs faster than the fast path on this
+ * CPU (measured): annotation offers them to the fallbacks first (prefer_fallback_ops). */
+const char *bd_engines_prefer_fallback_ops(void);
 /* Configure the engine named NAME through its configure() hook (core/backend.h); 0 when it
  * has none. BD_EINVAL for an unknown name; otherwise the engine's own error. */
 int bd_engines_configure(const char *name, const bd_engine_config *cfg, bd_error *err);

@@ -29,11 +29,6 @@ typedef struct plan_step {
 
 #define NO_OFFSET SIZE_MAX
 
-/* Ops ONNX Runtime runs faster than oneDNN here, when it is there to run them: oneDNN 2.6's
- * RNN primitives at batch 1 took 2.7 ms on the zoo's LSTM tagger where ORT's LSTM took 1.9
- * (docs/performance.md). Without a framework fallback they still run on oneDNN. */
-#define PLAN_PREFER_FALLBACK_OPS "LSTM,GRU,RNN"
-
 struct bd_plan {
     atomic_int  refs;          /* the cache's, callers', execution contexts' */
     atomic_bool evicted;       /* the cache dropped it */
@@ -484,7 +479,7 @@ int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
         opts = &none;
     bd_placement_opts popts = { .fallback_ops = opts->fallback_ops, .engine = opts->engine,
                                 .min_dnnl_region_flops = opts->min_dnnl_region_flops,
-                                .prefer_fallback_ops = PLAN_PREFER_FALLBACK_OPS };
+                                .prefer_fallback_ops = bd_engines_prefer_fallback_ops() };
     bd_plan *p = calloc(1, sizeof *p);
     if (!p || !(p->graph = bd_graph_clone(model_graph))) {
         free(p);

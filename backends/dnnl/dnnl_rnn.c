@@ -12,10 +12,12 @@
  * Y [T, D, N, H] is oneDNN's dst_layer [T, N, D*H] seen through a strided view (the same
  * bytes when D = 1); Y_h and Y_c [D, N, H] are dst_iter(_c) [1, D, N, H]. Not mapped (the
  * fallback takes them): sequence_lens, peepholes, clip, input_forget, non-default
- * activations (RNN: Tanh, Relu or Sigmoid), layout = 1. */
+ * activations (RNN: Tanh, Relu or Sigmoid), layout = 1. An LSTM at small batch on a CPU with
+ * AVX-512 runs on braid's own recurrence instead (dnnl_lstm.c). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/dnnl/dnnl_backend.h"
 #include "backends/dnnl/dnnl_internal.h"
 
 typedef enum rnn_kind { RNN_LSTM, RNN_GRU, RNN_VANILLA } rnn_kind;
@@ -130,33 +132,33 @@ static int onnx_gate(const rnn_geom *g, int k)
 }
 
 /* SRC [D, G*H, C] (ONNX) rewritten as ldigo [1, D, C, G, H] into DST. */
-static void to_ldigo(const rnn_geom *g, const float *src, int64_t c, float *dst)
+static void to_ldigo(const rnn_geom *g, const void *src, int64_t c, float *dst)
 {
     for (int64_t d = 0; d < g->d; d++)
         for (int64_t ci = 0; ci < c; ci++)
             for (int k = 0; k < g->gates; k++)
                 for (int64_t h = 0; h < g->h; h++)
                     dst[((d * c + ci) * g->gates + k) * g->h + h] =
-                        src[(d * g->gates * g->h + onnx_gate(g, k) * g->h + h) * c + ci];
+                        dn_f32_at(src, (d * g->gates * g->h + onnx_gate(g, k) * g->h + h) * c + ci);
 }
 
 /* B [D, 2*G*H] (Wb then Rb, ONNX) as ldgo [1, D, G(+1), H] into DST (zeros without B). */
-static void to_ldgo(const rnn_geom *g, const float *b, float *dst)
+static void to_ldgo(const rnn_geom *g, const void *b, float *dst)
 {
     int gates = g->gates + (g->lbr ? 1 : 0);
     int64_t gh = (int64_t)g->gates * g->h;
     for (int64_t d = 0; d < g->d; d++)
         for (int k = 0; k < gates; k++)
             for (int64_t h = 0; h < g->h; h++) {
-                const float *bd = b ? b + d * 2 * gh : NULL;
+                int64_t at = d * 2 * gh;                           /* this direction's */
                 float v = 0;
-                if (bd && k < g->gates) {
+                if (b && k < g->gates) {
                     int o = onnx_gate(g, k);
-                    v = bd[o * g->h + h];                          /* Wb */
+                    v = dn_f32_at(b, at + o * g->h + h);            /* Wb */
                     if (!(g->lbr && k == 2))                       /* lbr: Rb_h is gate 3's */
-                        v += bd[gh + o * g->h + h];                /* + Rb */
-                } else if (bd) {
-                    v = bd[gh + 2 * g->h + h];                     /* lbr's Rb_h */
+                        v += dn_f32_at(b, at + gh + o * g->h + h);  /* + Rb */
+                } else if (b) {
+                    v = dn_f32_at(b, at + gh + 2 * g->h + h);       /* lbr's Rb_h */
                 }
                 dst[(d * gates + k) * g->h + h] = v;
             }
@@ -177,6 +179,9 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
     char why[160];
     if (!geom_of(n, &g, why, sizeof why))
         return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
+    if (g.kind == RNN_LSTM && dn_lstm_native(g.n))
+        return dn_lstm_build(c, n, &(dn_lstm_geom){ g.t, g.n, g.i, g.h, g.d,
+                                                   g.dir == dnnl_unidirectional_right2left });
     int gates_b = g.gates + (g.lbr ? 1 : 0), rc;
     dnnl_dims_t xd = { g.t, g.n, g.i }, sd = { 1, g.d, g.n, g.h }, wl = { 1, g.d, g.i, g.gates, g.h },
                 wi = { 1, g.d, g.h, g.gates, g.h }, bd = { 1, g.d, gates_b, g.h }, yd = { g.t, g.n, g.d * g.h };
@@ -263,4 +268,12 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
         return rc;
     }
     return dn_add_step(c, pd, args, na);
+}
+
+/* oneDNN 2.6's RNN primitives at batch 1 took 2.7 ms on the zoo's LSTM tagger where ONNX
+ * Runtime's LSTM took 1.9 (docs/performance.md); braid's own LSTM, where it runs, is faster
+ * than both. GRU and RNN have only the primitive. */
+const char *bd_dnnl_slower_ops(void)
+{
+    return dn_lstm_native(1) ? "GRU,RNN" : "LSTM,GRU,RNN";
 }

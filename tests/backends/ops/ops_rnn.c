@@ -2,8 +2,13 @@
  * Relu and clip; GRU bidirectional with linear_before_reset, sequence_lens and initial_h, and
  * reversed on DOUBLE in layout 1; LSTM with peepholes and initial states, and bidirectional
  * with input_forget and HardSigmoid / LeakyRelu activations taking alpha and beta; a
- * sequence length beyond the sequence is an error. The reference steps each direction over
- * each batch element's own steps, from ONNX's equations. */
+ * sequence length beyond the sequence is an error. And LSTMs with constant weights as oneDNN's
+ * backend takes them: on braid's own recurrence at small batch (dnnl_lstm.c; a hidden size
+ * that is no multiple of 16, five batch rows, bidirectional with initial states and all three
+ * outputs; reverse without a bias; the two directions on two threads), and on oneDNN's
+ * primitive beyond that batch. The
+ * reference steps each direction over each batch element's own steps, from ONNX's
+ * equations. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +61,7 @@ static void ref_rnn(const op_case *c, const tensor *in, tensor *out)
                                        : !strcmp(nm, "LeakyRelu") ? 0.01 : 0.2,
                                    b1 && be && ib < be->n ? be->floats[ib++] : 0.5 };
         }
-    double h[64], cst[64], gt[256];
+    double h[128], cst[128], gt[512];   /* H <= 128 */
     for (int d = 0; d < D; d++)
         for (int64_t b = 0; b < B; b++) {
             int64_t L = has_len ? in[4].i[b] : T;
@@ -88,7 +93,7 @@ static void ref_rnn(const op_case *c, const tensor *in, tensor *out)
                     }
                     gt[q] = v;
                 }
-                double nh[64];
+                double nh[128];
                 for (int64_t k = 0; k < H; k++) {
                     if (!lstm && !gru) {
                         nh[k] = act_apply(&act[d][0], gt[k], clip);
@@ -149,6 +154,18 @@ static const op_case k_cases[] = {
         ASTRS("activations", "HardSigmoid", "Tanh", "Tanh", "Sigmoid", "LeakyRelu", "Tanh"),
         AFLOATS("activation_alpha", 0.3f, 0.05f), AFLOATS("activation_beta", 0.4f) },
       OUTS(O(F32, 3, 2, 2, 3), O(F32, 2, 2, 3), O(F32, 2, 2, 3)), ref_rnn },
+    { "lstm_const_bidirectional_batch5_states", "LSTM", NULL, 7, { IN(6, 5, 7), W(2, 80, 7),
+      W(2, 80, 20), W(2, 160), OMIT, IN(2, 5, 20), IN(2, 5, 20) },
+      { AS("direction", "bidirectional"), AI("hidden_size", 20) },
+      OUTS(O(F32, 6, 2, 5, 20), O(F32, 2, 5, 20), O(F32, 2, 5, 20)), ref_rnn },
+    { "lstm_const_reverse_no_bias", "LSTM", NULL, 3, { IN(5, 2, 3), W(1, 12, 3), W(1, 12, 3) },
+      { AS("direction", "reverse"), AI("hidden_size", 3) },
+      OUTS(O(F32, 5, 1, 2, 3), O(F32, 1, 2, 3)), ref_rnn },
+    { "lstm_const_bidirectional_two_threads", "LSTM", NULL, 4, { IN(3, 2, 16), W(2, 512, 16),
+      W(2, 512, 128), W(2, 1024) }, { AS("direction", "bidirectional"), AI("hidden_size", 128) },
+      OUTS(O(F32, 3, 2, 2, 128), O(F32, 2, 2, 128), O(F32, 2, 2, 128)), ref_rnn, .threads = 2 },
+    { "lstm_const_batch_beyond_braids_own", "LSTM", NULL, 4, { IN(3, 9, 4), W(1, 32, 4),
+      W(1, 32, 8), W(1, 64) }, { AI("hidden_size", 8) }, OUTS(O(F32, 3, 1, 9, 8)), ref_rnn },
     { "lstm_seq_len_beyond_sequence", "LSTM", NULL, 5, { IN(3, 2, 2), IN(1, 8, 2),
       IN(1, 8, 2), OMIT, FEDV(INT32, V(2, 4), 2) }, { AI("hidden_size", 2) }, OUT(3, 1, 2, 2),
       NULL,
