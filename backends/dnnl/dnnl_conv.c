@@ -154,6 +154,53 @@ static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t p
     return pd;
 }
 
+/* A 1x1 convolution with strides and no padding reads only every s-th pixel. oneDNN 2.6's
+ * brgconv_1x1 runs ResNet-50's 512 -> 1024 channels, 28x28 -> 14x14 at 82 GFLOP/s, where the
+ * same convolution at stride 1 over the 14x14 pixels it reads runs at 107 (2.49 vs 1.91 ms;
+ * picking them costs 0.03); ResNet-50's other strided 1x1 convolutions take the same time
+ * either way. So the pixels are picked first, by a max pooling with a 1x1 window and the
+ * convolution's strides (in the convolution's own source layout), and the convolution then
+ * runs at stride 1. BRAID_DNNL_SUBSAMPLE=0 turns it off. */
+static bool subsample_first(const conv_geom *g)
+{
+    const char *env = getenv("BRAID_DNNL_SUBSAMPLE");
+    if (env && !strcmp(env, "0"))
+        return false;
+    bool strided = false;
+    for (int i = 0; i < g->nsp; i++) {
+        if (g->wd[2 + i] != 1 || g->pl[i] || g->pr[i])
+            return false;
+        strided |= g->stride[i] > 1;
+    }
+    return strided;
+}
+
+/* The pooling step that picks X's pixels at G's strides into a new buffer *BUF laid out as
+ * SMD (the convolution's source: X's channels, the output's spatial dims). */
+static int subsample_step(dn_compiler *c, const bd_value *x, const conv_geom *g,
+                          const dnnl_memory_desc_t *smd, int *buf)
+{
+    dnnl_memory_desc_t xcf, xir;
+    dnnl_dims_t stride, kernel, dil = { 0 }, pad = { 0 };
+    for (int i = 0; i < g->nsp; i++) {
+        stride[i] = g->stride[i];
+        kernel[i] = 1;
+    }
+    dn_md_like(&xcf, smd, g->xd);                 /* X in the same layout: one jit kernel */
+    int xbuf, rc = dn_md_ir(c, g->last, &xir, &xcf);
+    if (rc || (rc = dn_input(c, x, &xir, &xbuf)) || (rc = dn_temp(c, smd, buf)))
+        return rc;
+    dnnl_pooling_v2_desc_t desc;
+    dnnl_primitive_desc_t pd;
+    rc = dn_pd_make(c, dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_pooling_max,
+                                                         &xcf, smd, stride, kernel, dil, pad, pad),
+                    "dnnl_pooling_v2_forward_desc_init (subsample)", &desc, NULL, 1.0f, &pd);
+    if (rc)
+        return rc;
+    dn_arg args[2] = { { DNNL_ARG_SRC, xbuf, xcf }, { DNNL_ARG_DST, *buf, *smd } };
+    return dn_add_step(c, pd, args, 2);
+}
+
 int dn_conv_build(dn_compiler *c, const bd_node *n)
 {
     const bd_value *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
@@ -164,8 +211,13 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
         return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
     int rank = x->shape.rank;
 
+    bool sub = subsample_first(&g);
+    int64_t cd[BD_MAX_RANK];               /* the primitive's source: X, or its picked pixels */
+    memcpy(cd, g.xd, sizeof cd);
+    for (int i = 0; sub && i < g.nsp; i++)
+        cd[2 + i] = g.yd[2 + i];
     dnnl_memory_desc_t src_any, wei_any, bias_md, dst_any, wei_src;
-    dn_md_any(&src_any, rank, g.xd);
+    dn_md_any(&src_any, rank, cd);
     dn_md_any(&dst_any, rank, g.yd);
     int64_t wd[BD_MAX_RANK + 1];
     int wrank = rank;
@@ -186,7 +238,7 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
 
     dnnl_dims_t strides, dil, pl, pr;
     for (int i = 0; i < g.nsp; i++) {
-        strides[i] = g.stride[i];
+        strides[i] = sub ? 1 : g.stride[i];
         dil[i] = g.dil[i] - 1;
         pl[i] = g.pl[i];
         pr[i] = g.pr[i];
@@ -222,7 +274,7 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
     if (!rc)
         rc = dn_md_ir(c, g.last, &dir, dmd);
     if (!rc)
-        rc = dn_input(c, x, &sir, &sbuf);
+        rc = sub ? subsample_step(c, x, &g, smd, &sbuf) : dn_input(c, x, &sir, &sbuf);
     if (!rc)
         rc = dn_const_value(c, w, &wei_src, wmd, &wbuf);
     if (!rc && b)

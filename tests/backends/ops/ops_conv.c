@@ -1,5 +1,6 @@
 /* Direct convolution cases where oneDNN does not take the node: Conv with fed weights and bias,
- * DOUBLE with groups and dilations, 1-D with SAME_UPPER and strides, 3-D; ConvInteger with
+ * DOUBLE with groups and dilations, 1-D with SAME_UPPER and strides, 3-D; and where it does:
+ * Winograd's two kernels, strided 1x1 convolutions (subsampled first); ConvInteger with
  * scalar and per-channel zero points; QLinearConv with a per-channel weight scale and an
  * INT32 bias. The reference walks every output, channel of its group and tap of its window;
  * the integer forms subtract the zero points first, QLinearConv then requantizes. */
@@ -89,6 +90,14 @@ static const op_case k_cases[] = {
       { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 64, 28, 28), ref_conv_nd },
     { "conv_3x3_48to96_winograd_2x2", "Conv", NULL, 3, { IN(1, 48, 12, 12), CST(F32, 96, 48, 3, 3), CST(F32, 96) },
       { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 96, 12, 12), ref_conv_nd },
+    /* 1x1 with strides and no padding: oneDNN's backend picks the pixels with a pooling step,
+     * then convolves at stride 1 (dnnl_conv.c); odd sizes, grouped, 1-D */
+    { "conv_1x1_stride2_subsampled", "Conv", NULL, 3, { IN(1, 32, 9, 9), CST(F32, 48, 32, 1, 1), CST(F32, 48) },
+      { AINTS("strides", 2, 2) }, OUT(1, 48, 5, 5), ref_conv_nd },
+    { "conv_1x1_strides_3_1_grouped", "Conv", NULL, 2, { IN(1, 8, 7, 10), CST(F32, 8, 4, 1, 1) },
+      { AI("group", 2), AINTS("strides", 3, 1) }, OUT(1, 8, 3, 10), ref_conv_nd },
+    { "conv_1x1_1d_stride2", "Conv", NULL, 2, { IN(1, 4, 11), CST(F32, 6, 4, 1) },
+      { AINTS("strides", 2) }, OUT(1, 6, 6), ref_conv_nd },
     /* ConvInteger */
     { "convinteger_u8", "ConvInteger", NULL, 4, { FED(UINT8, 1, 1, 4, 4), FED(UINT8, 2, 1, 2, 2),
       CSTS(UINT8, 12), CSTS(UINT8, 3) }, NO_ATTR, OUTT(INT32, 1, 2, 3, 3), ref_conv_nd },
