@@ -40,7 +40,9 @@ typedef struct ls_run {
 
 bool dn_lstm_native(int64_t batch)
 {
-    return batch >= 1 && batch <= DN_LSTM_MAX_BATCH && dn_swish_native();   /* the AVX-512 probe */
+    const char *env = getenv("BRAID_DNNL_LSTM");           /* "0": oneDNN's primitive */
+    return batch >= 1 && batch <= DN_LSTM_MAX_BATCH && !(env && !strcmp(env, "0")) &&
+           dn_swish_native();                               /* the AVX-512 probe */
 }
 
 /* Floats of one direction's state: h [N][H], c [N][H], G [N][J], rounded to a cache line so
