@@ -56,6 +56,7 @@ typedef enum dn_step_kind {
     DN_STEP_SWISH,            /* y = x * sigmoid(alpha x) over a dense buffer (dnnl_swish.c) */
     DN_STEP_BCAST,            /* y = x op s[c], c the innermost axis of x (dnnl_bcast.c) */
     DN_STEP_LSTM,             /* an LSTM's recurrence at small batch (dnnl_lstm.c) */
+    DN_STEP_INTERLEAVE,       /* a ChannelShuffle of several parts (dnnl_interleave.c) */
 } dn_step_kind;
 
 /* The ops of a BCAST step. */
@@ -412,6 +413,18 @@ bool dn_lstm_native(int64_t batch);
 int  dn_lstm_build(dn_compiler *c, const bd_node *n, const dn_lstm_geom *g);
 /* Run an LSTM step on its arguments' memories (dnnl_native.c calls it). */
 void dn_lstm_run(const dn_step *s, dnnl_memory_t *mems);
+
+/* ---- a ChannelShuffle of several parts (dnnl_interleave.c) ----------------------------- */
+
+#define DN_INTERLEAVE_MAX_PARTS 16
+
+/* Can N (a ChannelShuffle of n_inputs > 1 parts on AXIS, GROUPS groups) run as one
+ * interleaving step? When not, WHY says what does not fit. */
+bool dn_interleave_fits(const bd_node *n, int axis, int64_t groups, char *why, size_t len);
+/* N's step: output channel j * GROUPS + i is part i's channel j. */
+int  dn_interleave_build(dn_compiler *c, const bd_node *n, int axis, int64_t groups);
+/* Run an INTERLEAVE step on its arguments' memories (dnnl_native.c calls it). */
+void dn_interleave_run(const dn_step *s, dnnl_memory_t *mems);
 
 /* ---- threads per step (dnnl_threads.c) ----------------------------------------------- */
 

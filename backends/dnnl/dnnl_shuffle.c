@@ -2,7 +2,8 @@
  * layout the data already has. On a strided layout (NCHW, NHWC) it is one reorder between two
  * 5-D views of the same dense layout — the jit reorders handle that at copy speed, where
  * oneDNN 2.6 has only its reference shuffle for NHWC; on a blocked layout it is oneDNN's
- * shuffle primitive. */
+ * shuffle primitive. A ChannelShuffle of several parts (the Concat before it folded in) is
+ * braid's own step (dnnl_interleave.c). */
 #include <string.h>
 
 #include "backends/dnnl/dnnl_internal.h"
@@ -10,16 +11,19 @@
 bool dn_shuffle_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
-    if (n->n_inputs != 1 || !n->inputs[0] || n->n_outputs != 1)
-        return dn_why(why, len, "ChannelShuffle takes one input and one output");
+    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs != 1)
+        return dn_why(why, len, "ChannelShuffle takes its input (or parts) and one output");
     if (!dn_io_f32(n, 1, why, len) || !dn_no_post(n, why, len))
         return false;
-    const bd_shape *s = &n->inputs[0]->shape;
+    const bd_shape *s = &n->outputs[0]->shape;
     int64_t axis = bd_node_attr_int(n, "axis", -1), groups = bd_node_attr_int(n, "group", 0);
-    if (axis < 0 || axis >= s->rank || groups < 2 || s->dims[axis] % groups != 0 ||
-        !bd_shape_equal(s, &n->outputs[0]->shape))
-        return dn_why(why, len, "ChannelShuffle: axis %lld / group %lld do not fit the input",
+    if (axis < 0 || axis >= s->rank || groups < 2 || s->dims[axis] % groups != 0)
+        return dn_why(why, len, "ChannelShuffle: axis %lld / group %lld do not fit the output",
                       (long long)axis, (long long)groups);
+    if (n->n_inputs > 1)             /* the parts of a Concat, shuffled */
+        return dn_interleave_fits(n, (int)axis, groups, why, len);
+    if (!bd_shape_equal(&n->inputs[0]->shape, s))
+        return dn_why(why, len, "ChannelShuffle: the input's shape is not the output's");
     return true;
 }
 
@@ -73,6 +77,8 @@ int dn_shuffle_build(dn_compiler *c, const bd_node *n)
     int axis = (int)bd_node_attr_int(n, "axis", 1);
     int64_t groups = bd_node_attr_int(n, "group", 2);
     int rc, xbuf, ybuf;
+    if (n->n_inputs > 1)
+        return dn_interleave_build(c, n, axis, groups);
     if ((rc = dn_input(c, x, NULL, &xbuf)))
         return rc;
     dnnl_memory_desc_t md = c->t[x->index].md;

@@ -1,7 +1,12 @@
 /* ShuffleNet's channel shuffle as PyTorch exports it — Reshape [.., C, ..] -> [.., g, C/g, ..],
  * Transpose swapping those two axes, Reshape back to the input's shape — becomes one node
  * ChannelShuffle (domain "braid", attributes axis and group = g): one oneDNN shuffle
- * primitive in whatever layout the data has, instead of two reorders through plain memory. */
+ * primitive in whatever layout the data has, instead of two reorders through plain memory.
+ *
+ * ShuffleNet shuffles the Concat of its two branches, which is the two branches' channels
+ * interleaved: when the shuffled tensor is a Concat of g equal parts along the same axis, read
+ * by nothing else, the ChannelShuffle takes the Concat's inputs instead (one pass over the
+ * bytes where the Concat and the shuffle were two). */
 #include <string.h>
 
 #include "partitioner/passes/match.h"
@@ -40,6 +45,29 @@ static bool swaps(const bd_node *t, int a, int rank)
     return true;
 }
 
+#define SHUFFLE_MAX_PARTS 16
+
+/* The Concat producing X from GROUPS equal parts along AXIS, read by nothing else, or NULL. */
+static bd_node *concat_of_parts(const bd_graph *g, const bd_value *x, int axis, int64_t groups)
+{
+    bd_node *cat = x->producer;
+    if (!bd_is_op(cat, "Concat") || !bd_fusable(cat) || cat->n_outputs != 1 ||
+        cat->n_inputs != (size_t)groups || groups > SHUFFLE_MAX_PARTS || !bd_sole_consumer(g, x))
+        return NULL;
+    int64_t ca = bd_node_attr_int(cat, "axis", INT64_MIN), r = x->shape.rank;
+    if (ca < 0 && ca >= -r)
+        ca += r;
+    if (ca != axis)
+        return NULL;
+    for (size_t k = 0; k < cat->n_inputs; k++) {
+        const bd_value *p = cat->inputs[k];
+        if (!p || !bd_shape_is_static(&p->shape) || !bd_shape_equal(&p->shape, &cat->inputs[0]->shape) ||
+            p->dtype != x->dtype)
+            return NULL;
+    }
+    return cat;
+}
+
 int bd_pass_channel_shuffle(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     int rewrites = 0;
@@ -70,17 +98,32 @@ int bd_pass_channel_shuffle(bd_graph *g, const bd_fuse_target *target, bd_error 
                           .attrs = attrs, .n_attrs = 2, .backend = -1, .index = -1 };
         if (!bd_fuse_accepts(target, g, &probe))
             continue;
+        bd_value *parts[SHUFFLE_MAX_PARTS] = { x };
+        size_t n_parts = 1;
+        bd_node *cat = concat_of_parts(g, x, a, groups);
+        if (cat) {
+            probe.inputs = cat->inputs;
+            probe.n_inputs = cat->n_inputs;
+            if (bd_fuse_accepts(target, g, &probe)) {
+                n_parts = cat->n_inputs;
+                memcpy(parts, cat->inputs, n_parts * sizeof *parts);
+            } else {
+                cat = NULL;
+            }
+        }
         const char *name = r1->name;
         bd_graph_remove_node(g, r2);
         bd_graph_remove_node(g, t);
         bd_graph_remove_node(g, r1);
+        if (cat)
+            bd_graph_remove_node(g, cat);
         bd_node *cs;
-        int rc = bd_graph_add_node(g, name, "ChannelShuffle", "braid", &x, 1, &y, 1, &cs, err);
+        int rc = bd_graph_add_node(g, name, "ChannelShuffle", "braid", parts, n_parts, &y, 1, &cs, err);
         for (int k = 0; rc == 0 && k < 2; k++)
             rc = bd_node_add_attr(g, cs, &attrs[k], err);
         if (rc)
             return rc;
-        cs->composite = "Reshape+Transpose+Reshape";
+        cs->composite = cat ? "Concat+Reshape+Transpose+Reshape" : "Reshape+Transpose+Reshape";
         rewrites++;
         if ((rc = bd_graph_toposort(g, err)))
             return rc;

@@ -327,25 +327,41 @@ int shp_reverse_sequence(bd_graph *g, bd_node *n, bd_error *err)
 
 /* ---- ChannelShuffle (braid) --------------------------------------------------------- */
 
-/* braid's ChannelShuffle (passes/channel_shuffle.c): X's shape; 'group' divides dim 'axis'. */
+/* braid's ChannelShuffle (passes/channel_shuffle.c): X's shape; 'group' divides dim 'axis'.
+ * Of several parts (a Concat folded in), the parts are one shape and the output is them
+ * side by side along 'axis'. */
 int shp_channel_shuffle(bd_graph *g, bd_node *n, bd_error *err)
 {
     (void)g;
     int rc;
     bd_value *x = shp_in(n, 0);
+    size_t parts = shp_n_inputs(n);
     int64_t axis, group;
     if ((rc = shp_attr_int(n, "axis", 1, &axis, err)) ||
         (rc = shp_attr_int(n, "group", 1, &group, err)))
         return rc;
     if (group < 1)
         return shp_fail(err, n, "attribute 'group' = %lld, expected >= 1", (long long)group);
-    if (!shp_ranked(x))
-        return shp_all_unknown(n);
+    for (size_t k = 0; k < parts; k++)
+        if (!shp_ranked(n->inputs[k]))
+            return shp_all_unknown(n);
     int ax;
     if ((rc = shp_axis_of(n, "input", x, axis, &ax, err)))
         return rc;
-    if (x->shape.dims[ax] >= 0 && x->shape.dims[ax] % group != 0)
+    bd_shape s = x->shape;
+    for (size_t k = 1; k < parts; k++) {
+        if (!bd_shape_equal(&n->inputs[k]->shape, &x->shape) || n->inputs[k]->dtype != x->dtype)
+            return shp_fail(err, n, "part '%s' differs from '%s' in shape or type",
+                            n->inputs[k]->name, x->name);
+        if (s.dims[ax] >= 0 && __builtin_add_overflow(s.dims[ax], x->shape.dims[ax], &s.dims[ax]))
+            return shp_fail(err, n, "the parts' dim %d overflows", ax);
+    }
+    if (s.dims[ax] >= 0 && s.dims[ax] % group != 0)
         return shp_fail(err, n, "dim %d of size %lld is not divisible by group %lld", ax,
-                        (long long)x->shape.dims[ax], (long long)group);
-    return shp_pass_through(n);
+                        (long long)s.dims[ax], (long long)group);
+    if (parts == 1)
+        return shp_pass_through(n);
+    s.sym[ax] = NULL;
+    shp_set(n->outputs[0], x->dtype, &s);
+    return 0;
 }

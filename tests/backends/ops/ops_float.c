@@ -335,6 +335,17 @@ static const op_case k_cases[] = {
       OUT(2, 5), ref_concat },
     { "channel_shuffle(braid)", "ChannelShuffle", "braid", 1, { IN(2, 6, 3, 4) },
       { AI("axis", 1), AI("group", 3) }, OUT(2, 6, 3, 4), ref_channel_shuffle },
+    /* of several parts (a Concat folded in, dnnl_interleave.c): two parts of 48 channels (the
+     * AVX-512 kernel), three of 5 (the plain one), two of 40 over 40x40 on two threads */
+    { "channel_shuffle_two_parts(braid)", "ChannelShuffle", "braid", 2,
+      { IN(1, 48, 5, 7), IN(1, 48, 5, 7) }, { AI("axis", 1), AI("group", 2) }, OUT(1, 96, 5, 7),
+      ref_channel_shuffle },
+    { "channel_shuffle_three_parts(braid)", "ChannelShuffle", "braid", 3,
+      { IN(2, 5, 3, 4), IN(2, 5, 3, 4), IN(2, 5, 3, 4) }, { AI("axis", 1), AI("group", 3) },
+      OUT(2, 15, 3, 4), ref_channel_shuffle },
+    { "channel_shuffle_two_parts_threads(braid)", "ChannelShuffle", "braid", 2,
+      { IN(1, 40, 40, 40), IN(1, 40, 40, 40) }, { AI("axis", 1), AI("group", 2) },
+      OUT(1, 80, 40, 40), ref_channel_shuffle, .threads = 2 },
     { "slice_channels", "Slice", NULL, 4, { IN(1, 40, 3, 3), I64(16), I64(40), I64(1) }, { { 0 } },
       OUT(1, 24, 3, 3), ref_slice },
     { "slice_axes", "Slice", NULL, 4, { IN(4, 6, 5), I64(1, 1), I64(3, 100), I64(0, 2) },

@@ -28,17 +28,21 @@ void ref_transpose(const op_case *c, const tensor *in, tensor *out)
     }
 }
 
-/* braid's ChannelShuffle: axis 1 of [N, C, ...] viewed as [group, C/group], transposed. */
+/* braid's ChannelShuffle: axis 1 of [N, C, ...] viewed as [group, C/group], transposed; of
+ * several inputs, their Concat on axis 1 shuffled. */
 void ref_channel_shuffle(const op_case *c, const tensor *in, tensor *out)
 {
-    int64_t g = attr_i(c, "group", 2), ch = in[0].dims[1], per = ch / g;
-    size_t S = numel(in[0].rank - 2, in[0].dims + 2), N = (size_t)in[0].dims[0];
+    int64_t g = attr_i(c, "group", 2), ch = out->dims[1], per = ch / g;
+    bool parts = c->n_in > 1;
+    size_t S = numel(out->rank - 2, out->dims + 2), N = (size_t)out->dims[0];
     for (size_t n = 0; n < N; n++)
         for (int64_t k = 0; k < ch; k++) {      /* output channel k = (j, i) of [C/g, g] */
-            int64_t src = (k % g) * per + k / g;
+            int64_t src = (k % g) * per + k / g;                 /* in the concatenation */
+            const tensor *t = parts ? &in[src / per] : &in[0];
+            int64_t tc = parts ? per : ch, at = parts ? src % per : src;
             for (size_t s = 0; s < S; s++)
-                copy_el(out, (n * (size_t)ch + (size_t)k) * S + s, &in[0],
-                        (n * (size_t)ch + (size_t)src) * S + s);
+                copy_el(out, (n * (size_t)ch + (size_t)k) * S + s, t,
+                        (n * (size_t)tc + (size_t)at) * S + s);
         }
 }
 

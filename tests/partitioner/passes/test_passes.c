@@ -196,6 +196,48 @@ static void test_channel_shuffle_pattern(void **state)
     }
 }
 
+/* Concat(a, b) on axis 1 then that shuffle of 2 groups is one ChannelShuffle of the parts a and
+ * b; not when the Concat's output is read elsewhere too (a graph output here), nor when its
+ * parts differ in shape. */
+static void test_channel_shuffle_of_concat(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        bd_graph *g = bd_graph_create("shuffle_concat");
+        int64_t pd[] = { 1, 3, 2, 2 }, p2[] = { 1, 2, 2, 2 }, p4[] = { 1, 4, 2, 2 };
+        int64_t xd[] = { 1, 6, 2, 2 }, rd[] = { 1, 2, 3, 2, 2 }, td[] = { 1, 3, 2, 2, 2 };
+        bd_value *a = tensor(g, "a", 4, variant == 2 ? p2 : pd), *b = tensor(g, "b", 4, variant == 2 ? p4 : pd);
+        bd_value *x = tensor(g, "x", 4, xd), *r = tensor(g, "r", 5, rd), *t = tensor(g, "t", 5, td),
+                 *y = tensor(g, "y", 4, xd);
+        bd_graph_mark_input(g, a, NULL);
+        bd_graph_mark_input(g, b, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        if (variant == 1)
+            bd_graph_mark_output(g, x, NULL);
+        bd_node *cat = tl_op(g, "cat", "Concat", (bd_value *[]){ a, b }, 2, x);
+        tl_attr_int(g, cat, "axis", -3);
+        tl_op(g, "r1", "Reshape", (bd_value *[]){ x }, 1, r);
+        bd_node *tr = tl_op(g, "tr", "Transpose", (bd_value *[]){ r }, 1, t);
+        tl_attr_ints(g, tr, "perm", 5, (int64_t[]){ 0, 2, 1, 3, 4 });
+        tl_op(g, "r2", "Reshape", (bd_value *[]){ t }, 1, y);
+        assert_int_equal(bd_pass_channel_shuffle(g, NULL, NULL), 1);
+        assert_int_equal(bd_graph_num_nodes(g), variant == 0 ? 1 : 2);
+        bd_node *n = bd_graph_node(g, bd_graph_num_nodes(g) - 1);
+        assert_string_equal(n->op_type, "ChannelShuffle");
+        assert_ptr_equal(n->outputs[0], y);
+        if (variant == 0) {
+            assert_int_equal(n->n_inputs, 2);
+            assert_ptr_equal(n->inputs[0], a);
+            assert_ptr_equal(n->inputs[1], b);
+            assert_string_equal(n->composite, "Concat+Reshape+Transpose+Reshape");
+        } else {
+            assert_int_equal(n->n_inputs, 1);
+            assert_ptr_equal(n->inputs[0], x);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 /* Where(C, -inf, x) with a constant mask becomes Add(x, M), M = -inf where C; a finite fill
  * (-1e4) does not, since x + c would not be c. */
 static void test_where_mask_pattern(void **state)
@@ -870,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_gelu_tensorflow_pattern),
         cmocka_unit_test(test_swish_pattern),
         cmocka_unit_test(test_channel_shuffle_pattern),
+        cmocka_unit_test(test_channel_shuffle_of_concat),
         cmocka_unit_test(test_where_mask_pattern),
         cmocka_unit_test(test_layernorm_pattern),
         cmocka_unit_test(test_layernorm_keras_pattern),

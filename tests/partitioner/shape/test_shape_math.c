@@ -1,7 +1,8 @@
 /* The elementwise ops beyond the basic arithmetic: trigonometric and rounding unary ops, IsInf /
  * IsNaN (BOOL), CastLike, Mod (fmod) and BitShift (direction), LessOrEqual / GreaterOrEqual,
- * And / Or / Xor (BOOL operands), Sum / Mean, braid's Swish and ChannelShuffle; the integer
- * shape arithmetic they fold; and their malformed attributes. */
+ * And / Or / Xor (BOOL operands), Sum / Mean, braid's Swish and ChannelShuffle (of one input
+ * or of several parts); the integer shape arithmetic they fold; and their malformed
+ * attributes. */
 #include "tests/partitioner/shape/shape_test.h"
 #include "tests/lib/tl_graph.h"
 
@@ -268,6 +269,26 @@ static void test_braid_swish_and_channel_shuffle(void **state)
     cs = tnode_d(g, "braid", "ChannelShuffle", &x, 1, 1);
     tattr_int(g, cs, "group", 4);
     tinfer_fails(g, false, BD_EMODEL, "dim 1 of size 6 is not divisible by group 4", NULL);
+    bd_graph_destroy(g);
+
+    /* of several parts: side by side along the axis; parts of two shapes are refused */
+    g = tgraph();
+    bd_value *parts[2] = { tinput(g, "a", BD_DT_FLOAT, S(1, 3, 4, 4), NULL),
+                           tinput(g, "b", BD_DT_FLOAT, S(1, 3, 4, 4), NULL) };
+    cs = tnode_d(g, "braid", "ChannelShuffle", parts, 2, 1);
+    tattr_int(g, cs, "axis", 1);
+    tattr_int(g, cs, "group", 2);
+    tinfer(g, false);
+    tassert_shape(tout(cs, 0), S(1, 6, 4, 4));
+    bd_graph_destroy(g);
+
+    g = tgraph();
+    parts[0] = tinput(g, "a", BD_DT_FLOAT, S(1, 3, 4, 4), NULL);
+    parts[1] = tinput(g, "b", BD_DT_FLOAT, S(1, 3, 4, 5), NULL);
+    cs = tnode_d(g, "braid", "ChannelShuffle", parts, 2, 1);
+    tattr_int(g, cs, "axis", 1);
+    tattr_int(g, cs, "group", 2);
+    tinfer_fails(g, false, BD_EMODEL, "part 'b' differs from 'a' in shape or type", NULL);
     bd_graph_destroy(g);
 }
 
