@@ -158,7 +158,7 @@ static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t p
  * brgconv_1x1 runs ResNet-50's 512 -> 1024 channels, 28x28 -> 14x14 at 82 GFLOP/s, where the
  * same convolution at stride 1 over the 14x14 pixels it reads runs at 107 (2.49 vs 1.91 ms;
  * picking them costs 0.03); ResNet-50's other strided 1x1 convolutions take the same time
- * either way. So the pixels are picked first, by a max pooling with a 1x1 window and the
+ * either way. So the pixels are picked first, by a pooling with a 1x1 window and the
  * convolution's strides (in the convolution's own source layout), and the convolution then
  * runs at stride 1. BRAID_DNNL_SUBSAMPLE=0 turns it off. */
 static bool subsample_first(const conv_geom *g)
@@ -192,8 +192,10 @@ static int subsample_step(dn_compiler *c, const bd_value *x, const conv_geom *g,
         return rc;
     dnnl_pooling_v2_desc_t desc;
     dnnl_primitive_desc_t pd;
-    rc = dn_pd_make(c, dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_pooling_max,
-                                                         &xcf, smd, stride, kernel, dil, pad, pad),
+    /* an average of one element: x itself, NaN included (a max pooling starts from -FLT_MAX) */
+    rc = dn_pd_make(c, dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference,
+                                                         dnnl_pooling_avg_exclude_padding, &xcf, smd,
+                                                         stride, kernel, dil, pad, pad),
                     "dnnl_pooling_v2_forward_desc_init (subsample)", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;

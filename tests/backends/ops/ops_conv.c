@@ -98,6 +98,10 @@ static const op_case k_cases[] = {
       { AI("group", 2), AINTS("strides", 3, 1) }, OUT(1, 8, 3, 10), ref_conv_nd },
     { "conv_1x1_1d_stride2", "Conv", NULL, 2, { IN(1, 4, 11), CST(F32, 6, 4, 1) },
       { AINTS("strides", 2) }, OUT(1, 6, 6), ref_conv_nd },
+    /* a NaN among the picked pixels stays NaN */
+    { "conv_1x1_stride2_nan", "Conv", NULL, 2, { FEDF(F32, VF(NAN, 1, 2, 3, 4, 5, 6, 7, 8, -1, -2,
+      -3, -4, -5, -6, -7, -8, -9), 1, 2, 3, 3), CST(F32, 3, 2, 1, 1) }, { AINTS("strides", 2, 2) },
+      OUT(1, 3, 2, 2), ref_conv_nd },
     /* ConvInteger */
     { "convinteger_u8", "ConvInteger", NULL, 4, { FED(UINT8, 1, 1, 4, 4), FED(UINT8, 2, 1, 2, 2),
       CSTS(UINT8, 12), CSTS(UINT8, 3) }, NO_ATTR, OUTT(INT32, 1, 2, 3, 3), ref_conv_nd },
