@@ -55,7 +55,7 @@ typedef enum dn_step_kind {
     DN_STEP_RESIZE,           /* Resize modes oneDNN's resampling cannot express, plain f32 */
     DN_STEP_SWISH,            /* y = x * sigmoid(alpha x) over a dense buffer (dnnl_swish.c) */
     DN_STEP_BCAST,            /* y = x op s[c], c the innermost axis of x (dnnl_bcast.c) */
-    DN_STEP_LSTM,             /* an LSTM's recurrence at small batch (dnnl_lstm.c) */
+    DN_STEP_RECURRENCE,       /* an LSTM's or GRU's recurrence at small batch (dnnl_recurrence.c) */
     DN_STEP_INTERLEAVE,       /* a ChannelShuffle of several parts (dnnl_interleave.c) */
 } dn_step_kind;
 
@@ -394,25 +394,29 @@ int64_t dn_bcast_fits(const dnnl_memory_desc_t *amd, const bd_shape *b);
 /* Run BCAST step ST on its arguments' memories (dnnl_native.c calls it). */
 void dn_bcast_run(const dn_step *st, dnnl_memory_t *mems);
 
-/* ---- LSTM at small batch on braid's own recurrence (dnnl_lstm.c) --------------------- */
+/* ---- LSTM and GRU at small batch on braid's own recurrence (dnnl_recurrence.c) ------- */
 
-#define DN_LSTM_MAX_BATCH 8    /* bidirectional, hidden 256, 64 steps, 1 thread: 1.96 vs 2.77 ms at
-                                * batch 1, 3.95 vs 4.41 at 4, a tie at 8 (both compute-bound), the
-                                * primitive as fast or faster from 16 */
+#define DN_REC_MAX_BATCH 8     /* LSTM, bidirectional, hidden 256, 64 steps, 1 thread: 1.96 vs
+                                * 2.77 ms at batch 1, 3.95 vs 4.41 at 4, a tie at 8 (both
+                                * compute-bound), the primitive as fast or faster from 16 */
 
-/* An LSTM as dn_rnn_supports accepted it: T steps, batch N, input I, hidden H, D directions. */
-typedef struct dn_lstm_geom {
+enum { DN_REC_LSTM = 1, DN_REC_GRU };
+
+/* An LSTM, or a GRU with linear_before_reset, as dn_rnn_supports accepted it: T steps, batch
+ * N, input I, hidden H, D directions. */
+typedef struct dn_rec_geom {
+    int     kind;                 /* DN_REC_LSTM, DN_REC_GRU */
     int64_t t, n, i, h, d;
     bool    reverse;              /* unidirectional, last step first */
-} dn_lstm_geom;
+} dn_rec_geom;
 
-/* Does braid's LSTM run this batch size here (AVX-512, batch <= DN_LSTM_MAX_BATCH, and not
- * BRAID_DNNL_LSTM=0)? */
-bool dn_lstm_native(int64_t batch);
-/* N's steps: the input projection (a matmul primitive) and the recurrence (DN_STEP_LSTM). */
-int  dn_lstm_build(dn_compiler *c, const bd_node *n, const dn_lstm_geom *g);
-/* Run an LSTM step on its arguments' memories (dnnl_native.c calls it). */
-void dn_lstm_run(const dn_step *s, dnnl_memory_t *mems);
+/* Does braid's recurrence run KIND at this batch size here (AVX-512, batch <=
+ * DN_REC_MAX_BATCH, and not BRAID_DNNL_LSTM=0 / BRAID_DNNL_GRU=0)? */
+bool dn_rec_native(int kind, int64_t batch);
+/* N's steps: the input projection (a matmul primitive) and the recurrence. */
+int  dn_rec_build(dn_compiler *c, const bd_node *n, const dn_rec_geom *g);
+/* Run a RECURRENCE step on its arguments' memories (dnnl_native.c calls it). */
+void dn_rec_run(const dn_step *s, dnnl_memory_t *mems);
 
 /* ---- a ChannelShuffle of several parts (dnnl_interleave.c) ----------------------------- */
 

@@ -182,8 +182,8 @@ void dn_native_run(const dn_step *s, dnnl_memory_t *mems)
         run_resize(s, x, y);
     else if (s->kind == DN_STEP_BCAST)
         dn_bcast_run(s, mems);
-    else if (s->kind == DN_STEP_LSTM)
-        dn_lstm_run(s, mems);
+    else if (s->kind == DN_STEP_RECURRENCE)
+        dn_rec_run(s, mems);
     else if (s->kind == DN_STEP_INTERLEAVE)
         dn_interleave_run(s, mems);
     else if (s->kind == DN_STEP_SWISH)

@@ -12,8 +12,9 @@
  * Y [T, D, N, H] is oneDNN's dst_layer [T, N, D*H] seen through a strided view (the same
  * bytes when D = 1); Y_h and Y_c [D, N, H] are dst_iter(_c) [1, D, N, H]. Not mapped (the
  * fallback takes them): sequence_lens, peepholes, clip, input_forget, non-default
- * activations (RNN: Tanh, Relu or Sigmoid), layout = 1. An LSTM at small batch on a CPU with
- * AVX-512 runs on braid's own recurrence instead (dnnl_lstm.c). */
+ * activations (RNN: Tanh, Relu or Sigmoid), layout = 1. An LSTM, or a linear-before-reset
+ * GRU, at small batch on a CPU with AVX-512 runs on braid's own recurrence instead
+ * (dnnl_recurrence.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,9 +180,10 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
     char why[160];
     if (!geom_of(n, &g, why, sizeof why))
         return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
-    if (g.kind == RNN_LSTM && dn_lstm_native(g.n))
-        return dn_lstm_build(c, n, &(dn_lstm_geom){ g.t, g.n, g.i, g.h, g.d,
-                                                   g.dir == dnnl_unidirectional_right2left });
+    int own = g.kind == RNN_LSTM ? DN_REC_LSTM : g.kind == RNN_GRU && g.lbr ? DN_REC_GRU : 0;
+    if (own && dn_rec_native(own, g.n))
+        return dn_rec_build(c, n, &(dn_rec_geom){ own, g.t, g.n, g.i, g.h, g.d,
+                                                  g.dir == dnnl_unidirectional_right2left });
     int gates_b = g.gates + (g.lbr ? 1 : 0), rc;
     dnnl_dims_t xd = { g.t, g.n, g.i }, sd = { 1, g.d, g.n, g.h }, wl = { 1, g.d, g.i, g.gates, g.h },
                 wi = { 1, g.d, g.h, g.gates, g.h }, bd = { 1, g.d, gates_b, g.h }, yd = { g.t, g.n, g.d * g.h };
@@ -277,5 +279,5 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
  * RNN 0.59 against 0.63; at 2 threads RNN 0.46-0.51 against 0.78-0.89). */
 const char *bd_dnnl_slower_ops(void)
 {
-    return dn_lstm_native(1) ? "" : "LSTM";
+    return dn_rec_native(DN_REC_LSTM, 1) ? "" : "LSTM";
 }

@@ -2,11 +2,11 @@
  * Relu and clip; GRU bidirectional with linear_before_reset, sequence_lens and initial_h, and
  * reversed on DOUBLE in layout 1; LSTM with peepholes and initial states, and bidirectional
  * with input_forget and HardSigmoid / LeakyRelu activations taking alpha and beta; a
- * sequence length beyond the sequence is an error. And LSTMs with constant weights as oneDNN's
- * backend takes them: on braid's own recurrence at small batch (dnnl_lstm.c; a hidden size
- * that is no multiple of 16, five batch rows, bidirectional with initial states and all three
- * outputs; reverse without a bias; the two directions on two threads), and on oneDNN's
- * primitive beyond that batch. The
+ * sequence length beyond the sequence is an error. And LSTMs and GRUs with constant weights as
+ * oneDNN's backend takes them: on braid's own recurrence at small batch (dnnl_recurrence.c; a
+ * hidden size that is no multiple of 16, five batch rows, bidirectional with initial states
+ * and every output; reverse without a bias; the two directions on two threads), and on
+ * oneDNN's primitives beyond that batch or for a GRU without linear_before_reset. The
  * reference steps each direction over each batch element's own steps, from ONNX's
  * equations. */
 #include <math.h>
@@ -164,6 +164,19 @@ static const op_case k_cases[] = {
     { "lstm_const_bidirectional_two_threads", "LSTM", NULL, 4, { IN(3, 2, 16), W(2, 512, 16),
       W(2, 512, 128), W(2, 1024) }, { AS("direction", "bidirectional"), AI("hidden_size", 128) },
       OUTS(O(F32, 3, 2, 2, 128), O(F32, 2, 2, 128), O(F32, 2, 2, 128)), ref_rnn, .threads = 2 },
+    { "gru_const_lbr_bidirectional_batch5_state", "GRU", NULL, 6, { IN(4, 5, 7), W(2, 60, 7),
+      W(2, 60, 20), W(2, 120), OMIT, IN(2, 5, 20) },
+      { AS("direction", "bidirectional"), AI("linear_before_reset", 1), AI("hidden_size", 20) },
+      OUTS(O(F32, 4, 2, 5, 20), O(F32, 2, 5, 20)), ref_rnn },
+    { "gru_const_lbr_reverse_no_bias", "GRU", NULL, 3, { IN(5, 2, 3), W(1, 9, 3), W(1, 9, 3) },
+      { AS("direction", "reverse"), AI("linear_before_reset", 1), AI("hidden_size", 3) },
+      OUTS(O(F32, 5, 1, 2, 3), O(F32, 1, 2, 3)), ref_rnn },
+    { "gru_const_lbr_bidirectional_two_threads", "GRU", NULL, 4, { IN(3, 2, 16), W(2, 384, 16),
+      W(2, 384, 128), W(2, 768) },
+      { AS("direction", "bidirectional"), AI("linear_before_reset", 1), AI("hidden_size", 128) },
+      OUTS(O(F32, 3, 2, 2, 128), O(F32, 2, 2, 128)), ref_rnn, .threads = 2 },
+    { "gru_const_without_lbr", "GRU", NULL, 4, { IN(3, 2, 4), W(1, 24, 4), W(1, 24, 8),
+      W(1, 48) }, { AI("hidden_size", 8) }, OUTS(O(F32, 3, 1, 2, 8), O(F32, 1, 2, 8)), ref_rnn },
     { "lstm_const_batch_beyond_braids_own", "LSTM", NULL, 4, { IN(3, 9, 4), W(1, 32, 4),
       W(1, 32, 8), W(1, 64) }, { AI("hidden_size", 8) }, OUTS(O(F32, 3, 1, 9, 8)), ref_rnn },
     { "lstm_seq_len_beyond_sequence", "LSTM", NULL, 5, { IN(3, 2, 2), IN(1, 8, 2),
