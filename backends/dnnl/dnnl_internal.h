@@ -427,6 +427,12 @@ void dn_rec_run(const dn_step *s, dnnl_memory_t *mems);
 bool dn_interleave_fits(const bd_node *n, int axis, int64_t groups, char *why, size_t len);
 /* N's step: output channel j * GROUPS + i is part i's channel j. */
 int  dn_interleave_build(dn_compiler *c, const bd_node *n, int axis, int64_t groups);
+/* Is SRC -> DST an RGB image's NCHW -> NHWC (batch 1, 3 channels, dense f32)? */
+bool dn_interleave_planes_fits(const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst);
+/* That layout change as an INTERLEAVE step of the three planes of SRC_BUF into DST_BUF
+ * (counted as a reorder in the kernel's statistics). */
+int  dn_interleave_planes_add(dn_compiler *c, int src_buf, const dnnl_memory_desc_t *src,
+                              int dst_buf, const dnnl_memory_desc_t *dst);
 /* Run an INTERLEAVE step on its arguments' memories (dnnl_native.c calls it). */
 void dn_interleave_run(const dn_step *s, dnnl_memory_t *mems);
 

@@ -1,8 +1,8 @@
 /* Direct convolution cases where oneDNN does not take the node: Conv with fed weights and bias,
  * DOUBLE with groups and dilations, 1-D with SAME_UPPER and strides, 3-D; and where it does:
- * Winograd's two kernels, strided 1x1 convolutions (subsampled first); ConvInteger with
- * scalar and per-channel zero points; QLinearConv with a per-channel weight scale and an
- * INT32 bias. The reference walks every output, channel of its group and tap of its window;
+ * Winograd's two kernels, strided 1x1 convolutions (subsampled first), an RGB first layer;
+ * ConvInteger with scalar and per-channel zero points; QLinearConv with a per-channel weight
+ * scale and an INT32 bias. The reference walks every output, channel of its group and tap of its window;
  * the integer forms subtract the zero points first, QLinearConv then requantizes. */
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +102,14 @@ static const op_case k_cases[] = {
     { "conv_1x1_stride2_nan", "Conv", NULL, 2, { FEDF(F32, VF(NAN, 1, 2, 3, 4, 5, 6, 7, 8, -1, -2,
       -3, -4, -5, -6, -7, -8, -9), 1, 2, 3, 3), CST(F32, 3, 2, 1, 1) }, { AINTS("strides", 2, 2) },
       OUT(1, 3, 2, 2), ref_conv_nd },
+    /* an RGB image (batch 1, 3 channels, NCHW) into a channels-last first layer: its planes
+     * interleaved by braid's step (dnnl_interleave.c); 420 pixels (a tail of 4), and 40000 on
+     * two threads */
+    { "conv_rgb_first_layer", "Conv", NULL, 3, { IN(1, 3, 20, 21), CST(F32, 16, 3, 3, 3), CST(F32, 16) },
+      { AINTS("pads", 1, 1, 1, 1) }, OUT(1, 16, 20, 21), ref_conv_nd },
+    { "conv_rgb_first_layer_threads", "Conv", NULL, 2, { IN(1, 3, 200, 200), CST(F32, 16, 3, 3, 3) },
+      { AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1) }, OUT(1, 16, 100, 100), ref_conv_nd,
+      .threads = 2 },
     /* ConvInteger */
     { "convinteger_u8", "ConvInteger", NULL, 4, { FED(UINT8, 1, 1, 4, 4), FED(UINT8, 2, 1, 2, 2),
       CSTS(UINT8, 12), CSTS(UINT8, 3) }, NO_ATTR, OUTT(INT32, 1, 2, 3, 3), ref_conv_nd },
