@@ -44,6 +44,21 @@ bool dn_is_f32_static(const bd_value *v)
            v->shape.rank <= DNNL_MAX_NDIMS;
 }
 
+static bool g_avx512;
+static pthread_once_t g_avx512_once = PTHREAD_ONCE_INIT;
+
+static void probe_avx512(void)
+{
+    __builtin_cpu_init();
+    g_avx512 = __builtin_cpu_supports("avx512f");
+}
+
+bool dn_avx512(void)
+{
+    pthread_once(&g_avx512_once, probe_avx512);
+    return g_avx512;
+}
+
 bool dn_io_f32(const bd_node *n, size_t nin, char *why, size_t len)
 {
     if (n->n_outputs < 1)

@@ -69,7 +69,7 @@ static void rows_avx512(int op, bool rev, const float *x, const float *s, float 
 static void rows_run(int op, bool rev, const float *x, const float *s, float *y, int64_t C,
                      int64_t rows)
 {
-    if (dn_swish_native()) {          /* the same AVX-512 probe */
+    if (dn_avx512()) {
         rows_avx512(op, rev, x, s, y, C, rows);
         return;
     }

@@ -439,7 +439,7 @@ int dn_input(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *want, 
     const dn_buffer *src = &c->bufs[t->buf];
     if (src->kind == DN_BUF_CONST) {
         rc = dn_const(c, src->data, &t->md, want, &nb);
-    } else if (dn_interleave_planes_fits(&t->md, want) && dn_swish_native()) {
+    } else if (dn_interleave_planes_fits(&t->md, want) && dn_avx512()) {
         /* an RGB image into a channels-last convolution (dnnl_interleave.c) */
         rc = new_buffer(c, DN_BUF_ARENA, -1, dnnl_memory_desc_get_size(want), &nb);
         if (!rc)

@@ -130,7 +130,7 @@ int dn_eltwise_build(dn_compiler *c, const bd_node *n)
     dnnl_memory_desc_t md = c->t[x->index].md;
     if (c->t[x->index].strided_view)
         dn_md_of_shape(&md, x);
-    if (alg == dnnl_eltwise_swish && n->n_post == 0 && dn_swish_native() &&
+    if (alg == dnnl_eltwise_swish && n->n_post == 0 && dn_avx512() &&
         !c->t[x->index].strided_view && dn_swish_dense(&md)) {     /* dnnl_swish.c: faster */
         rc = dn_can_reuse(c, x, &md) ? dn_define_view(c, y, sbuf, &md, false)
                                      : dn_output(c, y, &md, &dbuf);

@@ -229,9 +229,9 @@ static void interleave_any(const float *const *x, const int64_t *xs, int64_t g, 
 static void run_range(const float *const *x, const int64_t *xs, int64_t g, int64_t m, int64_t p0,
                       int64_t p1, float *y)
 {
-    if (g == 2 && dn_swish_native())                        /* the AVX-512 probe */
+    if (g == 2 && dn_avx512())
         interleave2(x[0], xs[0], x[1], xs[1], m, p0, p1, y);
-    else if (g == 3 && m == 1 && xs[0] == 1 && xs[1] == 1 && xs[2] == 1 && dn_swish_native())
+    else if (g == 3 && m == 1 && xs[0] == 1 && xs[1] == 1 && xs[2] == 1 && dn_avx512())
         interleave_planes3(x[0], x[1], x[2], p0, p1, y);
     else
         interleave_any(x, xs, g, m, p0, p1, y);

@@ -372,8 +372,6 @@ int  dn_filter_md(dn_compiler *c, const bd_node *n, const bd_shape *w, int64_t g
 
 /* ---- swish on braid's own kernel (dnnl_swish.c) -------------------------------------- */
 
-/* The CPU has the AVX-512 kernel (else swish stays oneDNN's). */
-bool dn_swish_native(void);
 /* N's last post-op is a swish the native kernel runs after N's primitive (dn_postops_build
  * leaves it out; the compiler appends the step with dn_swish_append). */
 bool dn_swish_tail(const bd_node *n);
@@ -449,6 +447,9 @@ bool dn_serial_bytes(size_t bytes);
 
 /* Writes a printf-style reason into WHY and returns false. */
 bool dn_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The CPU runs AVX-512 (avx512f): braid's own kernels (swish, bcast, recurrence,
+ * interleave) need it, else the work stays oneDNN's. Probed once. */
+bool dn_avx512(void);
 /* V is present, f32 and statically shaped. */
 bool dn_is_f32_static(const bd_value *v);
 /* All of N's non-omitted inputs and outputs are f32 with static shapes (first NIN inputs). */

@@ -52,7 +52,7 @@ bool dn_rec_native(int kind, int64_t batch)
     /* "0": oneDNN's primitive */
     const char *env = getenv(kind == DN_REC_LSTM ? "BRAID_DNNL_LSTM" : "BRAID_DNNL_GRU");
     return batch >= 1 && batch <= DN_REC_MAX_BATCH && !(env && !strcmp(env, "0")) &&
-           dn_swish_native();                               /* the AVX-512 probe */
+           dn_avx512();
 }
 
 /* Floats of one direction's state: h [N][H], c [N][H] (an LSTM's), G [N][J], rounded to a

@@ -8,7 +8,6 @@
  * here too. EfficientNet-B0 has 4.2 million such elements per inference. */
 #include <math.h>
 #include <omp.h>
-#include <pthread.h>
 #include <string.h>
 
 #include <immintrin.h>
@@ -16,25 +15,11 @@
 #include "backends/dnnl/dnnl_avx512_math.h"
 #include "backends/dnnl/dnnl_internal.h"
 
-static bool g_avx512;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static void probe(void)
-{
-    __builtin_cpu_init();
-    g_avx512 = __builtin_cpu_supports("avx512f");
-}
-
-bool dn_swish_native(void)
-{
-    pthread_once(&g_once, probe);
-    return g_avx512;
-}
 
 bool dn_swish_tail(const bd_node *n)
 {
     return n->n_post > 0 && n->post[n->n_post - 1].kind == BD_POST_ELTWISE &&
-           n->post[n->n_post - 1].alg == BD_ELT_SWISH && dn_swish_native();
+           n->post[n->n_post - 1].alg == BD_ELT_SWISH && dn_avx512();
 }
 
 /* x * sigmoid(a x) */
@@ -75,7 +60,7 @@ static void swish_scalar(const float *x, float *y, size_t n, float alpha)
 
 void dn_swish_run(const float *x, float *y, size_t n, float alpha)
 {
-    if (!dn_swish_native()) {
+    if (!dn_avx512()) {
         swish_scalar(x, y, n, alpha);
         return;
     }
