@@ -430,11 +430,9 @@ int dn_input(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *want, 
         *buf = t->buf;
         return 0;
     }
-    for (int i = 0; i < c->n_cache; i++)
-        if (c->cache[i].value == v->index && dn_md_equal(&c->cache[i].md, want)) {
-            *buf = c->cache[i].buf;
-            return 0;
-        }
+    static const int64_t whole[3] = { 0 };
+    if ((*buf = dn_cached_copy(c, v, want, whole)) >= 0)
+        return 0;
     int rc, nb;
     const dn_buffer *src = &c->bufs[t->buf];
     if (src->kind == DN_BUF_CONST) {
@@ -457,18 +455,35 @@ int dn_input(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *want, 
         dn_arg a[2] = { { DNNL_ARG_FROM, t->buf, t->md }, { DNNL_ARG_TO, nb, *want } };
         rc = dn_add_step(c, pd, a, 2);
     }
-    if (rc)
+    if (rc || (rc = dn_cache_copy(c, v, want, whole, nb)))
         return rc;
-    rc = grow(c, (void **)&c->cache, &c->cap_cache, c->n_cache + 1, sizeof *c->cache);
+    *buf = nb;
+    return 0;
+}
+
+int dn_cached_copy(const dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
+                   const int64_t *pick)
+{
+    for (int i = 0; i < c->n_cache; i++)
+        if (c->cache[i].value == v->index && dn_md_equal(&c->cache[i].md, md) &&
+            !memcmp(c->cache[i].pick, pick, sizeof c->cache[i].pick))
+            return c->cache[i].buf;
+    return -1;
+}
+
+int dn_cache_copy(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
+                  const int64_t *pick, int buf)
+{
+    int rc = grow(c, (void **)&c->cache, &c->cap_cache, c->n_cache + 1, sizeof *c->cache);
     if (rc)
         return rc;
     /* a cached copy may be read again by later consumers of V: never overwrite it in place */
-    c->bufs[nb].pending += 1 << 20;
-    c->cache[c->n_cache].value = v->index;
-    c->cache[c->n_cache].buf = nb;
-    c->cache[c->n_cache].md = *want;
-    c->n_cache++;
-    *buf = nb;
+    c->bufs[buf].pending += 1 << 20;
+    dn_reorder_entry *e = &c->cache[c->n_cache++];
+    e->value = v->index;
+    e->buf = buf;
+    e->md = *md;
+    memcpy(e->pick, pick, sizeof e->pick);
     return 0;
 }
 

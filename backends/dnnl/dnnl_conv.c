@@ -176,16 +176,21 @@ static bool subsample_first(const conv_geom *g)
 }
 
 /* The pooling step that picks X's pixels at G's strides into a new buffer *BUF laid out as
- * SMD (the convolution's source: X's channels, the output's spatial dims). */
+ * SMD (the convolution's source: X's channels, the output's spatial dims). Made once per X,
+ * strides and layout: ResNet's stride-2 blocks pick the same pixels for both 1x1
+ * convolutions of the block (its first and its shortcut). */
 static int subsample_step(dn_compiler *c, const bd_value *x, const conv_geom *g,
                           const dnnl_memory_desc_t *smd, int *buf)
 {
     dnnl_memory_desc_t xcf, xir;
     dnnl_dims_t stride, kernel, dil = { 0 }, pad = { 0 };
+    int64_t pick[3] = { 0 };
     for (int i = 0; i < g->nsp; i++) {
-        stride[i] = g->stride[i];
+        stride[i] = pick[i] = g->stride[i];
         kernel[i] = 1;
     }
+    if ((*buf = dn_cached_copy(c, x, smd, pick)) >= 0)
+        return 0;
     dn_md_like(&xcf, smd, g->xd);                 /* X in the same layout: one jit kernel */
     int xbuf, rc = dn_md_ir(c, g->last, &xir, &xcf);
     if (rc || (rc = dn_input(c, x, &xir, &xbuf)) || (rc = dn_temp(c, smd, buf)))
@@ -200,7 +205,8 @@ static int subsample_step(dn_compiler *c, const bd_value *x, const conv_geom *g,
     if (rc)
         return rc;
     dn_arg args[2] = { { DNNL_ARG_SRC, xbuf, xcf }, { DNNL_ARG_DST, *buf, *smd } };
-    return dn_add_step(c, pd, args, 2);
+    rc = dn_add_step(c, pd, args, 2);
+    return rc ? rc : dn_cache_copy(c, x, smd, pick, *buf);
 }
 
 int dn_conv_build(dn_compiler *c, const bd_node *n)

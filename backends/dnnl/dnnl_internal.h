@@ -140,6 +140,7 @@ typedef struct dn_reorder_entry {
     int                value;  /* value index */
     int                buf;
     dnnl_memory_desc_t md;
+    int64_t            pick[3];   /* a subsample's strides (dnnl_conv.c); zeros: all of it */
 } dn_reorder_entry;
 
 /* An initializer already laid out for a kernel (dn_const_value): the same initializer wanted
@@ -210,6 +211,13 @@ const dn_tensor *dn_tensor_of(dn_compiler *c, const bd_value *v);
 /* Buffer holding V in layout WANT (NULL = as it is; strided views are made plain unless
  * ALLOW_VIEW). Reorders are cached per (value, md); constants are reordered at compile. */
 int  dn_input(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *want, int *buf);
+/* A derived copy of V made once and read by several steps: V's pixels at strides PICK (3
+ * values; all zero for V whole) in layout MD. dn_cached_copy gives its buffer, or -1 if none
+ * was made yet; dn_cache_copy records BUF as that copy and keeps it from being overwritten. */
+int  dn_cached_copy(const dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
+                    const int64_t *pick);
+int  dn_cache_copy(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
+                   const int64_t *pick, int buf);
 /* Buffer holding V in plain layout; *MD receives that plain md. */
 int  dn_input_plain(dn_compiler *c, const bd_value *v, int *buf, dnnl_memory_desc_t *md);
 /* Buffer holding V as it is, strided views included (for MatMul); *MD its md. */

@@ -653,6 +653,40 @@ static void test_reorder_shared(void **state)
     tg_free(t);
 }
 
+/* Strided 1x1 convolutions pick their input's pixels first (dnnl_conv.c): two at stride 2
+ * over the same input (ResNet's block and its shortcut) share one picking step; one at
+ * stride 3, whose picked pixels have the same 2x2 shape (0 and 3, not 0 and 2), has its own. */
+static void test_subsample_shared(void **state)
+{
+    (void)state;
+    tg *t = tg_new();
+    bd_value *x = t_input(t, SHAPE(1, 16, 4, 4));
+    const int64_t ms[3] = { 8, 24, 16 }, ss[3] = { 2, 2, 3 };
+    bd_value *w[3], *b[3], *y[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = t_const(t, SHAPE(ms[i], 16, 1, 1));
+        b[i] = t_const(t, SHAPE(ms[i]));
+        y[i] = t_val(t, SHAPE(1, ms[i], 2, 2));
+        ATTR_INTS(t, NODE(t, "Conv", y[i], x, w[i], b[i]), "strides", ss[i], ss[i]);
+        t_output(t, y[i]);
+    }
+    trun *r = t_run(t);
+    static const char *names[3] = { "subsample shared: stride 2", "subsample shared: stride 2 again",
+                                    "subsample shared: stride 3" };
+    for (int i = 0; i < 3; i++) {
+        float ref[24 * 4];
+        ref_conv2d(r->in[0], 1, 16, 4, 4, t_data(w[i]), ms[i], 1, 1, t_data(b[i]), 1, ss[i], ss[i],
+                   0, 0, 1, 1, ref, 2, 2);
+        t_compare(names[i], r->out[i], ref, (size_t)ms[i] * 4);
+    }
+    int steps = bd_dnnl_kernel_num_steps(r->k);
+    printf("    subsample sharing: %d steps\n", steps);
+    /* x into the convolutions' layout, 2 pickings, 3 convolutions, 3 outputs back to plain */
+    assert_true(steps <= 9);
+    t_run_free(r);
+    tg_free(t);
+}
+
 /* Liveness: a chain of 6 same-shape convs needs far less than the sum of its tensors. */
 static void test_arena_reuse(void **state)
 {
@@ -824,6 +858,7 @@ int main(void)
         cmocka_unit_test(test_shape_ops),
         cmocka_unit_test(test_blocked_chain),
         cmocka_unit_test(test_reorder_shared),
+        cmocka_unit_test(test_subsample_shared),
         cmocka_unit_test(test_arena_reuse),
         cmocka_unit_test(test_two_contexts_concurrently),
         cmocka_unit_test(test_supports_rejects_with_reason),

@@ -815,7 +815,8 @@ static bd_node *pad_conv(bd_graph *g, const char *tag, const int64_t *amounts, f
     bd_node_add_attr(g, conv, &(bd_attr){ .name = "data_format", .type = BD_ATTR_STRING, .s = data_format }, NULL);
     bd_node_add_attr(g, conv, &(bd_attr){ .name = "filter_format", .type = BD_ATTR_STRING, .s = "HWCM" }, NULL);
     bd_node_add_attr(g, conv, &(bd_attr){ .name = "group", .type = BD_ATTR_INT, .i = 4 }, NULL);
-    bd_node_add_attr(g, conv, &(bd_attr){ .name = "strides", .type = BD_ATTR_INTS, .ints = (int64_t[]){ 2, 2 }, .n = 2 }, NULL);
+    static const int64_t two[2] = { 2, 2 };                /* attributes point, not copy */
+    bd_node_add_attr(g, conv, &(bd_attr){ .name = "strides", .type = BD_ATTR_INTS, .ints = two, .n = 2 }, NULL);
     if (auto_pad)
         bd_node_add_attr(g, conv, &(bd_attr){ .name = "auto_pad", .type = BD_ATTR_STRING, .s = auto_pad }, NULL);
     if (own_pads)
@@ -885,6 +886,98 @@ static void test_fold_pad(void **state)
     bd_graph_destroy(g);
 }
 
+/* ResNet50's stem (Keras): Relu, ZeroPadding2D, MaxPool VALID (NHWC) folds into the pooling's
+ * pads; an AveragePool folds with count_include_pad set, as the Pad averaged its zeros. Not
+ * folded: a MaxPool over an input that may be negative (a zero would win), one whose padding
+ * would reach a whole window, ceil_mode, and an AveragePool whose own pads are not counted. */
+static bd_node *pad_pool(bd_graph *g, const char *tag, const char *op, bool relu, int64_t kernel,
+                         const int64_t *own_pads, int64_t include_pad, int64_t ceil_mode)
+{
+    static const int64_t amounts[8] = { 0, 1, 1, 0, 0, 1, 1, 0 };      /* NHWC: H, W by 1 each */
+    char name[64];
+    int64_t xd[] = { 1, 6, 6, 4 }, pd[] = { 1, 8, 8, 4 }, yd[] = { 1, 3, 3, 4 }, nd[] = { 8 };
+    snprintf(name, sizeof name, "%s_x", tag);
+    bd_value *x = tensor(g, name, 4, xd);
+    bd_graph_mark_input(g, x, NULL);
+    if (relu) {
+        snprintf(name, sizeof name, "%s_r", tag);
+        bd_value *r = tensor(g, name, 4, xd);
+        snprintf(name, sizeof name, "%s_relu", tag);
+        tl_op(g, name, "Relu", (bd_value *[]){ x }, 1, r);
+        x = r;
+    }
+    snprintf(name, sizeof name, "%s_p", tag);
+    bd_value *p = tensor(g, name, 4, pd);
+    snprintf(name, sizeof name, "%s_y", tag);
+    bd_value *y = tensor(g, name, 4, yd);
+    bd_graph_mark_output(g, y, NULL);
+    snprintf(name, sizeof name, "%s_pads", tag);
+    bd_value *pads = tl_const(g, name, BD_DT_INT64, 1, nd, amounts);
+    snprintf(name, sizeof name, "%s_pad", tag);
+    tl_op(g, name, "Pad", (bd_value *[]){ x, pads }, 2, p);
+    snprintf(name, sizeof name, "%s_pool", tag);
+    bd_node *pool = tl_op(g, name, op, (bd_value *[]){ p }, 1, y);
+    bd_node_add_attr(g, pool, &(bd_attr){ .name = "data_format", .type = BD_ATTR_STRING, .s = "NHWC" }, NULL);
+    int64_t *ks = bd_graph_alloc(g, 2 * sizeof *ks);       /* attributes point, not copy */
+    ks[0] = ks[1] = kernel;
+    static const int64_t two[2] = { 2, 2 };
+    bd_node_add_attr(g, pool, &(bd_attr){ .name = "kernel_shape", .type = BD_ATTR_INTS, .ints = ks, .n = 2 }, NULL);
+    bd_node_add_attr(g, pool, &(bd_attr){ .name = "strides", .type = BD_ATTR_INTS, .ints = two, .n = 2 }, NULL);
+    bd_node_add_attr(g, pool, &(bd_attr){ .name = "ceil_mode", .type = BD_ATTR_INT, .i = ceil_mode }, NULL);
+    if (own_pads)
+        bd_node_add_attr(g, pool, &(bd_attr){ .name = "pads", .type = BD_ATTR_INTS, .ints = own_pads, .n = 4 }, NULL);
+    if (include_pad >= 0)
+        bd_node_add_attr(g, pool, &(bd_attr){ .name = "count_include_pad", .type = BD_ATTR_INT,
+                                              .i = include_pad }, NULL);
+    return pool;
+}
+
+static void test_fold_pad_pool(void **state)
+{
+    const int64_t *pads = NULL;
+    bd_graph *g = bd_graph_create("maxpool");
+    bd_node *pool = pad_pool(g, "a", "MaxPool", true, 3, NULL, -1, 0);
+    bd_value *r = bd_graph_node(g, 0)->outputs[0];
+    assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 2);                          /* Relu, MaxPool */
+    assert_ptr_equal(pool->inputs[0], r);
+    assert_int_equal(bd_node_attr_ints(pool, "pads", &pads), 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pads[i], 1);
+    assert_int_equal(bd_node_attr_ints(pool, "kernel_shape", &pads), 2);
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    bd_graph_destroy(g);
+
+    g = bd_graph_create("avgpool");                                     /* not counted: set */
+    pool = pad_pool(g, "b", "AveragePool", false, 3, (int64_t[]){ 0, 0, 0, 0 }, 0, 0);
+    assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 1);
+    assert_int_equal(bd_node_attr_int(pool, "count_include_pad", 0), 1);
+    assert_int_equal(bd_node_attr_ints(pool, "pads", &pads), 4);
+    assert_int_equal(pads[0], 1);
+    bd_graph_destroy(g);
+
+    g = bd_graph_create("avgpool2");                                    /* counted: adds */
+    pool = pad_pool(g, "c", "AveragePool", false, 3, (int64_t[]){ 1, 0, 0, 1 }, 1, 0);
+    assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 1);
+    assert_int_equal(bd_node_attr_ints(pool, "pads", &pads), 4);
+    assert_int_equal(pads[0], 2);
+    assert_int_equal(pads[1], 1);
+    assert_int_equal(pads[2], 1);
+    assert_int_equal(pads[3], 2);
+    bd_graph_destroy(g);
+
+    g = bd_graph_create("keep");
+    pad_pool(g, "d", "MaxPool", false, 3, NULL, -1, 0);                 /* may be negative */
+    pad_pool(g, "e", "MaxPool", true, 1, NULL, -1, 0);                  /* a window of zeros */
+    pad_pool(g, "f", "MaxPool", true, 3, NULL, -1, 1);                  /* ceil_mode */
+    pad_pool(g, "h", "AveragePool", false, 3, (int64_t[]){ 1, 0, 0, 0 }, 0, 0);  /* own, not counted */
+    size_t before = bd_graph_num_nodes(g);
+    assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 0);
+    assert_int_equal(bd_graph_num_nodes(g), before);
+    bd_graph_destroy(g);
+    (void)state;
+}
+
 static void test_composite_table(void **state)
 {
     size_t n;
@@ -929,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_qkv_merge_respects_pins_and_target),
         cmocka_unit_test(test_sink_reshape),
         cmocka_unit_test(test_fold_pad),
+        cmocka_unit_test(test_fold_pad_pool),
         cmocka_unit_test(test_composite_table),
     };
     return cmocka_run_group_tests_name("passes", tests, NULL, NULL);
