@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "core/arena.h"
+#include "core/big_alloc.h"
 #include "backends/dnnl/dnnl_backend.h"
 #include "backends/dnnl/dnnl_internal.h"
 
@@ -645,12 +646,38 @@ static void free_steps(dn_step *steps, int n)
     free(steps);
 }
 
-static void free_bufs(dn_buffer *bufs, int n)
+/* PACKED: the CONST data lives in the kernel's weights block, not in blocks of its own. */
+static void free_bufs(dn_buffer *bufs, int n, bool packed)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !packed; i++)
         if (bufs[i].kind == DN_BUF_CONST)
             free(bufs[i].data);
     free(bufs);
+}
+
+/* Move every constant (weights reordered for their primitives) into one block of huge pages
+ * (core/big_alloc.h): at batch 1 the weights are streamed from DRAM at every inference. When
+ * that block cannot be had, the constants stay where they are. Before any context exists:
+ * contexts bind the data pointers. */
+static void pack_constants(bd_kernel *k)
+{
+    size_t total = 0;
+    for (int i = 0; i < k->n_bufs; i++)
+        if (k->bufs[i].kind == DN_BUF_CONST)
+            total += (k->bufs[i].size + 63) / 64 * 64;
+    char *block = total ? bd_big_alloc(total) : NULL;
+    if (!block)
+        return;
+    size_t off = 0;
+    for (int i = 0; i < k->n_bufs; i++)
+        if (k->bufs[i].kind == DN_BUF_CONST) {
+            memcpy(block + off, k->bufs[i].data, k->bufs[i].size);
+            free(k->bufs[i].data);
+            k->bufs[i].data = block + off;
+            off += (k->bufs[i].size + 63) / 64 * 64;
+        }
+    k->weights = block;
+    k->weights_size = total;
 }
 
 void dn_kernel_release(bd_kernel *k)
@@ -658,7 +685,8 @@ void dn_kernel_release(bd_kernel *k)
     if (!k)
         return;
     free_steps(k->steps, k->n_steps);
-    free_bufs(k->bufs, k->n_bufs);
+    free_bufs(k->bufs, k->n_bufs, k->weights != NULL);
+    bd_big_free(k->weights, k->weights_size);
     free(k->in_shapes);
     free(k->out_shapes);
     free(k);
@@ -667,7 +695,7 @@ void dn_kernel_release(bd_kernel *k)
 static void compiler_free(dn_compiler *c)
 {
     free_steps(c->steps, c->n_steps);
-    free_bufs(c->bufs, c->n_bufs);
+    free_bufs(c->bufs, c->n_bufs, false);
     free(c->t);
     free(c->cache);
     free(c->consts);
@@ -896,6 +924,7 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     c.bufs = NULL;
     c.n_bufs = 0;
     compiler_free(&c);
+    pack_constants(k);
     const char *verbose = getenv("BRAID_DNNL_VERBOSE");
     if (verbose && verbose[0] == '1')
         dump_plan(k);

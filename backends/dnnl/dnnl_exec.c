@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "backends/dnnl/dnnl_internal.h"
+#include "core/big_alloc.h"
 
 typedef struct dn_ext_bind {
     dnnl_memory_t mem;
@@ -41,12 +42,10 @@ void dn_ctx_destroy(bd_kernel_ctx *x)
     free(x->eargs);
     free(x->first);
     free(x->ext);
-    free(x->arena);
-    free(x->scratch);
+    bd_big_free(x->arena, x->k->arena_size);
+    bd_big_free(x->scratch, x->k->scratch_size);
     free(x);
 }
-
-static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 int dn_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
 {
@@ -65,9 +64,9 @@ int dn_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
     x->ext = calloc((size_t)total + 1, sizeof *x->ext);
     x->first = calloc((size_t)k->n_steps + 1, sizeof *x->first);
     if (k->arena_size)
-        x->arena = aligned_alloc(64, round64(k->arena_size));
+        x->arena = bd_big_alloc(k->arena_size);
     if (k->scratch_size)
-        x->scratch = aligned_alloc(64, round64(k->scratch_size));
+        x->scratch = bd_big_alloc(k->scratch_size);
     if (!x->mems || !x->eargs || !x->ext || !x->first || (k->arena_size && !x->arena) ||
         (k->scratch_size && !x->scratch)) {
         dn_ctx_destroy(x);

@@ -109,6 +109,8 @@ struct bd_kernel {
     size_t     scratch_size;      /* max scratchpad over the steps */
     int        n_inputs, n_outputs;
     bd_shape  *in_shapes, *out_shapes;
+    void      *weights;           /* every CONST buffer's data, packed (bd_big_alloc); or NULL */
+    size_t     weights_size;
 };
 
 /* The I-th float of an initializer's bytes, which may sit at any address of a model file. */
