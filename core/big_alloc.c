@@ -13,10 +13,23 @@
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int            g_enabled;
 
+/* Under AddressSanitizer every block is a heap block: ASan checks the bounds of those, not
+ * of mappings made here. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BD_ASAN 1
+#endif
+#endif
+#ifndef BD_ASAN
+#define BD_ASAN 0
+#endif
+
 static void read_env(void)
 {
     const char *e = getenv("BRAID_HUGE_PAGES");
-    g_enabled = !(e && !strcmp(e, "0"));
+    g_enabled = !BD_ASAN && !(e && !strcmp(e, "0"));
 }
 
 /* Whether a block of SIZE bytes is mapped (else aligned_alloc): the same answer for the

@@ -3,7 +3,8 @@
  * anonymous mappings advised as transparent huge pages (MADV_HUGEPAGE), whatever the system's
  * default (`madvise` on many machines): at batch 1 a ResNet streams ~100 MB of weights from
  * DRAM per inference, and with 4 KiB pages every 64th cache line is also a TLB miss.
- * Smaller blocks, and every block when BRAID_HUGE_PAGES=0, come from aligned_alloc.
+ * Smaller blocks, and every block when BRAID_HUGE_PAGES=0 or under AddressSanitizer (which
+ * checks heap blocks' bounds), come from aligned_alloc.
  * Always 64-byte aligned. Thread-safe. */
 #ifndef BD_CORE_BIG_ALLOC_H
 #define BD_CORE_BIG_ALLOC_H
