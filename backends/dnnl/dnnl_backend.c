@@ -81,6 +81,11 @@ size_t dn_num_op_inputs(const bd_node *n)
     return num;
 }
 
+const bd_value *dn_op_input(const bd_node *n, size_t i)
+{
+    return i < dn_num_op_inputs(n) ? bd_node_input(n, i) : NULL;
+}
+
 bool dn_no_post(const bd_node *n, char *why, size_t len)
 {
     if (n->n_post > 0)

@@ -10,7 +10,7 @@
 /* A constant FP32 scalar input I of N (*OUT untouched when absent). False if not constant. */
 static bool const_scalar(const bd_node *n, size_t i, float *out)
 {
-    const bd_value *v = i < dn_num_op_inputs(n) ? bd_node_input(n, i) : NULL;
+    const bd_value *v = dn_op_input(n, i);
     if (!v)
         return true;
     if (!v->data || v->dtype != BD_DT_FLOAT || bd_shape_numel(&v->shape) != 1 || v->nbytes < sizeof(float))

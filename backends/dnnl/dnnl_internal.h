@@ -466,6 +466,8 @@ bool dn_is_f32_static(const bd_value *v);
 bool dn_io_f32(const bd_node *n, size_t nin, char *why, size_t len);
 /* How many of N's inputs are the op's own: post-op inputs are appended after them. */
 size_t dn_num_op_inputs(const bd_node *n);
+/* N's own input I (an optional input left empty, or past the op's own: NULL). */
+const bd_value *dn_op_input(const bd_node *n, size_t i);
 /* Node N has no post-ops. */
 bool dn_no_post(const bd_node *n, char *why, size_t len);
 /* Spatial pads for conv/pool: kernel K (extent incl. dilation), stride S, input IN, output

@@ -209,11 +209,6 @@ void dn_rec_run(const dn_step *s, dnnl_memory_t *mems)
 
 /* ---- building --------------------------------------------------------------------------- */
 
-static const bd_value *opt_input(const bd_node *n, size_t i)
-{
-    return i < dn_num_op_inputs(n) ? bd_node_input(n, i) : NULL;
-}
-
 /* Step 1: GX = X . W^T + bias, a oneDNN matmul over all steps and directions. */
 static int build_projection(dn_compiler *c, const bd_node *n, const dn_rec_geom *g, int gx_buf,
                             const dnnl_memory_desc_t *gx_md)
@@ -235,7 +230,7 @@ static int build_projection(dn_compiler *c, const bd_node *n, const dn_rec_geom 
                         "dnnl_matmul_desc_init", &desc, NULL, 1.0f, &pd);
     if (rc)
         return rc;
-    const bd_value *b = opt_input(n, 3);
+    const bd_value *b = dn_op_input(n, 3);
     float *bias = calloc((size_t)cols, sizeof *bias);
     int x_buf, w_buf, b_buf;
     rc = bias ? 0 : dn_fail(c, BD_ENOMEM, "out of memory");
@@ -246,9 +241,10 @@ static int build_projection(dn_compiler *c, const bd_node *n, const dn_rec_geom 
             bias[d * gh + k] = dn_f32_at(b->data, d * 2 * gh + k) +
                                (k < with_rb ? dn_f32_at(b->data, d * 2 * gh + gh + k) : 0.0f);
     if (!rc)
-        rc = dn_input(c, opt_input(n, 0), &x3_md, &x_buf);
+        rc = dn_input(c, dn_op_input(n, 0), &x3_md, &x_buf);
     if (!rc)
-        rc = dn_const_shared(c, opt_input(n, 1)->data, &w_src, dn_pd_md(pd, dnnl_query_weights_md), &w_buf);
+        rc = dn_const_shared(c, dn_op_input(n, 1)->data, &w_src,
+                             dn_pd_md(pd, dnnl_query_weights_md), &w_buf);
     if (!rc)
         rc = dn_const(c, bias, &b_md, &b_md, &b_buf);
     free(bias);
@@ -281,7 +277,7 @@ static float *pack_r(const void *r, int64_t d, int64_t gh, int64_t hs, int64_t j
 /* A constant [D, H] of a GRU's Rb for its h gate (zeros without B) into *BUF. */
 static int const_rbh(dn_compiler *c, const bd_node *n, const dn_rec_geom *g, int *buf)
 {
-    const bd_value *b = opt_input(n, 3);
+    const bd_value *b = dn_op_input(n, 3);
     int64_t dims[1] = { g->d * g->h }, gh = 3 * g->h;
     dnnl_memory_desc_t md;
     dn_md_plain(&md, 1, dims);
@@ -308,7 +304,7 @@ int dn_rec_build(dn_compiler *c, const bd_node *n, const dn_rec_geom *g)
     int gx_buf, r_buf, s_buf, buf, rc;
     if ((rc = dn_temp(c, &gx_md, &gx_buf)) || (rc = build_projection(c, n, g, gx_buf, &gx_md)))
         return rc;
-    float *packed = pack_r(opt_input(n, 2)->data, g->d, gh, g->h, j);
+    float *packed = pack_r(dn_op_input(n, 2)->data, g->d, gh, g->h, j);
     if (!packed)
         return dn_fail(c, BD_ENOMEM, "out of memory packing R");
     rc = dn_const(c, packed, &r_md, &r_md, &r_buf);
@@ -334,7 +330,7 @@ int dn_rec_build(dn_compiler *c, const bd_node *n, const dn_rec_geom *g)
     }
     size_t states = g->kind == DN_REC_LSTM ? 2 : 1;
     for (size_t k = 0; k < states; k++) {              /* initial_h (, initial_c): [D, N, H] */
-        const bd_value *v = opt_input(n, 5 + k);
+        const bd_value *v = dn_op_input(n, 5 + k);
         dnnl_memory_desc_t md;
         if (!v)
             continue;

@@ -32,11 +32,6 @@ typedef struct rnn_geom {
     dnnl_alg_kind_t act;     /* vanilla RNN's activation */
 } rnn_geom;
 
-static const bd_value *opt_input(const bd_node *n, size_t i)
-{
-    return i < dn_num_op_inputs(n) ? bd_node_input(n, i) : NULL;
-}
-
 static bool activations_ok(const bd_node *n, rnn_geom *g)
 {
     const bd_attr *a = bd_node_attr(n, "activations");
@@ -71,7 +66,7 @@ static bool geom_of(const bd_node *n, rnn_geom *g, char *why, size_t len)
     memset(g, 0, sizeof *g);
     g->kind = !strcmp(n->op_type, "LSTM") ? RNN_LSTM : !strcmp(n->op_type, "GRU") ? RNN_GRU : RNN_VANILLA;
     g->gates = g->kind == RNN_LSTM ? 4 : g->kind == RNN_GRU ? 3 : 1;
-    const bd_value *x = opt_input(n, 0), *w = opt_input(n, 1), *r = opt_input(n, 2);
+    const bd_value *x = dn_op_input(n, 0), *w = dn_op_input(n, 1), *r = dn_op_input(n, 2);
     if (!x || !w || !r || !dn_is_f32_static(x) || x->shape.rank != 3)
         return dn_why(why, len, "%s: X must be FP32 [T, N, I] with a static shape", n->op_type);
     if (!w->data || !r->data || !dn_is_f32_static(w) || !dn_is_f32_static(r) || w->shape.rank != 3 ||
@@ -98,7 +93,7 @@ static bool geom_of(const bd_node *n, rnn_geom *g, char *why, size_t len)
         return dn_why(why, len, "%s: W/R shapes do not fit X, hidden_size and direction", n->op_type);
     if (!activations_ok(n, g))
         return dn_why(why, len, "%s: only the default activations are supported", n->op_type);
-    const bd_value *b = opt_input(n, 3), *seq = opt_input(n, 4), *p = opt_input(n, 7);
+    const bd_value *b = dn_op_input(n, 3), *seq = dn_op_input(n, 4), *p = dn_op_input(n, 7);
     if (b && (!b->data || !dn_is_f32_static(b) || bd_shape_numel(&b->shape) != g->d * 2 * gh))
         return dn_why(why, len, "%s: B must be a constant FP32 [D, %lld]", n->op_type, (long long)(2 * gh));
     if (seq)
@@ -106,7 +101,7 @@ static bool geom_of(const bd_node *n, rnn_geom *g, char *why, size_t len)
     if (g->kind == RNN_LSTM && p)
         return dn_why(why, len, "LSTM: peepholes are not supported by oneDNN's mapping");
     for (size_t k = 5; k < 7 && (size_t)k < dn_num_op_inputs(n); k++) {    /* initial_h, initial_c */
-        const bd_value *s = opt_input(n, k);
+        const bd_value *s = dn_op_input(n, k);
         if (s && (!dn_is_f32_static(s) || bd_shape_numel(&s->shape) != g->d * g->n * g->h))
             return dn_why(why, len, "%s: initial states must be FP32 [D, N, H]", n->op_type);
         if (k == 6 && s && g->kind != RNN_LSTM)
@@ -195,7 +190,7 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
         dn_check(c, dnnl_memory_desc_init_by_tag(&b_md, 4, bd, dnnl_f32, dnnl_ldgo), "md") ||
         dn_check(c, dnnl_memory_desc_init_by_tag(&y_md, 3, yd, dnnl_f32, dnnl_tnc), "md"))
         return BD_EBACKEND;
-    const bd_value *h0 = opt_input(n, 5), *c0 = g.kind == RNN_LSTM ? opt_input(n, 6) : NULL;
+    const bd_value *h0 = dn_op_input(n, 5), *c0 = g.kind == RNN_LSTM ? dn_op_input(n, 6) : NULL;
     bool lstm = g.kind == RNN_LSTM;
     /* absent states are absent from the descriptor too (oneDNN then starts from zeros / does
      * not write them) */
@@ -221,22 +216,22 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
     int wl_buf, wi_buf, b_buf, x_buf, y_buf, buf;
     rc = tmp && bias ? 0 : dn_fail(c, BD_ENOMEM, "out of memory");
     if (!rc) {
-        to_ldigo(&g, opt_input(n, 1)->data, g.i, tmp);
+        to_ldigo(&g, dn_op_input(n, 1)->data, g.i, tmp);
         rc = const_of(c, tmp, 5, wl, dnnl_ldigo, dn_pd_md(pd, dnnl_query_weights_md), &wl_buf);
     }
     if (!rc) {
-        to_ldigo(&g, opt_input(n, 2)->data, g.h, tmp);
+        to_ldigo(&g, dn_op_input(n, 2)->data, g.h, tmp);
         rc = const_of(c, tmp, 5, wi, dnnl_ldigo, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &wi_buf);
     }
     if (!rc) {
-        to_ldgo(&g, opt_input(n, 3) ? opt_input(n, 3)->data : NULL, bias);
+        to_ldgo(&g, dn_op_input(n, 3) ? dn_op_input(n, 3)->data : NULL, bias);
         rc = const_of(c, bias, 4, bd, dnnl_ldgo, &b_md, &b_buf);
     }
     free(tmp);
     free(bias);
     dn_arg args[12];
     int na = 0;
-    if (!rc && !(rc = dn_input(c, opt_input(n, 0), &x_md, &x_buf)))
+    if (!rc && !(rc = dn_input(c, dn_op_input(n, 0), &x_md, &x_buf)))
         args[na++] = (dn_arg){ DNNL_ARG_SRC_LAYER, x_buf, x_md };
     if (!rc) {
         args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS_LAYER, wl_buf, *dn_pd_md(pd, dnnl_query_weights_md) };
