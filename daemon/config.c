@@ -84,7 +84,7 @@ static const key_def keys[] = {
     { "rest_address", "rest-address", K_STRING, OFF(rest_address), sizeof ((bd_daemon_config *)0)->rest_address, 0, 0,
       "HOST:PORT", "HTTP/REST inference address (KServe v2 REST); \"\" disables it [127.0.0.1:8000]" },
     { "repository", "repository", K_STRING, OFF(repository), sizeof ((bd_daemon_config *)0)->repository, 0, 0,
-      "DIR", "model repository: DIR/<model>/<version>/model.onnx [none]" },
+      "DIR", "model repository: DIR/<model>/<version>/model.onnx (or .pb, .json, model.savedmodel/) [none]" },
     { "workers", "workers", K_INT, OFF(workers), 0, 0, 1024,
       "N", "worker threads running inferences; 0 = auto      [0]" },
     { "threads_per_worker", "threads-per-worker", K_INT, OFF(threads_per_worker), 0, 0, 1024,
@@ -319,8 +319,9 @@ static void print_help(FILE *f, const char *prog)
     fprintf(f,
         "usage: %s [--config FILE] [OPTION]...\n"
         "\n"
-        "braidd serves ONNX models over the Open Inference Protocol (gRPC) with an HTTP status\n"
-        "endpoint (/metrics, /v2/health/*, /v2/status). Settings come from the defaults, then\n"
+        "braidd serves ONNX, TensorFlow (GraphDef, SavedModel) and TF.js graph models over the\n"
+        "Open Inference Protocol (gRPC, REST) with an HTTP status endpoint (/metrics,\n"
+        "/v2/health/*, /v2/status). Settings come from the defaults, then\n"
         "the JSON file given with --config, then these flags (each JSON key has the flag's name\n"
         "with '_' for '-'; see docs/config.md). Defaults in brackets.\n"
         "\n"
