@@ -824,6 +824,17 @@ static bd_node *pad_conv(bd_graph *g, const char *tag, const int64_t *amounts, f
     return conv;
 }
 
+/* N's 2-D pads attribute is [T, L, B, R]. */
+static void assert_pads(const bd_node *n, int64_t t, int64_t l, int64_t b, int64_t r)
+{
+    const int64_t *pads = NULL;
+    assert_int_equal(bd_node_attr_ints(n, "pads", &pads), 4);
+    assert_int_equal(pads[0], t);
+    assert_int_equal(pads[1], l);
+    assert_int_equal(pads[2], b);
+    assert_int_equal(pads[3], r);
+}
+
 static void test_fold_pad(void **state)
 {
     static const int64_t keras[8] = { 0, 0, 0, 0, 0, 1, 1, 0 };   /* NHWC: H, W end by 1 */
@@ -861,11 +872,7 @@ static void test_fold_pad(void **state)
     g = bd_graph_create("pad2");
     conv = pad_conv(g, "b", nchw, 0.0f, "NCHW", NULL, (int64_t[]){ 1, 1, 1, 1 });
     assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 1);
-    assert_int_equal(bd_node_attr_ints(conv, "pads", &pads), 4);
-    assert_int_equal(pads[0], 2);
-    assert_int_equal(pads[1], 3);
-    assert_int_equal(pads[2], 4);
-    assert_int_equal(pads[3], 1);
+    assert_pads(conv, 2, 3, 4, 1);
     bd_graph_destroy(g);
 
     /* kept as they are */
@@ -959,11 +966,7 @@ static void test_fold_pad_pool(void **state)
     g = bd_graph_create("avgpool2");                                    /* counted: adds */
     pool = pad_pool(g, "c", "AveragePool", false, 3, (int64_t[]){ 1, 0, 0, 1 }, 1, 0);
     assert_int_equal(bd_pass_fold_pad(g, NULL, NULL), 1);
-    assert_int_equal(bd_node_attr_ints(pool, "pads", &pads), 4);
-    assert_int_equal(pads[0], 2);
-    assert_int_equal(pads[1], 1);
-    assert_int_equal(pads[2], 1);
-    assert_int_equal(pads[3], 2);
+    assert_pads(pool, 2, 1, 1, 2);
     bd_graph_destroy(g);
 
     g = bd_graph_create("keep");
