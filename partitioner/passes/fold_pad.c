@@ -46,7 +46,7 @@ static bool zero_pad_amounts(const bd_node *n, int rank, int64_t *pads)
     return true;
 }
 
-/* Replace NODE's padding attributes by explicit PADS (SPATIAL begins, then ends), and with
+/* Replace READER's padding attributes by explicit PADS (SPATIAL begins, then ends), and with
  * INCLUDE_PAD its count_include_pad by 1. */
 static int set_pads(bd_graph *g, bd_node *reader, const int64_t *pads, int spatial, bool include_pad,
                     bd_error *err)
