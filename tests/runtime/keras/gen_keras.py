@@ -137,6 +137,36 @@ def text_rnn(cell, unroll):
     return build
 
 
+def gru_variant(sequences, reset_after):
+    """Token ids [1, 32] -> Embedding(1000, 64) -> GRU(48) with a random (non-zero) bias ->
+    Dense(5): braid computes Keras' GRU loop with one GRU when the cell is reset_after=True
+    (tf_rnn_lift.c). sequences=True also returns every step (then averaged) and starts from an
+    initial state computed from the input; reset_after=False is a cell braid does not lift, so
+    TensorFlow runs its loop."""
+    def build(rng):
+        import keras
+        import tensorflow as tf
+        ids = keras.Input((32,), batch_size=1, dtype="int32")
+        e = keras.layers.Embedding(1000, 64)(ids)
+        gru = keras.layers.GRU(48, return_sequences=sequences, reset_after=reset_after,
+                               bias_initializer=keras.initializers.RandomNormal(stddev=0.5, seed=7))
+        if sequences:
+            h0 = keras.layers.Dense(48, activation="tanh")(keras.layers.GlobalAveragePooling1D()(e))
+            r = keras.layers.GlobalAveragePooling1D()(gru(e, initial_state=h0))
+        else:
+            r = gru(e)
+        y = keras.layers.Dense(5)(r)
+        mod = tf.Module()
+        mod.model = keras.Model(ids, y)
+        spec = [tf.TensorSpec([1, 32], tf.int32, name="ids")]
+
+        @tf.function(input_signature=spec)
+        def serve(ids):
+            return {"output": mod.model(ids, training=False)}
+        return mod, serve, spec
+    return build
+
+
 def detection_head(rng):
     """A small conv backbone, then the post-processing of a detector written with TF ops:
     tf.image.resize (bilinear), strided slices picking box and score channels, a sigmoid,
@@ -206,6 +236,8 @@ MODELS = {
     "transformer_encoder": transformer_encoder,
     "gru_text": lambda rng: text_rnn(__import__("keras").layers.GRU, False)(rng),
     "lstm_text_unrolled": lambda rng: text_rnn(__import__("keras").layers.LSTM, True)(rng),
+    "gru_sequences": gru_variant(True, True),
+    "gru_reset_before": gru_variant(False, False),
     "detection_head": detection_head,
     "small_cnn": small_cnn,
 }
