@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __GLIBC__                      /* defined by the headers above */
+#include <malloc.h>
+#endif
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -70,4 +73,11 @@ void bd_big_free(void *p, size_t size)
         munmap(p, round_up(size, HUGE_PAGE));
     else
         free(p);
+}
+
+void bd_heap_trim(void)
+{
+#if defined(__GLIBC__) && !BD_ASAN
+    malloc_trim(0);
+#endif
 }

@@ -18,4 +18,10 @@ void *bd_big_alloc(size_t size);
 /* Release P (NULL is fine), which bd_big_alloc returned for the same SIZE. */
 void bd_big_free(void *p, size_t size);
 
+/* Give the heap's free pages back to the system (glibc's malloc_trim): a model compile
+ * allocates and frees hundreds of MB, which glibc would otherwise keep resident. Nothing
+ * where the heap is not glibc's (AddressSanitizer's allocator: trimming glibc's unused heap
+ * from a worker thread there breaks glibc's arena accounting at thread exit). */
+void bd_heap_trim(void);
+
 #endif

@@ -3,12 +3,10 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/big_alloc.h"
 #include "runtime/engines.h"
 #include "runtime/import.h"
 #include "partitioner/passes/partition.h"
@@ -45,19 +43,6 @@ struct bd_model {
     bd_plan_cache_stats stats;
     weights         *weights;     /* the model file's weights, given back between compiles */
 };
-
-/* Give the heap's free pages back to the system after a compile. A compile allocates and
- * frees hundreds of MB (weights read back, oneDNN's reordered copies before they are packed,
- * the compiler's own temporaries), and glibc keeps what is freed: its mmap threshold rises
- * with the first large free, so later large blocks come from the heap, and a heap's free
- * pages stay resident. braidd serving ResNet-50 and BERT-base stayed at 1.01 GB resident
- * without this and 614 MB with it (docs/performance.md, "Memory and load time"). */
-static void give_back_heap(void)
-{
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
-}
 
 /* Model-level preparation: invariants and the symbolic shapes of the signature. Rewrites
  * wait for a plan, where every shape is static (see plan.c). */
@@ -380,7 +365,9 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
     if (rc == 0) {
         rc = plan_build(m->graph, shapes, &m->opts, &p, &build_err);
         weights_release(m->weights, rc == 0 ? p : NULL);
-        give_back_heap();
+        /* what the compile freed, back to the system: braidd serving ResNet-50 and BERT-base
+         * stayed at 1.01 GB resident without this, 614 MB with it (docs/performance.md) */
+        bd_heap_trim();
     }
     if (rc) {
         bd_error_prefix(&build_err, "model '%s': ", bd_graph_name(m->graph));

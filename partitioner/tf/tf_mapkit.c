@@ -40,24 +40,29 @@ int tf_a_dtype(const tf_nodeview *v, const char *key, int dflt)
     return a && a->kind == TF_ATTR_TYPE ? tf_dtype_to_bd(a->type) : dflt;
 }
 
-bool tf_const_ints(const bd_value *v, int64_t *out, size_t max, size_t *n)
+bool tf_ints_of(int dtype, const void *data, size_t nbytes, int64_t *out, size_t max, size_t *n)
 {
-    if (!v || !v->data || (v->dtype != BD_DT_INT32 && v->dtype != BD_DT_INT64))
+    if (!data || (dtype != BD_DT_INT32 && dtype != BD_DT_INT64))
         return false;
-    size_t esize = v->dtype == BD_DT_INT32 ? 4 : 8, k = v->nbytes / esize;
+    size_t esize = dtype == BD_DT_INT32 ? 4 : 8, k = nbytes / esize;
     if (k > max)
         return false;
     for (size_t i = 0; i < k; i++) {
         if (esize == 4) {
             int32_t x;
-            memcpy(&x, (const uint8_t *)v->data + 4 * i, 4);
+            memcpy(&x, (const uint8_t *)data + 4 * i, 4);
             out[i] = x;
         } else {
-            memcpy(&out[i], (const uint8_t *)v->data + 8 * i, 8);
+            memcpy(&out[i], (const uint8_t *)data + 8 * i, 8);
         }
     }
     *n = k;
     return true;
+}
+
+bool tf_const_ints(const bd_value *v, int64_t *out, size_t max, size_t *n)
+{
+    return v && tf_ints_of(v->dtype, v->data, v->nbytes, out, max, n);
 }
 
 bool tf_const_scalar(const bd_value *v, double *out)

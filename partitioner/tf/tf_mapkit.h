@@ -25,6 +25,8 @@ int            tf_a_dtype(const tf_nodeview *v, const char *key, int dflt);
 /* The integers of constant operand V (INT32 or INT64, at most MAX); false when V is computed
  * at run time, of another type or longer. */
 bool tf_const_ints(const bd_value *v, int64_t *out, size_t max, size_t *n);
+/* The same over bytes: NBYTES of DTYPE (BD_DT_INT32/INT64) at DATA, any alignment. */
+bool tf_ints_of(int dtype, const void *data, size_t nbytes, int64_t *out, size_t max, size_t *n);
 /* Constant operand V as one float (FLOAT, INT32 or INT64 scalar or 1-element); false else. */
 bool tf_const_scalar(const bd_value *v, double *out);
 

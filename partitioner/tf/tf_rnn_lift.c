@@ -1,10 +1,12 @@
-/* Keras's GRU layer, frozen: a TensorFlow v1 while loop (Enter/Merge/Switch/NextIteration/
- * Exit) over TensorLists, which only TensorFlow could run. When the loop is exactly the one
- * Keras 3 writes for GRU(reset_after=True) -- its cell checked op by op, its trip count a
- * constant -- the TensorListStack that reads its outputs becomes one node the mapper turns
- * into an ONNX GRU (linear_before_reset=1, Keras's gate order z, r, h is ONNX's), and nothing
- * of the loop is imported. Anything else is left as it is: TensorFlow runs the loop whole. */
+/* Keras's GRU and LSTM layers, frozen: a TensorFlow v1 while loop (Enter/Merge/Switch/
+ * NextIteration/Exit) over TensorLists, which only TensorFlow could run. When the loop is
+ * exactly the one Keras 3 writes for GRU(reset_after=True) or LSTM -- its cell checked op by
+ * op, its trip count a constant -- the TensorListStack that reads its outputs becomes one
+ * node that translates into an ONNX GRU (linear_before_reset=1; Keras's gate order z, r, h is
+ * ONNX's) or LSTM (Keras's i f c o reordered to ONNX's i o f c), and nothing of the loop is
+ * imported. Anything else is left as it is: TensorFlow runs the loop whole. */
 #include "partitioner/tf/tf_rnn_lift.h"
+#include "partitioner/tf/tf_mapkit.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,23 +63,7 @@ static bool const_ints(const lifter *l, const char *ref, int64_t *out, size_t ma
 {
     int p;
     const tf_tensor *t = const_of(src(l, ref, &p));
-    if (!t || p || !t->data)
-        return false;
-    int64_t k = bd_shape_numel(&t->shape);
-    size_t w = t->dtype == BD_DT_INT32 ? 4 : t->dtype == BD_DT_INT64 ? 8 : 0;
-    if (!w || k < 0 || (size_t)k > max || t->nbytes < (size_t)k * w)
-        return false;
-    for (int64_t i = 0; i < k; i++) {
-        if (w == 4) {
-            int32_t v;
-            memcpy(&v, (const char *)t->data + 4 * i, 4);
-            out[i] = v;
-        } else {
-            memcpy(&out[i], (const char *)t->data + 8 * i, 8);
-        }
-    }
-    *n = (size_t)k;
-    return true;
+    return t && !p && tf_ints_of(t->dtype, t->data, t->nbytes, out, max, n);
 }
 
 static bool const_int(const lifter *l, const char *ref, int64_t *v)
@@ -94,12 +80,6 @@ static bool const_float(const lifter *l, const char *ref, float *v)
         return false;
     memcpy(v, t->data, 4);
     return true;
-}
-
-static int64_t attr_i(const tf_nodeview *v, const char *key, int64_t dflt)
-{
-    const tf_attr *a = tf_view_attr(v, key);
-    return a && a->kind == TF_ATTR_I ? a->i : dflt;
 }
 
 /* One loop variable: Merge(Enter(init), NextIteration(next)) and the Switch that splits it
@@ -151,8 +131,7 @@ static bool invariant(const lifter *l, const char *ref, int rank, const char **c
 {
     int p;
     const tf_nodeview *e = src(l, ref, &p);
-    if (!is(e, "Enter") || p || e->n_inputs != 1 || !tf_view_attr(e, "is_constant") ||
-        !tf_view_attr(e, "is_constant")->b)
+    if (!is(e, "Enter") || p || e->n_inputs != 1 || !tf_a_b(e, "is_constant", false))
         return false;
     const tf_tensor *t = const_of(src(l, e->inputs[0], &p));
     if (!t || p || t->dtype != BD_DT_FLOAT || t->shape.rank != rank || !t->data)
@@ -170,10 +149,10 @@ static bool column_slice(const lifter *l, const char *ref, const char **x, int64
     size_t nb, ne, ns;
     if (!s || !const_ints(l, s->inputs[1], b, 2, &nb) || !const_ints(l, s->inputs[2], e, 2, &ne) ||
         !const_ints(l, s->inputs[3], st, 2, &ns) || nb != 2 || ne != 2 || ns != 2 ||
-        st[0] != 1 || st[1] != 1 || attr_i(s, "ellipsis_mask", 0) || attr_i(s, "new_axis_mask", 0) ||
-        attr_i(s, "shrink_axis_mask", 0))
+        st[0] != 1 || st[1] != 1 || tf_a_i(s, "ellipsis_mask", 0) || tf_a_i(s, "new_axis_mask", 0) ||
+        tf_a_i(s, "shrink_axis_mask", 0))
         return false;
-    int64_t bm = attr_i(s, "begin_mask", 0), em = attr_i(s, "end_mask", 0);
+    int64_t bm = tf_a_i(s, "begin_mask", 0), em = tf_a_i(s, "end_mask", 0);
     bool rows = ((bm & 1) || b[0] == 0) && (em & 1);
     int64_t from = (bm & 2) ? 0 : b[1];
     bool to_end = (em & 2) != 0;
@@ -205,6 +184,7 @@ typedef struct cell {
     const char *x_t;                     /* TensorListGetItem's ref */
     const char *kernel, *recurrent, *bias;
     int64_t     units;
+    const char *c0;                      /* LSTM: the cell state's initial value */
 } cell;
 
 /* H_NEXT = z*h + (1-z)*tanh(x_h + r*(h.U_h + b_rh)), z = sigmoid(x_z + h.U_z + b_rz),
@@ -256,7 +236,7 @@ static bool match_cell(const lifter *l, const char *h_next, const loop_var *h, c
         return false;
     int p0;
     const tf_nodeview *split1 = src(l, add1->inputs[0], &p0);       /* x_z = split_1:0 */
-    if (!is(split1, "Split") || p0 != 0 || split1->n_inputs != 2 || attr_i(split1, "num_split", 0) != 3)
+    if (!is(split1, "Split") || p0 != 0 || split1->n_inputs != 2 || tf_a_i(split1, "num_split", 0) != 3)
         return false;
     int64_t dim;
     if (!const_int(l, split1->inputs[0], &dim) || (dim != -1 && dim != 1))
@@ -264,10 +244,7 @@ static bool match_cell(const lifter *l, const char *h_next, const loop_var *h, c
     /* the input projection: BiasAdd(MatMul(x_t, W), Squeeze(split(bias):0)) */
     const tf_nodeview *bias_add = op_at(l, split1->inputs[1], "BiasAdd", 2);
     const tf_nodeview *mm = bias_add ? op_at(l, bias_add->inputs[0], "MatMul", 2) : NULL;
-    if (!mm)
-        return false;
-    const tf_attr *ta = tf_view_attr(mm, "transpose_a"), *tb = tf_view_attr(mm, "transpose_b");
-    if ((ta && ta->b) || (tb && tb->b))
+    if (!mm || tf_a_b(mm, "transpose_a", false) || tf_a_b(mm, "transpose_b", false))
         return false;
     const tf_nodeview *get = op_at(l, mm->inputs[0], "TensorListGetItem", 3);
     if (!get || !invariant(l, mm->inputs[1], 2, &c->kernel))
@@ -277,7 +254,7 @@ static bool match_cell(const lifter *l, const char *h_next, const loop_var *h, c
     int bp0;
     const tf_nodeview *bsplit = sq0 ? src(l, sq0->inputs[0], &bp0) : NULL;
     int64_t bdim;
-    if (!is(bsplit, "Split") || bp0 != 0 || bsplit->n_inputs != 2 || attr_i(bsplit, "num_split", 0) != 2 ||
+    if (!is(bsplit, "Split") || bp0 != 0 || bsplit->n_inputs != 2 || tf_a_i(bsplit, "num_split", 0) != 2 ||
         !const_int(l, bsplit->inputs[0], &bdim) || bdim != 0 || !invariant(l, bsplit->inputs[1], 2, &c->bias))
         return false;
     /* the recurrent projection mh = AddV2(MatMul(h, U), Squeeze(split(bias):1)), which the
@@ -292,8 +269,7 @@ static bool match_cell(const lifter *l, const char *h_next, const loop_var *h, c
     if (!mm1 || !sq1 || src(l, sq1->inputs[0], &bp1) != bsplit || bp1 != 1 ||
         !is_body_value(l, mm1->inputs[0], h) || !invariant(l, mm1->inputs[1], 2, &c->recurrent))
         return false;
-    const tf_attr *ua = tf_view_attr(mm1, "transpose_a"), *ub = tf_view_attr(mm1, "transpose_b");
-    if ((ua && ua->b) || (ub && ub->b))
+    if (tf_a_b(mm1, "transpose_a", false) || tf_a_b(mm1, "transpose_b", false))
         return false;
     /* the units, from the recurrent kernel [H, 3H] */
     int kp;
@@ -336,6 +312,135 @@ static bool match_cell(const lifter *l, const char *h_next, const loop_var *h, c
     const tf_tensor *b = const_of(src(l, c->bias, &kp));
     return w->shape.dims[1] == 3 * H && w->shape.dims[0] >= 1 && b->shape.dims[0] == 2 &&
            b->shape.dims[1] == 3 * H;
+}
+
+/* Either input of binary node N is port 0 of an OP node (through Identities): that node, and
+ * the other input in *OTHER. */
+static const tf_nodeview *operand(const lifter *l, const tf_nodeview *n, const char *op,
+                                  size_t n_in, const char **other)
+{
+    for (int k = 0; k < 2; k++) {
+        const tf_nodeview *v = op_at(l, n->inputs[k], op, n_in);
+        if (v) {
+            *other = n->inputs[1 - k];
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* REF is Sigmoid (or Tanh: TANH) of port GATE of SPLIT, through Identities. */
+static bool gate(const lifter *l, const char *ref, const char *act, const tf_nodeview *split, int want)
+{
+    const tf_nodeview *a = op_at(l, ref, act, 1);
+    int p;
+    return a && src(l, a->inputs[0], &p) == split && p == want;
+}
+
+/* The loop variable, among those LOOP_COND drives, whose next value is NEXT (through
+ * Identities). */
+static bool var_with_next(const lifter *l, const tf_nodeview *loop_cond, const char *next,
+                          loop_var *out)
+{
+    int np;
+    const tf_nodeview *want = src(l, next, &np);
+    for (size_t i = 0; i < l->n; i++) {
+        loop_var lv;
+        int q;
+        if (is(&l->nodes[i], "Switch") && var_of_switch(l, &l->nodes[i], &lv) &&
+            at(l, lv.sw->inputs[1], NULL) == loop_cond && src(l, lv.next, &q) == want && q == np) {
+            *out = lv;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* H_NEXT = o * tanh(c), c = f * c_prev + i * tanh(g), [i f g o] = split(x.W + h.U + b, 4):
+ * Keras 3's LSTMCell (sigmoid gates, tanh activations, a bias) as its frozen graph has it (at
+ * batch 1 the h.U term is a Squeeze'd BiasAdd operand, else an AddV2), H and the cell state
+ * loop variables. */
+static bool match_lstm_cell(const lifter *l, const char *h_next, const loop_var *h,
+                            const tf_nodeview *loop_cond, cell *c)
+{
+    const tf_nodeview *hm = op_at(l, h_next, "Mul", 2);
+    const char *o_ref;
+    const tf_nodeview *tc = hm ? operand(l, hm, "Tanh", 1, &o_ref) : NULL;
+    const char *c_new = tc ? tc->inputs[0] : NULL;
+    const tf_nodeview *cadd = c_new ? op_at(l, c_new, "AddV2", 2) : NULL;
+    if (!cadd)
+        return false;
+    loop_var cv;
+    if (!var_with_next(l, loop_cond, c_new, &cv) || cv.merge == h->merge)
+        return false;
+    /* c = f * c_prev + i * tanh(g): find the term that reads c_prev */
+    const tf_nodeview *fm = NULL, *im = NULL;
+    for (int k = 0; k < 2 && !fm; k++) {
+        const tf_nodeview *a = op_at(l, cadd->inputs[k], "Mul", 2);
+        const tf_nodeview *b = op_at(l, cadd->inputs[1 - k], "Mul", 2);
+        const char *o;
+        if (a && b && either(a, test_body_value, l, (void *)&cv, &o)) {
+            fm = a;
+            im = b;
+        }
+    }
+    if (!fm)
+        return false;
+    const char *f_ref, *i_ref, *g_ref;
+    if (!either(fm, test_body_value, l, (void *)&cv, &f_ref))
+        return false;
+    const tf_nodeview *g_tanh = operand(l, im, "Tanh", 1, &i_ref);
+    const tf_nodeview *fs = op_at(l, f_ref, "Sigmoid", 1);
+    if (!g_tanh || !fs)
+        return false;
+    g_ref = g_tanh->inputs[0];
+    int sp;
+    const tf_nodeview *split = src(l, g_ref, &sp);
+    int64_t dim;
+    if (!is(split, "Split") || sp != 2 || split->n_inputs != 2 || tf_a_i(split, "num_split", 0) != 4 ||
+        !const_int(l, split->inputs[0], &dim) || (dim != -1 && dim != 1) ||
+        !gate(l, i_ref, "Sigmoid", split, 0) || !gate(l, f_ref, "Sigmoid", split, 1) ||
+        !gate(l, o_ref, "Sigmoid", split, 3))
+        return false;
+    /* z = (x.W + h.U) + b */
+    const tf_nodeview *zb = op_at(l, split->inputs[1], "BiasAdd", 2);
+    if (!zb)
+        zb = op_at(l, split->inputs[1], "AddV2", 2);
+    if (!zb || !invariant(l, zb->inputs[1], 1, &c->bias))
+        return false;
+    const tf_nodeview *zxh = op_at(l, zb->inputs[0], "BiasAdd", 2);
+    const tf_nodeview *mm = NULL, *mm1 = NULL;
+    if (zxh) {                                   /* BiasAdd(x.W, Squeeze(h.U)) at batch 1 */
+        const tf_nodeview *sq = op_at(l, zxh->inputs[1], "Squeeze", 1);
+        mm = op_at(l, zxh->inputs[0], "MatMul", 2);
+        mm1 = sq ? op_at(l, sq->inputs[0], "MatMul", 2) : NULL;
+    } else if ((zxh = op_at(l, zb->inputs[0], "AddV2", 2))) {
+        const char *other;
+        mm = operand(l, zxh, "MatMul", 2, &other);
+        mm1 = mm ? op_at(l, other, "MatMul", 2) : NULL;
+        if (mm && mm1 && is_body_value(l, mm->inputs[0], h)) {
+            const tf_nodeview *t = mm;            /* the h.U one came first */
+            mm = mm1;
+            mm1 = t;
+        }
+    }
+    if (!mm || !mm1 || tf_a_b(mm, "transpose_a", false) || tf_a_b(mm, "transpose_b", false) ||
+        tf_a_b(mm1, "transpose_a", false) || tf_a_b(mm1, "transpose_b", false) ||
+        !op_at(l, mm->inputs[0], "TensorListGetItem", 3) || !invariant(l, mm->inputs[1], 2, &c->kernel) ||
+        !is_body_value(l, mm1->inputs[0], h) || !invariant(l, mm1->inputs[1], 2, &c->recurrent))
+        return false;
+    c->x_t = mm->inputs[0];
+    c->c0 = cv.init;
+    int kp;
+    const tf_tensor *u = const_of(src(l, c->recurrent, &kp));
+    const tf_tensor *w = const_of(src(l, c->kernel, &kp));
+    const tf_tensor *b = const_of(src(l, c->bias, &kp));
+    int64_t H = u->shape.dims[0];
+    if (H < 1 || H > INT32_MAX || u->shape.dims[1] != 4 * H || w->shape.dims[1] != 4 * H ||
+        w->shape.dims[0] < 1 || b->shape.dims[0] != 4 * H)
+        return false;
+    c->units = H;
+    return true;
 }
 
 /* Try STACK (a TensorListStack): the lift of its loop, or false. */
@@ -381,16 +486,20 @@ static bool match_stack(const lifter *l, size_t stack, tf_rnn_lift *out)
     }
     if (!found)
         return false;
-    cell c;
-    if (!match_cell(l, h_next, &h, &c))
-        return false;
+    cell c = { 0 };
+    bool lstm = false;
+    if (!match_cell(l, h_next, &h, &c)) {
+        if (!match_lstm_cell(l, h_next, &h, loop_cond, &c))
+            return false;
+        lstm = true;
+    }
     /* x_t = TensorListGetItem(in_tl, time): in_tl an invariant variable holding
      * TensorListFromTensor(X), time the variable counting 0, 1, ... */
     const tf_nodeview *get = op_at(l, c.x_t, "TensorListGetItem", 3);
     int gp;
     loop_var in_tl, time;
-    const tf_nodeview *in_sw = src(l, get->inputs[0], &gp);
-    if (gp != 1 || !var_of_switch(l, in_sw, &in_tl) || !is_body_value(l, in_tl.next, &in_tl))
+    const tf_nodeview *in_sw = get ? src(l, get->inputs[0], &gp) : NULL;
+    if (!in_sw || gp != 1 || !var_of_switch(l, in_sw, &in_tl) || !is_body_value(l, in_tl.next, &in_tl))
         return false;
     const tf_nodeview *from = op_at(l, in_tl.init, "TensorListFromTensor", 2);
     const tf_nodeview *t_sw = src(l, get->inputs[1], &gp);
@@ -445,21 +554,26 @@ static bool match_stack(const lifter *l, size_t stack, tf_rnn_lift *out)
     }
     if (sequences && n_elems != limit)
         return false;
-    *out = (tf_rnn_lift){ .stack = stack, .x = from->inputs[0], .kernel = c.kernel,
-                          .recurrent = c.recurrent, .bias = c.bias, .h0 = h.init,
+    *out = (tf_rnn_lift){ .stack = stack, .lstm = lstm, .x = from->inputs[0], .kernel = c.kernel,
+                          .recurrent = c.recurrent, .bias = c.bias, .h0 = h.init, .c0 = c.c0,
                           .units = c.units, .steps = limit, .sequences = sequences };
     return true;
 }
 
-int tf_find_keras_gru(const tf_nodeview *nodes, size_t n, tf_lookup_fn lookup, void *ctx,
+int tf_find_keras_rnns(const tf_nodeview *nodes, size_t n, tf_lookup_fn lookup, void *ctx,
                       tf_rnn_lift **out, size_t *n_out, bd_error *err)
 {
     lifter l = { nodes, n, lookup, ctx };
     *out = NULL;
     *n_out = 0;
-    for (size_t i = 0; i < n; i++) {
+    /* Matching a stack scans the graph for loop variables: a file with many TensorListStacks
+     * reading one loop would cost their number times the node count, so only the first
+     * MAX_TRIES are tried (a model has one per recurrent layer). */
+    enum { MAX_TRIES = 256 };
+    int tries = 0;
+    for (size_t i = 0; i < n && tries < MAX_TRIES; i++) {
         tf_rnn_lift lift;
-        if (!is(&nodes[i], "TensorListStack") || !match_stack(&l, i, &lift))
+        if (!is(&nodes[i], "TensorListStack") || (tries++, !match_stack(&l, i, &lift)))
             continue;
         tf_rnn_lift *grown = realloc(*out, (*n_out + 1) * sizeof *grown);
         if (!grown) {
@@ -492,8 +606,20 @@ static bool f32_matrix(const bd_value *v, int64_t rows, int64_t cols)
            v->nbytes >= (size_t)bytes;
 }
 
-/* SRC [ROWS, COLS] (bytes at any alignment) transposed into a new [1, COLS, ROWS] constant. */
-static bd_value *transposed(tf_mapctx *m, const char *suffix, const bd_value *src, bd_error *err)
+/* Keras's gate order to ONNX's: GRU z r h is the same; LSTM i f c o becomes i o f c (ONNX
+ * gate block K is Keras's block ORDER[K]). */
+static const int k_lstm_order[4] = { 0, 3, 1, 2 };
+
+/* Column C of an ONNX-ordered [.., GATES*H] matrix: the column of Keras's. */
+static int64_t keras_col(int64_t c, int64_t H, bool lstm)
+{
+    return lstm ? k_lstm_order[c / H] * H + c % H : c;
+}
+
+/* SRC [ROWS, COLS] (bytes at any alignment) transposed into a new [1, COLS, ROWS] constant,
+ * its gate blocks in ONNX's order. */
+static bd_value *transposed(tf_mapctx *m, const char *suffix, const bd_value *src, int64_t H,
+                            bool lstm, bd_error *err)
 {
     int64_t rows = src->shape.dims[0], cols = src->shape.dims[1];
     float *t = malloc((size_t)(rows * cols) * sizeof *t);
@@ -501,12 +627,33 @@ static bd_value *transposed(tf_mapctx *m, const char *suffix, const bd_value *sr
         bd_error_set(err, BD_ENOMEM, "out of memory");
         return NULL;
     }
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++)
-            memcpy(&t[c * rows + r], (const char *)src->data + (size_t)(r * cols + c) * sizeof(float),
+    for (int64_t c = 0; c < cols; c++) {
+        int64_t kc = keras_col(c, H, lstm);
+        for (int64_t r = 0; r < rows; r++)
+            memcpy(&t[c * rows + r], (const char *)src->data + (size_t)(r * cols + kc) * sizeof(float),
                    sizeof(float));
+    }
     bd_shape s = { .rank = 3, .dims = { 1, cols, rows } };
     bd_value *v = tf_emit_const(m, suffix, BD_DT_FLOAT, &s, t, (size_t)(rows * cols) * sizeof *t, err);
+    free(t);
+    return v;
+}
+
+/* ONNX's B [1, 2*G*H]: the input bias then the recurrent one. GRU: Keras's [2, 3H] as it is;
+ * LSTM: Keras's one [4H] in ONNX's gate order, then zeros. */
+static bd_value *onnx_bias(tf_mapctx *m, const bd_value *b, int64_t H, bool lstm, bd_error *err)
+{
+    int64_t n = lstm ? 8 * H : 6 * H;
+    float *t = calloc((size_t)n, sizeof *t);
+    if (!t) {
+        bd_error_set(err, BD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (int64_t c = 0; c < (lstm ? 4 * H : n); c++)
+        memcpy(&t[c], (const char *)b->data + (size_t)keras_col(c, H, lstm) * sizeof(float),
+               sizeof(float));
+    bd_shape s = { .rank = 2, .dims = { 1, n } };
+    bd_value *v = tf_emit_const(m, "B", BD_DT_FLOAT, &s, t, (size_t)n * sizeof *t, err);
     free(t);
     return v;
 }
@@ -516,37 +663,54 @@ static int set_int_attr(bd_graph *g, bd_node *n, const char *name, int64_t v, bd
     return bd_node_add_attr(g, n, &(bd_attr){ .name = name, .type = BD_ATTR_INT, .i = v }, err);
 }
 
-int tf_emit_keras_gru(tf_mapctx *m, const tf_rnn_lift *lift, bd_error *err)
+/* A Const value of shape [N] (float); false if V is not one. */
+static bool f32_vector(const bd_value *v, int64_t n)
 {
-    int64_t H = lift->units;
+    return v && v->data && v->dtype == BD_DT_FLOAT && v->shape.rank == 1 && v->shape.dims[0] == n &&
+           n > 0 && n <= INT32_MAX && v->nbytes >= (size_t)n * sizeof(float);
+}
+
+int tf_emit_keras_rnn(tf_mapctx *m, const tf_rnn_lift *lift, bd_error *err)
+{
+    int64_t H = lift->units, G = lift->lstm ? 4 : 3;
+    size_t n_in = lift->lstm ? 6 : 5;
     const bd_value *w = m->in[1], *u = m->in[2], *b = m->in[3];
-    if (m->n_in != 5 || !w || !f32_matrix(w, w->shape.rank == 2 ? w->shape.dims[0] : 0, 3 * H) ||
-        !f32_matrix(u, H, 3 * H) || !f32_matrix(b, 2, 3 * H))
-        return bd_error_set(err, BD_EMODEL, "node '%s': the GRU loop's weights are not [I, 3H], "
-                            "[H, 3H] and [2, 3H] constants", m->v->name);
+    bool bias_ok = lift->lstm ? f32_vector(b, 4 * H) : f32_matrix(b, 2, 3 * H);
+    if (m->n_in != n_in || !w || w->shape.rank != 2 || !f32_matrix(w, w->shape.dims[0], G * H) ||
+        !f32_matrix(u, H, G * H) || !bias_ok)
+        return bd_error_set(err, BD_EMODEL, "node '%s': the recurrent loop's weights are not the "
+                            "constants its cell was matched with", m->v->name);
     /* the first STEPS steps of X: what the loop reads */
     const int64_t zero = 0, steps = lift->steps;
     bd_value *starts = i64s(m, "starts", &zero, 1, err), *ends = i64s(m, "ends", &steps, 1, err);
     bd_value *axes = i64s(m, "axes", &zero, 1, err), *xs = tf_emit_temp(m, "steps", err);
-    bd_value *wt = transposed(m, "W", w, err), *rt = transposed(m, "R", u, err);
-    bd_shape bs = { .rank = 2, .dims = { 1, 6 * H } };
-    bd_value *bias = tf_emit_const(m, "B", BD_DT_FLOAT, &bs, b->data, (size_t)(6 * H) * sizeof(float), err);
+    bd_value *wt = transposed(m, "W", w, H, lift->lstm, err);
+    bd_value *rt = transposed(m, "R", u, H, lift->lstm, err);
+    bd_value *bias = onnx_bias(m, b, H, lift->lstm, err);
     bd_value *h0 = tf_emit_temp(m, "initial_h", err), *y = tf_emit_temp(m, "Y", err);
+    bd_value *c0 = lift->lstm ? tf_emit_temp(m, "initial_c", err) : NULL;
+    bd_value *yc = lift->lstm ? tf_emit_temp(m, "Y_c", err) : NULL;
     bd_value *yh = lift->sequences ? tf_emit_temp(m, "Y_h", err) : m->out;
-    if (!starts || !ends || !axes || !xs || !wt || !rt || !bias || !h0 || !y || !yh)
+    if (!starts || !ends || !axes || !xs || !wt || !rt || !bias || !h0 || !y || !yh ||
+        (lift->lstm && (!c0 || !yc)))
         return err && err->code ? err->code : BD_ENOMEM;
-    bd_node *gru = NULL;
+    bd_node *rnn = NULL;
     int rc = tf_emit_node(m, "steps", "Slice", (bd_value *[]){ m->in[0], starts, ends, axes }, 4, xs,
                           NULL, err);
     if (rc == 0)
         rc = tf_emit_node(m, "initial_h", "Unsqueeze", (bd_value *[]){ m->in[4], axes }, 2, h0, NULL, err);
-    if (rc == 0)
+    if (rc == 0 && lift->lstm)
+        rc = tf_emit_node(m, "initial_c", "Unsqueeze", (bd_value *[]){ m->in[5], axes }, 2, c0, NULL, err);
+    if (rc == 0 && lift->lstm)
+        rc = tf_emit_node_n(m, "lstm", "LSTM", (bd_value *[]){ xs, wt, rt, bias, NULL, h0, c0 }, 7,
+                            (bd_value *[]){ y, yh, yc }, 3, &rnn, err);
+    else if (rc == 0)
         rc = tf_emit_node_n(m, "gru", "GRU", (bd_value *[]){ xs, wt, rt, bias, NULL, h0 }, 6,
-                            (bd_value *[]){ y, yh }, 2, &gru, err);
+                            (bd_value *[]){ y, yh }, 2, &rnn, err);
     if (rc == 0)
-        rc = set_int_attr(m->g, gru, "hidden_size", H, err);
-    if (rc == 0)
-        rc = set_int_attr(m->g, gru, "linear_before_reset", 1, err);
+        rc = set_int_attr(m->g, rnn, "hidden_size", H, err);
+    if (rc == 0 && !lift->lstm)
+        rc = set_int_attr(m->g, rnn, "linear_before_reset", 1, err);
     if (rc == 0 && lift->sequences) {                 /* Y [T, 1, B, H] -> [T, B, H] */
         const int64_t one = 1;
         bd_value *ax1 = i64s(m, "squeeze_axes", &one, 1, err);

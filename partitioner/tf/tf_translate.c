@@ -39,7 +39,7 @@ typedef struct tf_xlate {
     size_t             index_cap;
     size_t            *pending;    /* NextIteration nodes to translate after the main walk */
     size_t             n_pending, cap_pending;
-    tf_rnn_lift       *lifts;      /* Keras GRU loops computed by one GRU (tf_rnn_lift.c) */
+    tf_rnn_lift       *lifts;      /* Keras GRU/LSTM loops computed by one node (tf_rnn_lift.c) */
     size_t             n_lifts;
     tf_nodeview       *views;      /* NODES with each lifted TensorListStack replaced; or NULL */
     const char       **lift_inputs;
@@ -145,7 +145,7 @@ static int count_uses(tf_xlate *x, bd_error *err)
         const tf_nodeview *v = &x->nodes[i];
         char who[300];
         snprintf(who, sizeof who, "node '%s' (%s)", v->name, v->op);
-        bool may_map = tf_op_mapper(v->op, NULL) || is_identity(v) || op_is(v, TF_KERAS_GRU_OP);
+        bool may_map = tf_op_mapper(v->op, NULL) || is_identity(v) || op_is(v, TF_KERAS_RNN_OP);
         for (size_t k = 0; k < v->n_inputs; k++) {
             long p;
             int port;
@@ -694,21 +694,23 @@ static int translate_mapped(tf_xlate *x, const tf_nodeview *v, rec *r, tf_mapper
     return rc;
 }
 
-/* A lifted Keras GRU loop (V is the TensorListStack's view, its inputs the lift's refs). */
+/* A lifted Keras GRU or LSTM loop (V is the TensorListStack's view, its inputs the lift's
+ * refs). */
 static int translate_lift(tf_xlate *x, const tf_nodeview *v, rec *r, const tf_rnn_lift *lift,
                           bd_error *err)
 {
     bd_value *out = output_value(x, v, 0, NULL, err);
-    bd_value *in[5] = { 0 };
+    bd_value *in[6] = { 0 };
     if (!out)
         return err ? err->code : BD_ENOMEM;
     int rc = 0;
-    for (size_t k = 0; rc == 0 && k < 5; k++)
+    for (size_t k = 0; rc == 0 && k < v->n_inputs && k < 6; k++)
         rc = resolve(x, v, v->inputs[k], &in[k], err);
     if (rc)
         return rc;
-    tf_mapctx m = { .g = x->g, .v = v, .in = in, .n_in = 5, .out = out, .outs = &out, .n_outs = 1 };
-    if ((rc = tf_emit_keras_gru(&m, lift, err)) || (rc = set_outputs(x, r, 1, err)))
+    tf_mapctx m = { .g = x->g, .v = v, .in = in, .n_in = v->n_inputs, .out = out, .outs = &out,
+                    .n_outs = 1 };
+    if ((rc = tf_emit_keras_rnn(&m, lift, err)) || (rc = set_outputs(x, r, 1, err)))
         return rc;
     r->out[0] = out;
     return 0;
@@ -859,28 +861,31 @@ static long lookup_ref(void *ctx, const char *ref, int *port)
     return parse_ref(ctx, ref, "", &p, port, NULL) == 0 ? p : -1;
 }
 
-/* Find the Keras GRU loops one GRU computes and give each one's TensorListStack a view that
- * reads the GRU's inputs instead of the loop (which nothing then imports). */
+/* Find the Keras GRU and LSTM loops one ONNX GRU or LSTM computes and give each one's
+ * TensorListStack a view that reads the cell's inputs instead of the loop (which nothing then
+ * imports). */
 static int lift_rnns(tf_xlate *x, bd_error *err)
 {
-    int rc = tf_find_keras_gru(x->nodes, x->n, lookup_ref, x, &x->lifts, &x->n_lifts, err);
+    int rc = tf_find_keras_rnns(x->nodes, x->n, lookup_ref, x, &x->lifts, &x->n_lifts, err);
     if (rc || !x->n_lifts)
         return rc;
     x->views = malloc(x->n * sizeof *x->views);
-    x->lift_inputs = malloc(5 * x->n_lifts * sizeof *x->lift_inputs);
+    x->lift_inputs = malloc(6 * x->n_lifts * sizeof *x->lift_inputs);
     if (!x->views || !x->lift_inputs)
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     memcpy(x->views, x->nodes, x->n * sizeof *x->views);
     for (size_t k = 0; k < x->n_lifts; k++) {
         const tf_rnn_lift *l = &x->lifts[k];
-        const char **in = x->lift_inputs + 5 * k;
+        const char **in = x->lift_inputs + 6 * k;
         in[0] = l->x;
         in[1] = l->kernel;
         in[2] = l->recurrent;
         in[3] = l->bias;
         in[4] = l->h0;
+        in[5] = l->c0;
         tf_nodeview *v = &x->views[l->stack];
-        *v = (tf_nodeview){ .name = v->name, .op = TF_KERAS_GRU_OP, .inputs = in, .n_inputs = 5 };
+        *v = (tf_nodeview){ .name = v->name, .op = TF_KERAS_RNN_OP, .inputs = in,
+                            .n_inputs = l->lstm ? 6 : 5 };
     }
     x->nodes = x->views;
     return 0;

@@ -121,49 +121,51 @@ def text_rnn(cell, unroll):
     unroll=True writes the 32 steps out as plain ops."""
     def build(rng):
         import keras
-        import tensorflow as tf
         ids = keras.Input((32,), batch_size=1, dtype="int32")
         e = keras.layers.Embedding(1000, 64)(ids)
         r = cell(64, unroll=unroll)(e)
-        y = keras.layers.Dense(5)(r)
-        mod = tf.Module()
-        mod.model = keras.Model(ids, y)
-        spec = [tf.TensorSpec([1, 32], tf.int32, name="ids")]
-
-        @tf.function(input_signature=spec)
-        def serve(ids):
-            return {"output": mod.model(ids, training=False)}
-        return mod, serve, spec
+        return serving_ids(ids, keras.layers.Dense(5)(r))
     return build
 
 
-def gru_variant(sequences, reset_after):
-    """Token ids [1, 32] -> Embedding(1000, 64) -> GRU(48) with a random (non-zero) bias ->
-    Dense(5): braid computes Keras' GRU loop with one GRU when the cell is reset_after=True
-    (tf_rnn_lift.c). sequences=True also returns every step (then averaged) and starts from an
-    initial state computed from the input; reset_after=False is a cell braid does not lift, so
-    TensorFlow runs its loop."""
+def serving_ids(ids, y):
+    """(module, serve, spec) for a Keras model from token ids [1, 32] (int32) to Y."""
+    import keras
+    import tensorflow as tf
+    mod = tf.Module()
+    mod.model = keras.Model(ids, y)
+    spec = [tf.TensorSpec([1, 32], tf.int32, name="ids")]
+
+    @tf.function(input_signature=spec)
+    def serve(ids):
+        return {"output": mod.model(ids, training=False)}
+    return mod, serve, spec
+
+
+def rnn_variant(layer, sequences, reset_after=True):
+    """Token ids [1, 32] -> Embedding(1000, 64) -> LAYER ("GRU" or "LSTM", 48 units) with a
+    random (non-zero) bias -> Dense(5): braid computes Keras' loop with one GRU or LSTM when the
+    cell is one it knows (tf_rnn_lift.c). sequences=True also returns every step (then
+    averaged) and starts from initial states computed from the input; a GRU with
+    reset_after=False is a cell braid does not lift, so TensorFlow runs its loop."""
     def build(rng):
         import keras
-        import tensorflow as tf
         ids = keras.Input((32,), batch_size=1, dtype="int32")
         e = keras.layers.Embedding(1000, 64)(ids)
-        gru = keras.layers.GRU(48, return_sequences=sequences, reset_after=reset_after,
-                               bias_initializer=keras.initializers.RandomNormal(stddev=0.5, seed=7))
-        if sequences:
-            h0 = keras.layers.Dense(48, activation="tanh")(keras.layers.GlobalAveragePooling1D()(e))
-            r = keras.layers.GlobalAveragePooling1D()(gru(e, initial_state=h0))
+        bias = keras.initializers.RandomNormal(stddev=0.5, seed=7)
+        if layer == "GRU":
+            rnn = keras.layers.GRU(48, return_sequences=sequences, reset_after=reset_after,
+                                   bias_initializer=bias)
         else:
-            r = gru(e)
-        y = keras.layers.Dense(5)(r)
-        mod = tf.Module()
-        mod.model = keras.Model(ids, y)
-        spec = [tf.TensorSpec([1, 32], tf.int32, name="ids")]
-
-        @tf.function(input_signature=spec)
-        def serve(ids):
-            return {"output": mod.model(ids, training=False)}
-        return mod, serve, spec
+            rnn = keras.layers.LSTM(48, return_sequences=sequences, bias_initializer=bias)
+        if sequences:
+            mean = keras.layers.GlobalAveragePooling1D()(e)
+            states = [keras.layers.Dense(48, activation="tanh")(mean)
+                      for _ in range(1 if layer == "GRU" else 2)]
+            r = keras.layers.GlobalAveragePooling1D()(rnn(e, initial_state=states))
+        else:
+            r = rnn(e)
+        return serving_ids(ids, keras.layers.Dense(5)(r))
     return build
 
 
@@ -236,8 +238,10 @@ MODELS = {
     "transformer_encoder": transformer_encoder,
     "gru_text": lambda rng: text_rnn(__import__("keras").layers.GRU, False)(rng),
     "lstm_text_unrolled": lambda rng: text_rnn(__import__("keras").layers.LSTM, True)(rng),
-    "gru_sequences": gru_variant(True, True),
-    "gru_reset_before": gru_variant(False, False),
+    "lstm_text": lambda rng: text_rnn(__import__("keras").layers.LSTM, False)(rng),
+    "lstm_sequences": rnn_variant("LSTM", True),
+    "gru_sequences": rnn_variant("GRU", True),
+    "gru_reset_before": rnn_variant("GRU", False, reset_after=False),
     "detection_head": detection_head,
     "small_cnn": small_cnn,
 }
