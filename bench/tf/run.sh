@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The TensorFlow benchmark: braid against TensorFlow's own C API session on the Keras models
 # TensorFlow makes itself (tests/runtime/keras/gen_keras.py: MobileNetV2, ResNet50,
-# EfficientNetB0, a Transformer encoder, GRU and unrolled LSTM text models, a detection head;
-# random seeded weights, frozen GraphDefs), at 1 and 2 threads, with the machine's FP32 peak
+# EfficientNetB0, a Transformer encoder, GRU and LSTM text models (Keras's while loops, one
+# LSTM unrolled), a GRU cell braid does not lift, a detection head; random seeded weights,
+# frozen GraphDefs), at 1 and 2 threads, with the machine's FP32 peak
 # measured in the same run. One command:
 #
 #   bench/tf/run.sh                                 # every model, defaults
