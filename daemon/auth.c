@@ -301,26 +301,3 @@ bd_auth_result bd_auth_check(bd_auth *a, const char *header, size_t len, bd_role
         return BD_AUTH_INVALID;
     return best >= (int)need ? BD_AUTH_OK : BD_AUTH_FORBIDDEN;
 }
-
-bd_role bd_auth_grpc_role(const char *method, size_t len)
-{
-    static const struct { const char *path; bd_role role; } roles[] = {
-        { "/inference.GRPCInferenceService/ServerLive",            BD_ROLE_NONE },
-        { "/inference.GRPCInferenceService/ServerReady",           BD_ROLE_NONE },
-        { "/grpc.health.v1.Health/Check",                          BD_ROLE_NONE },
-        { "/inference.GRPCInferenceService/ModelReady",            BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/ServerMetadata",        BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/ModelMetadata",         BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/ModelConfig",           BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/ModelInfer",            BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/ModelStreamInfer",      BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/ModelStatistics",       BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/RepositoryIndex",       BD_ROLE_INFERENCE },
-        { "/inference.GRPCInferenceService/RepositoryModelLoad",   BD_ROLE_ADMIN },
-        { "/inference.GRPCInferenceService/RepositoryModelUnload", BD_ROLE_ADMIN },
-    };
-    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
-        if (strlen(roles[i].path) == len && memcmp(roles[i].path, method, len) == 0)
-            return roles[i].role;
-    return BD_ROLE_INFERENCE;       /* unknown methods: a valid token learns UNIMPLEMENTED */
-}

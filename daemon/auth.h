@@ -59,9 +59,7 @@ int  bd_auth_parse  (const char *text, size_t len, const char *what, bd_auth **o
  * A NULL A (authentication off) or NEED == BD_ROLE_NONE is always BD_AUTH_OK. */
 bd_auth_result bd_auth_check(bd_auth *a, const char *header, size_t len, bd_role need);
 
-/* The role a gRPC method path needs ("/inference.GRPCInferenceService/ModelInfer"). Unknown
- * paths need inference (a caller without a token learns nothing, not even UNIMPLEMENTED). */
-bd_role     bd_auth_grpc_role(const char *method, size_t len);
+/* Which role each operation needs, for every transport: operation.h. */
 const char *bd_role_name     (bd_role r);
 /* Constant-time comparison of two buffers of the same length: 0 when equal. */
 int         bd_auth_ct_compare(const void *a, const void *b, size_t len);

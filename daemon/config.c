@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_text.h"
 #include "daemon/log.h"
 #include "runtime/engines.h"
 
@@ -291,6 +292,12 @@ int bd_config_load_file(bd_daemon_config *cfg, const char *path, bd_error *err)
         return bd_error_set(err, BD_EIO, "config file %s: read error", path);
     }
     text[len] = '\0';
+    long nul = bd_json_find_nul(text, len);
+    if (nul >= 0) {
+        free(text);
+        return bd_error_set(err, BD_EINVAL, "config file %s: a NUL (\\u0000 or a 0 byte) near byte "
+                            "%ld; strings must not contain NUL", path, nul);
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {

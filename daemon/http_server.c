@@ -61,7 +61,6 @@ struct bd_http_server {
                                       * first */
     SSL_CTX        *tls;             /* NULL = plaintext */
     bd_auth        *auth;            /* NULL = no tokens */
-    bd_role       (*role_for)(const char *path);
     size_t          n_active;        /* connections not closing */
     mailbox        *mb;              /* deferred answers; NULL when detached */
     uv_async_t      async;           /* ... wakes the loop for them */
@@ -91,6 +90,8 @@ struct conn {
     bool            in_value;        /* the parser is inside a header value */
     bool            is_authz;        /* ... of the Authorization header */
     bool            authz_seen, authz_bad;
+    bool            decided;         /* the handler called bd_http_authorize for this request */
+    bool            allowed;         /* ... and the token holds the role it needs */
     size_t          field_len, authz_len;
     char            field[16];       /* the current header's name (its first bytes) */
     char            authz[MAX_AUTHZ];
@@ -503,6 +504,7 @@ static int on_message_begin(http_parser *p)
     c->in_request = true;
     c->head_done = false;
     c->in_value = c->is_authz = c->authz_seen = c->authz_bad = false;
+    c->decided = c->allowed = false;
     c->field_len = c->authz_len = 0;
     c->hdrs_len = 0;
     c->hdr_state = 0;
@@ -635,18 +637,20 @@ static int on_headers_complete(http_parser *p)
     return 0;
 }
 
-/* The token check for PATH: true when the handler may run, else RES holds 401/403. */
-static bool authorized(conn *c, const char *path, bd_http_response *res)
+bool bd_http_authorize(const bd_http_request *req, bd_role need, bd_http_response *res)
 {
+    conn *c = req->conn_;
     bd_http_server *s = c->srv;
+    c->decided = true;
+    c->allowed = !s->auth;
     if (!s->auth)
         return true;
-    bd_role need = s->role_for ? s->role_for(path) : BD_ROLE_INFERENCE;
     bd_auth_result r = c->authz_bad ? BD_AUTH_INVALID
                      : bd_auth_check(s->auth, c->authz_seen ? c->authz : NULL, c->authz_len, need);
     const char *msg = NULL;
     switch (r) {
     case BD_AUTH_OK:
+        c->allowed = true;
         return true;
     case BD_AUTH_MISSING:
         res->status = 401;
@@ -661,9 +665,10 @@ static bool authorized(conn *c, const char *path, bd_http_response *res)
     case BD_AUTH_FORBIDDEN:
         res->status = 403;
         res->www_authenticate = "Bearer realm=\"braidd\", error=\"insufficient_scope\"";
-        msg = "403 Forbidden: this path needs a token of another role\n";
+        msg = "403 Forbidden: this operation needs a token of another role\n";
         break;
     }
+    free(res->body);
     res->content_type = NULL;
     res->body = strdup(msg);
     res->len = res->body ? strlen(res->body) : 0;
@@ -732,6 +737,8 @@ bd_http_pending *bd_http_defer(const bd_http_request *req)
     conn *c = req->conn_;
     if (!c || c->detached || !c->srv->mb || c->waiting)
         return NULL;
+    if (c->srv->auth && !(c->decided && c->allowed))
+        return NULL;                 /* fail closed: nothing runs later on an unchecked token */
     bd_http_pending *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
@@ -856,8 +863,13 @@ static int on_message_complete(http_parser *p)
     }
     bd_http_response res = { .status = 500 };
     c->in_request = false;
-    if (authorized(c, path, &res))
-        s->handler(s->arg, &req, &res);
+    s->handler(s->arg, &req, &res);
+    if (s->auth && !c->decided) {    /* a handler that forgot the check: fail closed */
+        free(res.body);
+        res = (bd_http_response){ .status = 500 };
+        res.body = strdup("500 Internal Server Error: no authorization decision\n");
+        res.len = res.body ? strlen(res.body) : 0;
+    }
     if (c->body && c->body_cap > 65536) {     /* keep a small buffer, not a big one */
         free(c->body);
         c->body = NULL;
@@ -1257,7 +1269,6 @@ void bd_http_server_set_security(bd_http_server *s, const bd_http_security *sec)
     SSL_CTX_free(s->tls);
     s->tls = sec->tls;
     s->auth = sec->auth;
-    s->role_for = sec->role_for;
 }
 
 /* ---- without a socket -------------------------------------------------------------------- */
@@ -1282,7 +1293,6 @@ void bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *s
     s->arg = arg;
     if (sec) {
         s->auth = sec->auth;
-        s->role_for = sec->role_for;
     }
     c->srv = s;
     c->detached = true;

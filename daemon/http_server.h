@@ -23,8 +23,12 @@
  * others' connections either. A flood of idle sockets cannot keep a health probe out.
  *
  * Optional security (bd_http_server_set_security): TLS through OpenSSL memory BIOs
- * (http_tls.h) and bearer tokens (auth.h) checked before the handler runs: 401 with
- * WWW-Authenticate for a missing or unknown token, 403 for a role too weak.
+ * (http_tls.h) and bearer tokens (auth.h). With tokens, the handler routes the request first
+ * and then asks bd_http_authorize for the role of the operation it will run (operation.h), so
+ * authorization is decided on what is executed, never on the raw path: 401 with
+ * WWW-Authenticate for a missing or unknown token, 403 for a role too weak. It fails closed:
+ * bd_http_defer refuses a request that was not authorized, and a handler that returns without
+ * a decision has its answer replaced by 500.
  *
  * Loop thread only. http_status.c puts braidd's routes on it. */
 #ifndef BD_DAEMON_HTTP_SERVER_H
@@ -87,9 +91,15 @@ typedef struct bd_http_response {
     char        headers[192];    /* more header lines, each ending in "\r\n"; "" = none */
 } bd_http_response;
 
+/* With tokens (bd_http_security.auth): check REQ's Authorization header against NEED, the
+ * role of the operation the handler routed REQ to. True when it may run; false with RES set
+ * to 401/403. Every handler of a server with tokens calls it once per request, before it
+ * runs anything. Without tokens always true. Handler only. */
+bool bd_http_authorize(const bd_http_request *req, bd_role need, bd_http_response *res);
+
 /* Answer REQ later: called inside the handler (RES is then ignored), it returns the token
- * bd_http_pending_finish takes; NULL when the connection cannot wait (bd_http_serve_bytes),
- * then the handler answers at once. The connection reads nothing more until the answer is
+ * bd_http_pending_finish takes; NULL when the connection cannot wait (bd_http_serve_bytes)
+ * or, with tokens, when bd_http_authorize did not allow REQ; then the handler answers at once. The connection reads nothing more until the answer is
  * sent. */
 typedef struct bd_http_pending bd_http_pending;
 bd_http_pending *bd_http_defer(const bd_http_request *req);
@@ -122,12 +132,11 @@ size_t bd_http_server_connections(const bd_http_server *s);
 void   bd_http_server_close(bd_http_server *s, void (*done)(void *arg), void *arg);
 
 /* What protects the port. TLS: NULL = plaintext, else the server takes a reference (the
- * caller may free its own). AUTH: NULL = no tokens; it must outlive the server. ROLE_FOR:
- * the role a path needs (NULL = BD_ROLE_INFERENCE for every path). */
+ * caller may free its own). AUTH: NULL = no tokens; it must outlive the server. With AUTH
+ * the handler decides each request's role itself (bd_http_authorize), from what it routed. */
 typedef struct bd_http_security {
     SSL_CTX  *tls;
     bd_auth  *auth;
-    bd_role (*role_for)(const char *path);
 } bd_http_security;
 
 /* Set S's security. Call right after bd_http_server_start, before the loop runs again (no

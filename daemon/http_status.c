@@ -8,6 +8,7 @@
 #include <http_parser.h>
 
 #include "daemon/http_server.h"
+#include "daemon/operation.h"
 #include "daemon/log.h"
 #include "daemon/prometheus.h"
 #include "daemon/status_json.h"
@@ -42,13 +43,14 @@ static route find_route(const char *path)
     return R_NONE;
 }
 
-/* Who may read what (docs/security.md): the health probes stay open so Kubernetes and load
- * balancers can probe without a token; everything else (metrics, status, unknown paths)
- * needs the inference role. */
-static bd_role route_role(const char *path)
+/* The operation a route runs (operation.h: its role is the table's, the same as over REST and
+ * gRPC: the health probes are open, metrics and status need the inference role). */
+static bd_op route_op(route r)
 {
-    route r = find_route(path);
-    return r == R_LIVE || r == R_READY ? BD_ROLE_NONE : BD_ROLE_INFERENCE;
+    static const bd_op ops[] = { [R_METRICS] = BD_OP_METRICS, [R_LIVE] = BD_OP_SERVER_LIVE,
+                                 [R_READY] = BD_OP_SERVER_READY, [R_STATUS] = BD_OP_STATUS,
+                                 [R_NONE] = BD_OP_NONE };
+    return ops[r];
 }
 
 /* "pretty" anywhere among the query's parameters ("?pretty", "?pretty=1") */
@@ -64,6 +66,8 @@ static void handle(void *arg, const bd_http_request *req, bd_http_response *res)
 {
     bd_http *h = arg;
     route r = find_route(req->path);
+    if (!bd_http_authorize(req, bd_op_role(route_op(r)), res))
+        return;
     if (r == R_NONE) {
         text(res, 404, "not found: %s (try /metrics, /v2/status, /v2/health/live, "
                        "/v2/health/ready)\n", req->path);
@@ -137,7 +141,7 @@ int bd_http_start(uv_loop_t *loop, const char *address, bd_registry *reg, bd_htt
 
 void bd_http_set_security(bd_http *h, SSL_CTX *tls, bd_auth *auth)
 {
-    bd_http_security sec = { .tls = tls, .auth = auth, .role_for = route_role };
+    bd_http_security sec = { .tls = tls, .auth = auth };
     bd_http_server_set_security(h->srv, &sec);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/json_text.h"
 #include "daemon/registry_internal.h"
 #include "daemon/warmup.h"
 
@@ -296,6 +297,10 @@ int model_config_parse(bd_model_config *mc, const char *name, const char *text, 
     model_config_defaults(mc);
     if (!text)
         return 0;
+    long nul = bd_json_find_nul(text, strlen(text));
+    if (nul >= 0)
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: a NUL (\\u0000) in a string near "
+                            "byte %ld; strings must not contain NUL", name, nul);
     cJSON *root = cJSON_Parse(text);
     if (!root)
         return bd_error_set(err, BD_EINVAL, "model '%s' config: not valid JSON", name);

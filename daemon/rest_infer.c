@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 #include <pb_encode.h>
 
+#include "core/json_text.h"
 #include "core/ir/dtype.h"
 #include "core/ir/graph.h"
 
@@ -28,6 +29,11 @@ void bd_rest_outputs_free(bd_rest_outputs *o)
 int bd_rest_json_check(const char *text, size_t len, size_t max_values, int max_depth,
                        bd_error *err)
 {
+    long nul = bd_json_find_nul(text, len);
+    if (nul >= 0)
+        return bd_error_set(err, BD_EINVAL, "the JSON holds a NUL (\\u0000) in a string near byte "
+                            "%ld: names, datatypes, ids and parameters must not contain NUL (send "
+                            "BYTES holding NUL as binary data)", nul);
     size_t values = 1;              /* n values in a container need n - 1 commas */
     int depth = 0;
     bool in_str = false;

@@ -20,6 +20,7 @@
 #include "daemon/registry.h"
 #include "daemon/rest_codec.h"
 #include "daemon/rest_infer.h"
+#include "daemon/rest_route.h"
 #include "daemon/shm_region.h"
 
 #ifndef BRAIDD_VERSION
@@ -550,73 +551,15 @@ static void load(bd_rest *r, const bd_http_request *req, bd_http_response *res, 
     call(r, req, res, SVC "RepositoryModelLoad", K_EMPTY, buf, len, NULL);
 }
 
-/* ---- routing -------------------------------------------------------------------------------- */
-
-#define MAX_SEGS 8
-
-/* Split PATH into percent-decoded segments in BUF; the count, or -1 when malformed. */
-static int split(const char *path, char *buf, size_t size, char **seg)
-{
-    int n = 0;
-    size_t k = 0;
-    const char *p = path;
-    if (*p == '/')
-        p++;
-    while (*p) {
-        if (n == MAX_SEGS)
-            return -1;
-        seg[n++] = buf + k;
-        while (*p && *p != '/') {
-            char ch = *p++;
-            if (ch == '%') {                      /* %XX; %00 is refused */
-                char hex[3] = { p[0], p[0] ? p[1] : 0, 0 };
-                char *end = NULL;
-                long v = strtol(hex, &end, 16);
-                if (!hex[0] || !hex[1] || *end || v <= 0)
-                    return -1;
-                ch = (char)v;
-                p += 2;
-            }
-            if (k + 1 >= size)
-                return -1;
-            buf[k++] = ch;
-        }
-        buf[k++] = '\0';
-        if (*p == '/')
-            p++;
-    }
-    return n;
-}
-
-static void method_not_allowed(bd_http_response *res, const char *allow)
-{
-    char msg[64];
-    snprintf(msg, sizeof msg, "method not allowed: use %s", allow);
-    set_error(res, 405, msg);
-    res->allow = allow;
-}
+/* ---- routing (rest_route.h decides; these run what it chose) -------------------------------- */
 
 /* /v2/models/NAME[/versions/V][/ACTION] */
-static void model_route(bd_rest *r, const bd_http_request *req, bd_http_response *res, char **seg,
-                        int n, const char *body, size_t body_len)
+static void model_call(bd_rest *r, const bd_http_request *req, bd_http_response *res,
+                       const bd_rest_route *rt, const char *body, size_t body_len)
 {
-    const char *name = seg[2], *version = "", *action = "";
-    int i = 3;
-    if (n > i + 1 && !strcmp(seg[i], "versions")) {
-        version = seg[i + 1];
-        i += 2;
-    }
-    if (n == i + 1)
-        action = seg[i];
-    else if (n != i) {
-        set_error(res, 404, "unknown path: expected /v2/models/NAME[/versions/V][/ready|config|"
-                  "stats|infer]");
-        return;
-    }
-    bool get = req->method == HTTP_GET || req->method == HTTP_HEAD;
-    if (!strcmp(action, "infer")) {
-        if (req->method != HTTP_POST)
-            return method_not_allowed(res, "POST");
+    const char *name = rt->model, *version = rt->version;
+    switch (rt->op) {
+    case BD_OP_MODEL_INFER: {
         bd_error err = {0};
         uint8_t *buf = NULL;
         size_t len = 0;
@@ -627,26 +570,21 @@ static void model_route(bd_rest *r, const bd_http_request *req, bd_http_response
             set_error(res, err.code == BD_ENOMEM ? 503 : 400, err.msg);
             return;
         }
-        call(r, req, res, SVC "ModelInfer", K_INFER, buf, len, &outs);
-        return;
+        return call(r, req, res, SVC "ModelInfer", K_INFER, buf, len, &outs);
     }
-    if (!get)
-        return method_not_allowed(res, "GET, HEAD");
-    if (!*action)
-        call_named(r, req, res, SVC "ModelMetadata", K_MODEL_META,
-                   inference_ModelMetadataRequest_fields, name, version);
-    else if (!strcmp(action, "ready"))
-        call_named(r, req, res, SVC "ModelReady", K_READY, inference_ModelReadyRequest_fields,
-                   name, version);
-    else if (!strcmp(action, "config"))
-        call_named(r, req, res, SVC "ModelConfig", K_CONFIG, inference_ModelConfigRequest_fields,
-                   name, version);
-    else if (!strcmp(action, "stats"))
-        call_named(r, req, res, SVC "ModelStatistics", K_STATS,
-                   inference_ModelStatisticsRequest_fields, name, version);
-    else
-        set_error(res, 404, "unknown path: expected /v2/models/NAME[/versions/V][/ready|config|"
-                  "stats|infer]");
+    case BD_OP_MODEL_METADATA:
+        return call_named(r, req, res, SVC "ModelMetadata", K_MODEL_META,
+                          inference_ModelMetadataRequest_fields, name, version);
+    case BD_OP_MODEL_READY:
+        return call_named(r, req, res, SVC "ModelReady", K_READY, inference_ModelReadyRequest_fields,
+                          name, version);
+    case BD_OP_MODEL_CONFIG:
+        return call_named(r, req, res, SVC "ModelConfig", K_CONFIG,
+                          inference_ModelConfigRequest_fields, name, version);
+    default:                            /* BD_OP_MODEL_STATISTICS; "" = every model */
+        return call_named(r, req, res, SVC "ModelStatistics", K_STATS,
+                          inference_ModelStatisticsRequest_fields, name, version);
+    }
 }
 
 static void server_metadata(bd_http_response *res)
@@ -664,34 +602,20 @@ static void server_metadata(bd_http_response *res)
     reply_json(res, o);
 }
 
-/* /v2/systemsharedmemory[/region/NAME]/status|register|unregister (Triton's extension), run
- * as the gRPC methods; /v2/cudasharedmemory/... answers 501. */
-static void shm_route(bd_rest *r, const bd_http_request *req, bd_http_response *res, char **seg,
-                      int n, const char *body, size_t body_len)
+/* Triton's system shared memory extension, run as the gRPC methods. */
+static void shm_call(bd_rest *r, const bd_http_request *req, bd_http_response *res,
+                     const bd_rest_route *rt, const char *body, size_t body_len)
 {
-    bool get = req->method == HTTP_GET || req->method == HTTP_HEAD;
-    if (!strcmp(seg[1], "cudasharedmemory"))
-        return set_error(res, 501, "CUDA shared memory is not supported: braid runs on CPUs; use "
-                         "/v2/systemsharedmemory (braidd --allow-shared-memory)");
-    const char *name = n == 5 ? seg[3] : "", *action = seg[n - 1];
-    if (!(n == 3 || (n == 5 && !strcmp(seg[2], "region"))) ||
-        (strcmp(action, "status") && strcmp(action, "register") && strcmp(action, "unregister")) ||
-        (!strcmp(action, "register") && n != 5))
-        return set_error(res, 404, "unknown path: expected /v2/systemsharedmemory[/region/NAME]/"
-                         "status|unregister or /v2/systemsharedmemory/region/NAME/register");
+    const char *name = rt->region;
     uint8_t *b = NULL;
     size_t len = 0;
-    if (!strcmp(action, "status")) {
-        if (!get)
-            return method_not_allowed(res, "GET, HEAD");
+    if (rt->op == BD_OP_SHM_STATUS) {
         inference_SystemSharedMemoryStatusRequest m = { .name = (char *)name };
         if (!(b = encode(inference_SystemSharedMemoryStatusRequest_fields, &m, &len)))
             return set_error(res, 500, "cannot encode the request");
         return call(r, req, res, SVC "SystemSharedMemoryStatus", K_SHM_STATUS, b, len, NULL);
     }
-    if (req->method != HTTP_POST)
-        return method_not_allowed(res, "POST");
-    if (!strcmp(action, "unregister")) {
+    if (rt->op == BD_OP_SHM_UNREGISTER) {
         inference_SystemSharedMemoryUnregisterRequest m = { .name = (char *)name };
         if (!(b = encode(inference_SystemSharedMemoryUnregisterRequest_fields, &m, &len)))
             return set_error(res, 500, "cannot encode the request");
@@ -721,94 +645,91 @@ static void shm_route(bd_rest *r, const bd_http_request *req, bd_http_response *
     call(r, req, res, SVC "SystemSharedMemoryRegister", K_EMPTY, b, len, NULL);
 }
 
-static void route(bd_rest *r, const bd_http_request *req, bd_http_response *res,
-                  const char *body, size_t body_len)
+static void repository_index(bd_rest *r, const bd_http_request *req, bd_http_response *res,
+                             const char *body, size_t body_len)
 {
-    char buf[8192 + 16];
-    char *seg[MAX_SEGS];
-    int n = split(req->path, buf, sizeof buf, seg);
-    bool get = req->method == HTTP_GET || req->method == HTTP_HEAD;
-    bool post = req->method == HTTP_POST;
-    if (n < 1 || strcmp(seg[0], "v2") != 0) {
-        set_error(res, 404, "unknown path: the REST API lives under /v2 (docs/protocol.md)");
-        return;
-    }
-    if (n == 1) {
-        if (!get)
-            return method_not_allowed(res, "GET, HEAD");
-        return server_metadata(res);
-    }
-    if (n == 3 && !strcmp(seg[1], "health")) {
-        if (!get)
-            return method_not_allowed(res, "GET, HEAD");
-        if (!strcmp(seg[2], "live")) {
-            res->status = 200;
-            return;
-        }
-        if (!strcmp(seg[2], "ready")) {
-            res->status = bd_registry_ready(r->reg) ? 200 : 503;
-            return;
-        }
-    }
-    if (n >= 2 && !strcmp(seg[1], "models")) {
-        if (n == 2 || (n == 3 && !strcmp(seg[2], "stats"))) {
-            if (n == 2) {
-                set_error(res, 404, "unknown path: /v2/models/NAME (or /v2/repository/index to "
-                          "list the models)");
-                return;
-            }
-            if (!get)
-                return method_not_allowed(res, "GET, HEAD");
-            return call_named(r, req, res, SVC "ModelStatistics", K_STATS,
-                              inference_ModelStatisticsRequest_fields, "", "");
-        }
-        return model_route(r, req, res, seg, n, body, body_len);
-    }
-    if (n == 3 && !strcmp(seg[1], "repository") && !strcmp(seg[2], "index")) {
-        if (!post)
-            return method_not_allowed(res, "POST");
-        bool ready = false;
-        if (body_len) {
-            bd_error err = {0};
-            cJSON *root = bd_rest_json_check(body, body_len, 64, 4, &err) == 0
-                        ? cJSON_ParseWithLength(body, body_len) : NULL;
-            if (!cJSON_IsObject(root)) {
-                cJSON_Delete(root);
-                set_error(res, 400, "the index request must be a JSON object such as "
-                          "{\"ready\": true}");
-                return;
-            }
-            ready = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "ready"));
+    bool ready = false;
+    if (body_len) {
+        bd_error err = {0};
+        cJSON *root = bd_rest_json_check(body, body_len, 64, 4, &err) == 0
+                    ? cJSON_ParseWithLength(body, body_len) : NULL;
+        if (!cJSON_IsObject(root)) {
             cJSON_Delete(root);
+            set_error(res, 400, "the index request must be a JSON object such as "
+                      "{\"ready\": true}");
+            return;
         }
-        inference_RepositoryIndexRequest m = { .ready = ready };
-        size_t len = 0;
-        uint8_t *b = encode(inference_RepositoryIndexRequest_fields, &m, &len);
-        if (!b)
-            return set_error(res, 500, "cannot encode the request");
-        return call(r, req, res, SVC "RepositoryIndex", K_INDEX, b, len, NULL);
+        ready = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "ready"));
+        cJSON_Delete(root);
     }
-    if (n == 5 && !strcmp(seg[1], "repository") && !strcmp(seg[2], "models") &&
-        (!strcmp(seg[4], "load") || !strcmp(seg[4], "unload"))) {
-        if (!post)
-            return method_not_allowed(res, "POST");
-        if (!strcmp(seg[4], "load"))
-            return load(r, req, res, seg[3], body, body_len);
-        inference_RepositoryModelUnloadRequest m = { .model_name = seg[3] };
-        size_t len = 0;
-        uint8_t *b = encode(inference_RepositoryModelUnloadRequest_fields, &m, &len);
-        if (!b)
-            return set_error(res, 500, "cannot encode the request");
-        return call(r, req, res, SVC "RepositoryModelUnload", K_EMPTY, b, len, NULL);
-    }
-    if (n >= 3 && (!strcmp(seg[1], "systemsharedmemory") || !strcmp(seg[1], "cudasharedmemory")))
-        return shm_route(r, req, res, seg, n, body, body_len);
-    set_error(res, 404, "unknown path (the REST API: docs/protocol.md, \"HTTP/REST\")");
+    inference_RepositoryIndexRequest m = { .ready = ready };
+    size_t len = 0;
+    uint8_t *b = encode(inference_RepositoryIndexRequest_fields, &m, &len);
+    if (!b)
+        return set_error(res, 500, "cannot encode the request");
+    call(r, req, res, SVC "RepositoryIndex", K_INDEX, b, len, NULL);
 }
 
+static void unload(bd_rest *r, const bd_http_request *req, bd_http_response *res, const char *name)
+{
+    inference_RepositoryModelUnloadRequest m = { .model_name = (char *)name };
+    size_t len = 0;
+    uint8_t *b = encode(inference_RepositoryModelUnloadRequest_fields, &m, &len);
+    if (!b)
+        return set_error(res, 500, "cannot encode the request");
+    call(r, req, res, SVC "RepositoryModelUnload", K_EMPTY, b, len, NULL);
+}
+
+/* Run the operation RT chose. */
+static void dispatch(bd_rest *r, const bd_http_request *req, bd_http_response *res,
+                     const bd_rest_route *rt, const char *body, size_t body_len)
+{
+    switch (rt->op) {
+    case BD_OP_SERVER_LIVE:
+        res->status = 200;
+        return;
+    case BD_OP_SERVER_READY:
+        res->status = bd_registry_ready(r->reg) ? 200 : 503;
+        return;
+    case BD_OP_SERVER_METADATA:
+        return server_metadata(res);
+    case BD_OP_MODEL_INFER:
+    case BD_OP_MODEL_METADATA:
+    case BD_OP_MODEL_READY:
+    case BD_OP_MODEL_CONFIG:
+    case BD_OP_MODEL_STATISTICS:
+        return model_call(r, req, res, rt, body, body_len);
+    case BD_OP_REPOSITORY_INDEX:
+        return repository_index(r, req, res, body, body_len);
+    case BD_OP_REPOSITORY_LOAD:
+        return load(r, req, res, rt->model, body, body_len);
+    case BD_OP_REPOSITORY_UNLOAD:
+        return unload(r, req, res, rt->model);
+    case BD_OP_SHM_STATUS:
+    case BD_OP_SHM_REGISTER:
+    case BD_OP_SHM_UNREGISTER:
+        return shm_call(r, req, res, rt, body, body_len);
+    case BD_OP_CUDA_SHM:
+        return set_error(res, 501, "CUDA shared memory is not supported: braid runs on CPUs; use "
+                         "/v2/systemsharedmemory (braidd --allow-shared-memory)");
+    default:
+        return set_error(res, 500, "internal error: an operation the REST port does not run");
+    }
+}
+
+/* Route first, then authorize what the route will run, then decode the body and run it. */
 static void handler(void *arg, const bd_http_request *req, bd_http_response *res)
 {
     bd_rest *r = arg;
+    bd_rest_route route, *rt = &route;         /* ~8 KiB: the loop's stack has room */
+    bd_rest_route_resolve(req->method, req->path, rt);
+    if (!bd_http_authorize(req, bd_op_role(rt->op), res))
+        return;
+    if (rt->status) {
+        set_error(res, rt->status, rt->message);
+        res->allow = rt->allow;
+        return;
+    }
     bd_error err = {0};
     bd_rest_coding coding;
     if (bd_rest_coding_parse(bd_http_request_header(req, "Content-Encoding"), &coding, &err) != 0) {
@@ -816,7 +737,7 @@ static void handler(void *arg, const bd_http_request *req, bd_http_response *res
         return;
     }
     if (coding == BD_CODING_IDENTITY) {
-        route(r, req, res, req->body ? req->body : "", req->body_len);
+        dispatch(r, req, res, rt, req->body ? req->body : "", req->body_len);
         return;
     }
     char *plain = NULL;
@@ -827,23 +748,11 @@ static void handler(void *arg, const bd_http_request *req, bd_http_response *res
                        ? 413 : 400, err.msg);
         return;
     }
-    route(r, req, res, plain, plain_len);
+    dispatch(r, req, res, rt, plain, plain_len);
     free(plain);
 }
 
 /* ---- the port ------------------------------------------------------------------------------- */
-
-bd_role bd_rest_role(const char *path)
-{
-    if (!strncmp(path, "/v2/health/", 11))
-        return BD_ROLE_NONE;
-    if (!strncmp(path, "/v2/repository/models/", 22)) {
-        size_t n = strlen(path);
-        if ((n >= 5 && !strcmp(path + n - 5, "/load")) || (n >= 7 && !strcmp(path + n - 7, "/unload")))
-            return BD_ROLE_ADMIN;
-    }
-    return BD_ROLE_INFERENCE;
-}
 
 int bd_rest_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_server *srv,
                   bd_registry *reg, bd_rest **out, bd_error *err)
@@ -877,7 +786,7 @@ int bd_rest_port(const bd_rest *r)
 
 void bd_rest_set_security(bd_rest *r, SSL_CTX *tls, bd_auth *auth)
 {
-    bd_http_security sec = { .tls = tls, .auth = auth, .role_for = bd_rest_role };
+    bd_http_security sec = { .tls = tls, .auth = auth };
     bd_http_server_set_security(r->http, &sec);
 }
 

@@ -10,7 +10,8 @@
  *   POST /v2/repository/index                            the repository's models
  *   POST /v2/repository/models/NAME/load | unload        with base64 file uploads
  *
- * Each request becomes the gRPC method's own request message and runs through the same
+ * The path is routed once (rest_route.h: canonical paths only) and the token checked against
+ * the role of the operation it routes to (operation.h). Each request becomes the gRPC method's own request message and runs through the same
  * handler (bd_server_call_local): one code path, one scheduler, one set of limits and
  * statistics for both transports; models run on the workers, never on the loop. Errors are
  * {"error": "..."} with Triton's HTTP codes (400 bad request, 404 unknown model or path,
@@ -38,8 +39,5 @@ void bd_rest_set_security(bd_rest *r, SSL_CTX *tls, bd_auth *auth);
 /* Close the port and every connection; answers still being computed are dropped when they
  * come. DONE(ARG) runs once everything is freed. */
 void bd_rest_close(bd_rest *r, void (*done)(void *arg), void *arg);
-
-/* The role a REST path needs (for the token check). */
-bd_role bd_rest_role(const char *path);
 
 #endif

@@ -23,6 +23,7 @@
 #include "daemon/auth.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/operation.h"
 #include "daemon/served_cache.h"
 #include "daemon/status_map.h"
 #include "daemon/tls_config.h"
@@ -425,7 +426,7 @@ static bool call_authorized(bd_server *s, bd_call *c)
         return true;
     char name[256];
     const char *path = call_method_name(c, name, sizeof name);
-    bd_role need = bd_auth_grpc_role(path, strlen(path));
+    bd_role need = bd_op_role(bd_op_from_grpc(path, strlen(path)));
     const char *value = NULL;
     size_t len = 0;
     for (size_t i = 0; i < c->md.count; i++)

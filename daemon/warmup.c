@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/json_text.h"
 #include "core/ir/dtype.h"
 
 /* ---- parsing ------------------------------------------------------------------------------- */
@@ -185,6 +186,10 @@ int bd_warmup_from_config(const char *json, const char *name, bd_warmup *out, bd
     memset(out, 0, sizeof *out);
     if (!json)
         return 0;
+    long nul = bd_json_find_nul(json, strlen(json));
+    if (nul >= 0)
+        return bd_error_set(err, BD_EINVAL, "model '%s' config: a NUL (\\u0000) in a string near "
+                            "byte %ld; strings must not contain NUL", name, nul);
     cJSON *root = cJSON_Parse(json);
     if (!root)
         return bd_error_set(err, BD_EINVAL, "model '%s' config: not valid JSON", name);

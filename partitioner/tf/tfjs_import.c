@@ -6,6 +6,7 @@
 #include "partitioner/tf/tf_import.h"
 #include "partitioner/tf/tfjs_internal.h"
 #include "partitioner/tf/tf_translate.h"
+#include "core/json_text.h"
 #include "core/model_file.h"
 
 /* The largest model.json read (its JSON tree costs a multiple of it). */
@@ -219,6 +220,12 @@ int bd_tfjs_import_file(const char *path, bd_graph **out, bd_error *err)
                             TFJS_MAX_JSON_BYTES >> 20);
     }
     char *text = data;
+    long nul = bd_json_find_nul(text, len);
+    if (nul >= 0) {
+        free(text);
+        return bd_error_set(err, BD_EMODEL, "'%s': a NUL (\\u0000 or a 0 byte) in model.json near "
+                            "byte %ld; names must not contain NUL", path, nul);
+    }
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "daemon/auth.h"
+#include "daemon/operation.h"
 #include "tests/daemon/daemon_testlib.h"
 
 #define INF "inference-token-0123456789"
@@ -128,7 +129,7 @@ static void test_roles(void **state)
 
 static void test_grpc_method_roles(void **state)
 {
-#define ROLE(m) bd_auth_grpc_role(m, strlen(m))
+#define ROLE(m) bd_op_role(bd_op_from_grpc(m, strlen(m)))
     assert_int_equal(ROLE("/inference.GRPCInferenceService/ServerLive"), BD_ROLE_NONE);
     assert_int_equal(ROLE("/inference.GRPCInferenceService/ServerReady"), BD_ROLE_NONE);
     assert_int_equal(ROLE("/grpc.health.v1.Health/Check"), BD_ROLE_NONE);
@@ -137,7 +138,7 @@ static void test_grpc_method_roles(void **state)
     assert_int_equal(ROLE("/inference.GRPCInferenceService/RepositoryModelLoad"), BD_ROLE_ADMIN);
     assert_int_equal(ROLE("/inference.GRPCInferenceService/RepositoryModelUnload"), BD_ROLE_ADMIN);
     assert_int_equal(ROLE("/inference.GRPCInferenceService/ServerLiveX"), BD_ROLE_INFERENCE);
-    assert_int_equal(bd_auth_grpc_role("/grpc.health.v1.Health/Check", 10), BD_ROLE_INFERENCE);
+    assert_int_equal(bd_op_role(bd_op_from_grpc("/grpc.health.v1.Health/Check", 10)), BD_ROLE_INFERENCE);
 #undef ROLE
 }
 

@@ -52,6 +52,8 @@ typedef struct run {
 static void handler(void *arg, const bd_http_request *req, bd_http_response *res)
 {
     (void)arg;
+    if (!bd_http_authorize(req, role_for(req->path), res))
+        return;
     if (req->method != HTTP_GET && req->method != HTTP_HEAD) {
         res->status = 405;
         res->allow = "GET, HEAD";
@@ -85,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bd_http_limits_default(&lim);
     lim.max_head_bytes = 2048;       /* small limits reach the 413/414/431 paths quickly */
     lim.max_body_bytes = 1024;
-    bd_http_security sec = { .auth = r.auth_on ? tokens : NULL, .role_for = role_for };
+    bd_http_security sec = { .auth = r.auth_on ? tokens : NULL };
     bd_http_serve_bytes(&lim, &sec, handler, &r, (const char *)data + 1, size - 1, chunk, sink, &r);
 
     /* the token check on its own, with the input as a header value */

@@ -1,9 +1,11 @@
 /* Bearer tokens on the HTTP status endpoint's request path (http_server.h, auth.h), fed
- * through bd_http_serve_bytes: no socket, deterministic. Open paths need no token; others
- * answer 401 with WWW-Authenticate without or with a bad token, 403 for a weak role, and
- * never reach the handler then. */
+ * through bd_http_serve_bytes: no socket, deterministic. The handler routes, then asks
+ * bd_http_authorize for its route's role: open paths need no token; others answer 401 with
+ * WWW-Authenticate without or with a bad token, 403 for a weak role, and never run then. A
+ * handler that forgets to ask fails closed (500, and it cannot defer). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +23,8 @@
 typedef struct out {
     char   text[8192];
     size_t len;
-    int    handled;
+    int    handled;                 /* requests whose protected action ran */
+    bool   forget;                  /* the handler skips bd_http_authorize */
 } out;
 
 static void sink(void *arg, const char *bytes, size_t n)
@@ -34,20 +37,22 @@ static void sink(void *arg, const char *bytes, size_t n)
     }
 }
 
-static void handler(void *arg, const bd_http_request *req, bd_http_response *res)
-{
-    out *o = arg;
-    o->handled++;
-    res->status = 200;
-    res->body = strdup("secret\n");
-    res->len = strlen(res->body);
-}
-
 static bd_role role_for(const char *path)
 {
     if (!strcmp(path, "/v2/health/ready"))
         return BD_ROLE_NONE;
     return !strcmp(path, "/admin") ? BD_ROLE_ADMIN : BD_ROLE_INFERENCE;
+}
+
+static void handler(void *arg, const bd_http_request *req, bd_http_response *res)
+{
+    out *o = arg;
+    if (!o->forget && !bd_http_authorize(req, role_for(req->path), res))
+        return;
+    o->handled++;
+    res->status = 200;
+    res->body = strdup("secret\n");
+    res->len = strlen(res->body);
 }
 
 static bd_auth *tokens(void)
@@ -59,12 +64,17 @@ static bd_auth *tokens(void)
     return a;
 }
 
-static out serve(bd_auth *a, const char *request, size_t chunk)
+static out serve_as(bd_auth *a, const char *request, size_t chunk, bool forget)
 {
-    out o = { .len = 0 };
-    bd_http_security sec = { .auth = a, .role_for = role_for };
+    out o = { .len = 0, .forget = forget };
+    bd_http_security sec = { .auth = a };
     bd_http_serve_bytes(NULL, &sec, handler, &o, request, strlen(request), chunk, sink, &o);
     return o;
+}
+
+static out serve(bd_auth *a, const char *request, size_t chunk)
+{
+    return serve_as(a, request, chunk, false);
 }
 
 static void test_open_path_needs_no_token(void **state)
@@ -138,6 +148,21 @@ static void test_no_tokens_configured_serves_everything(void **state)
     assert_int_equal(o.handled, 1);
 }
 
+/* A handler that never asks bd_http_authorize: its answer is replaced by 500 (even with a
+ * valid admin token: no decision is no permission). Without tokens nothing is checked. */
+static void test_handler_without_a_decision_fails_closed(void **state)
+{
+    bd_auth *a = tokens();
+    out o = serve_as(a, "GET /admin HTTP/1.1\r\nAuthorization: Bearer " ADM "\r\n\r\n", 0, true);
+    assert_non_null(strstr(o.text, "HTTP/1.1 500 Internal Server Error\r\n"));
+    assert_null(strstr(o.text, "secret"));
+    o = serve_as(a, "GET /admin HTTP/1.1\r\n\r\n", 0, true);
+    assert_non_null(strstr(o.text, "HTTP/1.1 500 Internal Server Error\r\n"));
+    bd_auth_destroy(a);
+    o = serve_as(NULL, "GET /admin HTTP/1.1\r\n\r\n", 0, true);
+    assert_non_null(strstr(o.text, "HTTP/1.1 200 OK\r\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +171,7 @@ int main(void)
         cmocka_unit_test(test_weak_role_gets_403),
         cmocka_unit_test(test_token_split_across_reads_and_per_request),
         cmocka_unit_test(test_no_tokens_configured_serves_everything),
+        cmocka_unit_test(test_handler_without_a_decision_fails_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
