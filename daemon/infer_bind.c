@@ -326,15 +326,20 @@ static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *re
         int rc = shm_use(b, shm, what, &region, &at, err);
         if (rc)
             return rc;
-        data = at;                          /* zero-copy: the kernels read the mapping */
-        if (!bytes || ((uintptr_t)data % esize) != 0) {
-            void *copy = own(b, bytes);     /* a SIGBUS here is the guard's (shm_guard.h) */
-            if (!copy)
-                return bd_error_set(err, BD_ENOMEM, "input '%s': out of memory", v->name);
-            if (bytes)
-                memcpy(copy, data, bytes);
-            data = copy;
-        }
+        /* Copied, never read in place: the client can rewrite its region while a kernel
+         * runs, and a kernel that checks indices or shapes in one pass and uses them in
+         * another would read two different values (docs/security.md, "Shared memory"). One
+         * memcpy reads each byte once; a SIGBUS in it is the guard's (shm_guard.h). */
+        if (b->shm_copy_limit && (b->shm_copied += bytes) > b->shm_copy_limit)
+            return bd_error_set(err, BD_EINVAL, "input '%s': the request's inputs in shared memory "
+                                "total over %" PRIu64 " bytes, the run memory limit "
+                                "(max_run_memory_bytes)", v->name, b->shm_copy_limit);
+        void *copy = own(b, bytes);
+        if (!copy)
+            return bd_error_set(err, BD_ENOMEM, "input '%s': out of memory", v->name);
+        if (bytes)
+            memcpy(copy, at, bytes);
+        data = copy;
     } else if (req->raw_input_contents.list.count > 0) {
         if (t->has_contents)
             return bd_error_set(err, BD_EINVAL, "input '%s': has both contents and raw_input_contents "

@@ -18,8 +18,9 @@
  *
  * Shared memory (Triton's extension): an input or requested output whose parameters name a
  * "shared_memory_region" (with "shared_memory_byte_size", optional "shared_memory_offset")
- * takes its bytes from / gives them to that region. An input's DLTensor points into the
- * region's mapping (copied once only when misaligned); raw_input_contents then has one entry
+ * takes its bytes from / gives them to that region. An input in a region is copied into
+ * memory the binding owns, read once (the client may rewrite its region at any time, and no
+ * kernel may read memory that changes under it: docs/security.md); raw_input_contents then has one entry
  * per input NOT in shared memory, in the order of 'inputs' (what tritonclient sends). The
  * binding holds a reference on each region it uses until it is released.
  *
@@ -75,6 +76,9 @@ typedef struct bd_infer_binding {
     uint64_t   batch;                       /* inferences the request counts for */
     bd_shm_region **shm;                    /* shared memory regions used (one reference each) */
     size_t     n_shm;
+    uint64_t   shm_copy_limit;              /* set before binding: bytes of shared memory inputs
+                                               that may be copied in (0 = no limit) */
+    uint64_t   shm_copied;                  /* ... copied so far */
     bd_infer_shm_out *shm_out;              /* per response output; NULL when none uses shm */
     /* Storage for the common case: no allocation per request. */
     DLTensor   inputs_small[BD_INFER_SMALL];

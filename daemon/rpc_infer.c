@@ -584,6 +584,7 @@ static void job_start(infer_job *j, bool may_inline)
     bd_error err = {0};
     int rc;
     j->graph = bd_model_graph(bd_served_model(j->base.served));
+    j->b.shm_copy_limit = bd_call_config(c)->max_run_memory_bytes;
     if ((rc = bd_infer_bind(&j->b, j->req, j->graph, &err)) != 0) {
         bd_error_prefix(&err, "model '%s': ", bd_served_name(j->base.served));
         fail(j, rc, err.msg);

@@ -688,6 +688,28 @@ static DLTensor exec_view(bd_exec *e, const bd_value *v)
     return t;
 }
 
+/* Does any node of G read V? */
+static bool graph_reads(const bd_graph *g, const bd_value *v)
+{
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        const bd_node *n = bd_graph_node(g, i);
+        for (size_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] == v)
+                return true;
+    }
+    return false;
+}
+
+/* Does any step of P take V as an input? */
+static bool steps_read(const bd_plan *p, const bd_value *v)
+{
+    for (size_t si = 0; si < p->n_steps; si++)
+        for (size_t k = 0; k < p->steps[si].n_inputs; k++)
+            if (p->steps[si].inputs[k] == v)
+                return true;
+    return false;
+}
+
 /* E's REF_IO/REF_START/HOME/WHERE (struct bd_exec) for its N_OUT outputs: -1 when out of
  * memory. */
 static int index_output_refs(bd_exec *e, size_t n_out)
@@ -705,6 +727,12 @@ static int index_output_refs(bd_exec *e, size_t n_out)
             const bd_value *v = bd_graph_output(p->graph, i);
             e->ref_start[i] = n_refs;
             if (p->offset[v->index] == NO_OFFSET || p->dyn_slot[v->index] >= 0)
+                continue;
+            /* An output that a node reads — in a later step, or inside a framework's
+             * subgraph — stays in the arena: caller memory may be a client's shared region,
+             * which the client can rewrite while the node reads it (a double fetch of indices
+             * or shapes). Only outputs nothing reads are placed. */
+            if (graph_reads(p->graph, v) || steps_read(p, v))
                 continue;
             e->home[i] = e->outputs[i].data;
             size_t at = 0;

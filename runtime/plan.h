@@ -115,8 +115,9 @@ typedef struct bd_exec_dest {
  * all of these hold, else it stays in the arena as with bd_exec_run and the caller copies:
  * its shape is known before the run (not data-dependent), its bytes fit DEST[I].bytes,
  * DATA is 64-byte aligned (BD_ARENA_ALIGN in core/arena.h: kernels assume arena
- * alignment), and DATA's bytes overlap no input's and no other placed output's (a step
- * must not overwrite what it still reads).
+ * alignment), DATA's bytes overlap no input's and no other placed output's (a step
+ * must not overwrite what it still reads), and no step reads the output (DEST may be a
+ * client's shared memory, which no kernel may read: docs/security.md).
  * Whether it was placed: bd_exec_output(e, I)->data == DEST[I].data afterwards. DEST[I] is
  * written only during this call; the next run on E uses the arena again unless given it.
  * N_DEST > the number of outputs is BD_EINVAL. */

@@ -218,7 +218,7 @@ static bd_graph *signature(void)
 
 /* The binding's input points into the mapping (zero-copy), unless misaligned (one copy);
  * an output is copied into its region and leaves no bytes in the response. */
-static void test_bind_points_into_the_region(void **state)
+static void test_bind_copies_inputs_out_of_the_region(void **state)
 {
     (void)state;
     int fd = make_object();
@@ -252,11 +252,15 @@ static void test_bind_points_into_the_region(void **state)
         int rc = bd_infer_bind(&b, &req, g, &err);
         if (rc)
             fail_msg("%s", err.msg);
-        if (in_off == 64)
-            assert_ptr_equal(b.inputs[0].data, (uint8_t *)base + 64);     /* zero-copy */
-        else
-            assert_ptr_not_equal(b.inputs[0].data, (uint8_t *)base + 66); /* realigned copy */
+        /* a copy, aligned or not: no kernel reads the client's region (docs/security.md) */
+        assert_ptr_not_equal(b.inputs[0].data, (uint8_t *)base + in_off);
+        assert_int_equal((uintptr_t)b.inputs[0].data % 64, 0);
         assert_memory_equal(b.inputs[0].data, (uint8_t *)base + in_off, 32);
+        /* ... taken when bound: the client rewriting its region later changes nothing */
+        float before[8];
+        memcpy(before, b.inputs[0].data, sizeof before);
+        memset((uint8_t *)base + in_off, 0x7f, 32);
+        assert_memory_equal(b.inputs[0].data, before, sizeof before);
         uint64_t planned = 1;
         assert_true(bd_infer_response_bytes(&b, g, &planned));
         assert_int_equal(planned, 0);                  /* the output travels in the region */
@@ -286,6 +290,11 @@ static void test_bind_points_into_the_region(void **state)
         expect(bd_infer_shm_outputs(&b, g, spans, &in_place, &copied, &err), BD_EINVAL, &err,
                "needs 36 bytes");
         bd_infer_binding_release(&b);
+
+        /* the copies are bounded (max_run_memory_bytes): 32 bytes over a limit of 16 */
+        bd_infer_binding small = { .shm_copy_limit = 16 };
+        expect(bd_infer_bind(&small, &req, g, &err), BD_EINVAL, &err, "max_run_memory_bytes");
+        bd_infer_binding_release(&small);
     }
     bd_graph_destroy(g);
     bd_shm_release(r);
@@ -307,7 +316,7 @@ int main(void)
         cmocka_unit_test_teardown(test_register_checks_names_keys_and_ranges, teardown),
         cmocka_unit_test_teardown(test_truncated_object_breaks_the_region, teardown),
         cmocka_unit_test_teardown(test_other_sigbus_keeps_its_default_action, teardown),
-        cmocka_unit_test_teardown(test_bind_points_into_the_region, teardown),
+        cmocka_unit_test_teardown(test_bind_copies_inputs_out_of_the_region, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
