@@ -778,6 +778,34 @@ static void test_import_rejects_wrong_wire_types(void **state)
     expect_model_error(&m, "node #0");
 }
 
+/* A NUL inside a string would cut a name in half ("x\0junk" read as "x": two values could
+ * alias). Refused wherever a name sits: a node's input, a graph input's name, an op type. */
+static void test_import_rejects_nul_in_names(void **state)
+{
+    (void)state;
+    pbuf g = { .n = 0 }, node = { .n = 0 };
+    put_bytes(&node, 1, "x\0junk", 6);      /* NodeProto.input */
+    put_bytes(&node, 2, "y", 1);
+    put_bytes(&node, 4, "Relu", 4);
+    put_bytes(&g, 1, node.b, node.n);
+    pbuf m = model_around(&g);
+    expect_model_error(&m, "NUL");
+
+    pbuf vi = { .n = 0 };
+    g.n = 0;
+    put_bytes(&vi, 1, "in\0put", 6);        /* ValueInfoProto.name of a graph input */
+    put_bytes(&g, 11, vi.b, vi.n);
+    m = model_around(&g);
+    expect_model_error(&m, "NUL");
+
+    g.n = 0;
+    node.n = 0;
+    put_bytes(&node, 4, "Re\0lu", 5);       /* NodeProto.op_type */
+    put_bytes(&g, 1, node.b, node.n);
+    m = model_around(&g);
+    expect_model_error(&m, "NUL");
+}
+
 static void test_import_rejects_huge_declared_sizes(void **state)
 {
     (void)state;
@@ -845,6 +873,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_import_truncated_files_fail_cleanly),
         cmocka_unit_test(test_import_corrupted_files_fail_cleanly),
         cmocka_unit_test(test_import_rejects_wrong_wire_types),
+        cmocka_unit_test(test_import_rejects_nul_in_names),
         cmocka_unit_test(test_import_rejects_huge_declared_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
