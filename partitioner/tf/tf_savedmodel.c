@@ -1344,41 +1344,16 @@ static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans 
     return rc;
 }
 
-/* variables/ and what is in it must resolve inside DIR (TensorFlow reads them by name). */
-static int check_variables_dir(const char *dir, bd_error *err)
+/* TensorFlow's loader opens by name what it finds in DIR: saved_model.pb (or .pbtxt, .cpb),
+ * fingerprint.pb, variables/variables.index and the data shards, the files under assets/
+ * (an init op may read them); TF Serving's assets.extra/ sits beside them. Every entry under
+ * DIR, at any depth, must therefore pass model_file.h's check before TensorFlow sees the
+ * directory: a FIFO as variables.index once blocked the load forever inside TensorFlow. A
+ * race remains between this check and TensorFlow's open, open only to whoever can write DIR
+ * (who owns the model already). */
+static int check_savedmodel_files(const char *dir, bd_error *err)
 {
-    char path[PATH_MAX], real_dir[PATH_MAX], real_vars[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/variables", dir) >= sizeof path)
-        return bd_error_set(err, BD_EMODEL, "path '%s/variables' is too long", dir);
-    if (!realpath(dir, real_dir))
-        return bd_error_set(err, BD_EIO, "SavedModel directory '%s': %s", dir, strerror(errno));
-    if (!realpath(path, real_vars))
-        return errno == ENOENT ? 0 : bd_error_set(err, BD_EIO, "'%s': %s", path, strerror(errno));
-    size_t n = strlen(real_dir);
-    if (strncmp(real_vars, real_dir, n) || (real_vars[n] != '/' && real_dir[n - 1] != '/'))
-        return bd_error_set(err, BD_EMODEL, "'%s' resolves to '%s', outside the SavedModel's "
-                            "directory", path, real_vars);
-    DIR *d = opendir(path);
-    if (!d)
-        return bd_error_set(err, BD_EIO, "'%s': %s", path, strerror(errno));
-    int rc = 0;
-    size_t count = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (++count > BD_MAX_MODEL_FILES) {
-            rc = bd_error_set(err, BD_EMODEL, "'%s' holds more than %d files", path, BD_MAX_MODEL_FILES);
-            break;
-        }
-        char rel[NAME_MAX + 16];
-        snprintf(rel, sizeof rel, "variables/%s", e->d_name);
-        int fd;
-        rc = bd_model_file_open_in(dir, rel, "variables file", &fd, err);
-        if (rc == 0)
-            close(fd);
-    }
-    closedir(d);
-    return rc;
+    return bd_model_tree_check_in(dir, ".", "SavedModel file", true, err);
 }
 
 int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variable_reader read,
@@ -1387,20 +1362,24 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
     if (!signature || !*signature)
         signature = "serving_default";
     int fd;
-    int rc = bd_model_file_open_in(dir, "saved_model.pb", "SavedModel", &fd, err);
+    int rc = bd_model_file_open_in(dir, "saved_model.pb", "SavedModel", 0, &fd, NULL, err);
     if (rc == BD_ENOTFOUND)
         return bd_error_set(err, BD_ENOTFOUND, "'%s' holds no saved_model.pb (not a SavedModel "
                             "directory)", dir);
     if (rc)
-        return rc;
+        return bd_error_prefix(err, "'%s': ", dir);
     void *data = NULL;
     size_t len = 0;
     rc = bd_model_file_read_fd(fd, "saved_model.pb", &data, &len, err);
     close(fd);
-    if (rc)
+    if (rc == 0 && len == 0)
+        rc = bd_error_set(err, BD_EMODEL, "saved_model.pb is empty (0 bytes)");
+    if (rc == 0)
+        rc = check_savedmodel_files(dir, err);
+    if (rc) {
+        free(data);
         return bd_error_prefix(err, "'%s': ", dir);
-    if (len == 0)
-        return bd_error_set(err, BD_EMODEL, "'%s': saved_model.pb is empty (0 bytes)", dir);
+    }
     sm_ctx c = { .base = data, .len = len };
     c.g = bd_graph_create("main");
     if (!c.g) {
@@ -1430,8 +1409,6 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
         rc = inline_all(&c, err);
     if (rc == 0)
         rc = prune(&c, err);
-    if (rc == 0)
-        rc = check_variables_dir(dir, err);
     if (rc == 0)
         rc = freeze(&c, read, read_ctx, err);
     if (rc == 0)
