@@ -1287,8 +1287,10 @@ static bool has_tag(const tensorflow_MetaGraphDef_MetaInfoDef *mi, const char *t
     return false;
 }
 
-/* The MetaGraphDef tagged TAG: its graph_def, signature_def entries and stripped_op_list. */
-static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans *sigs, bd_error *err)
+/* The MetaGraphDef tagged TAG: its graph_def, signature_def entries, asset_file_defs and
+ * stripped_op_list. */
+static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans *sigs,
+                      tf_spans *assets, bd_error *err)
 {
     tensorflow_SavedModel sm;
     tf_spans mgs;
@@ -1310,9 +1312,12 @@ static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans 
         bd_pb_spans_init(&oplist, c->base, c->len);
         bd_pb_spans_free(sigs);
         bd_pb_spans_init(sigs, c->base, c->len);
+        bd_pb_spans_free(assets);
+        bd_pb_spans_init(assets, c->base, c->len);
         bd_pb_on_span(&mg.meta_info_def, &info);
         bd_pb_on_span(&mg.graph_def, &gd);
         bd_pb_on_span(&mg.signature_def, sigs);
+        bd_pb_on_span(&mg.asset_file_def, assets);
         char what[48];
         snprintf(what, sizeof what, "MetaGraphDef #%zu", i);
         rc = decode(&mgs.v[i], tensorflow_MetaGraphDef_fields, &mg, what, err);
@@ -1353,7 +1358,41 @@ static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans 
  * (who owns the model already). */
 static int check_savedmodel_files(const char *dir, bd_error *err)
 {
-    return bd_model_tree_check_in(dir, ".", "SavedModel file", true, err);
+    /* where TensorFlow expects a file, a directory is refused too */
+    static const char *const files[] = { "fingerprint.pb", "saved_model.pbtxt", "saved_model.cpb" };
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof files / sizeof files[0]; i++)
+        if ((rc = bd_model_file_check_in(dir, files[i], "SavedModel file", err)) == BD_ENOTFOUND)
+            rc = 0;
+    if (rc == 0 && (rc = bd_model_tree_check_in(dir, "variables", "SavedModel file", false,
+                                                err)) == BD_ENOTFOUND)
+        rc = 0;
+    return rc ? rc : bd_model_tree_check_in(dir, ".", "SavedModel file", true, err);
+}
+
+/* The files the MetaGraphDef's AssetFileDefs name (ASSETS' spans), which TensorFlow's loader
+ * feeds the init op as DIR/assets/<filename>: each a regular file inside DIR. A name the
+ * file gives is hostile: "../../etc/passwd" would lead the init op out of DIR. */
+static int check_asset_files(const char *dir, const tf_spans *assets, bd_error *err)
+{
+    int rc = 0;
+    if (assets->n > BD_MAX_MODEL_FILES)
+        return bd_error_set(err, BD_EMODEL, "the MetaGraphDef names %zu assets (at most %d)",
+                            assets->n, BD_MAX_MODEL_FILES);
+    for (size_t i = 0; rc == 0 && i < assets->n; i++) {
+        tensorflow_AssetFileDef a;
+        memset(&a, 0, sizeof a);
+        rc = decode(&assets->v[i], tensorflow_AssetFileDef_fields, &a, "asset_file_def", err);
+        char rel[PATH_MAX];
+        if (rc == 0 && (!a.filename || !*a.filename))
+            rc = bd_error_set(err, BD_EMODEL, "asset_file_def #%zu has no filename", i);
+        else if (rc == 0 && (size_t)snprintf(rel, sizeof rel, "assets/%s", a.filename) >= sizeof rel)
+            rc = bd_error_set(err, BD_EMODEL, "asset_file_def #%zu: filename too long", i);
+        else if (rc == 0)
+            rc = bd_model_file_check_in(dir, rel, "SavedModel asset", err);
+        pb_release(tensorflow_AssetFileDef_fields, &a);
+    }
+    return rc;
 }
 
 int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variable_reader read,
@@ -1367,7 +1406,7 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
         return bd_error_set(err, BD_ENOTFOUND, "'%s' holds no saved_model.pb (not a SavedModel "
                             "directory)", dir);
     if (rc)
-        return bd_error_prefix(err, "'%s': ", dir);
+        return bd_error_prefix(err, "SavedModel '%s': ", dir);
     void *data = NULL;
     size_t len = 0;
     rc = bd_model_file_read_fd(fd, "saved_model.pb", &data, &len, err);
@@ -1378,7 +1417,7 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
         rc = check_savedmodel_files(dir, err);
     if (rc) {
         free(data);
-        return bd_error_prefix(err, "'%s': ", dir);
+        return bd_error_prefix(err, "SavedModel '%s': ", dir);
     }
     sm_ctx c = { .base = data, .len = len };
     c.g = bd_graph_create("main");
@@ -1393,12 +1432,16 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
     bd_graph_set_framework(c.g, "tensorflow");
     bd_graph_set_platform(c.g, "tensorflow_savedmodel");
     tf_bytes graph_def = { 0 };
-    tf_spans sigs;
+    tf_spans sigs, assets;
     bd_pb_spans_init(&sigs, c.base, c.len);
-    rc = meta_graph(&c, "serve", &graph_def, &sigs, err);
+    bd_pb_spans_init(&assets, c.base, c.len);
+    rc = meta_graph(&c, "serve", &graph_def, &sigs, &assets, err);
+    if (rc == 0)
+        rc = check_asset_files(dir, &assets, err);
     if (rc == 0)
         rc = signature_pick(&c, &sigs, signature, err);
     bd_pb_spans_free(&sigs);
+    bd_pb_spans_free(&assets);
     if (rc == 0)
         rc = library_decode(&c, &graph_def, err);
     if (rc == 0)
