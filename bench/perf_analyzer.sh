@@ -53,7 +53,7 @@ for m in $MODELS; do
     tinycnn) cp "$ROOT/daemon/demo-repository/tinycnn/1/model.onnx" "$WORK/repo/$m/1/"
              shapes+=("$m=image:1,3,32,32") ;;
     *)       [ -f "$ZOO/$m.onnx" ] || $PY "$ROOT/bench/zoo/gen_zoo.py" --out "$ZOO" --only "$m" | tail -n 1
-             ln -s "$ZOO/$m.onnx" "$WORK/repo/$m/1/model.onnx"
+             ln -f "$ZOO/$m.onnx" "$WORK/repo/$m/1/model.onnx" 2>/dev/null || cp "$ZOO/$m.onnx" "$WORK/repo/$m/1/model.onnx"   # a link out of the folder is refused
              shapes+=("$m=") ;;              # the zoo's inputs are static
   esac
 done

@@ -1,11 +1,9 @@
 #include "daemon/labels.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include "core/model_file.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 struct bd_labels {
     char  *text;       /* the file, each line's end replaced by NUL */
@@ -13,52 +11,29 @@ struct bd_labels {
     size_t n;
 };
 
-static int read_all(int fd, char *buf, size_t size)
-{
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
-int bd_labels_load(const char *path, bd_labels **out, bd_error *err)
+int bd_labels_load(const char *model_dir, const char *file, bd_labels **out, bd_error *err)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return bd_error_set(err, BD_EIO, "label file %s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return bd_error_set(err, BD_EINVAL, "label file %s: not a regular file", path);
-    }
-    if ((size_t)st.st_size > BD_LABELS_MAX_BYTES) {
-        close(fd);
-        return bd_error_set(err, BD_EINVAL, "label file %s: %lld bytes, over the limit of %zu",
-                            path, (long long)st.st_size, BD_LABELS_MAX_BYTES);
-    }
-    size_t size = (size_t)st.st_size;
+    void *data = NULL;
+    size_t size = 0;
+    int rc = bd_model_file_read_in(model_dir, file, "label file", BD_LABELS_MAX_BYTES, &data,
+                                   &size, err);
+    if (rc && rc != BD_ENOMEM)
+        rc = err->code = BD_EINVAL;              /* the file config.json names: the config's fault */
+    if (rc)
+        return rc;
+    const char *path = file;
     bd_labels *l = calloc(1, sizeof *l);
     char *text = malloc(size + 1);
     if (!l || !text) {
-        close(fd);
         free(l);
         free(text);
+        free(data);
         return bd_error_set(err, BD_ENOMEM, "label file %s: out of memory", path);
     }
-    int rc = read_all(fd, text, size);
-    close(fd);
-    if (rc) {
-        free(l);
-        free(text);
-        return bd_error_set(err, BD_EIO, "label file %s: cannot read it", path);
-    }
+    if (size)
+        memcpy(text, data, size);
+    free(data);
     text[size] = '\0';
     size_t n = 0;                       /* lines: a last line without '\n' counts too */
     for (size_t i = 0; i < size; i++)

@@ -2,9 +2,10 @@
  * label per line, line i naming class i (Triton's label_filename). Named per output in
  * config.json ("labels": {"OUTPUT": "FILE"}, docs/config.md) and read once at load.
  *
- * Hostile input: the file is opened without following a symlink, must be a regular file of at
- * most BD_LABELS_MAX_BYTES, and each label at most BD_LABELS_MAX_LABEL bytes; anything else is
- * BD_EINVAL naming the file. */
+ * Hostile input: the file is opened by core/model_file.h's rule (a regular file inside the
+ * model's folder, a symlink followed only while it stays inside) and holds at most
+ * BD_LABELS_MAX_BYTES, each label at most BD_LABELS_MAX_LABEL bytes; anything else fails
+ * naming the file. */
 #ifndef BD_DAEMON_LABELS_H
 #define BD_DAEMON_LABELS_H
 
@@ -17,8 +18,11 @@
 
 typedef struct bd_labels bd_labels;
 
-/* Read PATH; *OUT owns its text. BD_EIO when it cannot be read, BD_EINVAL when over a limit. */
-int         bd_labels_load(const char *path, bd_labels **out, bd_error *err);
+/* Read MODEL_DIR/FILE; *OUT owns its text. BD_ENOTFOUND / BD_EIO when it is missing, not a
+ * regular file or unreadable, BD_EMODEL when it leads out of MODEL_DIR, BD_EINVAL when over a
+ * limit. */
+int         bd_labels_load(const char *model_dir, const char *file, bd_labels **out,
+                           bd_error *err);
 void        bd_labels_free(bd_labels *l);                       /* NULL is allowed */
 size_t      bd_labels_count(const bd_labels *l);
 /* Class I's label, or NULL when the file has no line I (Triton then omits the label). */

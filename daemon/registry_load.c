@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/model_file.h"
 #include "daemon/log.h"
 #include "runtime/import.h"
 #include "daemon/registry_internal.h"
@@ -16,23 +17,30 @@
 
 #define CONFIG_MAX_BYTES (1 << 20)
 
-static int read_config_file(const char *path, char **out, bd_error *err)
+/* MODEL_DIR/config.json, if there is one, by core/model_file.h's rule (a FIFO there once
+ * blocked the load until a writer came): *OUT NULL when there is none. */
+static int read_config_file(const char *model_dir, char **out, bd_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOENT ? 0 : bd_error_set(err, BD_EIO, "%s: %s", path, strerror(errno));
-    char *text = malloc(CONFIG_MAX_BYTES + 1);
-    size_t n = text ? fread(text, 1, CONFIG_MAX_BYTES + 1, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
-    if (!text)
-        return bd_error_set(err, BD_ENOMEM, "%s: out of memory", path);
-    if (bad || n > CONFIG_MAX_BYTES) {
-        free(text);
-        return bd_error_set(err, BD_EINVAL, "%s: %s", path, bad ? "read error" : "larger than 1 MiB");
+    void *data = NULL;
+    size_t n = 0;
+    int rc = bd_model_file_read_in(model_dir, "config.json", "config.json", CONFIG_MAX_BYTES,
+                                   &data, &n, err);
+    if (rc == BD_ENOTFOUND)
+        return 0;
+    if (rc && rc != BD_ENOMEM)
+        err->code = rc = BD_EINVAL;
+    if (rc)
+        return rc;
+    char *text = malloc(n + 1);
+    if (!text) {
+        free(data);
+        return bd_error_set(err, BD_ENOMEM, "config.json: out of memory");
     }
+    if (n)
+        memcpy(text, data, n);
     text[n] = '\0';
+    free(data);
     *out = text;
     return 0;
 }
@@ -167,7 +175,9 @@ static int model_file(const char *model_dir, const char *name, const char *versi
         struct stat st;
         snprintf(path, size, "%s/%s/%s", model_dir, version, defaults[i]);
         bool dir = strstr(defaults[i], ".savedmodel") != NULL;
-        if (stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+        /* any file under a model file's name is the model's: a FIFO or a device there is
+         * refused by the importer, by name, rather than passed over */
+        if (stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode)))
             return 0;
     }
     snprintf(path, size, "%s/%s/model.onnx", model_dir, version);
@@ -250,11 +260,8 @@ static int load(bd_load_task *t)
         return bd_error_prefix(err, "model '%s': upload: ", t->name);
 
     char path[8192 + 300];
-    if (!t->config_json) {
-        snprintf(path, sizeof path, "%s/config.json", model_dir);
-        if ((rc = read_config_file(path, &t->config_json, err)) != 0)
-            return bd_error_prefix(err, "model '%s': ", t->name);
-    }
+    if (!t->config_json && (rc = read_config_file(model_dir, &t->config_json, err)) != 0)
+        return bd_error_prefix(err, "model '%s': ", t->name);
     bd_model_config mc;
     if ((rc = model_config_parse(&mc, t->name, t->config_json, err)) != 0)
         return rc;
@@ -264,6 +271,13 @@ static int load(bd_load_task *t)
     if ((rc = model_file(model_dir, t->name, version, &mc, path, sizeof path, err)) != 0 ||
         (rc = cancelled(t, err)) != 0)
         return rc;
+    /* The model's folder is MODEL_DIR: the importers confine what the model names to the
+     * file's own directory, this keeps that directory (and the file) inside MODEL_DIR. */
+    if ((rc = bd_model_path_check_in(model_dir, path, "model file", err)) != 0) {
+        if (rc != BD_ENOMEM)
+            err->code = BD_EINVAL;
+        return bd_error_prefix(err, "model '%s' version %s: ", t->name, version);
+    }
 
     bd_model_options opts = {
         .threads      = mc.threads > 0 ? mc.threads : t->threads,

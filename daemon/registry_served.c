@@ -48,9 +48,7 @@ int served_load_labels(bd_served *s, const char *model_dir, bd_error *err)
         if (o == n_out)
             return bd_error_set(err, BD_EINVAL, "key 'labels': the model has no output '%s'",
                                 mc->labels[i].output);
-        char path[8192 + 300];
-        snprintf(path, sizeof path, "%s/%s", model_dir, mc->labels[i].file);
-        int rc = bd_labels_load(path, &s->labels[o], err);
+        int rc = bd_labels_load(model_dir, mc->labels[i].file, &s->labels[o], err);
         if (rc)
             return bd_error_prefix(err, "key 'labels': ");
     }

@@ -2,6 +2,8 @@
  * tensors for the load to run. */
 #include "daemon/warmup.h"
 
+#include "core/model_file.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -247,31 +249,25 @@ static void fill_random(void *data, int dtype, size_t count, uint64_t seed)
     }
 }
 
-/* Read exactly SIZE bytes of MODEL_DIR/warmup/FILE into BUF, not following links. */
+/* Read exactly SIZE bytes of MODEL_DIR/warmup/FILE into BUF: a regular file inside the
+ * model's folder (core/model_file.h's rule; a FIFO is refused, not waited on). */
 static int read_file(const char *model_dir, const char *file, void *buf, size_t size,
                      const char *what, bd_error *err)
 {
-    char path[8192];
-    snprintf(path, sizeof path, "%s/warmup/%s", model_dir, file);
-    int dir = open(model_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int wdir = dir >= 0 ? openat(dir, "warmup", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    int fd = wdir >= 0 ? openat(wdir, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    int e = errno;
-    if (dir >= 0)
-        close(dir);
-    if (wdir >= 0)
-        close(wdir);
-    if (fd < 0)
-        return bd_error_set(err, BD_EINVAL, "%s: cannot open %s: %s", what, path,
-                            e == ELOOP ? "a symbolic link (not followed)" : strerror(e));
-    struct stat st;
-    int rc = 0;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        rc = bd_error_set(err, BD_EINVAL, "%s: %s is not a regular file", what, path);
-    else if ((uint64_t)st.st_size != size)
-        rc = bd_error_set(err, BD_EINVAL, "%s: %s holds %lld bytes; one sample of this input is "
+    char rel[300], path[8192];
+    snprintf(rel, sizeof rel, "warmup/%.250s", file);
+    snprintf(path, sizeof path, "%s/%s", model_dir, rel);
+    int fd;
+    uint64_t have;
+    int rc = bd_model_file_open_in(model_dir, rel, "input_data_file", 0, &fd, &have, err);
+    if (rc && rc != BD_ENOMEM)
+        err->code = BD_EINVAL;                  /* the file config.json names: the config's fault */
+    if (rc)
+        return bd_error_prefix(err, "%s: ", what);
+    if (have != size)
+        rc = bd_error_set(err, BD_EINVAL, "%s: %s holds %llu bytes; one sample of this input is "
                           "%zu bytes (raw, row-major, without the batch dim)", what, path,
-                          (long long)st.st_size, size);
+                          (unsigned long long)have, size);
     for (size_t got = 0; rc == 0 && got < size;) {
         ssize_t r = read(fd, (char *)buf + got, size - got);
         if (r <= 0)

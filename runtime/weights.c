@@ -1,6 +1,8 @@
 /* Weights given back after compiles and read back before them (weights.h). */
 #include "runtime/weights.h"
 
+#include "core/model_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -160,10 +162,12 @@ static void give_back(weight *w)
 
 static int read_back(weight *w, bd_error *err)
 {
-    int fd = open(w->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return bd_error_set(err, BD_EIO, "model file %s: cannot open it again to read weights back "
-                            "(%s): reload the model", w->path, strerror(errno));
+    /* the regular-file check: a FIFO put in the file's place must fail this request, not
+     * block the worker (and every other holding ws->lock) */
+    int fd;
+    if (bd_model_file_open(w->path, "model file", &fd, err) != 0)
+        return bd_error_prefix(err, "cannot open the model file again to read weights back (reload "
+                               "the model): ");
     size_t done = 0;
     while (done < w->n) {
         ssize_t r = pread(fd, w->data + done, w->n - done, (off_t)(w->offset + done));

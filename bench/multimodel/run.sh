@@ -53,11 +53,13 @@ $PY "$ROOT/bench/batching/gen_models.py" "$MODEL_DIR" >/dev/null
 for m in $MODELS; do
   mkdir -p "$WORK/repo/$m/1"
   if [ "$m" = bert2 ]; then
-    ln -s "$MODEL_DIR/bert2_dyn.onnx" "$WORK/repo/$m/1/model.onnx"
+    # a hard link or a copy: braidd refuses a symlink leading out of the model's folder
+    ln -f "$MODEL_DIR/bert2_dyn.onnx" "$WORK/repo/$m/1/model.onnx" 2>/dev/null ||
+      cp "$MODEL_DIR/bert2_dyn.onnx" "$WORK/repo/$m/1/model.onnx"
     echo '{"max_batch_size": 8}' > "$WORK/repo/$m/config.json"
   else
     [ -f "$ZOO/$m.onnx" ] || $PY "$ROOT/bench/zoo/gen_zoo.py" --out "$ZOO" --only "$m" | tail -n 1
-    ln -s "$ZOO/$m.onnx" "$WORK/repo/$m/1/model.onnx"
+    ln -f "$ZOO/$m.onnx" "$WORK/repo/$m/1/model.onnx" 2>/dev/null || cp "$ZOO/$m.onnx" "$WORK/repo/$m/1/model.onnx"
   fi
 done
 

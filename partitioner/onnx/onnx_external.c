@@ -46,7 +46,7 @@ static int read_file(ox_ctx *c, const char *name, const char *loc, ox_extfile **
     char what[300];
     snprintf(what, sizeof what, "tensor '%.200s': external data", name);
     int fd;
-    int rc = bd_model_file_open_in(c->base_dir, loc, what, &fd, err);
+    int rc = bd_model_file_open_in(c->base_dir, loc, what, 0, &fd, NULL, err);
     if (rc)
         return rc;
     struct stat st;

@@ -1287,8 +1287,10 @@ static bool has_tag(const tensorflow_MetaGraphDef_MetaInfoDef *mi, const char *t
     return false;
 }
 
-/* The MetaGraphDef tagged TAG: its graph_def, signature_def entries and stripped_op_list. */
-static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans *sigs, bd_error *err)
+/* The MetaGraphDef tagged TAG: its graph_def, signature_def entries, asset_file_defs and
+ * stripped_op_list. */
+static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans *sigs,
+                      tf_spans *assets, bd_error *err)
 {
     tensorflow_SavedModel sm;
     tf_spans mgs;
@@ -1310,9 +1312,12 @@ static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans 
         bd_pb_spans_init(&oplist, c->base, c->len);
         bd_pb_spans_free(sigs);
         bd_pb_spans_init(sigs, c->base, c->len);
+        bd_pb_spans_free(assets);
+        bd_pb_spans_init(assets, c->base, c->len);
         bd_pb_on_span(&mg.meta_info_def, &info);
         bd_pb_on_span(&mg.graph_def, &gd);
         bd_pb_on_span(&mg.signature_def, sigs);
+        bd_pb_on_span(&mg.asset_file_def, assets);
         char what[48];
         snprintf(what, sizeof what, "MetaGraphDef #%zu", i);
         rc = decode(&mgs.v[i], tensorflow_MetaGraphDef_fields, &mg, what, err);
@@ -1344,40 +1349,49 @@ static int meta_graph(sm_ctx *c, const char *tag, tf_bytes *graph_def, tf_spans 
     return rc;
 }
 
-/* variables/ and what is in it must resolve inside DIR (TensorFlow reads them by name). */
-static int check_variables_dir(const char *dir, bd_error *err)
+/* TensorFlow's loader opens by name what it finds in DIR: saved_model.pb (or .pbtxt, .cpb),
+ * fingerprint.pb, variables/variables.index and the data shards, the files under assets/
+ * (an init op may read them); TF Serving's assets.extra/ sits beside them. Every entry under
+ * DIR, at any depth, must therefore pass model_file.h's check before TensorFlow sees the
+ * directory: a FIFO as variables.index once blocked the load forever inside TensorFlow. A
+ * race remains between this check and TensorFlow's open, open only to whoever can write DIR
+ * (who owns the model already). */
+static int check_savedmodel_files(const char *dir, bd_error *err)
 {
-    char path[PATH_MAX], real_dir[PATH_MAX], real_vars[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/variables", dir) >= sizeof path)
-        return bd_error_set(err, BD_EMODEL, "path '%s/variables' is too long", dir);
-    if (!realpath(dir, real_dir))
-        return bd_error_set(err, BD_EIO, "SavedModel directory '%s': %s", dir, strerror(errno));
-    if (!realpath(path, real_vars))
-        return errno == ENOENT ? 0 : bd_error_set(err, BD_EIO, "'%s': %s", path, strerror(errno));
-    size_t n = strlen(real_dir);
-    if (strncmp(real_vars, real_dir, n) || (real_vars[n] != '/' && real_dir[n - 1] != '/'))
-        return bd_error_set(err, BD_EMODEL, "'%s' resolves to '%s', outside the SavedModel's "
-                            "directory", path, real_vars);
-    DIR *d = opendir(path);
-    if (!d)
-        return bd_error_set(err, BD_EIO, "'%s': %s", path, strerror(errno));
+    /* where TensorFlow expects a file, a directory is refused too */
+    static const char *const files[] = { "fingerprint.pb", "saved_model.pbtxt", "saved_model.cpb" };
     int rc = 0;
-    size_t count = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (++count > BD_MAX_MODEL_FILES) {
-            rc = bd_error_set(err, BD_EMODEL, "'%s' holds more than %d files", path, BD_MAX_MODEL_FILES);
-            break;
-        }
-        char rel[NAME_MAX + 16];
-        snprintf(rel, sizeof rel, "variables/%s", e->d_name);
-        int fd;
-        rc = bd_model_file_open_in(dir, rel, "variables file", &fd, err);
-        if (rc == 0)
-            close(fd);
+    for (size_t i = 0; rc == 0 && i < sizeof files / sizeof files[0]; i++)
+        if ((rc = bd_model_file_check_in(dir, files[i], "SavedModel file", err)) == BD_ENOTFOUND)
+            rc = 0;
+    if (rc == 0 && (rc = bd_model_tree_check_in(dir, "variables", "SavedModel file", false,
+                                                err)) == BD_ENOTFOUND)
+        rc = 0;
+    return rc ? rc : bd_model_tree_check_in(dir, ".", "SavedModel file", true, err);
+}
+
+/* The files the MetaGraphDef's AssetFileDefs name (ASSETS' spans), which TensorFlow's loader
+ * feeds the init op as DIR/assets/<filename>: each a regular file inside DIR. A name the
+ * file gives is hostile: "../../etc/passwd" would lead the init op out of DIR. */
+static int check_asset_files(const char *dir, const tf_spans *assets, bd_error *err)
+{
+    int rc = 0;
+    if (assets->n > BD_MAX_MODEL_FILES)
+        return bd_error_set(err, BD_EMODEL, "the MetaGraphDef names %zu assets (at most %d)",
+                            assets->n, BD_MAX_MODEL_FILES);
+    for (size_t i = 0; rc == 0 && i < assets->n; i++) {
+        tensorflow_AssetFileDef a;
+        memset(&a, 0, sizeof a);
+        rc = decode(&assets->v[i], tensorflow_AssetFileDef_fields, &a, "asset_file_def", err);
+        char rel[PATH_MAX];
+        if (rc == 0 && (!a.filename || !*a.filename))
+            rc = bd_error_set(err, BD_EMODEL, "asset_file_def #%zu has no filename", i);
+        else if (rc == 0 && (size_t)snprintf(rel, sizeof rel, "assets/%s", a.filename) >= sizeof rel)
+            rc = bd_error_set(err, BD_EMODEL, "asset_file_def #%zu: filename too long", i);
+        else if (rc == 0)
+            rc = bd_model_file_check_in(dir, rel, "SavedModel asset", err);
+        pb_release(tensorflow_AssetFileDef_fields, &a);
     }
-    closedir(d);
     return rc;
 }
 
@@ -1387,20 +1401,24 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
     if (!signature || !*signature)
         signature = "serving_default";
     int fd;
-    int rc = bd_model_file_open_in(dir, "saved_model.pb", "SavedModel", &fd, err);
+    int rc = bd_model_file_open_in(dir, "saved_model.pb", "SavedModel", 0, &fd, NULL, err);
     if (rc == BD_ENOTFOUND)
         return bd_error_set(err, BD_ENOTFOUND, "'%s' holds no saved_model.pb (not a SavedModel "
                             "directory)", dir);
     if (rc)
-        return rc;
+        return bd_error_prefix(err, "SavedModel '%s': ", dir);
     void *data = NULL;
     size_t len = 0;
     rc = bd_model_file_read_fd(fd, "saved_model.pb", &data, &len, err);
     close(fd);
-    if (rc)
-        return bd_error_prefix(err, "'%s': ", dir);
-    if (len == 0)
-        return bd_error_set(err, BD_EMODEL, "'%s': saved_model.pb is empty (0 bytes)", dir);
+    if (rc == 0 && len == 0)
+        rc = bd_error_set(err, BD_EMODEL, "saved_model.pb is empty (0 bytes)");
+    if (rc == 0)
+        rc = check_savedmodel_files(dir, err);
+    if (rc) {
+        free(data);
+        return bd_error_prefix(err, "SavedModel '%s': ", dir);
+    }
     sm_ctx c = { .base = data, .len = len };
     c.g = bd_graph_create("main");
     if (!c.g) {
@@ -1414,12 +1432,16 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
     bd_graph_set_framework(c.g, "tensorflow");
     bd_graph_set_platform(c.g, "tensorflow_savedmodel");
     tf_bytes graph_def = { 0 };
-    tf_spans sigs;
+    tf_spans sigs, assets;
     bd_pb_spans_init(&sigs, c.base, c.len);
-    rc = meta_graph(&c, "serve", &graph_def, &sigs, err);
+    bd_pb_spans_init(&assets, c.base, c.len);
+    rc = meta_graph(&c, "serve", &graph_def, &sigs, &assets, err);
+    if (rc == 0)
+        rc = check_asset_files(dir, &assets, err);
     if (rc == 0)
         rc = signature_pick(&c, &sigs, signature, err);
     bd_pb_spans_free(&sigs);
+    bd_pb_spans_free(&assets);
     if (rc == 0)
         rc = library_decode(&c, &graph_def, err);
     if (rc == 0)
@@ -1430,8 +1452,6 @@ int bd_tf_savedmodel_import(const char *dir, const char *signature, bd_tf_variab
         rc = inline_all(&c, err);
     if (rc == 0)
         rc = prune(&c, err);
-    if (rc == 0)
-        rc = check_variables_dir(dir, err);
     if (rc == 0)
         rc = freeze(&c, read, read_ctx, err);
     if (rc == 0)

@@ -33,7 +33,7 @@ static int read_shard(bd_graph *g, const char *dir, const char *path, shard_ids 
         return bd_error_set(err, BD_EMODEL, "weight shard '%s': the model names more than %d "
                             "shards", path, BD_MAX_MODEL_FILES);
     int fd;
-    int rc = bd_model_file_open_in(dir, path, "weight shard", &fd, err);
+    int rc = bd_model_file_open_in(dir, path, "weight shard", 0, &fd, NULL, err);
     if (rc)
         return rc;
     struct stat st;

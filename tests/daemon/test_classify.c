@@ -2,13 +2,17 @@
  * (daemon/labels.c): ordering, formatting, shapes, limits, hostile label files. The expected
  * strings are written out by hand from Triton's rule (value as "%f" or an integer, ':', the
  * index, ':' and the label when there is one). */
+#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -38,14 +42,24 @@ static void expect_strings(const bd_classified *out, const char *const *want, si
     assert_ptr_equal(p, end);
 }
 
-static char *write_file(const char *text)
+static char folder[64];        /* the model's folder the label files are in */
+
+/* FOLDER/NAME := TEXT; returns NAME. */
+static const char *write_file(const char *name, const char *text)
 {
-    static char path[64];
-    snprintf(path, sizeof path, "/tmp/braid-labels-XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", folder, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+    return name;
+}
+
+static const char *in_folder(const char *name)
+{
+    static char path[128];
+    snprintf(path, sizeof path, "%s/%s", folder, name);
     return path;
 }
 
@@ -55,11 +69,11 @@ static void test_float_ties_nan_and_labels(void **state)
     float v[5] = { 0.25f, NAN, 2.0f, 0.25f, -1.0f };
     int64_t shape[1] = { 5 };
     DLTensor t = tensor(v, (DLDataType){ kDLFloat, 32, 1 }, shape, 1);
-    char *path = write_file("cat\r\ndog\nbird\n");          /* CRLF stripped; 3 of 5 labelled */
+    const char *name = write_file("labels.txt", "cat\r\ndog\nbird\n");   /* CRLF stripped; 3 of 5 labelled */
     bd_labels *l = NULL;
     bd_error err = {0};
-    assert_int_equal(bd_labels_load(path, &l, &err), 0);
-    unlink(path);
+    assert_int_equal(bd_labels_load(folder, name, &l, &err), 0);
+    unlink(in_folder(name));
     assert_int_equal(bd_labels_count(l), 3);
     bd_classified out;
     assert_int_equal(bd_classify(&t, "y", false, 5, l, 1 << 20, &out, &err), 0);
@@ -158,42 +172,75 @@ static void test_refusals(void **state)
     free(out.data);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_classify: loading a label file blocked for 5 s\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+static void expect_refused(const char *name, const char *says)
+{
+    bd_labels *l = NULL;
+    bd_error err = {0};
+    alarm(5);                                   /* a FIFO must not be waited on */
+    int rc = bd_labels_load(folder, name, &l, &err);
+    alarm(0);
+    if (rc != BD_EINVAL || !strstr(err.msg, name) || !strstr(err.msg, says))
+        fail_msg("label file '%s': rc %d: %s (wanted '%s')", name, rc, err.msg, says);
+    assert_null(l);
+}
+
+/* A label file is opened by model_file.h's rule: a regular file inside the model's folder. A
+ * FIFO (which once blocked the load until a writer came), a device, a directory and a
+ * symlink leading out are refused at once, naming the file; a symlink inside is followed. */
 static void test_hostile_label_files(void **state)
 {
     (void)state;
+    signal(SIGALRM, on_alarm);
     bd_labels *l = NULL;
     bd_error err = {0};
-    assert_int_equal(bd_labels_load("/nonexistent/labels.txt", &l, &err), BD_EIO);
-    assert_int_equal(bd_labels_load("/tmp", &l, &err), BD_EINVAL);          /* a directory */
+    expect_refused("missing.txt", "cannot open");
+    assert_int_equal(mkdir(in_folder("dir.txt"), 0755), 0);
+    expect_refused("dir.txt", "is a directory, not a regular file");
+    assert_int_equal(mkfifo(in_folder("fifo.txt"), 0600), 0);
+    expect_refused("fifo.txt", "is a FIFO (named pipe), not a regular file");
+    if (mknod(in_folder("null.txt"), S_IFCHR | 0600, makedev(1, 3)) == 0)    /* root only */
+        expect_refused("null.txt", "is a character device, not a regular file");
+    assert_int_equal(symlink("/dev/zero", in_folder("zero.txt")), 0);
+    expect_refused("zero.txt", "outside the model's directory");
+    assert_int_equal(symlink("/etc/hostname", in_folder("out.txt")), 0);
+    expect_refused("out.txt", "outside the model's directory");
+    expect_refused("../labels.txt", "contains '..'");
     char long_line[BD_LABELS_MAX_LABEL + 3];
     memset(long_line, 'x', sizeof long_line - 2);
     long_line[sizeof long_line - 2] = '\n';
     long_line[sizeof long_line - 1] = '\0';
-    char *path = write_file(long_line);
-    assert_int_equal(bd_labels_load(path, &l, &err), BD_EINVAL);
-    assert_non_null(strstr(err.msg, "line 1"));
-    unlink(path);
-    /* a symlink is not followed */
-    char *target = write_file("a\n");
-    char link[80];
-    snprintf(link, sizeof link, "%s-link", target);
-    assert_int_equal(symlink(target, link), 0);
-    assert_int_equal(bd_labels_load(link, &l, &err), BD_EIO);
-    unlink(link);
-    unlink(target);
+    expect_refused(write_file("long.txt", long_line), "line 1");
+    /* a symlink that stays inside the folder is followed */
+    write_file("a.txt", "a\n");
+    assert_int_equal(symlink("a.txt", in_folder("link.txt")), 0);
+    assert_int_equal(bd_labels_load(folder, "link.txt", &l, &err), 0);
+    assert_string_equal(bd_labels_get(l, 0), "a");
+    bd_labels_free(l);
     /* an empty file: no labels; no trailing newline: the last line counts */
-    path = write_file("");
-    assert_int_equal(bd_labels_load(path, &l, &err), 0);
+    assert_int_equal(bd_labels_load(folder, write_file("empty.txt", ""), &l, &err), 0);
     assert_int_equal(bd_labels_count(l), 0);
     assert_null(bd_labels_get(l, 0));
     bd_labels_free(l);
-    unlink(path);
-    path = write_file("a\nb");
-    assert_int_equal(bd_labels_load(path, &l, &err), 0);
+    assert_int_equal(bd_labels_load(folder, write_file("ab.txt", "a\nb"), &l, &err), 0);
     assert_int_equal(bd_labels_count(l), 2);
     assert_string_equal(bd_labels_get(l, 1), "b");
     bd_labels_free(l);
-    unlink(path);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
 }
 
 int main(void)
@@ -205,5 +252,10 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_hostile_label_files),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(folder, sizeof folder, "/tmp/braid-labels-XXXXXX");
+    if (!mkdtemp(folder))
+        return 1;
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nftw(folder, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return rc;
 }

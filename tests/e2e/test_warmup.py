@@ -125,11 +125,12 @@ class Warmup(BraiddTestCase):
         self.bad([sample("t", {"input_data_file": "missing.raw"})], "cannot open")
         self.bad([sample("t", {"input_data_file": "short.raw"})], "holds 12 bytes; one sample",
                  files={"warmup/short.raw": b"\0" * 12})
-        self.bad([sample("t", {"input_data_file": "link.raw"})], "symbolic link",
+        self.bad([sample("t", {"input_data_file": "link.raw"})], "outside the model's directory",
                  files={"warmup/link.raw": lambda p: os.symlink("/etc/passwd", p)})
-        self.bad([sample("t", {"input_data_file": "x.raw"})], "cannot open",
-                 files={"outside/x.raw": b"\0" * 12288,
-                        "warmup": lambda p: os.symlink(os.path.join(os.path.dirname(p), "outside"), p)})
+        self.bad([sample("t", {"input_data_file": "x.raw"})], "outside the model's directory",
+                 files={"../warm_outside/x.raw": b"\0" * 12288,    # beside the model's folder
+                        "warmup": lambda p: os.symlink(
+                            os.path.join(os.path.dirname(os.path.dirname(p)), "warm_outside"), p)})
         self.bad([sample("t", z, dims=(1 << 20, 1 << 20, 1, 1))], "MiB")
         self.bad([sample("s%d" % i, z) for i in range(33)], "at most 32 samples")
 

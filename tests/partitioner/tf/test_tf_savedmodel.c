@@ -4,13 +4,18 @@
  * variables, their types and the restored copies), the names clients see (the signature's
  * keys), what a failing reader and a missing signature give, and that nothing leaks (the
  * sanitizer build runs this suite). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -173,6 +178,261 @@ static void test_reader_failure_and_no_reader(void **state)
     assert_non_null(strstr(err.msg, "3 variables"));
 }
 
+/* TensorFlow's loader, played by a reader that opens by name, blocking, every file under
+ * the SavedModel directory (as RestoreV2 opens variables/, an init op assets/) and reads a
+ * little of each. A FIFO it reaches blocks it forever: braid must refuse it first. */
+static void open_everything(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char sub[1024];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            open_everything(sub);
+        }
+        if (d)
+            closedir(d);
+        return;
+    }
+    int fd = open(path, O_RDONLY);
+    char buf[256];
+    if (fd >= 0) {
+        (void)!read(fd, buf, sizeof buf);
+        close(fd);
+    }
+}
+
+static int tf_like_read(void *ctx, bd_saved_variable *vars, size_t n, bd_error *err)
+{
+    open_everything(dir);
+    return fake_read(ctx, vars, n, err);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    return ftw->level > 0 ? remove(path) : 0;
+}
+
+/* Empty DIR (the saved_model.pb staged next goes back in). */
+static void clear_dir(void)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void write_at(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void mkdir_at(const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    assert_int_equal(mkdir(path, 0755), 0);
+}
+
+typedef enum { FIFO, DEVICE, LINK_OUT, DEVICE_LINK, DIRECTORY } plant;
+
+/* REL becomes what PLANT says. False when this machine cannot make it (mknod needs root). */
+static bool make_at(const char *rel, plant what)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    remove(path);
+    switch (what) {
+    case FIFO:        assert_int_equal(mkfifo(path, 0600), 0); return true;
+    case DEVICE:      return mknod(path, S_IFCHR | 0600, makedev(1, 3)) == 0;     /* /dev/null */
+    case LINK_OUT:    assert_int_equal(symlink("/etc/hostname", path), 0); return true;
+    case DEVICE_LINK: assert_int_equal(symlink("/dev/zero", path), 0); return true;
+    case DIRECTORY:   assert_int_equal(mkdir(path, 0755), 0); return true;
+    }
+    return false;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_tf_savedmodel: the import blocked for 5 s on a planted file\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+/* Every file TensorFlow's loader would open (variables/ index and shards, fingerprint.pb,
+ * assets/, assets.extra/) is checked before it is handed the directory: a FIFO, a device, a
+ * symlink out of the directory or a directory in a file's place fails the import at once,
+ * naming the file, and TensorFlow (the reader) is never called. */
+static void test_hostile_files_are_refused_before_tensorflow(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "variables/variables.index", "variables/variables.data-00000-of-00001", "fingerprint.pb",
+        "assets/vocab.txt", "assets.extra/tf_serving_warmup_requests",
+    };
+    static const struct { plant what; const char *says; } plants[] = {
+        { FIFO,        "is a FIFO (named pipe), not a regular file" },
+        { DEVICE,      "is a character device, not a regular file" },
+        { LINK_OUT,    "outside the model's directory" },
+        { DEVICE_LINK, "outside the model's directory" },
+        { DIRECTORY,   "is a directory, not a regular file" },
+    };
+    signal(SIGALRM, on_alarm);
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++)
+        for (size_t p = 0; p < sizeof plants / sizeof plants[0]; p++) {
+            clear_dir();
+            stage("two_io");
+            mkdir_at("variables");
+            mkdir_at("assets");
+            mkdir_at("assets.extra");
+            write_at("variables/variables.index", "index");
+            write_at("variables/variables.data-00000-of-00001", "data");
+            write_at("fingerprint.pb", "");
+            write_at("assets/vocab.txt", "a\nb\n");
+            write_at("assets.extra/tf_serving_warmup_requests", "");
+            /* assets/ may hold directories; one an AssetFileDef names is the next test's */
+            bool in_assets = strncmp(files[f], "assets", 6) == 0;
+            if ((plants[p].what == DIRECTORY && in_assets) || !make_at(files[f], plants[p].what))
+                continue;
+            reads r = { 0 };
+            bd_graph *g = NULL;
+            bd_error err = { 0 };
+            alarm(5);
+            int rc = bd_tf_savedmodel_import(dir, NULL, tf_like_read, &r, &g, &err);
+            alarm(0);
+            if (rc == 0 || r.calls != 0 || !strstr(err.msg, files[f]) ||
+                !strstr(err.msg, plants[p].says))
+                fail_msg("%s planted as #%zu: rc %d, reader called %d time(s): %s", files[f], p,
+                         rc, r.calls, err.msg);
+            assert_null(g);
+        }
+    /* the same directory with every file regular imports */
+    clear_dir();
+    stage("two_io");
+    mkdir_at("variables");
+    mkdir_at("assets");
+    write_at("variables/variables.index", "index");
+    write_at("assets/vocab.txt", "a\n");
+    reads r = { 0 };
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    assert_int_equal(bd_tf_savedmodel_import(dir, NULL, tf_like_read, &r, &g, &err), 0);
+    assert_int_equal(r.calls, 1);
+    bd_graph_destroy(g);
+    /* a link that stays inside the directory is followed */
+    char path[512];
+    snprintf(path, sizeof path, "%s/assets/link.txt", dir);
+    assert_int_equal(symlink("vocab.txt", path), 0);
+    assert_int_equal(bd_tf_savedmodel_import(dir, NULL, tf_like_read, &r, &g, &err), 0);
+    bd_graph_destroy(g);
+    clear_dir();
+}
+
+/* DIR/saved_model.pb := two_io's with an AssetFileDef naming FILENAME added to its MetaGraphDef
+ * (field 6 appended to the one MetaGraphDef: protobuf merges appended fields). */
+static void stage_with_asset(const char *filename)
+{
+    char src[1024], dst[128];
+    snprintf(src, sizeof src, "%s/two_io.pb", corpus);
+    snprintf(dst, sizeof dst, "%s/saved_model.pb", dir);
+    FILE *in = fopen(src, "rb");
+    assert_non_null(in);
+    static unsigned char data[1 << 16], out[(1 << 16) + 512];
+    size_t len = fread(data, 1, sizeof data, in), o = 0;
+    fclose(in);
+    size_t fl = strlen(filename);
+    assert_true(fl < 100);
+    unsigned char extra[128];
+    size_t el = 0;
+    extra[el++] = 0x32;                                 /* asset_file_def (6, bytes) */
+    extra[el++] = (unsigned char)(fl + 2);
+    extra[el++] = 0x12;                                 /* filename (2, string) */
+    extra[el++] = (unsigned char)fl;
+    memcpy(extra + el, filename, fl);
+    el += fl;
+    for (size_t i = 0; i < len;) {                      /* SavedModel: field 1 varint, 2 bytes */
+        unsigned char key = data[i++];
+        uint64_t v = 0;
+        for (int sh = 0; i < len; sh += 7) {
+            v |= (uint64_t)(data[i] & 0x7f) << sh;
+            if (!(data[i++] & 0x80))
+                break;
+        }
+        if (key == 0x08) {
+            out[o++] = 0x08;
+            out[o++] = (unsigned char)v;                /* schema version 1 */
+            continue;
+        }
+        assert_int_equal(key, 0x12);
+        uint64_t n = v + el;
+        out[o++] = 0x12;
+        for (; n >= 0x80; n >>= 7)
+            out[o++] = (unsigned char)(n | 0x80);
+        out[o++] = (unsigned char)n;
+        memcpy(out + o, data + i, v);
+        o += v;
+        memcpy(out + o, extra, el);
+        o += el;
+        i += v;
+    }
+    FILE *f = fopen(dst, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(out, 1, o, f), o);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The files a MetaGraphDef's AssetFileDefs name, which TensorFlow hands the init op as
+ * DIR/assets/<filename>: each must be a regular file inside DIR. */
+static void test_asset_file_names_are_checked(void **state)
+{
+    (void)state;
+    static const struct { const char *name; const char *says; } cases[] = {
+        { "../../../../../etc/hostname", "contains '..'" },
+        { "sub",                         "'assets/sub' is a directory, not a regular file" },
+        { "pipe",                        "'assets/pipe' is a FIFO" },
+        { "missing.txt",                 "assets/missing.txt" },
+    };
+    signal(SIGALRM, on_alarm);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_dir();
+        stage_with_asset(cases[i].name);
+        mkdir_at("assets");
+        mkdir_at("assets/sub");
+        if (strcmp(cases[i].name, "pipe") == 0)
+            make_at("assets/pipe", FIFO);
+        reads r = { 0 };
+        bd_graph *g = NULL;
+        bd_error err = { 0 };
+        alarm(5);
+        int rc = bd_tf_savedmodel_import(dir, NULL, tf_like_read, &r, &g, &err);
+        alarm(0);
+        if (rc == 0 || r.calls != 0 || !strstr(err.msg, cases[i].says))
+            fail_msg("asset '%s': rc %d, reader called %d time(s): %s", cases[i].name, rc, r.calls,
+                     err.msg);
+    }
+    clear_dir();                                        /* a regular asset file imports */
+    stage_with_asset("vocab.txt");
+    mkdir_at("assets");
+    write_at("assets/vocab.txt", "a\n");
+    reads r = { 0 };
+    bd_graph *g = NULL;
+    bd_error err = { 0 };
+    if (bd_tf_savedmodel_import(dir, NULL, tf_like_read, &r, &g, &err) != 0)
+        fail_msg("%s", err.msg);
+    bd_graph_destroy(g);
+    clear_dir();
+}
+
 static void test_truncations_fail_cleanly(void **state)
 {
     (void)state;
@@ -217,11 +477,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tf1_variables_and_resource_gather),
         cmocka_unit_test(test_reader_failure_and_no_reader),
         cmocka_unit_test(test_truncations_fail_cleanly),
+        cmocka_unit_test(test_hostile_files_are_refused_before_tensorflow),
+        cmocka_unit_test(test_asset_file_names_are_checked),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char pb[128];
-    snprintf(pb, sizeof pb, "%s/saved_model.pb", dir);
-    unlink(pb);
+    clear_dir();
     rmdir(dir);
     return rc;
 }

@@ -165,7 +165,7 @@ class SavedModels(unittest.TestCase):
         outside = tempfile.mkdtemp(dir=self.tmp)
         shutil.move(os.path.join(d, "variables"), os.path.join(outside, "variables"))
         os.symlink(os.path.join(outside, "variables"), os.path.join(d, "variables"))
-        self.assert_refused(d, "variables", "outside the SavedModel's directory")
+        self.assert_refused(d, "variables", "outside the model's directory")
 
     def test_variables_file_symlink_out_of_the_directory(self):
         d = self.copy_of("two_io")

@@ -139,7 +139,7 @@ class SavedModelServing(BraiddTestCase):
         outside = os.path.join(self.d.tmp, "outside-variables")
         shutil.move(os.path.join(d, "variables"), outside)
         os.symlink(outside, os.path.join(d, "variables"))
-        self.assert_refused("sm_escape", None, None, "variables", "outside the SavedModel's directory")
+        self.assert_refused("sm_escape", None, None, "variables", "outside the model's directory")
 
     def test_status_reports_the_platform(self):
         code, body, _ = self.d.http_get("/v2/status")
