@@ -223,6 +223,8 @@ static size_t backlog_room(conn *c)
 /* Drop the first N bytes: they are parsed. An emptied large backlog is given back. */
 static void backlog_consume(conn *c, size_t n)
 {
+    if (n == 0)
+        return;                      /* and c->in may be NULL */
     memmove(c->in, c->in + n, c->in_len - n);
     c->in_len -= n;
     if (c->in_len == 0 && c->in_cap > READ_CHUNK) {
@@ -1510,9 +1512,11 @@ static void serve_detached(const bd_http_limits *limits, const bd_http_security 
             got = want < room ? want : room;
             if (got > len - off)
                 got = len - off;
-            memcpy(c->in + c->in_len, data + off, got);
-            c->in_len += got;
-            off += got;
+            if (got) {
+                memcpy(c->in + c->in_len, data + off, got);
+                c->in_len += got;
+                off += got;
+            }
             pump(c);
         }
         bool was_waiting = c->waiting != NULL;
