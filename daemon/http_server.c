@@ -3,10 +3,18 @@
  * an early error answer is not lost to a TCP reset) -> CLOSING (both handles closing; the
  * connection is freed when the second close callback runs).
  *
- * With TLS, socket bytes go through the connection's bd_tls_conn first and the parser sees
- * the plaintext; every response is encrypted and its ciphertext written (tls_flush).
- * A detached connection (bd_http_serve_bytes) has no handles: reads, timers and writes are
- * skipped or go to a sink, and it is freed by its caller. */
+ * Input has one path: received bytes are appended to the connection's backlog (with TLS,
+ * the plaintext OpenSSL decrypts from them), and pump() parses the backlog while nothing
+ * holds the connection (a deferred answer, output the client has not read, a last request
+ * answered). Reading goes on while the backlog has room and stops when it is full, so a
+ * client can make braidd hold at most max_pipeline_bytes of its requests; bytes are never
+ * dropped or overwritten, whenever they arrive. The parser pauses after every head (to
+ * measure it: every byte counts) and after every request (so the loop decides whether the
+ * next one is parsed now).
+ *
+ * Every response is encrypted with TLS and its ciphertext written (tls_flush). A detached
+ * connection (bd_http_serve_bytes, bd_http_serve_reads) has no handles: reads and timers are
+ * skipped, writes go to a sink, and it is freed by its caller. */
 #include "daemon/http_server.h"
 
 #include <netdb.h>
@@ -22,7 +30,7 @@
 #include "daemon/http_tls.h"
 #include "daemon/log.h"
 
-#define READ_CHUNK 4096
+#define READ_CHUNK 4096              /* the backlog's first size and its growth step */
 #define MAX_URL    8192              /* longer request targets get 414 */
 #define MAX_AUTHZ  2048              /* a longer Authorization header is an invalid token */
 #define LINGER_MS  2000
@@ -36,6 +44,7 @@ typedef struct mailbox {
     pthread_mutex_t  lock;
     int              refs;
     uv_async_t      *async;          /* NULL once the server is closing */
+    bool             polled;         /* detached: answers wait here for the caller's loop */
     bd_http_pending *head, *tail;
 } mailbox;
 
@@ -62,8 +71,8 @@ struct bd_http_server {
     SSL_CTX        *tls;             /* NULL = plaintext */
     bd_auth        *auth;            /* NULL = no tokens */
     size_t          n_active;        /* connections not closing */
-    mailbox        *mb;              /* deferred answers; NULL when detached */
-    uv_async_t      async;           /* ... wakes the loop for them */
+    mailbox        *mb;              /* deferred answers; NULL without keep_body */
+    uv_async_t      async;           /* ... wakes the loop for them (not when detached) */
     bool            closing, listener_closed, async_closed;
     void          (*done)(void *);
     void           *done_arg;
@@ -81,12 +90,15 @@ struct conn {
     int             handles;         /* handles not yet closed */
     conn_state      state;
     bool            counted;         /* counted in srv->n_active */
-    bool            paused;          /* parsing paused until the client reads our output */
+    bool            paused;          /* parsing waits until the client reads our output */
     bool            finish;          /* answer what is queued, then close */
-    bool            eof;             /* the client closed its side */
+    bool            eof;             /* the client closed its side: parse what it sent, finish */
+    bool            reading;         /* uv_read_start is in effect */
+    bool            pumping;         /* pump() is on the stack: a nested call returns at once */
+    bool            in_head;         /* the next bytes parsed belong to a head */
     bool            in_request;      /* a request's first byte came, its answer not yet */
     bool            head_done;       /* ... and its head is complete */
-    bool            detached;        /* no socket (bd_http_serve_bytes) */
+    bool            detached;        /* no socket (bd_http_serve_bytes/_reads) */
     bool            in_value;        /* the parser is inside a header value */
     bool            is_authz;        /* ... of the Authorization header */
     bool            authz_seen, authz_bad;
@@ -102,8 +114,14 @@ struct conn {
     void           *sink_arg;
     int             reject;          /* the status a parser callback chose for a bad request */
     int             writes;          /* uv_write requests in flight */
-    size_t          head_bytes, body_bytes, url_len;
-    size_t          pending_len;     /* unparsed input kept while paused */
+    size_t          head_bytes;      /* of the head being parsed, in earlier parser calls */
+    size_t          trailer_bytes, body_bytes, url_len;
+    const char     *exec_at;         /* where the running parser call began (head counting) */
+    uint64_t        deadline;        /* loop time the request in progress must be in by */
+    uint64_t        req_start;       /* loop time of its first byte */
+    uint64_t        body_start;      /* ... and of the end of its head */
+    char           *in;              /* the backlog: received bytes not yet parsed */
+    size_t          in_len, in_cap;  /* in_cap grows up to max_pipeline_bytes */
     bd_http_pending *waiting;        /* the deferred answer this connection waits for */
     char           *body;            /* keep_body: the request body so far */
     size_t          body_cap;
@@ -111,9 +129,7 @@ struct conn {
     size_t          hdrs_len, hdrs_cap;
     int             hdr_state;       /* 0 before the first header, 1 in a name, 2 in a value */
     char            url[MAX_URL + 1];
-    char            pending[READ_CHUNK];
-    char            rbuf[READ_CHUNK];
-    char            plain[READ_CHUNK];   /* TLS: decrypted input */
+    char            rbuf[READ_CHUNK];    /* TLS ciphertext; bytes discarded while lingering */
 };
 
 typedef struct wreq {
@@ -130,7 +146,10 @@ void bd_http_limits_default(bd_http_limits *l)
     l->max_connections  = 256;
     l->max_connections_per_ip = 64;
     l->max_unsent_bytes = 1024 * 1024;
+    l->max_pipeline_bytes = 64 * 1024;
     l->timeout_ms       = 30 * 1000;
+    l->min_rate_bytes_per_s = 1024;
+    l->min_rate_grace_ms = 10 * 1000;
     l->keep_body        = false;
     l->json_errors      = false;
 }
@@ -138,6 +157,7 @@ void bd_http_limits_default(bd_http_limits *l)
 static void conn_free(conn *c)
 {
     bd_tls_conn_free(c->tls);
+    free(c->in);
     free(c->body);
     free(c->hdrs);
     free(c);
@@ -147,24 +167,119 @@ static void conn_free(conn *c)
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
-static void on_timeout(uv_timer_t *t);
+static void on_timer(uv_timer_t *t);
+static void close_conn(conn *c);
 
 static void read_start(conn *c)
 {
-    if (!c->detached)
-        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    if (c->detached || c->reading)
+        return;
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+        close_conn(c);
+        return;
+    }
+    c->reading = true;
 }
 
 static void read_stop(conn *c)
 {
-    if (!c->detached)
-        uv_read_stop((uv_stream_t *)&c->tcp);
+    if (c->detached || !c->reading)
+        return;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
 }
 
-static void timer_start(conn *c, uint64_t ms)
+/* The loop's time in ms; 0 without a loop (detached: no clocks). */
+static uint64_t now_ms(const conn *c)
 {
-    if (!c->detached)
-        uv_timer_start(&c->timer, on_timeout, ms, 0);
+    return c->detached ? 0 : uv_now(c->srv->loop);
+}
+
+/* ---- the backlog ---------------------------------------------------------------------- */
+
+static size_t backlog_limit(const bd_http_server *s)
+{
+    return s->lim.max_pipeline_bytes > READ_CHUNK ? s->lim.max_pipeline_bytes : READ_CHUNK;
+}
+
+/* Room at the backlog's end for the next read, growing it (up to the limit) when less than
+ * a read's worth is left; 0 when it is full or cannot grow. */
+static size_t backlog_room(conn *c)
+{
+    size_t limit = backlog_limit(c->srv);
+    if (c->in_cap - c->in_len < READ_CHUNK && c->in_cap < limit) {
+        size_t cap = c->in_cap ? 2 * c->in_cap : READ_CHUNK;
+        if (cap > limit)
+            cap = limit;
+        char *b = realloc(c->in, cap);
+        if (b) {
+            c->in = b;
+            c->in_cap = cap;
+        }
+    }
+    return c->in_cap - c->in_len;
+}
+
+/* Drop the first N bytes: they are parsed. An emptied large backlog is given back. */
+static void backlog_consume(conn *c, size_t n)
+{
+    if (n == 0)
+        return;                      /* and c->in may be NULL */
+    memmove(c->in, c->in + n, c->in_len - n);
+    c->in_len -= n;
+    if (c->in_len == 0 && c->in_cap > READ_CHUNK) {
+        free(c->in);
+        c->in = NULL;
+        c->in_cap = 0;
+    }
+}
+
+/* Read from the socket while the connection takes requests and the backlog has room: a full
+ * backlog stops reading, and the client's TCP window closes (backpressure). */
+static void update_reading(conn *c)
+{
+    if (c->state == C_OPEN && !c->finish && !c->eof && c->in_len < backlog_limit(c->srv))
+        read_start(c);
+    else if (c->state == C_OPEN)
+        read_stop(c);
+}
+
+/* ---- time ----------------------------------------------------------------------------- */
+
+/* When the request in progress falls behind the minimum rate by more than the grace: its
+ * head counted from its first byte, its body from the head's end. UINT64_MAX when no
+ * request is arriving or there is no minimum. */
+static uint64_t rate_due(const conn *c)
+{
+    const bd_http_limits *l = &c->srv->lim;
+    if (!c->in_request || !l->min_rate_bytes_per_s)
+        return UINT64_MAX;
+    uint64_t start = c->head_done ? c->body_start : c->req_start;
+    uint64_t bytes = c->head_done ? c->body_bytes : c->head_bytes;
+    return start + l->min_rate_grace_ms + bytes * 1000 / l->min_rate_bytes_per_s;
+}
+
+/* Arm the timer for the earlier of the request deadline and the rate check; stopped while a
+ * deferred answer is computed (the run time is not the client's). */
+static void arm_timer(conn *c)
+{
+    if (c->detached || c->state != C_OPEN)
+        return;
+    if (c->waiting) {
+        uv_timer_stop(&c->timer);
+        return;
+    }
+    uint64_t due = c->deadline, rate = rate_due(c), now = now_ms(c);
+    if (rate < due)
+        due = rate;
+    uv_timer_start(&c->timer, on_timer, due > now ? due - now : 0, 0);
+}
+
+/* A new request, or the connection's first, must arrive within timeout_ms from now. */
+static void restart_deadline(conn *c)
+{
+    c->deadline = now_ms(c) + c->srv->lim.timeout_ms;
+    arm_timer(c);
 }
 
 static size_t write_queue(conn *c)
@@ -250,17 +365,27 @@ static void close_conn(conn *c)
     uv_close((uv_handle_t *)&c->timer, on_conn_closed);
 }
 
-static void on_timeout(uv_timer_t *t)
+/* The request deadline passed, the request fell too far behind the minimum rate, or the
+ * linger time is over: close. Otherwise the rate deadline moved on with new bytes: re-arm. */
+static void on_timer(uv_timer_t *t)
 {
-    close_conn(t->data);
+    conn *c = t->data;
+    uint64_t now = now_ms(c);
+    if (c->state != C_OPEN || now >= c->deadline || now >= rate_due(c))
+        close_conn(c);
+    else
+        arm_timer(c);
 }
 
+/* Plaintext is read straight into the backlog; TLS ciphertext (and what a lingering
+ * connection discards) into rbuf. */
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     conn *c = h->data;
-    if (c->waiting && !c->tls) {     /* watching for the client leaving: keep what it sends */
-        *buf = uv_buf_init(c->pending + c->pending_len,
-                           (unsigned)(sizeof c->pending - c->pending_len));
+    (void)hint;
+    if (c->state == C_OPEN && !c->tls) {
+        size_t room = backlog_room(c);
+        *buf = uv_buf_init(room ? c->in + c->in_len : NULL, (unsigned)room);
         return;
     }
     *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
@@ -296,15 +421,13 @@ static void linger(conn *c)
         close_conn(c);
         return;
     }
-    timer_start(c, LINGER_MS);
-    read_start(c);
+    uv_timer_start(&c->timer, on_timer, LINGER_MS, 0);
+    read_start(c);                   /* into rbuf, discarded */
 }
 
 /* ---- responses ------------------------------------------------------------------------- */
 
-static void feed(conn *c, const char *data, size_t len);
-static void tls_pump(conn *c);
-static void resume(conn *c);
+static void pump(conn *c);
 
 static void on_write(uv_write_t *req, int status)
 {
@@ -324,22 +447,10 @@ static void on_write(uv_write_t *req, int status)
             linger(c);
         return;
     }
-    if (c->paused && !c->waiting && write_queue(c) <= c->srv->lim.max_unsent_bytes / 2)
-        resume(c);                   /* the client caught up */
-}
-
-/* Parse what was held back, then read again. */
-static void resume(conn *c)
-{
-    c->paused = false;
-    http_parser_pause(&c->parser, 0);
-    size_t n = c->pending_len;
-    c->pending_len = 0;
-    feed(c, c->pending, n);
-    if (c->tls)
-        tls_pump(c);                 /* plaintext OpenSSL still holds */
-    if (c->state == C_OPEN && !c->paused && !c->finish && !c->waiting)
-        read_start(c);
+    if (c->paused && write_queue(c) <= c->srv->lim.max_unsent_bytes / 2) {
+        c->paused = false;           /* the client caught up: parse what it sent meanwhile */
+        pump(c);
+    }
 }
 
 /* Write BUFS (N of them) for W: to the socket, or for a detached connection to the sink,
@@ -496,12 +607,25 @@ static int reject(conn *c, int status)
     return 1;                        /* stops the parser with HPE_CB_* */
 }
 
+/* The head so far, up to END in the running parser call, is within the limit. Every byte
+ * counts: the calls that began in this head brought head_bytes, and this call began in it at
+ * exec_at. Trailers (after a chunked body) count their names and values and 2 bytes a line
+ * (':' and a line end) against the same limit. */
+static bool head_fits(conn *c, const char *end, size_t len, bool new_line)
+{
+    size_t n = c->in_head ? c->head_bytes + (size_t)(end - c->exec_at)
+                          : (c->trailer_bytes += len + (new_line ? 2 : 0));
+    return n <= c->srv->lim.max_head_bytes;
+}
+
 static int on_message_begin(http_parser *p)
 {
     conn *c = p->data;
-    c->head_bytes = c->body_bytes = c->url_len = 0;
+    c->body_bytes = c->trailer_bytes = c->url_len = 0;
     c->reject = 0;
     c->in_request = true;
+    c->req_start = now_ms(c);
+    arm_timer(c);                    /* the minimum rate applies from now */
     c->head_done = false;
     c->in_value = c->is_authz = c->authz_seen = c->authz_bad = false;
     c->decided = c->allowed = false;
@@ -536,10 +660,9 @@ static int hdr_put(conn *c, const char *at, size_t len)
 static int on_url(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
-    c->head_bytes += len;
     if (c->url_len + len > MAX_URL)
         return reject(c, HTTP_STATUS_URI_TOO_LONG);
-    if (c->head_bytes > c->srv->lim.max_head_bytes)
+    if (!head_fits(c, at + len, len, false))
         return reject(c, HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE);
     memcpy(c->url + c->url_len, at, len);
     c->url_len += len;
@@ -552,8 +675,7 @@ static int on_url(http_parser *p, const char *at, size_t len)
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
-    c->head_bytes += len;
-    if (c->head_bytes > c->srv->lim.max_head_bytes)
+    if (!head_fits(c, at + len, len, c->hdr_state != 1))
         return reject(c, HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE);
     if (c->in_value) {               /* a new header begins */
         c->in_value = false;
@@ -573,8 +695,7 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
-    c->head_bytes += len;
-    if (c->head_bytes > c->srv->lim.max_head_bytes)
+    if (!head_fits(c, at + len, len, false))
         return reject(c, HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE);
     if (c->hdr_state == 1 && hdr_put(c, NULL, 0))
         return 1;
@@ -601,19 +722,40 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+/* The parser pauses here: head_complete() runs once the head's size is known. */
 static int on_headers_complete(http_parser *p)
 {
     conn *c = p->data;
-    c->head_done = true;
-    if (!c->srv->lim.keep_body)
-        return 0;
-    if (c->hdr_state == 2 && hdr_put(c, NULL, 0))
+    if (c->in_head) {
+        c->in_head = false;
+        http_parser_pause(p, 1);
+    }
+    if (c->srv->lim.keep_body && c->hdr_state == 2 && hdr_put(c, NULL, 0))
         return -1;
     c->hdr_state = 0;
-    /* a declared body over the limit is refused before any of it is read or stored */
-    if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->srv->lim.max_body_bytes) {
-        reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
-        return -1;
+    return 0;
+}
+
+/* The parser paused at the end of a head of HEAD_LEN bytes: refuse it (431, or 413 for a
+ * declared body over the limit, before any of it is read or stored), or prepare for its body.
+ * False when refused. */
+static bool head_complete(conn *c, size_t head_len)
+{
+    http_parser *p = &c->parser;
+    bd_http_server *s = c->srv;
+    c->head_bytes = head_len;
+    if (head_len > s->lim.max_head_bytes) {
+        c->reject = HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE;
+        return false;
+    }
+    c->head_done = true;
+    c->body_start = now_ms(c);
+    arm_timer(c);                    /* the body's minimum rate counts from now */
+    if (!s->lim.keep_body)
+        return true;
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > s->lim.max_body_bytes) {
+        c->reject = HTTP_STATUS_PAYLOAD_TOO_LARGE;
+        return false;
     }
     /* room for a declared body, up to BODY_RESERVE at once: a client that declares a large
      * body and sends nothing holds no large buffer; on_body grows it as bytes arrive */
@@ -624,8 +766,8 @@ static int on_headers_complete(http_parser *p)
         free(c->body);
         c->body_cap = 0;
         if (!(c->body = malloc(want))) {
-            reject(c, HTTP_STATUS_PAYLOAD_TOO_LARGE);
-            return -1;
+            c->reject = HTTP_STATUS_PAYLOAD_TOO_LARGE;
+            return false;
         }
         c->body_cap = want;
     }
@@ -634,7 +776,7 @@ static int on_headers_complete(http_parser *p)
     if (p->http_major == 1 && p->http_minor >= 1 &&
         (expect = bd_http_request_header(&probe, "expect")) && !strcasecmp(expect, "100-continue"))
         send_continue(c);
-    return 0;
+    return c->state == C_OPEN;
 }
 
 bool bd_http_authorize(const bd_http_request *req, bd_role need, bd_http_response *res)
@@ -735,7 +877,7 @@ char *bd_http_request_take_body(const bd_http_request *req)
 bd_http_pending *bd_http_defer(const bd_http_request *req)
 {
     conn *c = req->conn_;
-    if (!c || c->detached || !c->srv->mb || c->waiting)
+    if (!c || !c->srv->mb || c->waiting || (c->detached && !c->srv->mb->polled))
         return NULL;
     if (c->srv->auth && !(c->decided && c->allowed))
         return NULL;                 /* fail closed: nothing runs later on an unchecked token */
@@ -766,7 +908,7 @@ void bd_http_pending_finish(bd_http_pending *p, bd_http_response *res)
     res->body = NULL;
     mailbox *mb = p->mb;
     pthread_mutex_lock(&mb->lock);
-    if (!mb->async) {                /* the server is closing: nobody will send it */
+    if (!mb->async && !mb->polled) { /* the server is closing: nobody will send it */
         pthread_mutex_unlock(&mb->lock);
         pending_free(p);
         return;
@@ -776,7 +918,8 @@ void bd_http_pending_finish(bd_http_pending *p, bd_http_response *res)
     else
         mb->head = p;
     mb->tail = p;
-    uv_async_send(mb->async);        /* under the lock: the handle cannot be closing */
+    if (mb->async)
+        uv_async_send(mb->async);    /* under the lock: the handle cannot be closing */
     pthread_mutex_unlock(&mb->lock);
 }
 
@@ -784,21 +927,17 @@ void bd_http_pending_finish(bd_http_pending *p, bd_http_response *res)
  * after a last request or while the client does not read. */
 static void after_response(conn *c, bool keep_alive)
 {
-    bd_http_server *s = c->srv;
-    timer_start(c, s->lim.timeout_ms);
-    if (!keep_alive) {
-        c->finish = true;
-        http_parser_pause(&c->parser, 1);   /* ignore anything pipelined after it */
-    } else if (write_queue(c) > s->lim.max_unsent_bytes) {
+    if (!keep_alive)
+        c->finish = true;            /* anything pipelined after it is ignored */
+    else if (write_queue(c) > c->srv->lim.max_unsent_bytes)
         c->paused = true;            /* the client does not read: hold further requests */
-        http_parser_pause(&c->parser, 1);
-    }
+    restart_deadline(c);
 }
 
-/* Deferred answers arrived: send each to its connection if it is still open. */
-static void on_mail(uv_async_t *a)
+/* Deferred answers arrived: send each to its connection if it is still open, and parse what
+ * its client sent meanwhile. */
+static void deliver_mail(bd_http_server *s)
 {
-    bd_http_server *s = a->data;
     pthread_mutex_lock(&s->mb->lock);
     bd_http_pending *p = s->mb->head;
     s->mb->head = s->mb->tail = NULL;
@@ -812,12 +951,7 @@ static void on_mail(uv_async_t *a)
             p->res.body = NULL;
             if (c->state == C_OPEN) {
                 after_response(c, p->keep_alive);
-                if (c->finish) {
-                    if (c->writes == 0)
-                        linger(c);
-                } else if (!c->paused) {
-                    resume(c);
-                }
+                pump(c);
             }
         }
         pending_free(p);
@@ -825,11 +959,21 @@ static void on_mail(uv_async_t *a)
     }
 }
 
+static void on_mail(uv_async_t *a)
+{
+    deliver_mail(a->data);
+}
+
+/* A request is in: answer it (or defer the answer). The parser pauses, so the parse loop
+ * decides whether the next request is parsed now. */
 static int on_message_complete(http_parser *p)
 {
     conn *c = p->data;
     bd_http_server *s = c->srv;
     bool keep_alive = http_should_keep_alive(p) && !p->upgrade && !s->closing;
+    http_parser_pause(p, 1);
+    c->in_head = true;               /* the bytes after it start the next head */
+    c->head_bytes = 0;
 
     struct http_parser_url u;
     http_parser_url_init(&u);
@@ -837,7 +981,7 @@ static int on_message_complete(http_parser *p)
     if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0) {
         /* not a valid request target: answer 400 and stop */
         c->finish = true;
-        http_parser_pause(p, 1);
+        c->in_request = false;
         send_error(c, HTTP_STATUS_BAD_REQUEST);
         return 0;
     }
@@ -875,14 +1019,11 @@ static int on_message_complete(http_parser *p)
         c->body = NULL;
         c->body_cap = 0;
     }
-    if (c->waiting) {                /* answered later (on_mail): read nothing meanwhile */
+    if (c->waiting) {                /* answered later (deliver_mail): parse nothing meanwhile */
         free(res.body);
         c->waiting->head_only = p->method == HTTP_HEAD;
         c->waiting->keep_alive = keep_alive;
-        c->paused = true;
-        http_parser_pause(p, 1);
-        if (!c->detached)
-            uv_timer_stop(&c->timer);  /* the model's run time is not the client's */
+        arm_timer(c);                /* stopped: the model's run time is not the client's */
         return 0;
     }
     send_response(c, p->method == HTTP_HEAD, keep_alive, &res);
@@ -902,98 +1043,124 @@ static const http_parser_settings settings = {
     .on_message_complete = on_message_complete,
 };
 
-/* Parse DATA (which may be c->pending itself) and act on the outcome. */
-static void feed(conn *c, const char *data, size_t len)
+/* Parse the backlog while nothing holds the connection: a deferred answer, output the
+ * client has not read, a last request answered. */
+static void parse_backlog(conn *c)
 {
-    size_t n = http_parser_execute(&c->parser, &settings, data, len);
-    if (c->state != C_OPEN)
-        return;
-    enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
-    if (c->finish) {                                   /* answered the last request */
-        read_stop(c);
-        if (c->writes == 0)
-            linger(c);
-        return;
-    }
-    if (e == HPE_PAUSED) {                             /* backlog: keep the rest for later */
-        memmove(c->pending, data + n, len - n);
-        c->pending_len = len - n;
-        read_stop(c);
-        /* a deferred answer: read on into the backlog's room, to see the client leave */
-        if (c->waiting && !c->tls && c->pending_len < sizeof c->pending)
-            read_start(c);
-        return;
-    }
-    if (e != HPE_OK || c->parser.upgrade) {
-        int status = c->reject ? c->reject
-                   : e == HPE_HEADER_OVERFLOW ? HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE
-                   : HTTP_STATUS_BAD_REQUEST;
-        c->finish = true;
-        read_stop(c);
-        if (e != HPE_OK)
+    size_t off = 0;
+    while (off < c->in_len && c->state == C_OPEN && !c->finish && !c->waiting && !c->paused) {
+        bool was_in_head = c->in_head;
+        c->exec_at = c->in + off;
+        size_t n = http_parser_execute(&c->parser, &settings, c->exec_at, c->in_len - off);
+        off += n;
+        if (c->state != C_OPEN)
+            break;
+        enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+        if (e == HPE_PAUSED) {
+            http_parser_pause(&c->parser, 0);
+            /* paused at a head's end: the final LF is left for the next call */
+            if (was_in_head && !c->in_head && !head_complete(c, c->head_bytes + n + 1))
+                e = HPE_CB_headers_complete;
+        } else if (e == HPE_OK && was_in_head) {
+            c->head_bytes += n;      /* a head still arriving: its bytes so far */
+            if (c->head_bytes > c->srv->lim.max_head_bytes) {
+                c->reject = HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE;
+                e = HPE_CB_headers_complete;
+            }
+        }
+        if (c->state != C_OPEN || c->finish)
+            break;
+        if (e != HPE_OK && e != HPE_PAUSED) {
+            int status = c->reject ? c->reject
+                       : e == HPE_HEADER_OVERFLOW ? HTTP_STATUS_REQUEST_HEADER_FIELDS_TOO_LARGE
+                       : HTTP_STATUS_BAD_REQUEST;
+            c->finish = true;
             send_error(c, status);
-        else if (c->writes == 0)
-            linger(c);
+            break;
+        }
+        if (n == 0 && e == HPE_OK)
+            break;                   /* cannot happen: the parser takes all it is given */
     }
+    if (c->state != C_CLOSING)
+        backlog_consume(c, off);
 }
 
-/* TLS: decrypt and parse while the parser takes more, then send what OpenSSL produced
- * (handshake messages, alerts). */
-static void tls_pump(conn *c)
+/* TLS: decrypt what OpenSSL holds into the backlog's room. True when plaintext was added.
+ * The client's close_notify is its end of file; a failed session finishes the connection. */
+static void client_eof(conn *c);
+static bool tls_decrypt(conn *c)
 {
-    for (int guard = 0; guard < 1024 && c->state == C_OPEN && !c->paused && !c->finish; guard++) {
-        ssize_t n = bd_tls_conn_read(c->tls, c->plain, sizeof c->plain);
+    bool added = false;
+    while (c->state == C_OPEN && c->in_len < backlog_limit(c->srv)) {
+        size_t room = backlog_room(c);
+        if (room == 0)
+            break;
+        ssize_t n = bd_tls_conn_read(c->tls, c->in + c->in_len, room);
         if (n > 0) {
-            feed(c, c->plain, (size_t)n);
+            c->in_len += (size_t)n;
+            added = true;
             continue;
         }
         if (n == BD_TLS_FAILED) {
             bd_log(BD_LOG_DEBUG, NULL, NULL, "status endpoint: TLS failed: %s",
                    bd_tls_conn_error(c->tls));
             tls_flush(c);            /* the alert, if any */
+            if (c->state != C_OPEN)
+                break;
             c->finish = true;
-            read_stop(c);
-            if (c->state == C_OPEN && c->writes == 0)
-                close_conn(c);
-            return;
-        }
-        if (n == BD_TLS_CLOSED) {
-            c->finish = c->eof = true;
-            read_stop(c);
             if (c->writes == 0)
                 close_conn(c);
-            return;
+        } else if (n == BD_TLS_CLOSED) {
+            client_eof(c);
         }
-        break;                       /* needs more input */
+        break;                       /* else: OpenSSL needs more input */
     }
-    if (c->state != C_CLOSING)
-        tls_flush(c);
+    return added;
 }
 
-static void on_bytes(conn *c, const char *data, size_t len)
+/* Parse what came, then decide about reading: the one place that does. Runs after every
+ * event that may let parsing go on: bytes read, an answer delivered, output drained. */
+static void pump(conn *c)
 {
-    if (!c->tls) {
-        feed(c, data, len);
-        return;
+    if (c->pumping)
+        return;                      /* the outer call loops again */
+    c->pumping = true;
+    for (int guard = 0; guard < 1024 && c->state == C_OPEN; guard++) {
+        parse_backlog(c);
+        if (!c->tls || c->state != C_OPEN || c->finish || !tls_decrypt(c))
+            break;
     }
-    if (bd_tls_conn_put(c->tls, data, len) != 0) {
-        close_conn(c);
+    c->pumping = false;
+    if (c->state != C_OPEN)
         return;
-    }
-    tls_pump(c);
-}
-
-static void on_eof(conn *c, bool clean)
-{
-    /* EOF after pipelined requests: finish sending their answers, then close. A client that
-     * closes while its answer is still being computed has gone: close, which cancels the
-     * request if it is still queued (bd_http_pending_watch). */
-    if (clean && c->writes > 0 && !c->waiting) {
-        c->finish = c->eof = true;
+    if (c->tls)
+        tls_flush(c);                /* handshake messages, alerts */
+    if (c->state != C_OPEN)
+        return;
+    if (c->eof && !c->waiting && !c->paused)
+        c->finish = true;            /* what is left is no complete request */
+    if (c->finish) {
         read_stop(c);
-    } else {
-        close_conn(c);
+        if (c->writes == 0)
+            linger(c);
+        return;
     }
+    update_reading(c);
+}
+
+/* The client closed its side (end of file, close_notify). While its answer is still being
+ * computed it has gone: close, which cancels the request if it is still queued
+ * (bd_http_pending_watch). Otherwise what it sent before is still answered, then the
+ * connection closes. */
+static void client_eof(conn *c)
+{
+    if (c->waiting) {
+        close_conn(c);
+        return;
+    }
+    c->eof = true;
+    read_stop(c);
+    pump(c);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
@@ -1007,25 +1174,43 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     if (nread < 0) {
-        on_eof(c, nread == UV_EOF);
+        if (nread == UV_EOF)
+            client_eof(c);
+        else
+            close_conn(c);
         return;
     }
-    if (c->waiting && !c->tls) {     /* read into the backlog (on_alloc); parsed on resume */
-        c->pending_len += (size_t)nread;
-        if (c->pending_len == sizeof c->pending)
-            read_stop(c);
+    if (!c->tls) {
+        c->in_len += (size_t)nread;                    /* on_alloc gave the backlog's room */
+    } else if (bd_tls_conn_put(c->tls, buf->base, (size_t)nread) != 0) {
+        close_conn(c);
         return;
     }
-    on_bytes(c, buf->base, (size_t)nread);
+    pump(c);
 }
 
 /* ---- listening ------------------------------------------------------------------------- */
 
+/* C's request is stalled at NOW: its head is still arriving, or its body is behind the
+ * minimum rate (fewer bytes than min_rate_bytes_per_s times the seconds since the head).
+ * *RATE: the bytes a second it has managed, to find the slowest. */
+static bool stalled(const conn *c, uint64_t now, uint64_t *rate)
+{
+    uint64_t min_rate = c->srv->lim.min_rate_bytes_per_s;
+    uint64_t start = c->head_done ? c->body_start : c->req_start;
+    uint64_t bytes = c->head_done ? c->body_bytes : c->head_bytes;
+    uint64_t ms = now > start ? now - start : 0;
+    *rate = bytes * 1000 / (ms ? ms : 1);
+    return !c->head_done || bytes * 1000 < min_rate * ms;
+}
+
 /* At a limit: the connection to close for a new one (http_server.h), or NULL; among those
- * of the new connection's address only when SAME_PEER is given. The list is newest first,
- * so the last match is the oldest. */
+ * of the new connection's address only when SAME_PEER is given. First the oldest idle one
+ * (the list is newest first, so the last match); else the slowest stalled one, the older on
+ * a tie. Never one waiting for its deferred answer, sending, or held by unread output. */
 static conn *reusable(bd_http_server *s, const conn *same_peer)
 {
+    uint64_t now = uv_now(s->loop), rate = 0, slowest = UINT64_MAX;
     conn *idle = NULL, *slow = NULL;
     for (conn *c = s->conns; c; c = c->next) {
         if (c->state != C_OPEN || !c->counted || c->writes > 0 || c->finish || c->paused ||
@@ -1034,10 +1219,12 @@ static conn *reusable(bd_http_server *s, const conn *same_peer)
         if (same_peer && (c->peer_len != same_peer->peer_len ||
                           memcmp(c->peer, same_peer->peer, c->peer_len) != 0))
             continue;
-        if (!c->in_request)
+        if (!c->in_request) {
             idle = c;
-        else if (!c->head_done)
+        } else if (stalled(c, now, &rate) && rate <= slowest) {
             slow = c;
+            slowest = rate;
+        }
     }
     return idle ? idle : slow;
 }
@@ -1112,9 +1299,9 @@ static void on_connection(uv_stream_t *listener, int status)
     uv_tcp_nodelay(&c->tcp, 1);
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
-    uv_timer_start(&c->timer, on_timeout, s->lim.timeout_ms, 0);
-    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0)
-        close_conn(c);
+    c->in_head = true;
+    restart_deadline(c);
+    update_reading(c);
 }
 
 int bd_http_parse_address(const char *address, struct sockaddr_storage *addr, bd_error *err)
@@ -1273,16 +1460,23 @@ void bd_http_server_set_security(bd_http_server *s, const bd_http_security *sec)
 
 /* ---- without a socket -------------------------------------------------------------------- */
 
-void bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *sec,
-                         bd_http_handler handler, void *arg, const char *data, size_t len,
-                         size_t chunk, void (*sink)(void *sink_arg, const char *bytes, size_t n),
-                         void *sink_arg)
+/* One connection without a socket: DATA read in the sizes READS gives (cycling; 0 = a read
+ * that brings nothing), each capped by the backlog's room as a socket read is; after each,
+ * BETWEEN(ARG) and the deferred answers it finished. DEFER: handlers may defer. */
+static void serve_detached(const bd_http_limits *limits, const bd_http_security *sec,
+                           bd_http_handler handler, void *arg, bool defer,
+                           const char *data, size_t len, const size_t *reads, size_t n_reads,
+                           void (*between)(void *arg),
+                           void (*sink)(void *sink_arg, const char *bytes, size_t n),
+                           void *sink_arg)
 {
     bd_http_server *s = calloc(1, sizeof *s);
     conn *c = calloc(1, sizeof *c);
-    if (!s || !c) {
+    mailbox *mb = defer ? calloc(1, sizeof *mb) : NULL;
+    if (!s || !c || (defer && !mb)) {
         free(s);
         free(c);
+        free(mb);
         return;
     }
     if (limits)
@@ -1294,26 +1488,81 @@ void bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *s
     if (sec) {
         s->auth = sec->auth;
     }
+    if (mb) {
+        pthread_mutex_init(&mb->lock, NULL);
+        mb->refs = 1;
+        mb->polled = true;
+        s->mb = mb;
+    }
     c->srv = s;
     c->detached = true;
     c->sink = sink;
     c->sink_arg = sink_arg;
     c->counted = true;
+    c->in_head = true;
     s->n_active = 1;
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
-    if (chunk == 0 || chunk > READ_CHUNK)
-        chunk = READ_CHUNK;          /* what a socket read would deliver at most */
-    for (size_t off = 0; off < len && c->state == C_OPEN;) {
-        size_t n = len - off < chunk ? len - off : chunk;
-        if (c->finish || c->paused)
-            break;                   /* a real connection stops reading here too */
-        memcpy(c->rbuf, data + off, n);
-        on_bytes(c, c->rbuf, n);
-        off += n;
+    size_t off = 0, step = 0, still = 0;
+    /* a socket would wait for the answer a handler deferred; give up after 1000 idle reads */
+    while (c->state == C_OPEN && !c->finish && (off < len || c->waiting) && still < 1000) {
+        size_t want = off < len && n_reads ? reads[step++ % n_reads] : 0, got = 0;
+        if (want) {
+            size_t room = backlog_room(c);
+            got = want < room ? want : room;
+            if (got > len - off)
+                got = len - off;
+            if (got) {
+                memcpy(c->in + c->in_len, data + off, got);
+                c->in_len += got;
+                off += got;
+            }
+            pump(c);
+        }
+        bool was_waiting = c->waiting != NULL;
+        if (between)
+            between(arg);
+        if (mb)
+            deliver_mail(s);
+        still = got || (was_waiting && !c->waiting) ? 0 : still + 1;
     }
     if (c->state == C_OPEN)
-        on_eof(c, true);
+        client_eof(c);
+    if (c->state != C_CLOSING)
+        close_conn(c);
+    if (mb) {                        /* answers finished later are dropped */
+        pthread_mutex_lock(&mb->lock);
+        mb->polled = false;
+        bd_http_pending *p = mb->head;
+        mb->head = mb->tail = NULL;
+        pthread_mutex_unlock(&mb->lock);
+        while (p) {
+            bd_http_pending *next = p->next;
+            pending_free(p);
+            p = next;
+        }
+        mailbox_unref(mb);
+    }
     conn_free(c);
     free(s);
+}
+
+void bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *sec,
+                         bd_http_handler handler, void *arg, const char *data, size_t len,
+                         size_t chunk, void (*sink)(void *sink_arg, const char *bytes, size_t n),
+                         void *sink_arg)
+{
+    if (chunk == 0 || chunk > READ_CHUNK)
+        chunk = READ_CHUNK;          /* what a socket read would deliver at most */
+    serve_detached(limits, sec, handler, arg, false, data, len, &chunk, 1, NULL, sink, sink_arg);
+}
+
+void bd_http_serve_reads(const bd_http_limits *limits, const bd_http_security *sec,
+                         bd_http_handler handler, void *arg, const char *data, size_t len,
+                         const size_t *reads, size_t n_reads, void (*between)(void *arg),
+                         void (*sink)(void *sink_arg, const char *bytes, size_t n),
+                         void *sink_arg)
+{
+    serve_detached(limits, sec, handler, arg, true, data, len, reads, n_reads, between, sink,
+                   sink_arg);
 }

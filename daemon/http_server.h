@@ -1,26 +1,36 @@
 /* A small HTTP/1.1 server on a libuv loop, for braidd's status endpoint and its REST port:
  * Node's classic http_parser over uv_tcp. Answers through one handler function; keeps
- * connections alive, tolerates pipelining, and bounds everything a client controls:
- * request-head size (431), URL length (414), body size (413; bodies are discarded, or with
- * keep_body collected — chunked ones de-chunked — for the handler, a declared Content-Length
- * over the limit refused before a byte of the body is read), open connections, unsent output
- * (reading pauses while the client does not read), and time (a connection that does not
- * complete a request within the timeout is closed).
+ * connections alive, serves pipelining, and bounds everything a client controls:
+ * request-head size (431: every byte of the request line and the headers counts), URL length
+ * (414), body size (413; bodies are discarded, or with keep_body collected — chunked ones
+ * de-chunked — for the handler, a declared Content-Length over the limit refused before a
+ * byte of the body is read), open connections, unsent output, unparsed input, and time (a
+ * request must arrive within the timeout, and its head, then its body, at a minimum rate).
+ *
+ * Pipelining: requests are answered one at a time, in order, however their bytes are split
+ * and whenever they arrive. What comes while a request is being answered waits unparsed in
+ * the connection's backlog, up to max_pipeline_bytes; when the backlog is full the server
+ * stops reading the socket (TCP backpressure) until it has parsed some. Bytes are never
+ * dropped. Parsing waits while a deferred answer is computed, and while more than
+ * max_unsent_bytes of output wait for the client to read them (it resumes at half that).
  *
  * Deferred answers (keep_body servers): a handler may answer later, from any thread
  * (bd_http_defer / bd_http_pending_finish): the REST port's inferences are answered by the
- * worker that ran them. Meanwhile the connection parses nothing more (pipelined requests
- * wait, in order; plaintext connections keep reading into the backlog's 4 KiB, so a client
- * that closes is seen at once: bd_http_pending_watch) and its request timer is stopped (the
- * run time is not the client's).
+ * worker that ran them. Meanwhile the connection keeps reading into its backlog, so a client
+ * that closes is seen at once (bd_http_pending_watch), and its request timer is stopped (the
+ * run time is not the client's). A client that closes its side after its requests, with no
+ * answer being computed, still gets the answers to every complete request it sent.
  *
- * At the connection limit a new connection does not wait or get refused while others idle:
- * like nginx's reusable connections, the oldest connection that is between requests (no
- * request byte received, nothing being sent) is closed to make room; failing that, the
- * oldest one still sending its request head (a slow or stalled client); failing that too,
- * the new connection is closed. The same happens among one client address's connections
- * at the per-address cap (like nginx's limit_conn), so one address cannot push out the
- * others' connections either. A flood of idle sockets cannot keep a health probe out.
+ * At the connection limit a new connection does not wait or get refused while others idle
+ * or stall: like nginx's reusable connections, the oldest connection that is between
+ * requests (no request byte received, nothing being sent) is closed to make room; failing
+ * that, the slowest stalled one (fewest bytes a second): a head still arriving, or a body
+ * behind the minimum rate; failing that too, the new connection is closed. A connection
+ * waiting for its deferred answer, sending one, or with a body arriving at the minimum rate
+ * or faster is never closed for a newcomer. The same happens among one client address's
+ * connections at the per-address cap (like nginx's limit_conn), so one address cannot push
+ * out the others' connections either. Neither a flood of idle sockets nor one of trickled
+ * bodies can keep a health probe out.
  *
  * Optional security (bd_http_server_set_security): TLS through OpenSSL memory BIOs
  * (http_tls.h) and bearer tokens (auth.h). With tokens, the handler routes the request first
@@ -47,14 +57,28 @@
 typedef struct bd_http_server bd_http_server;
 
 typedef struct bd_http_limits {
-    size_t   max_head_bytes;     /* request line + headers; 16 KiB */
+    size_t   max_head_bytes;     /* the request head, every byte: request line, headers with
+                                  * their ':' and line ends, the blank line; 16 KiB (at most
+                                  * http_parser's own 80 KiB). Chunked trailers: names and
+                                  * values plus 2 bytes a line. */
     size_t   max_body_bytes;     /* request body (read and discarded); 64 KiB */
     size_t   max_connections;    /* open connections; 256 */
     size_t   max_connections_per_ip; /* open connections from one client address; 64
                                   * (0 = no cap) */
-    size_t   max_unsent_bytes;   /* stop reading while more output than this waits; 1 MiB */
+    size_t   max_unsent_bytes;   /* stop parsing while more output than this waits; 1 MiB */
+    size_t   max_pipeline_bytes; /* received bytes held unparsed (pipelined requests, what
+                                  * arrives during a deferred answer or unsent output): at
+                                  * this many, reading stops until some are parsed; 64 KiB,
+                                  * at least 4 KiB */
     uint64_t timeout_ms;         /* a whole request must arrive within this, counted from
                                   * the connection's start or the previous request; 30 s */
+    size_t   min_rate_bytes_per_s; /* a request's head (from its first byte) and then its
+                                  * body (from the head's end) must each arrive at this
+                                  * average rate: a body behind it is stalled (may be closed
+                                  * for a new connection at a limit), and a head or body
+                                  * min_rate_grace_ms behind it is closed; 1 KiB/s (0 = no
+                                  * minimum: bodies are never stalled) */
+    uint64_t min_rate_grace_ms;  /* see min_rate_bytes_per_s; 10 s */
     bool     keep_body;          /* collect the body and the headers for the handler
                                   * (bd_http_request's body, bd_http_request_header); false:
                                   * bodies are discarded. A Content-Length over
@@ -98,9 +122,9 @@ typedef struct bd_http_response {
 bool bd_http_authorize(const bd_http_request *req, bd_role need, bd_http_response *res);
 
 /* Answer REQ later: called inside the handler (RES is then ignored), it returns the token
- * bd_http_pending_finish takes; NULL when the connection cannot wait (bd_http_serve_bytes)
- * or, with tokens, when bd_http_authorize did not allow REQ; then the handler answers at once. The connection reads nothing more until the answer is
- * sent. */
+ * bd_http_pending_finish takes; NULL when the connection cannot wait (not keep_body,
+ * bd_http_serve_bytes) or, with tokens, when bd_http_authorize did not allow REQ; then the
+ * handler answers at once. The connection parses nothing more until the answer is sent. */
 typedef struct bd_http_pending bd_http_pending;
 bd_http_pending *bd_http_defer(const bd_http_request *req);
 /* Have GONE(ARG) run (loop thread, at most once) if P's connection closes before its answer
@@ -150,6 +174,19 @@ void   bd_http_server_set_security(bd_http_server *s, const bd_http_security *se
 void   bd_http_serve_bytes(const bd_http_limits *limits, const bd_http_security *sec,
                            bd_http_handler handler, void *arg, const char *data, size_t len,
                            size_t chunk, void (*sink)(void *sink_arg, const char *bytes, size_t n),
+                           void *sink_arg);
+
+/* bd_http_serve_bytes with deferred answers and uneven reads (tests, fuzzing): the
+ * connection reads READS[0], READS[1], ... bytes of DATA (cycling; 0 = a read that brings
+ * nothing, time passing), each capped by the room left in its backlog, as a socket read is.
+ * After each read BETWEEN(ARG) runs (it may bd_http_pending_finish what handlers deferred,
+ * on this thread), then the answers finished so far are sent. Once DATA is all read this
+ * repeats while an answer is awaited (giving up after 1000 reads that change nothing), then
+ * the client's end of file. Deferred answers finished after the call returns are dropped. */
+void   bd_http_serve_reads(const bd_http_limits *limits, const bd_http_security *sec,
+                           bd_http_handler handler, void *arg, const char *data, size_t len,
+                           const size_t *reads, size_t n_reads, void (*between)(void *arg),
+                           void (*sink)(void *sink_arg, const char *bytes, size_t n),
                            void *sink_arg);
 
 /* Parse "HOST:PORT" ("[v6]:PORT" for IPv6 literals) into ADDR. 0 or BD_EINVAL. */

@@ -86,25 +86,45 @@ static const http_parser_settings settings = {
     .on_message_complete = on_message_complete,
 };
 
-int tc_connect(tc_conn *c, int port, int timeout_ms)
+int tc_socket_from(const char *source, int port, int timeout_ms)
 {
-    memset(c, 0, sizeof *c);
-    c->fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (c->fd < 0)
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
         return -1;
     struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (source) {
+        struct sockaddr_in src = { .sin_family = AF_INET };
+        if (inet_pton(AF_INET, source, &src.sin_addr) != 1 ||
+            bind(fd, (struct sockaddr *)&src, sizeof src) != 0) {
+            close(fd);
+            return -1;
+        }
+    }
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(c->fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(c->fd);
-        c->fd = -1;
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
         return -1;
     }
+    return fd;
+}
+
+int tc_connect_from(tc_conn *c, const char *source, int port, int timeout_ms)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = tc_socket_from(source, port, timeout_ms);
+    if (c->fd < 0)
+        return -1;
     http_parser_init(&c->parser, HTTP_RESPONSE);
     c->parser.data = c;
     return 0;
+}
+
+int tc_connect(tc_conn *c, int port, int timeout_ms)
+{
+    return tc_connect_from(c, NULL, port, timeout_ms);
 }
 
 void tc_close(tc_conn *c)

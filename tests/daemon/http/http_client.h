@@ -31,6 +31,11 @@ typedef struct tc_conn {
 
 /* Connect to 127.0.0.1:PORT with a receive timeout of TIMEOUT_MS. 0 or -1. */
 int  tc_connect(tc_conn *c, int port, int timeout_ms);
+/* The same from the local address SOURCE ("127.0.0.2": any 127/8 address works on Linux
+ * loopback), so a test can be several clients; NULL = the kernel's choice. */
+int  tc_connect_from(tc_conn *c, const char *source, int port, int timeout_ms);
+/* A bare connected socket from SOURCE (NULL = any) with the same timeouts; -1 on failure. */
+int  tc_socket_from(const char *source, int port, int timeout_ms);
 void tc_close(tc_conn *c);
 /* Send all of DATA. 0 or -1. */
 int  tc_send(tc_conn *c, const char *data, size_t len);

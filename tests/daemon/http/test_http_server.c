@@ -9,6 +9,7 @@
  * receive timeouts). Every test stops the server from the loop thread and proves the loop
  * closes with no handle left. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +42,64 @@ typedef struct fixture {
     bool            later_started;
     int             later_ms;
     bd_http_pending *pending;
+    /* /defer/N: answered by this worker thread, like the REST port's inferences */
+    pthread_mutex_t  q_lock;
+    pthread_cond_t   q_cond;
+    struct queued {
+        bd_http_pending *p;
+        long             id, size, due_ms;
+    }                q[64];
+    int              q_len;
+    bool             worker_on, worker_stop;
+    uv_thread_t      worker;
 } fixture;
+
+static long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The worker: answer each queued /defer request when it is due, from off the loop. Its body
+ * is "N:" and SIZE bytes of 'd', so a large answer keeps output unsent for a while. */
+static void worker_main(void *arg)
+{
+    fixture *f = arg;
+    pthread_mutex_lock(&f->q_lock);
+    while (!f->worker_stop || f->q_len > 0) {
+        if (f->q_len == 0) {
+            pthread_cond_wait(&f->q_cond, &f->q_lock);
+            continue;
+        }
+        struct queued job = f->q[0];
+        long wait = job.due_ms - now_ms();
+        if (wait > 0) {
+            pthread_mutex_unlock(&f->q_lock);
+            usleep((useconds_t)wait * 1000);
+            pthread_mutex_lock(&f->q_lock);
+        }
+        memmove(f->q, f->q + 1, (size_t)--f->q_len * sizeof f->q[0]);
+        pthread_mutex_unlock(&f->q_lock);
+        bd_http_response res = { .status = 200 };
+        int head = asprintf(&res.body, "%ld:", job.id);
+        char *b = realloc(res.body, (size_t)head + (size_t)job.size + 1);
+        assert_non_null(b);
+        memset(b + head, 'd', (size_t)job.size);
+        b[head + job.size] = '\0';
+        res.body = b;
+        res.len = (size_t)head + (size_t)job.size;
+        bd_http_pending_finish(job.p, &res);
+        pthread_mutex_lock(&f->q_lock);
+    }
+    pthread_mutex_unlock(&f->q_lock);
+}
+
+static long query_long(const char *query, const char *key)
+{
+    const char *at = strstr(query, key);
+    return at ? strtol(at + strlen(key), NULL, 10) : 0;
+}
 
 /* /later's thread: sleep, then answer from off the loop. */
 static void answer_later(void *arg)
@@ -62,6 +121,23 @@ static void stub(void *arg, const bd_http_request *req, bd_http_response *res)
         res->status = 200;
         res->len = (size_t)asprintf(&res->body, "%s|%zu|%s", h ? h : "-", req->body_len,
                                     req->body ? req->body : "-");
+        return;
+    }
+    if (!strncmp(req->path, "/id/", 4)) {       /* answered at once: "N" */
+        res->status = 200;
+        res->len = (size_t)asprintf(&res->body, "%s", req->path + 4);
+        return;
+    }
+    if (!strncmp(req->path, "/defer/", 7)) {    /* /defer/N?ms=M&size=S: by the worker */
+        bd_http_pending *p = bd_http_defer(req);
+        assert_non_null(p);
+        pthread_mutex_lock(&f->q_lock);
+        assert_true(f->q_len < 64);
+        f->q[f->q_len++] = (struct queued){ .p = p, .id = strtol(req->path + 7, NULL, 10),
+                                            .size = query_long(req->query, "size="),
+                                            .due_ms = now_ms() + query_long(req->query, "ms=") };
+        pthread_cond_signal(&f->q_cond);
+        pthread_mutex_unlock(&f->q_lock);
         return;
     }
     if (!strcmp(req->path, "/later")) {
@@ -131,6 +207,10 @@ static fixture *start(const bd_http_limits *lim)
     assert_true(f->port > 0);
     uv_async_init(&f->loop, &f->stop, on_stop);
     f->stop.data = f;
+    pthread_mutex_init(&f->q_lock, NULL);
+    pthread_cond_init(&f->q_cond, NULL);
+    assert_int_equal(uv_thread_create(&f->worker, worker_main, f), 0);
+    f->worker_on = true;
     assert_int_equal(uv_thread_create(&f->thread, run_loop, f), 0);
     return f;
 }
@@ -143,6 +223,13 @@ static void stop(fixture *f)
     assert_int_equal(atomic_load(&f->closed), 1);
     if (f->later_started)
         uv_thread_join(&f->later);
+    pthread_mutex_lock(&f->q_lock);   /* answers still queued go to a closed server: dropped */
+    f->worker_stop = true;
+    pthread_cond_signal(&f->q_cond);
+    pthread_mutex_unlock(&f->q_lock);
+    uv_thread_join(&f->worker);
+    pthread_mutex_destroy(&f->q_lock);
+    pthread_cond_destroy(&f->q_cond);
     assert_int_equal(uv_loop_close(&f->loop), 0);
     free(f);
 }
@@ -384,6 +471,7 @@ static void test_connection_limit(void **state)
 {
     bd_http_limits l = limits();
     l.max_connections = 2;
+    l.min_rate_bytes_per_s = 0;      /* no minimum: a body still due never counts as stalled */
     fixture *f = start(&l);
     tc_conn a, b, c, d;
     tc_response r;
@@ -404,8 +492,9 @@ static void test_connection_limit(void **state)
     assert_int_equal(tc_wait_closed(&a, 5000), 1);
     tc_close(&a);
 
-    /* connections in the middle of a request (head sent, body still due) are not taken:
-     * a new connection beyond the limit is accepted, then closed */
+    /* connections in the middle of a request (head sent, body still due, not behind a
+     * minimum rate) are not taken: a new connection beyond the limit is accepted, then
+     * closed */
     static const char partial[] = "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
     tc_send(&b, partial, strlen(partial));
     tc_send(&c, partial, strlen(partial));
@@ -429,6 +518,7 @@ static void test_per_address_cap(void **state)
     bd_http_limits l = limits();
     l.max_connections = 100;
     l.max_connections_per_ip = 2;
+    l.min_rate_bytes_per_s = 0;      /* bodies still due are busy, not stalled */
     fixture *f = start(&l);
     tc_conn a, b, c, d;
     tc_response r;
@@ -621,6 +711,309 @@ static void test_deferred_answer_after_the_client_and_server_left(void **state)
     stop(f);                          /* the answer comes to a closed server: dropped, freed */
 }
 
+/* ---- hostile clients (security round 3) -------------------------------------------------- */
+
+/* A seeded xorshift: a failing split can be replayed from its seed. */
+static uint32_t rnd(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* N pipelined requests of four kinds (answered at once; deferred to the worker for up to
+ * 15 ms; deferred with a 200 KB answer, which keeps output unsent; a POST whose body is
+ * echoed), written in random pieces with random pauses, so bytes arrive while an answer is
+ * being computed, right after it is sent, and while the client has not read it. Every answer
+ * must come, in order, with its own body. */
+static void test_pipelined_requests_in_any_split_answered_in_order(void **state)
+{
+    bd_http_limits l = body_limits();
+    l.max_unsent_bytes = 64 * 1024;
+    fixture *f = start(&l);
+    enum { N = 40, BIG = 200000 };
+    for (uint32_t seed = 1; seed <= 5; seed++) {
+        uint32_t r = seed * 2654435761u;
+        char *wire = NULL, *want[N];
+        size_t wire_len = 0;
+        FILE *w = open_memstream(&wire, &wire_len);
+        for (int i = 0; i < N; i++) {
+            switch (rnd(&r) % 4) {
+            case 0:
+                fprintf(w, "GET /id/%d HTTP/1.1\r\nHost: x\r\n\r\n", i);
+                assert_true(asprintf(&want[i], "%d", i) > 0);
+                break;
+            case 1:
+                fprintf(w, "GET /defer/%d?ms=%u HTTP/1.1\r\nHost: x\r\n\r\n", i, rnd(&r) % 16);
+                assert_true(asprintf(&want[i], "%d:", i) > 0);
+                break;
+            case 2: {
+                fprintf(w, "GET /defer/%d?ms=%u&size=%d HTTP/1.1\r\nHost: x\r\n\r\n", i,
+                        rnd(&r) % 6, BIG);
+                char *d = repeat('d', BIG);
+                assert_true(asprintf(&want[i], "%d:%s", i, d) > 0);
+                free(d);
+                break;
+            }
+            default: {
+                size_t n = rnd(&r) % 300;
+                char *body = repeat((char)('a' + i % 26), n);
+                fprintf(w, "POST /echo HTTP/1.1\r\nHost: x\r\nX-Test: %d\r\n"
+                        "Content-Length: %zu\r\n\r\n%s", i, n, body);
+                assert_true(asprintf(&want[i], "%d|%zu|%s", i, n, n ? body : "") > 0);
+                free(body);
+            }
+            }
+        }
+        fclose(w);
+        tc_conn c;
+        assert_int_equal(tc_connect(&c, f->port, 10000), 0);
+        for (size_t off = 0; off < wire_len;) {
+            size_t n = 1 + rnd(&r) % 300;
+            if (n > wire_len - off)
+                n = wire_len - off;
+            assert_int_equal(tc_send(&c, wire + off, n), 0);
+            off += n;
+            if (rnd(&r) % 3 == 0)
+                usleep(rnd(&r) % 3000);
+        }
+        for (int i = 0; i < N; i++) {
+            tc_response res;
+            if (tc_read(&c, false, &res) != 0)
+                fail_msg("seed %u: no answer to request %d", seed, i);
+            if (res.status != 200 || res.len != strlen(want[i]) || memcmp(res.body, want[i], res.len))
+                fail_msg("seed %u: request %d answered %d '%.40s', want '%.40s'", seed, i,
+                         res.status, res.body ? res.body : "", want[i]);
+            tc_response_free(&res);
+            free(want[i]);
+        }
+        tc_close(&c);
+        free(wire);
+    }
+    stop(f);
+}
+
+/* What the REST port uses (daemon/rest_server.c, bd_rest_start). */
+static bd_http_limits rest_limits(void)
+{
+    bd_http_limits l = limits();
+    l.keep_body = true;
+    l.json_errors = true;
+    l.max_body_bytes = 64 * 1024 * 1024;
+    l.max_unsent_bytes = 4 * 1024 * 1024;
+    l.timeout_ms = 60 * 1000;
+    return l;
+}
+
+/* 5 addresses x 64 connections (more than the 256 the table holds) send a complete head and
+ * then trickle the body, a byte at a time; a new client from a sixth address must still be
+ * answered within a second, and (REST) a client waiting for its deferred answer is not the
+ * one that makes room. */
+static void flood_then_probe(const bd_http_limits *l)
+{
+    fixture *f = start(l);
+    enum { PEERS = 5, PER_PEER = 64, FLOOD = PEERS * PER_PEER };
+    tc_conn waiting;
+    if (l && l->keep_body) {
+        assert_int_equal(tc_connect_from(&waiting, "127.0.0.1", f->port, 10000), 0);
+        const char *req = "GET /defer/7?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n";
+        assert_int_equal(tc_send(&waiting, req, strlen(req)), 0);
+    }
+    static const char head[] = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\nb";
+    int *fds = calloc(FLOOD, sizeof *fds);
+    assert_non_null(fds);
+    for (int i = 0; i < FLOOD; i++) {
+        char src[32];
+        snprintf(src, sizeof src, "127.0.0.%d", 2 + i / PER_PEER);
+        fds[i] = tc_socket_from(src, f->port, 2000);
+        if (fds[i] >= 0)
+            (void)!send(fds[i], head, sizeof head - 1, MSG_NOSIGNAL);
+    }
+    for (int round = 0; round < 2; round++) {       /* the trickle: a byte, now and then */
+        usleep(200 * 1000);
+        for (int i = 0; i < FLOOD; i++)
+            if (fds[i] >= 0)
+                (void)!send(fds[i], "b", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tc_conn c;
+    tc_response r;
+    assert_int_equal(tc_connect_from(&c, "127.0.0.7", f->port, 1000), 0);
+    assert_int_equal(tc_send(&c, REQ("/hello"), strlen(REQ("/hello"))), 0);
+    if (tc_read(&c, false, &r) != 0)
+        fail_msg("a new client got no answer with the table full of trickling bodies");
+    assert_int_equal(r.status, 200);
+    assert_true(ms_since(&t0) < 1000);
+    tc_response_free(&r);
+    tc_close(&c);
+    if (l && l->keep_body) {
+        assert_int_equal(tc_read(&waiting, false, &r), 0);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.body, "7:");
+        tc_response_free(&r);
+        tc_close(&waiting);
+    }
+    for (int i = 0; i < FLOOD; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    stop(f);
+}
+
+static void test_slow_body_flood_does_not_lock_out_the_rest_port(void **state)
+{
+    bd_http_limits l = rest_limits();
+    flood_then_probe(&l);
+}
+
+static void test_slow_body_flood_does_not_lock_out_the_status_port(void **state)
+{
+    flood_then_probe(NULL);          /* the status port runs on the defaults */
+}
+
+/* A body trickled below the minimum rate is closed once it is the grace behind, long
+ * before the request timeout; one that keeps the rate is served. */
+static void test_body_below_minimum_rate_is_closed(void **state)
+{
+    bd_http_limits l = limits();
+    l.min_rate_bytes_per_s = 1000;
+    l.min_rate_grace_ms = 300;
+    fixture *f = start(&l);
+    static const char head[] = "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n";
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(tc_send(&c, head, strlen(head)), 0);
+    int closed = 0;
+    for (int i = 0; i < 100 && !closed; i++) {      /* 20 bytes a second */
+        if (tc_send(&c, "b", 1) != 0)
+            closed = 1;
+        else
+            closed = tc_wait_closed(&c, 50);
+    }
+    assert_true(closed);
+    long ms = ms_since(&t0);
+    assert_true(ms >= 250 && ms < 2000);
+    tc_close(&c);
+    /* 100 bytes every 50 ms is 2000 a second: served */
+    assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+    assert_int_equal(tc_send(&c, head, strlen(head)), 0);
+    char *part = repeat('b', 100);
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(tc_send(&c, part, 100), 0);
+        usleep(50 * 1000);
+    }
+    free(part);
+    tc_response r;
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_int_equal(r.status, 405);                 /* read to its end, then answered */
+    tc_response_free(&r);
+    tc_close(&c);
+    stop(f);
+}
+
+typedef struct writer {
+    tc_conn    *c;
+    const char *data;
+    size_t      len;
+    int         rc;
+} writer;
+
+static void write_all(void *arg)
+{
+    writer *w = arg;
+    w->rc = tc_send(w->c, w->data, w->len);
+}
+
+/* Megabytes of requests pipelined behind a deferred answer: the server holds at most its
+ * small backlog and stops reading (the client's writes block), then answers every one, in
+ * order, once the deferred answer is out. */
+static void test_full_backlog_stops_reading_then_every_request_is_answered(void **state)
+{
+    bd_http_limits l = body_limits();
+    l.max_pipeline_bytes = 4096;
+    fixture *f = start(&l);
+    enum { N = 60000 };
+    char *wire = NULL;
+    size_t wire_len = 0;
+    FILE *w = open_memstream(&wire, &wire_len);
+    fprintf(w, "GET /defer/0?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (int i = 1; i < N; i++)
+        fprintf(w, "GET /id/%d HTTP/1.1\r\nHost: x\r\n\r\n", i);
+    fclose(w);
+    tc_conn c;
+    assert_int_equal(tc_connect(&c, f->port, 10000), 0);
+    writer wr = { .c = &c, .data = wire, .len = wire_len };
+    uv_thread_t t;
+    assert_int_equal(uv_thread_create(&t, write_all, &wr), 0);
+    tc_response r;
+    assert_int_equal(tc_read(&c, false, &r), 0);
+    assert_string_equal(r.body, "0:");
+    tc_response_free(&r);
+    for (int i = 1; i < N; i++) {
+        assert_int_equal(tc_read(&c, false, &r), 0);
+        assert_int_equal(atoi(r.body), i);
+        tc_response_free(&r);
+    }
+    uv_thread_join(&t);
+    assert_int_equal(wr.rc, 0);
+    assert_int_equal(atomic_load(&f->requests), N);
+    tc_close(&c);
+    free(wire);
+    stop(f);
+}
+
+/* A head of exactly LEN bytes (LEN >= 40) made of many 5-byte headers. */
+static char *head_of(size_t len)
+{
+    static const char start[] = "GET /hello HTTP/1.1\r\nHost: x\r\n";
+    size_t rest = len - (sizeof start - 1) - 2;          /* the headers between, then CRLF */
+    size_t shorts = (rest - 5) / 5, pad = rest - 5 * shorts;   /* pad: 5..9 bytes */
+    char *h = malloc(len + 1), *p = h;
+    assert_non_null(h);
+    p += sprintf(p, "%s", start);
+    for (size_t i = 0; i < shorts; i++)
+        p += sprintf(p, "a:b\r\n");
+    p += sprintf(p, "p:");
+    for (size_t i = 0; i < pad - 4; i++)
+        *p++ = 'p';
+    p += sprintf(p, "\r\n\r\n");
+    assert_int_equal((size_t)(p - h), len);
+    return h;
+}
+
+/* Every byte of the head counts: the request line, names, values, ':' and line ends. */
+static void test_head_limit_counts_every_byte(void **state)
+{
+    bd_http_limits rest = rest_limits();
+    const bd_http_limits *configs[] = { NULL, &rest };
+    for (int k = 0; k < 2; k++) {
+        fixture *f = start(configs[k]);
+        size_t max = 16 * 1024;
+        char *h = head_of(max);                      /* at the limit: served */
+        tc_conn c;
+        tc_response r;
+        assert_int_equal(tc_connect(&c, f->port, 5000), 0);
+        assert_int_equal(tc_send(&c, h, max), 0);
+        assert_int_equal(tc_read(&c, false, &r), 0);
+        assert_int_equal(r.status, 200);
+        tc_response_free(&r);
+        tc_close(&c);
+        free(h);
+        size_t over[] = { max + 1, 40000, 64000 };
+        for (int i = 0; i < 3; i++) {
+            h = head_of(over[i]);
+            expect_rejected(f, h, over[i], NULL, 0, 431);
+            free(h);
+        }
+        assert_int_equal(atomic_load(&f->requests), 1);
+        stop(f);
+    }
+}
+
 static void test_parse_address(void **state)
 {
     struct sockaddr_storage a;
@@ -678,6 +1071,12 @@ int main(void)
         cmocka_unit_test(test_keep_body_refuses_declared_and_chunked_excess),
         cmocka_unit_test(test_deferred_answer_from_another_thread_keeps_order),
         cmocka_unit_test(test_deferred_answer_after_the_client_and_server_left),
+        cmocka_unit_test(test_pipelined_requests_in_any_split_answered_in_order),
+        cmocka_unit_test(test_slow_body_flood_does_not_lock_out_the_rest_port),
+        cmocka_unit_test(test_slow_body_flood_does_not_lock_out_the_status_port),
+        cmocka_unit_test(test_head_limit_counts_every_byte),
+        cmocka_unit_test(test_body_below_minimum_rate_is_closed),
+        cmocka_unit_test(test_full_backlog_stops_reading_then_every_request_is_answered),
         cmocka_unit_test(test_parse_address),
         cmocka_unit_test(test_port_in_use_fails_cleanly),
     };
