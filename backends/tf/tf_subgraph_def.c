@@ -19,7 +19,9 @@
 
 /* ---- decoding an original NodeDef -------------------------------------------------------- */
 
-typedef struct raw_slice { const uint8_t *p; size_t n; } raw_slice;
+typedef struct raw_slice { const uint8_t *p; size_t n; char *key; } raw_slice;  /* key malloc'd */
+
+enum { MAX_UNFUSED = 3 };
 
 typedef struct fb_node {
     const bd_node     *node;
@@ -28,6 +30,15 @@ typedef struct fb_node {
     size_t             n_attrs;
     char             **inputs;      /* rewritten input list */
     size_t             n_inputs;
+    /* Written as the ops it fuses (see plan_unfused), else n_unfused = 0: op k is named
+     * unfused_name[k] (the last one is nd.name; the others are malloc'd) and reads
+     * unfused_in[k] (entries not owned: fb->inputs' strings or unfused_name[k - 1]). */
+    size_t             n_unfused;
+    const char        *unfused_op[MAX_UNFUSED];
+    char              *unfused_name[MAX_UNFUSED];
+    char             **unfused_in[MAX_UNFUSED];
+    size_t             unfused_n_in[MAX_UNFUSED];
+    float              unfused_alpha;   /* LeakyRelu's alpha */
 } fb_node;
 
 /* nanopb decode callback for NodeDef.attr: remember where each entry lies (the stream reads
@@ -36,20 +47,24 @@ static bool keep_attr(pb_istream_t *s, const pb_field_t *f, void **arg)
 {
     (void)f;
     fb_node *fb = *arg;
-    raw_slice sl = { (const uint8_t *)s->state, s->bytes_left };
+    raw_slice sl = { (const uint8_t *)s->state, s->bytes_left, NULL };
     pb_istream_t peek = *s;
     tensorflow_NodeDef_AttrEntry e = tensorflow_NodeDef_AttrEntry_init_zero;
     if (!pb_decode(&peek, tensorflow_NodeDef_AttrEntry_fields, &e))
         return false;
-    bool drop = e.key && strcmp(e.key, "_class") == 0;
-    pb_release(tensorflow_NodeDef_AttrEntry_fields, &e);
+    bool drop = !e.key || strcmp(e.key, "_class") == 0;
     if (!drop) {
         raw_slice *a = realloc(fb->attrs, (fb->n_attrs + 1) * sizeof *a);
-        if (!a)
+        if (!a) {
+            pb_release(tensorflow_NodeDef_AttrEntry_fields, &e);
             return false;
+        }
+        sl.key = e.key;                     /* taken over from the decoded entry */
+        e.key = NULL;
         a[fb->n_attrs++] = sl;
         fb->attrs = a;
     }
+    pb_release(tensorflow_NodeDef_AttrEntry_fields, &e);
     return pb_read(s, NULL, s->bytes_left);
 }
 
@@ -430,6 +445,113 @@ static int framed_const(builder *b, const bd_value *v, const char *anchor, char 
     return 0;
 }
 
+/* ---- _FusedDepthwiseConv2dNative, written unfused ------------------------------------------
+ * TensorFlow's _FusedDepthwiseConv2dNative (what TF.js's FusedDepthwiseConv2dNative is written
+ * as, and what TensorFlow's own remapper leaves in an optimized GraphDef) has a working CPU
+ * kernel only through oneDNN: TensorFlow's oneDNN layout pass rewrites the node into a oneDNN
+ * op, and the kernel registered for the op itself is a placeholder that produces nothing.
+ * TensorFlow turns oneDNN on by default only on CPUs with AVX512_VNNI, AVX512_BF16, AVX_VNNI
+ * or AMX (TF_ENABLE_ONEDNN_OPTS overrides it); on the others (AVX2 only: AMD Zen 3, older
+ * Xeons) the run fails with "Missing 0-th output from {{node ...}}". So the node is written as
+ * the ops it fuses, which every build of TensorFlow runs: DepthwiseConv2dNative, BiasAdd and
+ * the activation, the last one keeping the node's name (its output stays "<name>:0"); where
+ * oneDNN is on, TensorFlow's remapper fuses them again. An epilogue with no single TensorFlow
+ * op (Prelu, FusedBatchNorm, _FusedHardSwish, ...) stays fused: it runs where oneDNN is on. */
+
+static const char *const unfused_acts[] = { "Relu", "Relu6", "Elu", "LeakyRelu", "Sigmoid", "Tanh" };
+
+/* The ops FB is written as (DepthwiseConv2dNative, BiasAdd[, activation]) in OPS, and their
+ * count; 0 when FB is written as it is. */
+static size_t unfused_ops(const fb_node *fb, const char *ops[MAX_UNFUSED])
+{
+    if (strcmp(fb->nd.op, "_FusedDepthwiseConv2dNative") || fb->node->n_inputs != 3)
+        return 0;
+    const bd_attr *fo = bd_node_attr(fb->node, "fused_ops");
+    if (!fo || fo->type != BD_ATTR_STRINGS || fo->n < 1 || fo->n > 2 || strcmp(fo->strings[0], "BiasAdd"))
+        return 0;
+    ops[0] = "DepthwiseConv2dNative";
+    ops[1] = "BiasAdd";
+    if (fo->n == 1)
+        return 2;
+    for (size_t k = 0; k < sizeof unfused_acts / sizeof *unfused_acts; k++)
+        if (!strcmp(fo->strings[1], unfused_acts[k])) {
+            ops[2] = unfused_acts[k];
+            return 3;
+        }
+    return 0;
+}
+
+/* Decide whether FB is written unfused and name the ops it becomes (registered, so that no
+ * generated node takes those names). */
+static int plan_unfused(builder *b, fb_node *fb, bd_error *err)
+{
+    const char *ops[MAX_UNFUSED];
+    size_t n = unfused_ops(fb, ops);
+    if (n == 0)
+        return 0;
+    static const char *const suffix[MAX_UNFUSED - 1] = { "/braid_depthwise", "/braid_bias_add" };
+    fb->n_unfused = n;
+    for (size_t k = 0; k < n; k++) {
+        fb->unfused_op[k] = ops[k];
+        if (k + 1 == n) {
+            fb->unfused_name[k] = fb->nd.name;
+            break;
+        }
+        if (!(fb->unfused_name[k] = join3(fb->nd.name, suffix[k], "")))
+            return bd_error_set(err, BD_ENOMEM, "out of memory");
+        if (name_taken(b, fb->unfused_name[k]))
+            return bd_error_set(err, BD_EMODEL, "node '%s': cannot write it unfused as '%s': the "
+                                "model has a node of that name", fb->nd.name, fb->unfused_name[k]);
+        int rc = name_add(b, fb->unfused_name[k], err);
+        if (rc)
+            return rc;
+    }
+    const bd_attr *alpha = bd_node_attr(fb->node, "leakyrelu_alpha");
+    fb->unfused_alpha = alpha && alpha->type == BD_ATTR_FLOAT ? alpha->f : 0.2f;   /* TF's default */
+    return 0;
+}
+
+/* The input lists of FB's unfused ops, from its rewritten inputs: the convolution reads the
+ * input and the filter (and takes FB's control inputs), BiasAdd the convolution and the bias,
+ * the activation BiasAdd. */
+static int unfused_inputs(fb_node *fb, bd_error *err)
+{
+    if (fb->n_unfused == 0)
+        return 0;
+    char *data[3];
+    size_t n_data = 0, n_ctrl = 0;
+    for (size_t k = 0; k < fb->n_inputs; k++) {
+        if (fb->inputs[k][0] == '^')
+            n_ctrl++;
+        else if (n_data < 3)
+            data[n_data++] = fb->inputs[k];
+    }
+    if (n_data != 3)
+        return bd_error_set(err, BD_EMODEL, "node '%s': %zu data inputs, a fused depthwise "
+                            "convolution with a bias has 3", fb->nd.name, n_data);
+    for (size_t k = 0; k < fb->n_unfused; k++) {
+        size_t cap = k == 0 ? 2 + n_ctrl : 2;
+        if (!(fb->unfused_in[k] = malloc(cap * sizeof *fb->unfused_in[k])))
+            return bd_error_set(err, BD_ENOMEM, "out of memory");
+    }
+    char **in = fb->unfused_in[0];
+    size_t n = 0;
+    in[n++] = data[0];
+    in[n++] = data[1];
+    for (size_t k = 0; k < fb->n_inputs; k++)
+        if (fb->inputs[k][0] == '^')
+            in[n++] = fb->inputs[k];
+    fb->unfused_n_in[0] = n;
+    fb->unfused_in[1][0] = fb->unfused_name[0];
+    fb->unfused_in[1][1] = data[2];
+    fb->unfused_n_in[1] = 2;
+    if (fb->n_unfused == 3) {
+        fb->unfused_in[2][0] = fb->unfused_name[1];
+        fb->unfused_n_in[2] = 1;
+    }
+    return 0;
+}
+
 /* Rewrite FB's input list: data inputs from the IR node's inputs, control inputs kept only
  * when they name a node of this GraphDef. */
 static int rewrite_inputs(builder *b, fb_node *fb, bd_error *err)
@@ -501,6 +623,53 @@ static bool enc_raw_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg
         if (!pb_encode_tag_for_field(s, f) || !pb_encode_string(s, fb->attrs[i].p, fb->attrs[i].n))
             return false;
     return true;
+}
+
+/* The attrs of FB's unfused op K: FB's own that the op has (and every "_" one, such as
+ * _output_shapes: each op's output has the fused node's shape), plus LeakyRelu's alpha. */
+typedef struct unfused_arg { const fb_node *fb; size_t k; } unfused_arg;
+
+static bool unfused_keeps(const char *op, const char *key)
+{
+    static const char *const conv[] = { "T", "strides", "padding", "explicit_paddings",
+                                        "data_format", "dilations", NULL };
+    static const char *const bias[] = { "T", "data_format", NULL };
+    static const char *const act[] = { "T", NULL };
+    const char *const *keys = !strcmp(op, "DepthwiseConv2dNative") ? conv :
+                              !strcmp(op, "BiasAdd") ? bias : act;
+    if (key[0] == '_')
+        return true;
+    for (; *keys; keys++)
+        if (!strcmp(*keys, key))
+            return true;
+    return false;
+}
+
+static bool enc_float_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    tensorflow_AttrValue av = tensorflow_AttrValue_init_zero;
+    av.has_f = true;
+    av.f = *(const float *)*arg;
+    return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_AttrValue_fields, &av);
+}
+
+static bool enc_unfused_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const unfused_arg *ua = *arg;
+    const fb_node *fb = ua->fb;
+    const char *op = fb->unfused_op[ua->k];
+    for (size_t i = 0; i < fb->n_attrs; i++)
+        if (unfused_keeps(op, fb->attrs[i].key) &&
+            (!pb_encode_tag_for_field(s, f) || !pb_encode_string(s, fb->attrs[i].p, fb->attrs[i].n)))
+            return false;
+    if (strcmp(op, "LeakyRelu"))
+        return true;
+    static char k_alpha[] = "alpha";
+    tensorflow_NodeDef_AttrEntry e = tensorflow_NodeDef_AttrEntry_init_zero;
+    e.key = k_alpha;
+    e.value.funcs.encode = enc_float_value;
+    e.value.arg = (void *)&fb->unfused_alpha;
+    return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_NodeDef_AttrEntry_fields, &e);
 }
 
 typedef struct shape_arg { const bd_shape *shape; bool dims_unknown; } shape_arg;
@@ -620,6 +789,20 @@ static bool enc_nodes(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
     }
     for (size_t i = 0; i < b->n_fb; i++) {
         const fb_node *fb = &b->fb[i];
+        for (size_t k = 0; k < fb->n_unfused; k++) {
+            unfused_arg ua = { fb, k };
+            tensorflow_NodeDef nd = tensorflow_NodeDef_init_zero;
+            nd.name = fb->unfused_name[k];
+            nd.op = (char *)fb->unfused_op[k];
+            nd.input_count = (pb_size_t)fb->unfused_n_in[k];
+            nd.input = fb->unfused_in[k];
+            nd.attr.funcs.encode = enc_unfused_attrs;
+            nd.attr.arg = &ua;
+            if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, tensorflow_NodeDef_fields, &nd))
+                return false;
+        }
+        if (fb->n_unfused)
+            continue;
         tensorflow_NodeDef nd = tensorflow_NodeDef_init_zero;
         nd.name = fb->nd.name;
         nd.op = fb->nd.op;
@@ -690,6 +873,12 @@ static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
         if ((rc = name_add(b, fb->nd.name, err)))
             return rc;
     }
+    /* 1b. the names of the ops a fused depthwise convolution is written as */
+    for (size_t i = 0; i < b->n_fb; i++) {
+        int rc = plan_unfused(b, &b->fb[i], err);
+        if (rc)
+            return rc;
+    }
     /* 2. name the outputs of fallback nodes */
     for (size_t i = 0; i < b->n_fb; i++) {
         const bd_node *node = b->fb[i].node;
@@ -720,6 +909,8 @@ static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
     /* 4. rewrite the input lists, 5. encode */
     for (size_t i = 0; i < b->n_fb; i++) {
         int rc = rewrite_inputs(b, &b->fb[i], err);
+        if (rc == 0)
+            rc = unfused_inputs(&b->fb[i], err);
         if (rc)
             return rc;
     }
@@ -758,12 +949,20 @@ int tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int pr
         rc = build(&b, nodes, n, err);
     if (b.names.table)
         hdestroy_r(&b.names);
-    for (size_t i = 0; i < b.n_fb; i++) {
-        pb_release(tensorflow_NodeDef_fields, &b.fb[i].nd);
-        free(b.fb[i].attrs);
-        for (size_t k = 0; k < b.fb[i].n_inputs; k++)
-            free(b.fb[i].inputs[k]);
-        free(b.fb[i].inputs);
+    for (size_t i = 0; b.fb && i < n; i++) {    /* past n_fb: a NodeDef that failed to decode */
+        fb_node *fb = &b.fb[i];
+        if (i < b.n_fb)
+            pb_release(tensorflow_NodeDef_fields, &fb->nd);
+        for (size_t k = 0; k < fb->n_attrs; k++)
+            free(fb->attrs[k].key);
+        free(fb->attrs);
+        for (size_t k = 0; k < fb->n_inputs; k++)
+            free(fb->inputs[k]);
+        free(fb->inputs);
+        for (size_t k = 0; k + 1 < fb->n_unfused; k++)
+            free(fb->unfused_name[k]);
+        for (size_t k = 0; k < fb->n_unfused; k++)
+            free(fb->unfused_in[k]);
     }
     free(b.fb);
     for (size_t i = 0; i < b.n_gen; i++)

@@ -9,7 +9,11 @@
  *     `_class` colocation attr are dropped (they may name devices or nodes that are not
  *     here). A data input with no IR value (the frontend leaves a loop's back edge,
  *     NextIteration -> Merge, out of the IR) keeps its original reference, which must name
- *     another fallback node. Everything else (attrs, op, name) is kept byte for byte;
+ *     another fallback node. Everything else (attrs, op, name) is kept byte for byte, but
+ *     for _FusedDepthwiseConv2dNative with a bias and at most one activation, which runs in
+ *     TensorFlow only where its oneDNN is on (not on AVX2-only CPUs): it is written as the
+ *     ops it fuses, DepthwiseConv2dNative -> BiasAdd -> activation, the last one keeping its
+ *     name (tf_subgraph_def.c says why);
  *   - one Const per initializer those nodes read, re-emitted from value->data as a
  *     TensorProto with tensor_content (named braid_const/<value name>);
  *   - one Placeholder per boundary tensor they read that no fallback node produces (a

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 #include <pb_decode.h>
+#include <pb_encode.h>
 
 #include "backends/tf/tf_api.h"
 #include "backends/tf/tf_dtype.h"
@@ -39,6 +40,8 @@ typedef struct dec_attr {
     uint8_t content[64];
     size_t  content_len;
     bool    has_tensor;
+    bool    has_f;                 /* AttrValue.f */
+    float   f;
 } dec_attr;
 
 typedef struct dec_node {
@@ -142,6 +145,8 @@ static bool d_attr(pb_istream_t *s, const pb_field_t *f, void **arg)
             ok = pb_decode(&sub, tensorflow_AttrValue_fields, &v);
             if (v.has_type)
                 a->type = v.type;
+            a->has_f = v.has_f;
+            a->f = v.f;
         }
         if (!pb_close_string_substream(s, &sub) || !ok)
             return false;
@@ -553,6 +558,208 @@ static void test_graphdef_refuses_a_model_node_named_like_a_pivot(void **state)
     bd_graph_destroy(g);
 }
 
+/* A fused depthwise convolution as TF.js and TensorFlow's remapper write it:
+ *
+ *   pre = Neg(x)
+ *   dw  = _FusedDepthwiseConv2dNative(pre, w, b, ^pre)  fused_ops [BiasAdd, ACT], num_args 1
+ *
+ * Its NodeDef carries T, strides, padding and num_args (encoded here: tf_fixture's NodeDefs
+ * have T only). */
+typedef struct dw_attr { const char *key; int kind; int64_t i; const char *s; } dw_attr;  /* kind 0 type, 1 i, 2 s, 3 ints */
+
+static bool dw_enc_s(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const char *str = *arg;
+    return pb_encode_tag_for_field(s, f) && pb_encode_string(s, (const pb_byte_t *)str, strlen(str));
+}
+
+static bool dw_enc_ints(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    (void)arg;
+    for (int k = 0; k < 4; k++)
+        if (!pb_encode_tag_for_field(s, f) || !pb_encode_varint(s, 1))
+            return false;
+    return true;
+}
+
+static bool dw_enc_list(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    (void)arg;
+    tensorflow_AttrValue_ListValue l = tensorflow_AttrValue_ListValue_init_zero;
+    l.i.funcs.encode = dw_enc_ints;
+    return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_AttrValue_ListValue_fields, &l);
+}
+
+static bool dw_enc_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    const dw_attr *a = *arg;
+    tensorflow_AttrValue v = tensorflow_AttrValue_init_zero;
+    if (a->kind == 0) {
+        v.has_type = true;
+        v.type = tensorflow_DataType_DT_FLOAT;
+    } else if (a->kind == 1) {
+        v.has_i = true;
+        v.i = a->i;
+    } else if (a->kind == 2) {
+        v.s.funcs.encode = dw_enc_s;
+        v.s.arg = (void *)a->s;
+    } else {
+        v.list.funcs.encode = dw_enc_list;
+    }
+    return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, tensorflow_AttrValue_fields, &v);
+}
+
+static bool dw_enc_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+    (void)arg;
+    static const dw_attr attrs[] = { { "T", 0, 0, NULL }, { "strides", 3, 0, NULL },
+                                     { "padding", 2, 0, "SAME" }, { "num_args", 1, 1, NULL } };
+    for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++) {
+        tensorflow_NodeDef_AttrEntry e = tensorflow_NodeDef_AttrEntry_init_zero;
+        e.key = (char *)attrs[k].key;
+        e.value.funcs.encode = dw_enc_value;
+        e.value.arg = (void *)&attrs[k];
+        if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, tensorflow_NodeDef_AttrEntry_fields, &e))
+            return false;
+    }
+    return true;
+}
+
+static const float dw_w[2] = { 0 }, dw_b[2] = { 0 };      /* a 1x1 filter: dec_attr holds 64 bytes */
+
+/* The graph above with ACT (NULL: fused_ops [BiasAdd] alone); ALPHA >= 0 sets leakyrelu_alpha. */
+static bd_graph *depthwise_graph(const char *act, float alpha)
+{
+    bd_graph *g = bd_graph_create("dw");
+    assert_non_null(g);
+    bd_graph_set_framework(g, "tensorflow");
+    bd_shape sx = { .rank = 4, .dims = { 1, 4, 4, 2 } }, sw = { .rank = 4, .dims = { 1, 1, 2, 1 } };
+    bd_shape sb = { .rank = 1, .dims = { 2 } };
+    bd_value *x, *pre, *w, *b, *y;
+    assert_int_equal(bd_graph_add_value(g, "x", BD_DT_FLOAT, &sx, &x, NULL), 0);
+    assert_int_equal(bd_graph_add_value(g, "pre", BD_DT_FLOAT, &sx, &pre, NULL), 0);
+    assert_int_equal(bd_graph_add_value(g, "w", BD_DT_FLOAT, &sw, &w, NULL), 0);
+    assert_int_equal(bd_graph_add_value(g, "b", BD_DT_FLOAT, &sb, &b, NULL), 0);
+    assert_int_equal(bd_graph_add_value(g, "dw", BD_DT_FLOAT, &sx, &y, NULL), 0);
+    w->data = dw_w;
+    w->nbytes = sizeof dw_w;
+    b->data = dw_b;
+    b->nbytes = sizeof dw_b;
+    assert_int_equal(bd_graph_mark_input(g, x, NULL), 0);
+    assert_int_equal(bd_graph_mark_output(g, y, NULL), 0);
+    bd_node *n = NULL;
+    assert_int_equal(bd_graph_add_node(g, "pre", "Neg", "tf", &x, 1, &pre, 1, &n, NULL), 0);
+    n->backend = 1;
+    static const char *const pre_in[] = { "x" };
+    fx_set_origin(g, n, "pre", "Neg", pre_in, 1, NULL, false);
+    bd_value *in[3] = { pre, w, b };
+    assert_int_equal(bd_graph_add_node(g, "dw", "_FusedDepthwiseConv2dNative", "tf", in, 3, &y, 1, &n, NULL), 0);
+    n->backend = 1;
+    static const char *const nd_in[] = { "pre", "w", "b", "^pre" };
+    tensorflow_NodeDef nd = tensorflow_NodeDef_init_zero;
+    nd.name = "dw";
+    nd.op = "_FusedDepthwiseConv2dNative";
+    nd.input = (char **)nd_in;
+    nd.input_count = 4;
+    nd.attr.funcs.encode = dw_enc_attrs;
+    uint8_t buf[512];
+    pb_ostream_t os = pb_ostream_from_buffer(buf, sizeof buf);
+    assert_true(pb_encode(&os, tensorflow_NodeDef_fields, &nd));
+    void *p = bd_graph_alloc(g, os.bytes_written);
+    assert_non_null(p);
+    memcpy(p, buf, os.bytes_written);
+    n->origin = p;
+    n->origin_len = os.bytes_written;
+    /* the simple attrs the TF frontends copy onto the IR node */
+    static const char *ops[2] = { "BiasAdd", NULL };
+    ops[1] = act;
+    bd_attr fo = { .name = "fused_ops", .type = BD_ATTR_STRINGS, .strings = ops, .n = act ? 2 : 1 };
+    assert_int_equal(bd_node_add_attr(g, n, &fo, NULL), 0);
+    if (alpha >= 0) {
+        bd_attr a = { .name = "leakyrelu_alpha", .type = BD_ATTR_FLOAT, .f = alpha };
+        assert_int_equal(bd_node_add_attr(g, n, &a, NULL), 0);
+    }
+    return g;
+}
+
+/* TensorFlow runs _FusedDepthwiseConv2dNative only where its oneDNN is on (elsewhere the op's
+ * kernel is a placeholder: "Missing 0-th output"), so the GraphDef carries the ops it fuses;
+ * the last keeps the node's name, each keeps only the attrs its op has. */
+static void test_graphdef_writes_a_fused_depthwise_convolution_unfused(void **state)
+{
+    (void)state;
+    bd_graph *g = depthwise_graph("Relu6", -1);
+    bd_error err = {0};
+    tf_graphdef gd;
+    if (build_all(g, &gd, &err))
+        fail_msg("%s", err.msg);
+    dec_graph dg;
+    decode_graph(gd.bytes, gd.len, &dg);
+    const dec_node *conv = find(&dg, "dw/braid_depthwise");
+    assert_non_null(conv);
+    assert_string_equal(conv->op, "DepthwiseConv2dNative");
+    assert_int_equal(conv->n_inputs, 3);
+    assert_string_equal(conv->inputs[0], "pre");
+    assert_string_equal(conv->inputs[1], "braid_const/w");
+    assert_string_equal(conv->inputs[2], "^pre");              /* the control input, kept */
+    assert_int_equal(conv->n_attrs, 3);
+    assert_int_equal(attr(conv, "T")->type, 1);
+    assert_non_null(attr(conv, "strides"));
+    assert_non_null(attr(conv, "padding"));
+    assert_null(attr(conv, "num_args"));
+    const dec_node *bias = find(&dg, "dw/braid_bias_add");
+    assert_non_null(bias);
+    assert_string_equal(bias->op, "BiasAdd");
+    assert_int_equal(bias->n_inputs, 2);
+    assert_string_equal(bias->inputs[0], "dw/braid_depthwise");
+    assert_string_equal(bias->inputs[1], "braid_const/b");
+    assert_int_equal(bias->n_attrs, 1);
+    const dec_node *act = find(&dg, "dw");
+    assert_non_null(act);
+    assert_string_equal(act->op, "Relu6");
+    assert_int_equal(act->n_inputs, 1);
+    assert_string_equal(act->inputs[0], "dw/braid_bias_add");
+    assert_int_equal(act->n_attrs, 1);
+    assert_int_equal(attr(act, "T")->type, 1);
+    for (int i = 0; i < dg.n; i++)
+        assert_string_not_equal(dg.nodes[i].op, "_FusedDepthwiseConv2dNative");
+    assert_string_equal(gd.op_name[bd_graph_output(g, 0)->index], "dw");
+    tf_graphdef_free(&gd);
+    bd_graph_destroy(g);
+
+    /* LeakyRelu gets its alpha; BiasAdd alone keeps the node's name */
+    g = depthwise_graph("LeakyRelu", 0.125f);
+    if (build_all(g, &gd, &err))
+        fail_msg("%s", err.msg);
+    decode_graph(gd.bytes, gd.len, &dg);
+    act = find(&dg, "dw");
+    assert_string_equal(act->op, "LeakyRelu");
+    assert_true(attr(act, "alpha")->has_f);
+    assert_true(attr(act, "alpha")->f == 0.125f);
+    tf_graphdef_free(&gd);
+    bd_graph_destroy(g);
+    g = depthwise_graph(NULL, -1);
+    if (build_all(g, &gd, &err))
+        fail_msg("%s", err.msg);
+    decode_graph(gd.bytes, gd.len, &dg);
+    assert_string_equal(find(&dg, "dw")->op, "BiasAdd");
+    assert_string_equal(find(&dg, "dw")->inputs[0], "dw/braid_depthwise");
+    assert_null(find(&dg, "dw/braid_bias_add"));
+    tf_graphdef_free(&gd);
+    bd_graph_destroy(g);
+
+    /* an epilogue TensorFlow has no one op for stays fused, as written */
+    g = depthwise_graph("Prelu", -1);
+    if (build_all(g, &gd, &err))
+        fail_msg("%s", err.msg);
+    decode_graph(gd.bytes, gd.len, &dg);
+    assert_string_equal(find(&dg, "dw")->op, "_FusedDepthwiseConv2dNative");
+    assert_int_equal(find(&dg, "dw")->n_attrs, 4);
+    assert_null(find(&dg, "dw/braid_depthwise"));
+    tf_graphdef_free(&gd);
+    bd_graph_destroy(g);
+}
+
 static void test_nodedef_data_inputs_skip_control_inputs(void **state)
 {
     (void)state;
@@ -630,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_generated_names_do_not_clash_with_the_model),
         cmocka_unit_test(test_graphdef_keeps_loop_constants_in_their_frame),
         cmocka_unit_test(test_graphdef_refuses_a_model_node_named_like_a_pivot),
+        cmocka_unit_test(test_graphdef_writes_a_fused_depthwise_convolution_unfused),
         cmocka_unit_test(test_nodedef_data_inputs_skip_control_inputs),
         cmocka_unit_test(test_missing_library_is_named),
         cmocka_unit_test(test_missing_symbol_is_named),

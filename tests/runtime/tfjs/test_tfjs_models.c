@@ -11,9 +11,9 @@
  * Metric per output: max |braid - tfjs| / max(1, max |tfjs|) <= TOL. Both sides compute in
  * FP32 from the same dequantized weights (float16 and uint8 weights are expanded at load by
  * both), so the difference is summation order and oneDNN's vectorized transcendental
- * functions: measured <= 1.1e-6 on every output but blazepose-lite's segmentation mask (1.9e-4,
- * a sigmoid after three bilinear upsamplings; docs/tfjs-models.md). A layout or attribute
- * mistake gives errors of order 1; TOL = 1e-3 sits well between.
+ * functions: measured <= 1.1e-6 on most outputs, <= 3.4e-5 on all but blazepose-lite's
+ * segmentation mask, whose reference is itself less precise than TOL (LOOSE below). A layout
+ * or attribute mistake gives errors of order 1; TOL = 1e-3 sits well between.
  * Exit status: 0 pass, 1 fail, 77 skipped (meson's SKIP). */
 #include <math.h>
 #include <stdint.h>
@@ -32,6 +32,23 @@
 
 #define TOL    1e-3
 #define MAX_IO 16
+
+/* Outputs whose tfjs reference is itself further than TOL from the exact result: each
+ * bound is measured, and the mean error is bounded too, so a systematic mistake still fails.
+ *
+ * blazepose-lite Identity_1 (activation_segmentation): a sigmoid of logits up to 622 that the
+ * decoder builds through five bilinear upsamplings, residual adds and Relu6; float32
+ * rounding grows through it (rel 1e-6 at the 16x16 stage, 4e-4 before the last conv, 0.08
+ * absolute on the logits), so a few pixels of the mask move by ~1e-3 with summation order.
+ * Measured on the generator's input (AMD EPYC family 25 model 1, AVX2; the graph evaluated
+ * in float64 with TensorFlow's ops as the exact result): tfjs's own output is 2.9e-3 from
+ * it, TensorFlow's float32 2.0e-3, braid's 5.1e-3 (oneDNN's AVX2 kernels) and 5.0e-3
+ * (ONEDNN_MAX_CPU_ISA=SSE41); feeding tfjs inputs changed by at most one ulp moves its mask
+ * by 2.1e-3 to 4.1e-3. braid vs tfjs: 2.2e-3 (AVX2), 2.6e-3 (SSE4.1), 1.9e-4 on an AVX-512
+ * machine; mean |err| 0.9e-6 to 1.2e-6. The other four outputs stay <= 1.7e-5. */
+static const struct loose { const char *model, *output; double max_rel, max_mean; } LOOSE[] = {
+    { "blazepose-lite", "Identity_1", 1e-2, 1e-5 },
+};
 #define EXIT_SKIP 77
 
 typedef struct refs {
@@ -141,9 +158,16 @@ static const bd_npy *match_output(const refs *r, const bd_graph *g, size_t i, co
     return found;
 }
 
-/* Compare OUT with REF; prints one line; 0 when within TOL. */
-static int compare(const char *name, const char *ref_name, const DLTensor *out, const bd_npy *ref)
+/* Compare OUT with REF; prints one line; 0 when within TOL (or MODEL's LOOSE bounds). */
+static int compare(const char *model, const char *name, const char *ref_name, const DLTensor *out,
+                   const bd_npy *ref)
 {
+    double tol = TOL, tol_mean = INFINITY;
+    for (size_t i = 0; i < sizeof LOOSE / sizeof LOOSE[0]; i++)
+        if (!strcmp(LOOSE[i].model, model) && !strcmp(LOOSE[i].output, ref_name)) {
+            tol = LOOSE[i].max_rel;
+            tol_mean = LOOSE[i].max_mean;
+        }
     size_t count = 1;
     bool same_shape = out->ndim == ref->shape.rank;
     for (int d = 0; same_shape && d < out->ndim; d++) {
@@ -175,10 +199,14 @@ static int compare(const char *name, const char *ref_name, const DLTensor *out, 
                out->dtype.bits, bd_dtype_name(ref->dtype));
         return 1;
     }
-    double rel = max_abs / (max_ref > 1 ? max_ref : 1);
-    printf("  output %-24s (tfjs %s) max|err| %.3e  mean|err| %.3e  max|tfjs| %.3e  rel %.3e  %s\n", name,
-           ref_name, max_abs, count ? sum_abs / (double)count : 0, max_ref, rel, rel <= TOL ? "ok" : "FAIL");
-    return rel <= TOL ? 0 : 1;
+    double rel = max_abs / (max_ref > 1 ? max_ref : 1), mean = count ? sum_abs / (double)count : 0;
+    bool ok = rel <= tol && mean <= tol_mean;
+    printf("  output %-24s (tfjs %s) max|err| %.3e  mean|err| %.3e  max|tfjs| %.3e  rel %.3e  %s", name,
+           ref_name, max_abs, mean, max_ref, rel, ok ? "ok" : "FAIL");
+    if (tol != TOL)
+        printf(" (tolerance rel %.0e, mean %.0e: the reference's own error, see LOOSE)", tol, tol_mean);
+    printf("\n");
+    return ok ? 0 : 1;
 }
 
 static void partition_report(const bd_plan *plan)
@@ -296,7 +324,7 @@ static int run_and_compare(const char *model, bd_model *m, refs *r, bool expect_
             failed = 1;
             continue;
         }
-        failed |= compare(name, ref_name, out, ref);
+        failed |= compare(model, name, ref_name, out, ref);
     }
     if (n_out != r->n_out) {
         printf("%s: FAIL: %zu outputs, tfjs has %zu\n", model, n_out, r->n_out);
