@@ -18,6 +18,9 @@ extern const bd_backend bd_dnnl_backend;
 void bd_dnnl_kernel_arena(const bd_kernel *k, size_t *arena, size_t *without_reuse);
 /* Number of steps (primitives + reorders) K runs per inference. */
 int  bd_dnnl_kernel_num_steps(const bd_kernel *k);
+/* The implementation oneDNN chose for step I of K ("jit:avx2", "ref:any", ...; "native" for
+ * braid's own steps); owned by K. */
+const char *bd_dnnl_kernel_step_impl(const bd_kernel *k, int i);
 /* The op types (comma-separated) this backend runs slower on this CPU than ONNX Runtime does
  * (measured, docs/performance.md): the plan offers them to a framework fallback first. */
 const char *bd_dnnl_slower_ops(void);

@@ -841,10 +841,7 @@ static void dump_plan(const bd_kernel *k)
             k->n_steps, k->arena_size, k->arena_naive, k->scratch_size);
     for (int i = 0; i < k->n_steps; i++) {
         const dn_step *s = &k->steps[i];
-        const char *impl = "native";
-        const_dnnl_primitive_desc_t pd = NULL;
-        if (s->prim && dnnl_primitive_get_primitive_desc(s->prim, &pd) == dnnl_success)
-            dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+        const char *impl = bd_dnnl_kernel_step_impl(k, i);
         char args[512];
         int off = 0;
         for (int a = 0; a < s->nargs && off < (int)sizeof args - 32; a++) {
@@ -945,6 +942,15 @@ void bd_dnnl_kernel_arena(const bd_kernel *k, size_t *arena, size_t *without_reu
 int bd_dnnl_kernel_num_steps(const bd_kernel *k)
 {
     return k->n_steps;
+}
+
+const char *bd_dnnl_kernel_step_impl(const bd_kernel *k, int i)
+{
+    const char *impl = "native";
+    const_dnnl_primitive_desc_t pd = NULL;
+    if (k->steps[i].prim && dnnl_primitive_get_primitive_desc(k->steps[i].prim, &pd) == dnnl_success)
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    return impl;
 }
 
 void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)

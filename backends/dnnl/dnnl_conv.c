@@ -263,12 +263,25 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
         if (po)
             dnnl_post_ops_destroy(po);
     } else {
-        rc = dn_pd_make(c, dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
-                           dnnl_convolution_direct, &src_any, &wei_any, b ? &bias_md : NULL, &dst_any,
-                           strides, dil, pl, pr),
-                        "dnnl_dilated_convolution_forward_desc_init", &desc, po, 1.0f, &pd);
-        if (rc)
-            return rc;
+        /* A sum after other post-ops sends oneDNN's AVX2 kernels to ref:any (dn_postops_build_as):
+         * then the sum is built again as a binary add of the residual. */
+        dnnl_memory_desc_t res_any;
+        dn_md_any(&res_any, rank, g.yd);
+        for (int as_binary = 0; !pd; as_binary++) {
+            if (as_binary && (rc = dn_postops_build_as(c, 0, rank, y->shape.dims, g.last, &res_any, &po, &pa)))
+                return rc;
+            rc = dn_pd_make(c, dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
+                               dnnl_convolution_direct, &src_any, &wei_any, b ? &bias_md : NULL, &dst_any,
+                               strides, dil, pl, pr),
+                            "dnnl_dilated_convolution_forward_desc_init", &desc, po, 1.0f, &pd);
+            po = NULL;                          /* dn_pd_make consumed it */
+            if (rc)
+                return rc;
+            if (!as_binary && dn_postops_sum_fell_to_ref(pd, &pa)) {
+                dnnl_primitive_desc_destroy(pd);
+                pd = NULL;
+            }
+        }
     }
 
     dn_arg args[4 + BD_MAX_POSTOPS];
@@ -287,9 +300,11 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
         rc = dn_const_value(c, w, &wei_src, wmd, &wbuf);
     if (!rc && b)
         rc = b->data ? dn_const_value(c, b, &bias_md, bmd, &bbuf) : dn_input(c, b, bmd, &bbuf);
+    if (!rc && pa.residual_arg >= 0)
+        rc = dn_postops_bind_residual(c, pd, dmd, &dir, &pa);
     if (!rc)
-        rc = pa.residual ? dn_output_with_residual(c, y, &dir, pa.residual, &dbuf)
-                         : dn_output(c, y, &dir, &dbuf);
+        rc = pa.residual && pa.residual_arg < 0 ? dn_output_with_residual(c, y, &dir, pa.residual, &dbuf)
+                                                : dn_output(c, y, &dir, &dbuf);
     if (rc) {
         dnnl_primitive_desc_destroy(pd);
         return rc;

@@ -282,6 +282,10 @@ typedef struct dn_post_args {
     dn_arg  args[BD_MAX_POSTOPS];
     int     nargs;
     const bd_value *residual;   /* SUM post-op input, or NULL */
+    int     sum_index;          /* oneDNN's index of the SUM post-op, -1 without one */
+    int     residual_arg;       /* built with SUM_AS_BINARY: the arg in ARGS that reads the
+                                 * residual as a binary add's src1 (dn_postops_bind_residual
+                                 * binds it), else -1 */
 } dn_post_args;
 
 /* Can oneDNN apply NODE's post-ops to an output of rank OUT_RANK? Writes WHY if not. */
@@ -297,6 +301,24 @@ int  dn_postops_build(dn_compiler *c, int first, int rank, const int64_t *dst_di
  * (LAST): DST_DIMS are the IR's order, binary operands are bound through permuted mds. */
 int  dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_dims, bool last,
                          dnnl_post_ops_t *po, dn_post_args *pa);
+/* dn_postops_build_ex with the SUM post-op, when SUM_SRC1 is given and the sum's scale is 1,
+ * appended as a binary add of the residual read through SUM_SRC1 (the primitive's dst md, or
+ * format_any of its dims: oneDNN then gives it the dst's layout). oneDNN 2.6's AVX2
+ * convolution and gemm matmul kernels take a sum only as the first post-op (they start their
+ * accumulators from dst) and fall to ref:any otherwise; a binary add reads the residual
+ * wherever it sits in the chain. The builder then binds the residual with
+ * dn_postops_bind_residual and writes its dst to a buffer of its own. */
+int  dn_postops_build_as(dn_compiler *c, int first, int rank, const int64_t *dst_dims, bool last,
+                         const dnnl_memory_desc_t *sum_src1, dnnl_post_ops_t *po, dn_post_args *pa);
+/* Should PD, built with PA's post-ops, be built again with the sum as a binary add? True when
+ * the sum is not oneDNN's first post-op and oneDNN fell back to a ref: implementation. */
+bool dn_postops_sum_fell_to_ref(const_dnnl_primitive_desc_t pd, const dn_post_args *pa);
+/* Bind the residual of PA (built with SUM_AS_BINARY) as the src1 PD chose, read through
+ * RESIDUAL_MD (its md in the IR's dim order). The src1 must be laid out as DST_MD (the pd's
+ * dst); returns BD_EBACKEND otherwise. */
+int  dn_postops_bind_residual(dn_compiler *c, const_dnnl_primitive_desc_t pd,
+                              const dnnl_memory_desc_t *dst_md, const dnnl_memory_desc_t *residual_md,
+                              dn_post_args *pa);
 
 /* ---- the builders (one per op family) -------------------------------------------------- */
 

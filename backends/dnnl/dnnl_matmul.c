@@ -71,30 +71,38 @@ static int mm_emit(dn_compiler *c, const bd_node *n, mm_spec *s)
         dn_md_any(&w_desc, s->rank, s->w_md.dims);
     else
         w_desc = s->w_md;
-    dnnl_post_ops_t po = NULL;
     dn_post_args pa;
-    memset(&pa, 0, sizeof pa);
+    dnnl_matmul_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
     int rc = 0;
-    if (s->has_cpost) {
-        rc = dn_check(c, dnnl_post_ops_create(&po), "dnnl_post_ops_create");
-        if (!rc)
-            rc = dn_check(c, dnnl_post_ops_append_binary(po, dnnl_binary_add, &s->cpost_md),
-                          "dnnl_post_ops_append_binary");
-        if (rc) {
-            if (po)
-                dnnl_post_ops_destroy(po);
+    /* A sum after other post-ops sends oneDNN's gemm matmul to ref:any (dn_postops_build_as):
+     * then the sum is built again as a binary add of the residual. */
+    for (int as_binary = 0; !pd; as_binary++) {
+        dnnl_post_ops_t po = NULL;
+        if (s->has_cpost) {
+            rc = dn_check(c, dnnl_post_ops_create(&po), "dnnl_post_ops_create");
+            if (!rc)
+                rc = dn_check(c, dnnl_post_ops_append_binary(po, dnnl_binary_add, &s->cpost_md),
+                              "dnnl_post_ops_append_binary");
+            if (rc) {
+                if (po)
+                    dnnl_post_ops_destroy(po);
+                return rc;
+            }
+        }
+        if ((rc = dn_postops_build_as(c, s->first_post, s->rank, s->dst_md.dims, false,
+                                      as_binary ? &s->dst_md : NULL, &po, &pa)))
             return rc;
+        rc = dn_pd_make(c, dnnl_matmul_desc_init(&desc, &s->src_md, &w_desc, s->bias ? &s->bias_md : NULL,
+                                                 &s->dst_md),
+                        "dnnl_matmul_desc_init", &desc, po, s->out_scale, &pd);
+        if (rc)
+            return rc;
+        if (!as_binary && dn_postops_sum_fell_to_ref(pd, &pa)) {
+            dnnl_primitive_desc_destroy(pd);
+            pd = NULL;
         }
     }
-    if ((rc = dn_postops_build(c, s->first_post, s->rank, s->dst_md.dims, &po, &pa)))
-        return rc;
-    dnnl_matmul_desc_t desc;
-    dnnl_primitive_desc_t pd;
-    rc = dn_pd_make(c, dnnl_matmul_desc_init(&desc, &s->src_md, &w_desc, s->bias ? &s->bias_md : NULL,
-                                             &s->dst_md),
-                    "dnnl_matmul_desc_init", &desc, po, s->out_scale, &pd);
-    if (rc)
-        return rc;
 
     const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
     const dnnl_memory_desc_t *bmd = s->bias ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1) : NULL;
@@ -105,9 +113,11 @@ static int mm_emit(dn_compiler *c, const bd_node *n, mm_spec *s)
         rc = const_scaled(c, s->w_data, &s->w_md, wmd, s->w_scale, &wbuf);
     if (!rc && s->bias)
         rc = const_scaled(c, s->bias, &s->bias_md, bmd, s->bias_scale, &bbuf);
+    if (!rc && pa.residual_arg >= 0)
+        rc = dn_postops_bind_residual(c, pd, &s->dst_md, &yplain, &pa);
     if (!rc)
-        rc = pa.residual ? dn_output_with_residual(c, y, &yplain, pa.residual, &dbuf)
-                         : dn_output(c, y, &yplain, &dbuf);
+        rc = pa.residual && pa.residual_arg < 0 ? dn_output_with_residual(c, y, &yplain, pa.residual, &dbuf)
+                                                : dn_output(c, y, &yplain, &dbuf);
     if (rc) {
         dnnl_primitive_desc_destroy(pd);
         return rc;

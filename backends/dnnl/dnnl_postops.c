@@ -161,8 +161,15 @@ int dn_postops_build(dn_compiler *c, int first, int rank, const int64_t *dst_dim
 int dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_dims, bool last,
                         dnnl_post_ops_t *po, dn_post_args *pa)
 {
+    return dn_postops_build_as(c, first, rank, dst_dims, last, NULL, po, pa);
+}
+
+int dn_postops_build_as(dn_compiler *c, int first, int rank, const int64_t *dst_dims, bool last,
+                        const dnnl_memory_desc_t *sum_src1, dnnl_post_ops_t *po, dn_post_args *pa)
+{
     const bd_node *n = c->node;
     memset(pa, 0, sizeof *pa);
+    pa->sum_index = pa->residual_arg = -1;
     if (first >= n->n_post - (dn_swish_tail(n) ? 1 : 0))
         return 0;
     if (!*po && dn_check(c, dnnl_post_ops_create(po), "dnnl_post_ops_create"))
@@ -179,9 +186,22 @@ int dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_
             }
             rc = dn_check(c, append_eltwise(*po, p, a), "dnnl_post_ops_append_eltwise");
         } else if (p->kind == BD_POST_SUM) {
+            float scale = p->scale != 0.0f ? p->scale : 1.0f;
             pa->residual = n->inputs[p->input];
-            rc = dn_check(c, dnnl_post_ops_append_sum(*po, p->scale != 0.0f ? p->scale : 1.0f),
-                          "dnnl_post_ops_append_sum");
+            pa->sum_index = idx;
+            if (sum_src1 && scale == 1.0f) {
+                dn_arg *arg = &pa->args[pa->nargs];
+                arg->md = *sum_src1;
+                rc = dn_check(c, dnnl_post_ops_append_binary(*po, dnnl_binary_add, &arg->md),
+                              "dnnl_post_ops_append_binary (residual)");
+                if (!rc) {
+                    arg->arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1;
+                    arg->buf = -1;                  /* dn_postops_bind_residual */
+                    pa->residual_arg = pa->nargs++;
+                }
+            } else {
+                rc = dn_check(c, dnnl_post_ops_append_sum(*po, scale), "dnnl_post_ops_append_sum");
+            }
         } else if (p->kind == BD_POST_BINARY) {
             const bd_value *x = n->inputs[p->input];
             int64_t dims[BD_MAX_RANK];
@@ -214,4 +234,26 @@ int dn_postops_build_ex(dn_compiler *c, int first, int rank, const int64_t *dst_
         *po = NULL;
     }
     return rc;
+}
+
+bool dn_postops_sum_fell_to_ref(const_dnnl_primitive_desc_t pd, const dn_post_args *pa)
+{
+    const char *impl = NULL;
+    if (!pd || !pa->residual || pa->sum_index <= 0 || pa->residual_arg >= 0)
+        return false;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    return impl && !strncmp(impl, "ref", 3);
+}
+
+int dn_postops_bind_residual(dn_compiler *c, const_dnnl_primitive_desc_t pd,
+                             const dnnl_memory_desc_t *dst_md, const dnnl_memory_desc_t *residual_md,
+                             dn_post_args *pa)
+{
+    dn_arg *arg = &pa->args[pa->residual_arg];
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg->arg);
+    if (!md || !dn_md_equal(md, dst_md))
+        return dn_fail(c, BD_EBACKEND, "the residual of '%s' is not laid out as its output",
+                       c->node->name);
+    arg->md = *md;
+    return dn_input(c, pa->residual, residual_md, &arg->buf);
 }
