@@ -10,13 +10,16 @@
  *   bias  ONNX Wb and Rb   ->  their sum per gate (the lbr GRU keeps Rb of its output gate
  *                              as a fourth "gate")
  * Y [T, D, N, H] is oneDNN's dst_layer [T, N, D*H] seen through a strided view (the same
- * bytes when D = 1); Y_h and Y_c [D, N, H] are dst_iter(_c) [1, D, N, H]. Not mapped (the
+ * bytes when D = 1); Y_h and Y_c [D, N, H] are dst_iter(_c) [1, D, N, H], which oneDNN
+ * takes for an LSTM only in pairs, like src_iter(_c) (rnn_mds). Not mapped (the
  * fallback takes them): sequence_lens, peepholes, clip, input_forget, non-default
  * activations (RNN: Tanh, Relu or Sigmoid), layout = 1. An LSTM, or a linear-before-reset
  * GRU, at small batch on a CPU with AVX-512 runs on braid's own recurrence instead
  * (dnnl_recurrence.c). */
 #include <stdlib.h>
 #include <string.h>
+
+#include <oneapi/dnnl/dnnl_debug.h>
 
 #include "backends/dnnl/dnnl_backend.h"
 #include "backends/dnnl/dnnl_internal.h"
@@ -113,11 +116,69 @@ static bool geom_of(const bd_node *n, rnn_geom *g, char *why, size_t len)
     return true;
 }
 
+/* The primitive's memory descs: X tnc, states ldnc, weights any (layer, iter), bias ldgo,
+ * Y tnc; and which of the optional states the descriptor carries. oneDNN 2.6 takes an LSTM's
+ * states in pairs (src_iter with src_iter_c, dst_iter with dst_iter_c: one alone is
+ * invalid_arguments), so an LSTM with only initial_h or only initial_c carries both (the
+ * missing one zeros) and one with only Y_h (or Y_c) writes both (the other to scratch). */
+typedef struct rnn_mds {
+    dnnl_dims_t        xd, sd, wl, wi, bd, yd;
+    dnnl_memory_desc_t x, s, wl_any, wi_any, b, y;
+    bool               src_iter, src_iter_c, dst_iter, dst_iter_c;
+} rnn_mds;
+
+/* Fill M and DESC for N of geometry G; returns oneDNN's status of the descriptor's init. */
+static dnnl_status_t rnn_desc_init(const bd_node *n, const rnn_geom *g, rnn_mds *m, dnnl_rnn_desc_t *desc)
+{
+    int gates_b = g->gates + (g->lbr ? 1 : 0);
+    bool lstm = g->kind == RNN_LSTM;
+    memset(m, 0, sizeof *m);
+    m->xd[0] = g->t, m->xd[1] = g->n, m->xd[2] = g->i;
+    m->sd[0] = 1, m->sd[1] = g->d, m->sd[2] = g->n, m->sd[3] = g->h;
+    m->wl[0] = 1, m->wl[1] = g->d, m->wl[2] = g->i, m->wl[3] = g->gates, m->wl[4] = g->h;
+    m->wi[0] = 1, m->wi[1] = g->d, m->wi[2] = g->h, m->wi[3] = g->gates, m->wi[4] = g->h;
+    m->bd[0] = 1, m->bd[1] = g->d, m->bd[2] = gates_b, m->bd[3] = g->h;
+    m->yd[0] = g->t, m->yd[1] = g->n, m->yd[2] = g->d * g->h;
+    dnnl_status_t st;
+    if ((st = dnnl_memory_desc_init_by_tag(&m->x, 3, m->xd, dnnl_f32, dnnl_tnc)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->s, 4, m->sd, dnnl_f32, dnnl_ldnc)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->wl_any, 5, m->wl, dnnl_f32, dnnl_format_tag_any)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->wi_any, 5, m->wi, dnnl_f32, dnnl_format_tag_any)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->b, 4, m->bd, dnnl_f32, dnnl_ldgo)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->y, 3, m->yd, dnnl_f32, dnnl_tnc)))
+        return st;
+    bool h0 = dn_op_input(n, 5) != NULL, c0 = lstm && dn_op_input(n, 6) != NULL;
+    /* absent states are absent from the descriptor too (oneDNN then starts from zeros / does
+     * not write them) */
+    m->src_iter = h0 || c0;
+    m->src_iter_c = lstm && m->src_iter;
+    m->dst_iter = n->n_outputs > 1;
+    m->dst_iter_c = lstm && m->dst_iter;
+    const dnnl_memory_desc_t *h_in = m->src_iter ? &m->s : NULL, *c_in = m->src_iter_c ? &m->s : NULL;
+    const dnnl_memory_desc_t *h_out = m->dst_iter ? &m->s : NULL, *c_out = m->dst_iter_c ? &m->s : NULL;
+    if (lstm)
+        return dnnl_lstm_forward_desc_init(desc, dnnl_forward_inference, g->dir, &m->x, h_in, c_in, &m->wl_any,
+                                           &m->wi_any, &m->b, &m->y, h_out, c_out, 0);
+    if (g->kind == RNN_GRU)
+        return (g->lbr ? dnnl_lbr_gru_forward_desc_init : dnnl_gru_forward_desc_init)(
+            desc, dnnl_forward_inference, g->dir, &m->x, h_in, &m->wl_any, &m->wi_any, &m->b, &m->y, h_out, 0);
+    return dnnl_vanilla_rnn_forward_desc_init(desc, dnnl_forward_inference, g->act, g->dir, &m->x, h_in,
+                                              &m->wl_any, &m->wi_any, &m->b, &m->y, h_out, 0, 0.0f, 0.0f);
+}
+
 bool dn_rnn_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     (void)g;
     rnn_geom geom;
-    return dn_no_post(n, why, len) && geom_of(n, &geom, why, len);
+    rnn_mds m;
+    dnnl_rnn_desc_t desc;
+    if (!dn_no_post(n, why, len) || !geom_of(n, &geom, why, len))
+        return false;
+    /* what dn_rnn_build will ask of oneDNN (braid's own recurrence builds a matmul) */
+    dnnl_status_t st = rnn_desc_init(n, &geom, &m, &desc);
+    if (st != dnnl_success)
+        return dn_why(why, len, "%s: oneDNN's descriptor refuses it: %s", n->op_type, dnnl_status2str(st));
+    return true;
 }
 
 /* oneDNN's gate K is ONNX's gate ONNX_GATE[K]. */
@@ -169,6 +230,17 @@ static int const_of(dn_compiler *c, const float *data, int nd, const dnnl_dims_t
     return dn_const(c, data, &src, want, buf);
 }
 
+/* A constant of zeros laid out as MD (an initial state the node does not give). */
+static int zero_state(dn_compiler *c, const dnnl_memory_desc_t *md, int *buf)
+{
+    float *z = calloc(dnnl_memory_desc_get_size(md) / sizeof *z + 1, sizeof *z);
+    if (!z)
+        return dn_fail(c, BD_ENOMEM, "out of memory");
+    int rc = dn_const(c, z, md, md, buf);
+    free(z);
+    return rc;
+}
+
 int dn_rnn_build(dn_compiler *c, const bd_node *n)
 {
     rnn_geom g;
@@ -180,33 +252,11 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
         return dn_rec_build(c, n, &(dn_rec_geom){ own, g.t, g.n, g.i, g.h, g.d,
                                                   g.dir == dnnl_unidirectional_right2left });
     int gates_b = g.gates + (g.lbr ? 1 : 0), rc;
-    dnnl_dims_t xd = { g.t, g.n, g.i }, sd = { 1, g.d, g.n, g.h }, wl = { 1, g.d, g.i, g.gates, g.h },
-                wi = { 1, g.d, g.h, g.gates, g.h }, bd = { 1, g.d, gates_b, g.h }, yd = { g.t, g.n, g.d * g.h };
-    dnnl_memory_desc_t x_md, s_md, wl_any, wi_any, b_md, y_md;
-    if (dn_check(c, dnnl_memory_desc_init_by_tag(&x_md, 3, xd, dnnl_f32, dnnl_tnc), "md") ||
-        dn_check(c, dnnl_memory_desc_init_by_tag(&s_md, 4, sd, dnnl_f32, dnnl_ldnc), "md") ||
-        dn_check(c, dnnl_memory_desc_init_by_tag(&wl_any, 5, wl, dnnl_f32, dnnl_format_tag_any), "md") ||
-        dn_check(c, dnnl_memory_desc_init_by_tag(&wi_any, 5, wi, dnnl_f32, dnnl_format_tag_any), "md") ||
-        dn_check(c, dnnl_memory_desc_init_by_tag(&b_md, 4, bd, dnnl_f32, dnnl_ldgo), "md") ||
-        dn_check(c, dnnl_memory_desc_init_by_tag(&y_md, 3, yd, dnnl_f32, dnnl_tnc), "md"))
-        return BD_EBACKEND;
-    const bd_value *h0 = dn_op_input(n, 5), *c0 = g.kind == RNN_LSTM ? dn_op_input(n, 6) : NULL;
-    bool lstm = g.kind == RNN_LSTM;
-    /* absent states are absent from the descriptor too (oneDNN then starts from zeros / does
-     * not write them) */
-    const dnnl_memory_desc_t *h_in = h0 ? &s_md : NULL, *c_in = c0 ? &s_md : NULL;
-    const dnnl_memory_desc_t *h_out = n->n_outputs > 1 ? &s_md : NULL, *c_out = n->n_outputs > 2 ? &s_md : NULL;
+    rnn_mds m;
     dnnl_rnn_desc_t desc;
-    dnnl_status_t init;
-    if (lstm)
-        init = dnnl_lstm_forward_desc_init(&desc, dnnl_forward_inference, g.dir, &x_md, h_in, c_in, &wl_any,
-                                           &wi_any, &b_md, &y_md, h_out, c_out, 0);
-    else if (g.kind == RNN_GRU)
-        init = (g.lbr ? dnnl_lbr_gru_forward_desc_init : dnnl_gru_forward_desc_init)(
-            &desc, dnnl_forward_inference, g.dir, &x_md, h_in, &wl_any, &wi_any, &b_md, &y_md, h_out, 0);
-    else
-        init = dnnl_vanilla_rnn_forward_desc_init(&desc, dnnl_forward_inference, g.act, g.dir, &x_md, h_in,
-                                                  &wl_any, &wi_any, &b_md, &y_md, h_out, 0, 0.0f, 0.0f);
+    dnnl_status_t init = rnn_desc_init(n, &g, &m, &desc);
+    const dnnl_memory_desc_t b_md = m.b, x_md = m.x, s_md = m.s, y_md = m.y;
+    const bd_value *h0 = dn_op_input(n, 5), *c0 = g.kind == RNN_LSTM ? dn_op_input(n, 6) : NULL;
     dnnl_primitive_desc_t pd;
     if ((rc = dn_pd_make(c, init, "dnnl rnn desc_init", &desc, NULL, 1.0f, &pd)))
         return rc;
@@ -217,15 +267,15 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
     rc = tmp && bias ? 0 : dn_fail(c, BD_ENOMEM, "out of memory");
     if (!rc) {
         to_ldigo(&g, dn_op_input(n, 1)->data, g.i, tmp);
-        rc = const_of(c, tmp, 5, wl, dnnl_ldigo, dn_pd_md(pd, dnnl_query_weights_md), &wl_buf);
+        rc = const_of(c, tmp, 5, m.wl, dnnl_ldigo, dn_pd_md(pd, dnnl_query_weights_md), &wl_buf);
     }
     if (!rc) {
         to_ldigo(&g, dn_op_input(n, 2)->data, g.h, tmp);
-        rc = const_of(c, tmp, 5, wi, dnnl_ldigo, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &wi_buf);
+        rc = const_of(c, tmp, 5, m.wi, dnnl_ldigo, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &wi_buf);
     }
     if (!rc) {
         to_ldgo(&g, dn_op_input(n, 3) ? dn_op_input(n, 3)->data : NULL, bias);
-        rc = const_of(c, bias, 4, bd, dnnl_ldgo, &b_md, &b_buf);
+        rc = const_of(c, bias, 4, m.bd, dnnl_ldgo, &b_md, &b_buf);
     }
     free(tmp);
     free(bias);
@@ -239,12 +289,19 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
                                *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1) };
         args[na++] = (dn_arg){ DNNL_ARG_BIAS, b_buf, b_md };
     }
-    /* initial states: [D, N, H] is ldnc [1, D, N, H] byte for byte */
+    /* initial states: [D, N, H] is ldnc [1, D, N, H] byte for byte; a state the descriptor
+     * carries that the node lacks (an LSTM's other one) starts from zeros */
     const bd_value *init_state[2] = { h0, c0 };
+    const bool carried[2] = { m.src_iter, m.src_iter_c };
     const int init_arg[2] = { DNNL_ARG_SRC_ITER, DNNL_ARG_SRC_ITER_C };
-    for (int k = 0; k < 2 && !rc; k++)
-        if (init_state[k] && !(rc = dn_input_plain(c, init_state[k], &buf, &(dnnl_memory_desc_t){ 0 })))
+    for (int k = 0; k < 2 && !rc; k++) {
+        if (init_state[k])
+            rc = dn_input_plain(c, init_state[k], &buf, &(dnnl_memory_desc_t){ 0 });
+        else if (carried[k])
+            rc = zero_state(c, &s_md, &buf);
+        if (!rc && carried[k])
             args[na++] = (dn_arg){ init_arg[k], buf, s_md };
+    }
     /* Y: dst_layer's bytes, seen as [T, D, N, H] */
     if (!rc && n->n_outputs > 0) {
         dnnl_dims_t y4 = { g.t, g.d, g.n, g.h }, st = { g.n * g.d * g.h, g.h, g.d * g.h, 1 };
@@ -253,11 +310,18 @@ int dn_rnn_build(dn_compiler *c, const bd_node *n)
         if (!rc && !(rc = dn_output(c, n->outputs[0], &view, &y_buf)))
             args[na++] = (dn_arg){ DNNL_ARG_DST_LAYER, y_buf, y_md };
     }
+    /* Y_h, Y_c; an LSTM's Y_c the node does not want goes to scratch */
     const int iter_arg[2] = { DNNL_ARG_DST_ITER, DNNL_ARG_DST_ITER_C };
-    for (size_t k = 1; k < n->n_outputs && k < (lstm ? 3u : 2u) && !rc; k++) {
+    const bool written[2] = { m.dst_iter, m.dst_iter_c };
+    for (size_t k = 1; k < 3 && written[k - 1] && !rc; k++) {
         dnnl_memory_desc_t md;
-        dn_md_of_shape(&md, n->outputs[k]);
-        if (!(rc = dn_output(c, n->outputs[k], &md, &buf)))
+        if (k < n->n_outputs) {
+            dn_md_of_shape(&md, n->outputs[k]);
+            rc = dn_output(c, n->outputs[k], &md, &buf);
+        } else {
+            rc = dn_temp(c, &s_md, &buf);
+        }
+        if (!rc)
             args[na++] = (dn_arg){ iter_arg[k - 1], buf, s_md };
     }
     if (rc) {

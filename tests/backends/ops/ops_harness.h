@@ -130,6 +130,9 @@ struct op_case {
                                * computes both */
     int         then_in;
     bool        then_first;
+    const char *env;          /* "NAME=VALUE" set while the case runs on every engine: an
+                               * engine's switch, e.g. BRAID_DNNL_LSTM=0 to reach oneDNN's
+                               * LSTM primitive on any CPU */
 };
 
 /* The usual reason ORT is skipped: ORT's supports() claims every ONNX node, but its CPU

@@ -6,7 +6,8 @@
  * oneDNN's backend takes them: on braid's own recurrence at small batch (dnnl_recurrence.c; a
  * hidden size that is no multiple of 16, five batch rows, bidirectional with initial states
  * and every output; reverse without a bias; the two directions on two threads), and on
- * oneDNN's primitives beyond that batch or for a GRU without linear_before_reset. The
+ * oneDNN's primitives beyond that batch, for a GRU without linear_before_reset, or where
+ * the case turns braid's own off (BRAID_DNNL_LSTM=0, BRAID_DNNL_GRU=0: any CPU). The
  * reference steps each direction over each batch element's own steps, from ONNX's
  * equations. */
 #include <math.h>
@@ -179,6 +180,26 @@ static const op_case k_cases[] = {
       W(1, 48) }, { AI("hidden_size", 8) }, OUTS(O(F32, 3, 1, 2, 8), O(F32, 1, 2, 8)), ref_rnn },
     { "lstm_const_batch_beyond_braids_own", "LSTM", NULL, 4, { IN(3, 9, 4), W(1, 32, 4),
       W(1, 32, 8), W(1, 64) }, { AI("hidden_size", 8) }, OUTS(O(F32, 3, 1, 9, 8)), ref_rnn },
+    /* oneDNN's LSTM and GRU primitives on any CPU (braid's own recurrence off), without a
+     * bias: an LSTM's states come in pairs there (only Y_h wanted, only initial_h or only
+     * initial_c given), reverse and bidirectional */
+    { "lstm_primitive_reverse_no_bias_y_h", "LSTM", NULL, 3, { IN(5, 2, 3), W(1, 12, 3),
+      W(1, 12, 3) }, { AS("direction", "reverse"), AI("hidden_size", 3) },
+      OUTS(O(F32, 5, 1, 2, 3), O(F32, 1, 2, 3)), ref_rnn, .env = "BRAID_DNNL_LSTM=0" },
+    { "lstm_primitive_bidirectional_no_bias_initial_h", "LSTM", NULL, 6, { IN(4, 3, 5),
+      W(2, 16, 5), W(2, 16, 4), OMIT, OMIT, IN(2, 3, 4) },
+      { AS("direction", "bidirectional"), AI("hidden_size", 4) },
+      OUTS(O(F32, 4, 2, 3, 4), O(F32, 2, 3, 4)), ref_rnn, .env = "BRAID_DNNL_LSTM=0" },
+    { "lstm_primitive_forward_no_bias_initial_c", "LSTM", NULL, 7, { IN(3, 2, 3), W(1, 12, 3),
+      W(1, 12, 3), OMIT, OMIT, OMIT, IN(1, 2, 3) }, { AI("hidden_size", 3) },
+      OUTS(O(F32, 3, 1, 2, 3), O(F32, 1, 2, 3), O(F32, 1, 2, 3)), ref_rnn,
+      .env = "BRAID_DNNL_LSTM=0" },
+    { "gru_primitive_lbr_bidirectional_no_bias", "GRU", NULL, 3, { IN(5, 2, 3), W(2, 9, 3),
+      W(2, 9, 3) }, { AS("direction", "bidirectional"), AI("linear_before_reset", 1), AI("hidden_size", 3) },
+      OUTS(O(F32, 5, 2, 2, 3), O(F32, 2, 2, 3)), ref_rnn, .env = "BRAID_DNNL_GRU=0" },
+    { "gru_primitive_reverse_no_bias", "GRU", NULL, 3, { IN(5, 2, 3), W(1, 9, 3), W(1, 9, 3) },
+      { AS("direction", "reverse"), AI("hidden_size", 3) },
+      OUTS(O(F32, 5, 1, 2, 3), O(F32, 1, 2, 3)), ref_rnn, .env = "BRAID_DNNL_GRU=0" },
     { "lstm_seq_len_beyond_sequence", "LSTM", NULL, 5, { IN(3, 2, 2), IN(1, 8, 2),
       IN(1, 8, 2), OMIT, FEDV(INT32, V(2, 4), 2) }, { AI("hidden_size", 2) }, OUT(3, 1, 2, 2),
       NULL,

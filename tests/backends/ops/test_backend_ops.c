@@ -677,6 +677,12 @@ int main(int argc, char **argv)
         case_data d;
         memset(&d, 0, sizeof d);
         make_data(c, ci, &d);
+        char env_name[64] = "";
+        if (c->env) {                 /* NAME=VALUE, for this case's runs only */
+            size_t k = strcspn(c->env, "=");
+            snprintf(env_name, sizeof env_name, "%.*s", (int)k, c->env);
+            setenv(env_name, c->env[k] ? c->env + k + 1 : "", 1);
+        }
         bool ran = false;
         for (size_t ei = 0; ei < n_eng; ei++) {
             char why[1024] = "";
@@ -715,6 +721,8 @@ int main(int argc, char **argv)
             unrun++;
             printf("    %-44s NOT RUN: no engine here claims it\n", c->name);
         }
+        if (env_name[0])
+            unsetenv(env_name);
         free_data(&d);
     }
 
