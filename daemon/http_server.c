@@ -114,6 +114,10 @@ struct conn {
     void           *sink_arg;
     int             reject;          /* the status a parser callback chose for a bad request */
     int             writes;          /* uv_write requests in flight */
+    uint64_t        out_progress;    /* loop time the client last took output (a write done,
+                                      * or the write queue seen shorter), or output began */
+    size_t          out_left;        /* the write queue's length when last looked at
+                                      * (SIZE_MAX: not looked at since output began) */
     size_t          head_bytes;      /* of the head being parsed, in earlier parser calls */
     size_t          trailer_bytes, body_bytes, url_len;
     const char     *exec_at;         /* where the running parser call began (head counting) */
@@ -436,6 +440,8 @@ static void on_write(uv_write_t *req, int status)
     free(w->body);
     free(w);
     c->writes--;
+    c->out_progress = now_ms(c);     /* the client took a whole answer's bytes */
+    c->out_left = SIZE_MAX;
     if (c->state == C_CLOSING)
         return;
     if (status < 0) {
@@ -457,6 +463,10 @@ static void on_write(uv_write_t *req, int status)
  * completing at once. On failure W and its body are freed and the connection closed. */
 static void conn_write(conn *c, wreq *w, uv_buf_t *bufs, unsigned n)
 {
+    if (c->writes == 0) {
+        c->out_progress = now_ms(c); /* nothing was waiting: the client's reading clock starts */
+        c->out_left = SIZE_MAX;
+    }
     c->writes++;
     if (c->detached) {
         for (unsigned i = 0; i < n; i++)
@@ -1204,22 +1214,44 @@ static bool stalled(const conn *c, uint64_t now, uint64_t *rate)
     return !c->head_done || bytes * 1000 < min_rate * ms;
 }
 
+/* A client that does not read its answers: output waits for it and it has taken none for
+ * longer than the grace (no write completed, the write queue not shorter than when last
+ * looked at). RATE is 0 for such a connection. */
+static bool reader_stalled(conn *c, uint64_t now, uint64_t *rate)
+{
+    const bd_http_limits *l = &c->srv->lim;
+    size_t left = write_queue(c);
+    if (c->out_left != SIZE_MAX && left < c->out_left)
+        c->out_progress = now;       /* shorter than when last looked at (not at a first look) */
+    c->out_left = left;
+    *rate = 0;
+    return c->writes > 0 && l->min_rate_bytes_per_s && now > c->out_progress &&
+           now - c->out_progress > l->min_rate_grace_ms;
+}
+
 /* At a limit: the connection to close for a new one (http_server.h), or NULL; among those
  * of the new connection's address only when SAME_PEER is given. First the oldest idle one
  * (the list is newest first, so the last match); else the slowest stalled one, the older on
- * a tie. Never one waiting for its deferred answer, sending, or held by unread output. */
+ * a tie: a head still arriving, a body behind the minimum rate, or answers the client has
+ * not been reading for longer than the grace. Never one waiting for its deferred answer,
+ * nor one sending answers that its client reads. */
 static conn *reusable(bd_http_server *s, const conn *same_peer)
 {
     uint64_t now = uv_now(s->loop), rate = 0, slowest = UINT64_MAX;
     conn *idle = NULL, *slow = NULL;
     for (conn *c = s->conns; c; c = c->next) {
-        if (c->state != C_OPEN || !c->counted || c->writes > 0 || c->finish || c->paused ||
-            c->waiting)
+        if (c->state != C_OPEN || !c->counted || c->waiting)
             continue;
         if (same_peer && (c->peer_len != same_peer->peer_len ||
                           memcmp(c->peer, same_peer->peer, c->peer_len) != 0))
             continue;
-        if (!c->in_request) {
+        bool sending = c->writes > 0 || c->finish || c->paused;
+        if (sending) {
+            if (reader_stalled(c, now, &rate) && rate <= slowest) {
+                slow = c;
+                slowest = rate;
+            }
+        } else if (!c->in_request) {
             idle = c;
         } else if (stalled(c, now, &rate) && rate <= slowest) {
             slow = c;

@@ -24,10 +24,11 @@
  * At the connection limit a new connection does not wait or get refused while others idle
  * or stall: like nginx's reusable connections, the oldest connection that is between
  * requests (no request byte received, nothing being sent) is closed to make room; failing
- * that, the slowest stalled one (fewest bytes a second): a head still arriving, or a body
- * behind the minimum rate; failing that too, the new connection is closed. A connection
- * waiting for its deferred answer, sending one, or with a body arriving at the minimum rate
- * or faster is never closed for a newcomer. The same happens among one client address's
+ * that, the slowest stalled one (fewest bytes a second): a head still arriving, a body
+ * behind the minimum rate, or answers its client has not read at the minimum rate for longer
+ * than min_rate_grace_ms; failing that too, the new connection is closed. A connection
+ * waiting for its deferred answer, sending one its client reads, or with a body arriving at
+ * the minimum rate or faster is never closed for a newcomer. The same happens among one client address's
  * connections at the per-address cap (like nginx's limit_conn), so one address cannot push
  * out the others' connections either. Neither a flood of idle sockets nor one of trickled
  * bodies can keep a health probe out.
@@ -76,8 +77,11 @@ typedef struct bd_http_limits {
                                   * body (from the head's end) must each arrive at this
                                   * average rate: a body behind it is stalled (may be closed
                                   * for a new connection at a limit), and a head or body
-                                  * min_rate_grace_ms behind it is closed; 1 KiB/s (0 = no
-                                  * minimum: bodies are never stalled) */
+                                  * min_rate_grace_ms behind it is closed; and a client
+                                  * must read its answers at this rate (one that has not
+                                  * for longer than min_rate_grace_ms may be closed for a
+                                  * new connection at a limit); 1 KiB/s (0 = no minimum:
+                                  * nothing is ever stalled) */
     uint64_t min_rate_grace_ms;  /* see min_rate_bytes_per_s; 10 s */
     bool     keep_body;          /* collect the body and the headers for the handler
                                   * (bd_http_request's body, bd_http_request_header); false:

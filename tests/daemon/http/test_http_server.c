@@ -862,6 +862,52 @@ static void flood_then_probe(const bd_http_limits *l)
     stop(f);
 }
 
+/* Clients that ask for large answers and never read them fill the table (5 addresses x 8,
+ * over a table of 32): their output waits in the kernel and the server. Once they have not
+ * read for longer than the grace, a new client from a sixth address is answered within a
+ * second; before that, the full table of busy senders refused it. */
+static void test_clients_that_never_read_do_not_lock_out_new_ones(void **state)
+{
+    bd_http_limits l = limits();
+    l.max_connections = 32;
+    l.max_connections_per_ip = 8;
+    l.min_rate_grace_ms = 300;
+    fixture *f = start(&l);
+    enum { PEERS = 5, PER_PEER = 8, FLOOD = PEERS * PER_PEER };
+    static const char reqs[] = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"
+                               "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"
+                               "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"
+                               "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+    int fds[FLOOD];
+    for (int i = 0; i < FLOOD; i++) {
+        char src[32];
+        snprintf(src, sizeof src, "127.0.0.%d", 2 + i / PER_PEER);
+        fds[i] = tc_socket_from(src, f->port, 2000);
+        if (fds[i] >= 0) {
+            int small = 4096;                   /* a small receive window: the output waits */
+            setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+            (void)!send(fds[i], reqs, sizeof reqs - 1, MSG_NOSIGNAL);
+        }
+    }
+    usleep(800 * 1000);                         /* past the grace, nothing read */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tc_conn c;
+    tc_response r;
+    assert_int_equal(tc_connect_from(&c, "127.0.0.7", f->port, 1000), 0);
+    assert_int_equal(tc_send(&c, REQ("/hello"), strlen(REQ("/hello"))), 0);
+    if (tc_read(&c, false, &r) != 0)
+        fail_msg("a new client got no answer with the table full of clients that do not read");
+    assert_int_equal(r.status, 200);
+    assert_true(ms_since(&t0) < 1000);
+    tc_response_free(&r);
+    tc_close(&c);
+    for (int i = 0; i < FLOOD; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    stop(f);
+}
+
 static void test_slow_body_flood_does_not_lock_out_the_rest_port(void **state)
 {
     bd_http_limits l = rest_limits();
@@ -1072,6 +1118,7 @@ int main(void)
         cmocka_unit_test(test_deferred_answer_from_another_thread_keeps_order),
         cmocka_unit_test(test_deferred_answer_after_the_client_and_server_left),
         cmocka_unit_test(test_pipelined_requests_in_any_split_answered_in_order),
+        cmocka_unit_test(test_clients_that_never_read_do_not_lock_out_new_ones),
         cmocka_unit_test(test_slow_body_flood_does_not_lock_out_the_rest_port),
         cmocka_unit_test(test_slow_body_flood_does_not_lock_out_the_status_port),
         cmocka_unit_test(test_head_limit_counts_every_byte),
