@@ -431,6 +431,85 @@ def build_dlrm_mini():
                      "50-3000 rows x 32, bags of 4, dot interaction), dynamic batch")
 
 
+class GruClassifier(nn.Module):
+    """Text classifier: embedding (vocab 5000, 128), 2-layer GRU (hidden 192, batch_first),
+    linear over the last layer's final state to 10 classes."""
+    def __init__(self, vocab=5000, emb=128, hidden=192, classes=10):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.gru = nn.GRU(emb, hidden, num_layers=2, batch_first=True)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, input_ids):
+        h, h_n = self.gru(self.emb(input_ids))
+        return self.out(h_n[-1]), h
+
+
+def build_gru_classifier():
+    name = "gru_classifier"
+    _seed_module(name)
+    m = GruClassifier().eval()
+    feed = lambda b, s, off: [("input_ids", torch.randint(0, 5000, (b, s),
+                                                          generator=gz._gen(name, off)))]
+    ax = {0: "batch", 1: "seq"}
+    return dict(module=m, inputs=feed(1, 64, 2), outputs=["logits", "states"],
+                dynamic_axes={"input_ids": ax, "logits": {0: "batch"}, "states": ax},
+                variants={"b8": feed(8, 64, 3), "b4s128": feed(4, 128, 4)},
+                desc="GRU text classifier (embedding 128, 2-layer GRU hidden 192, 10 classes), "
+                     "int64 input_ids, dynamic batch and sequence; base (1,64), variants "
+                     "(8,64) and (4,128)")
+
+
+class DetectMini(nn.Module):
+    """Single-shot detector, one image: 4 stride-2 conv-BN-ReLU stages (16/32/64/96) to a
+    16x16 grid, a head of 3 anchors x (4 box deltas + 5 class logits), box decoding
+    (exp on sizes), TopK 200 on the best class score, then NonMaxSuppression (IoU 0.5)
+    through torchvision.ops.nms; outputs the kept boxes and scores (data-dependent count)."""
+    def __init__(self, classes=5, anchors=3, grid=16, size=256):
+        super().__init__()
+        chans, layers, cin = (16, 32, 64, 96), [], 3
+        for c in chans:
+            layers += [nn.Conv2d(cin, c, 3, stride=2, padding=1, bias=False),
+                       nn.BatchNorm2d(c), nn.ReLU(inplace=True)]
+            cin = c
+        self.backbone = nn.Sequential(*layers)
+        self.head = nn.Conv2d(cin, anchors * (4 + classes), 3, padding=1)
+        self.c, self.a = classes, anchors
+        ys, xs = torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij")
+        step = size / grid
+        cx = ((xs + 0.5) * step).reshape(-1, 1).repeat(1, anchors).reshape(-1)
+        cy = ((ys + 0.5) * step).reshape(-1, 1).repeat(1, anchors).reshape(-1)
+        wh = torch.tensor([24.0, 48.0, 96.0]).repeat(grid * grid)
+        self.register_buffer("anchors", torch.stack([cx, cy, wh, wh], 1))
+
+    def forward(self, image):
+        p = self.head(self.backbone(image))                       # [1, A*(4+C), G, G]
+        p = p.permute(0, 2, 3, 1).reshape(-1, 4 + self.c)        # [G*G*A, 4+C]
+        a = self.anchors
+        ctr = a[:, :2] + p[:, :2] * a[:, 2:]
+        half = 0.5 * a[:, 2:] * torch.exp(p[:, 2:4].clamp(max=4.0))
+        boxes = torch.cat([ctr - half, ctr + half], 1)
+        scores = torch.sigmoid(p[:, 4:]).max(1)[0]
+        top_scores, top = scores.topk(200)
+        top_boxes = boxes[top]
+        keep = torchvision.ops.nms(top_boxes, top_scores, 0.5)
+        return top_boxes[keep], top_scores[keep]
+
+
+def build_detect_mini():
+    name = "detect_mini"
+    _seed_module(name)
+    m = DetectMini()
+    gz._randomize_norms(m, gz._gen(name, 1))
+    gz._calibrate_bn(m.backbone, (1, 3, 256, 256), gz._gen(name, 2))   # forward is batch 1
+    m.eval()
+    img = torch.randn(1, 3, 256, 256, generator=gz._gen(name, 4))
+    return dict(module=m, inputs=[("image", img)], outputs=["boxes", "scores"],
+                dynamic_axes={"boxes": {0: "kept"}, "scores": {0: "kept"}}, variants={},
+                desc="single-shot detector (4 conv stages, 16x16 grid x 3 anchors, 5 classes, "
+                     "box decode, TopK 200, NonMaxSuppression IoU 0.5), 256x256, batch 1")
+
+
 TRANSFORMER_CODE = (PreLnAttention, PreLnLayer)
 CODE_OF = {
     "preln_encoder": TRANSFORMER_CODE + (PreLnEncoder,),
@@ -439,6 +518,8 @@ CODE_OF = {
     "audio_frontend": TRANSFORMER_CODE + (AudioFrontEnd, _randomize_groupnorms),
     "gpt_decoder_step": (GptDecoderStep,),
     "dlrm_mini": (DlrmMini,),
+    "gru_classifier": (GruClassifier,),
+    "detect_mini": (DetectMini,),
 }
 
 MODELS = collections.OrderedDict([
@@ -450,6 +531,8 @@ MODELS = collections.OrderedDict([
     ("audio_frontend", build_audio_frontend),
     ("gpt_decoder_step", build_gpt_decoder_step),
     ("dlrm_mini", build_dlrm_mini),
+    ("gru_classifier", build_gru_classifier),
+    ("detect_mini", build_detect_mini),
 ])
 
 
