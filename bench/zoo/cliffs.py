@@ -5,23 +5,27 @@
                                          [--verbose] NAME [NAME ...]
 
 NAME is a manifest entry (gen_zoo.py's models; gen_zoo_families.py's models and their
-variants, e.g. regnety_400mf.b8). For each it runs, once,
+variants, e.g. regnety_400mf.b8). For each it runs, at the entry's own inputs (so the plan
+is compiled for its shapes),
 
-    ONEDNN_VERBOSE=1 braid run DIR/<onnx> --input ... --threads N --output TMP/
+    ONEDNN_VERBOSE=1 braid bench DIR/<onnx> --input ... --threads N --warmup 1 --iters 1
+    ONEDNN_VERBOSE=1 braid bench ...                                 --warmup 1 --iters 2
 
-(so the plan is compiled for the entry's own shapes) and counts oneDNN's `exec` lines: all
-of them, the layout reorders among them, and those whose implementation starts with `ref:`,
-grouped by primitive, implementation, algorithm and memory formats. Load-time executions
-(weight reorders) are in the counts too: one `braid run` is one load plus one inference.
-Then `braid inspect DIR/<onnx>` (planned with every dynamic dim = 1, whatever the entry's
-shapes) gives the nodes placed on ONNX Runtime, grouped by op and by braid's reason.
+and counts oneDNN's `exec` lines; the difference between the two is one inference, the rest
+is load (weight reorders). Per run and at load it counts the executions, the layout
+reorders among them and those whose implementation starts with `ref`, grouped by primitive,
+implementation, algorithm, memory formats and shape. The nodes on ONNX Runtime come from
+braid bench's `subgraphs:` line (at the entry's shapes); why they are there from `braid
+inspect DIR/<onnx>` (planned with every dynamic dim = 1), grouped by op and reason.
 
 Per model it prints the groups, then one machine-readable line
 
-    CLIFF model=NAME exec=N reorders=N ref=N ort_nodes=N nodes=M [error=...]
+    CLIFF model=NAME exec_per_run=N reorders_per_run=N ref_per_run=N ref_at_load=N
+          subgraphs=N ort_subgraphs=N ort_nodes=N ort_nodes_dims1=N nodes_dims1=N [error=...]
 
+(ort_nodes=-1: braid bench printed no subgraphs line). No timing is read: run it on any
+machine, at any load; but name the CPU, since oneDNN picks kernels by ISA.
 Exit status: 0 if every model ran, 1 if braid failed on any, 2 on bad arguments.
-This is a map, not a timing: run it on any machine, at any load.
 """
 
 import argparse
@@ -31,7 +35,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 
 def default_dir():
