@@ -587,6 +587,59 @@ static void test_shape_ops(void **state)
     tg_free(t);
 }
 
+/* A Concat fed a Transpose (a permuted view) must not run oneDNN's reference concat
+ * (issue 24). Two shapes from the zoo: a GPT decoder step's KV cache, past [B,H,T,D] with the
+ * new token's K [B,1,H,D] transposed to [B,H,1,D]; ViT's class token [1,1,D] before the patch
+ * embeddings, a conv's [1,D,N] transposed to [1,N,D]. */
+static void test_concat_of_transposed_view_is_not_ref(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        bool gpt = variant == 0;
+        const char *what = gpt ? "KV-cache concat [2,4,7,8]+T[2,1,4,8]" : "class-token concat [1,1,8]+T[1,8,5]";
+        tg *t = tg_new();
+        bd_value *a, *x, *xt, *y;
+        if (gpt) {
+            a = t_input(t, SHAPE(2, 4, 7, 8));
+            x = t_input(t, SHAPE(2, 1, 4, 8));
+            xt = t_val(t, SHAPE(2, 4, 1, 8));
+            y = t_val(t, SHAPE(2, 4, 8, 8));
+            ATTR_INTS(t, NODE(t, "Transpose", xt, x), "perm", 0, 2, 1, 3);
+            t_attr_i(t, NODE(t, "Concat", y, a, xt), "axis", 2);
+        } else {
+            a = t_const(t, SHAPE(1, 1, 8));
+            x = t_input(t, SHAPE(1, 8, 5));
+            xt = t_val(t, SHAPE(1, 5, 8));
+            y = t_val(t, SHAPE(1, 6, 8));
+            ATTR_INTS(t, NODE(t, "Transpose", xt, x), "perm", 0, 2, 1);
+            t_attr_i(t, NODE(t, "Concat", y, a, xt), "axis", 1);
+        }
+        t_output(t, y);
+        trun *r = t_run(t);
+        float ref[2 * 4 * 8 * 8];
+        size_t n = 0;
+        if (gpt) {
+            const float *past = r->in[0], *k = r->in[1];
+            for (int b = 0; b < 2; b++)
+                for (int h = 0; h < 4; h++)
+                    for (int s = 0; s < 8; s++)
+                        for (int d = 0; d < 8; d++)
+                            ref[n++] = s < 7 ? past[((b * 4 + h) * 7 + s) * 8 + d] : k[(b * 4 + h) * 8 + d];
+        } else {
+            const float *cls = t_data(a), *p = r->in[0];
+            for (int s = 0; s < 6; s++)
+                for (int d = 0; d < 8; d++)
+                    ref[n++] = s == 0 ? cls[d] : p[d * 5 + (s - 1)];
+        }
+        t_compare(what, r->out[0], ref, n);
+        for (int i = 0; i < bd_dnnl_kernel_num_steps(r->k); i++)
+            if (!strncmp(bd_dnnl_kernel_step_impl(r->k, i), "ref", 3))
+                fail_msg("%s: step %d runs on %s", what, i, bd_dnnl_kernel_step_impl(r->k, i));
+        t_run_free(r);
+        tg_free(t);
+    }
+}
+
 /* ---- whole chains ------------------------------------------------------------------------ */
 
 /* conv -> relu -> maxpool -> conv -> flatten -> gemm, all layouts left to oneDNN. */
@@ -891,6 +944,7 @@ int main(void)
         cmocka_unit_test(test_layernorm),
         cmocka_unit_test(test_pooling),
         cmocka_unit_test(test_shape_ops),
+        cmocka_unit_test(test_concat_of_transposed_view_is_not_ref),
         cmocka_unit_test(test_blocked_chain),
         cmocka_unit_test(test_reorder_shared),
         cmocka_unit_test(test_subsample_shared),
