@@ -220,10 +220,14 @@ class Batching(BraiddTestCase):
         log = self.d.log_text()
         measured = model_status(self.d, "measured")["batch_ladder"]
         # batching a tiny model pays: a batch costs little more than one row, so sizes beyond 1
-        # are kept (which ones is the load-time measurement's call: under ASan on an AVX2 CPU a
-        # batch of 2 measured within 10% of one row, and 8 was kept)
+        # are kept (which ones is the load-time measurement's call). Not under ASan: its
+        # instrumentation makes every row cost far more than the run around it, and on an AVX2
+        # CPU the measurement then found [1, 8] in one run and [1] in the next, truthfully
         self.assertEqual(measured[0], 1, log[-3000:])
-        self.assertGreater(len(measured), 1, log[-3000:])
+        with open("/proc/%d/maps" % self.d.proc.pid) as f:
+            sanitized = "libasan" in f.read()
+        if not sanitized:
+            self.assertGreater(len(measured), 1, log[-3000:])
         flat = model_status(self.d, "flat")["batch_ladder"]
         print("\nladders measured at load: tiny mlp %s, 4 MiB rows %s" % (measured, flat))
         self.assertEqual(flat[0], 1)
