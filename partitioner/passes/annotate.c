@@ -202,14 +202,23 @@ static void place_node(bd_graph *g, bd_node *n, const bd_backend *const *backend
     n->backend = pl->backend;
 }
 
-/* Append OP to the comma list OPS (of USED bytes) unless it is there already. */
+/* Append OP to the comma list OPS (of USED bytes) unless it is there already. A name that
+ * does not fit whole is never cut: the list ends with ", ..." instead (USED = SIZE: full). */
 static void add_op(char *ops, size_t size, size_t *used, const char *op)
 {
+    static const char more[] = ", ...";
+    if (*used >= size)
+        return;
     for (const char *p = ops; (p = strstr(p, op)) != NULL; p++)
         if ((p == ops || p[-1] == ' ') && (p[strlen(op)] == ',' || p[strlen(op)] == '\0'))
             return;
-    if (*used < size)
+    size_t need = (*used ? 2 : 0) + strlen(op);
+    if (*used + need + sizeof more <= size) {
         *used += (size_t)snprintf(ops + *used, size - *used, "%s%s", *used ? ", " : "", op);
+        return;
+    }
+    snprintf(ops + *used, size - *used, "%s", *used ? more : "...");
+    *used = size;
 }
 
 int bd_annotate(bd_graph *g, const bd_backend *const *backends, size_t nb,

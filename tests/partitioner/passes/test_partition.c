@@ -221,6 +221,43 @@ static void test_annotate_no_backend_names_the_node(void **state)
     bd_graph_destroy(g);
 }
 
+/* Many ops nobody runs: the message lists whole op names, then ", ..." — never a cut name. */
+static void test_annotate_no_backend_lists_whole_op_names(void **state)
+{
+    bd_graph *g = bd_graph_create("many");
+    bd_value *prev = tensor(g, "x", 4);
+    bd_graph_mark_input(g, prev, NULL);
+    enum { N = 24 };
+    for (int i = 0; i < N; i++) {
+        char op[32], name[16], out[16];
+        snprintf(op, sizeof op, "XLongOperatorName%02d", i);   /* fast: no; slow: braid domain */
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(out, sizeof out, "v%d", i);
+        bd_value *v = tensor(g, out, 4);
+        bd_value *const in[1] = { prev }, *const outs[1] = { v };
+        tl_node(g, name, op, "braid", in, 1, outs, 1);
+        prev = v;
+    }
+    bd_graph_mark_output(g, prev, NULL);
+    bd_node_place pl[N];
+    bd_error err = { 0 };
+    assert_int_equal(bd_graph_validate(g, NULL), 0);
+    assert_int_equal(bd_annotate(g, backends, NB, NULL, pl, &err), BD_EUNSUPPORTED);
+    const char *ops = strstr(err.msg, "(ops ");
+    const char *end = ops ? strstr(ops, "):") : NULL;
+    assert_non_null(end);
+    assert_non_null(strstr(ops, ", ...)"));              /* more than the list holds */
+    for (const char *p = ops + 5; p < end;) {            /* every item whole, or "..." */
+        size_t n = strcspn(p, ",)");
+        if (!(n == 3 && !strncmp(p, "...", 3)) &&
+            !(n == 19 && !strncmp(p, "XLongOperatorName", 17)))
+            fail_msg("a cut op name in '%.*s'", (int)(end - ops), ops);
+        p += n;
+        p += *p == ',' ? 2 : 1;
+    }
+    bd_graph_destroy(g);
+}
+
 /* ---- region merging and partitioning ---------------------------------------------------- */
 
 static void test_region_merge_chain_is_one_region(void **state)
@@ -586,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_annotate_forced_ops_and_engine),
         cmocka_unit_test(test_annotate_prefers_fallback_softly),
         cmocka_unit_test(test_annotate_no_backend_names_the_node),
+        cmocka_unit_test(test_annotate_no_backend_lists_whole_op_names),
         cmocka_unit_test(test_region_merge_chain_is_one_region),
         cmocka_unit_test(test_region_merge_diamond_would_cycle),
         cmocka_unit_test(test_region_merge_diamond_other_branch),
