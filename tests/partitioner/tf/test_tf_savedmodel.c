@@ -213,6 +213,15 @@ static int tf_like_read(void *ctx, bd_saved_variable *vars, size_t n, bd_error *
     return fake_read(ctx, vars, n, err);
 }
 
+/* Import DIR with the blocking reader, killed by SIGALRM if anything blocks for 5 s. */
+static int import_within_5s(reads *r, bd_graph **g, bd_error *err)
+{
+    alarm(5);
+    int rc = bd_tf_savedmodel_import(dir, NULL, tf_like_read, r, g, err);
+    alarm(0);
+    return rc;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
@@ -307,9 +316,7 @@ static void test_hostile_files_are_refused_before_tensorflow(void **state)
             reads r = { 0 };
             bd_graph *g = NULL;
             bd_error err = { 0 };
-            alarm(5);
-            int rc = bd_tf_savedmodel_import(dir, NULL, tf_like_read, &r, &g, &err);
-            alarm(0);
+            int rc = import_within_5s(&r, &g, &err);
             if (rc == 0 || r.calls != 0 || !strstr(err.msg, files[f]) ||
                 !strstr(err.msg, plants[p].says))
                 fail_msg("%s planted as #%zu: rc %d, reader called %d time(s): %s", files[f], p,
@@ -413,9 +420,7 @@ static void test_asset_file_names_are_checked(void **state)
         reads r = { 0 };
         bd_graph *g = NULL;
         bd_error err = { 0 };
-        alarm(5);
-        int rc = bd_tf_savedmodel_import(dir, NULL, tf_like_read, &r, &g, &err);
-        alarm(0);
+        int rc = import_within_5s(&r, &g, &err);
         if (rc == 0 || r.calls != 0 || !strstr(err.msg, cases[i].says))
             fail_msg("asset '%s': rc %d, reader called %d time(s): %s", cases[i].name, rc, r.calls,
                      err.msg);
