@@ -112,10 +112,11 @@ static int infer_shapes(bd_graph *g, bd_error *err)
 static int fold_constants(bd_graph *g, const bd_placement_opts *popts, bool *reinferred,
                           bd_error *err)
 {
+    size_t spent = 0;                  /* one budget of folded bytes for all rounds */
     *reinferred = false;
     for (int round = 0;; round++) {
         bool again = false;
-        int rc = plan_fold_constants(g, popts, &again, err);
+        int rc = plan_fold_constants(g, popts, &spent, &again, err);
         if (rc < 0)
             return rc;
         drop_folded_nodes(g);

@@ -124,9 +124,10 @@ static bool feeds_unknown_shape(const bd_graph *g, const bool *folded)
     return false;
 }
 
-int plan_fold_constants(bd_graph *g, const bd_placement_opts *opts, bool *reinfer, bd_error *err)
+int plan_fold_constants(bd_graph *g, const bd_placement_opts *opts, size_t *spent, bool *reinfer,
+                        bd_error *err)
 {
-    size_t nb, budget = PLAN_FOLD_MAX_BYTES;
+    size_t nb, budget = *spent < PLAN_FOLD_MAX_BYTES ? PLAN_FOLD_MAX_BYTES - *spent : 0;
     const bd_backend *const *backends = bd_backends(&nb), *native = NULL, *fast = NULL;
     unsigned allowed = ~0u;
     bd_error ignored = { 0 };
@@ -158,6 +159,7 @@ int plan_fold_constants(bd_graph *g, const bd_placement_opts *opts, bool *reinfe
         }
         if (rc == 0) {
             budget -= bytes;
+            *spent += bytes;
             count++;
             for (size_t k = 0; k < n->n_outputs; k++)
                 folded[n->outputs[k]->index] = true;

@@ -27,12 +27,12 @@ void plan_test_compile_gate(void);
 int  plan_peak_tensor_bytes(const bd_graph *g, size_t *out);
 /* Run every node of G whose inputs are all constants once, on the native engine or else on
  * the fast path where OPTS allows it for the node, and make its outputs constants (in G's
- * pool, at most 64 MiB per graph; a node no engine runs, or that fails on its constants,
- * stays). *REINFER tells whether a folded value feeds a node whose output shapes are not all
- * static (shape inference, run again, may then learn them). Returns how many nodes were
- * folded, or BD_ENOMEM. */
-int  plan_fold_constants(bd_graph *g, const bd_placement_opts *opts, bool *reinfer,
-                         bd_error *err);
+ * pool; a node no engine runs, or that fails on its constants, stays). *SPENT counts the
+ * bytes folded into G so far, across calls: at most 64 MiB per graph. *REINFER tells whether
+ * a folded value feeds a node whose output shapes are not all static (shape inference, run
+ * again, may then learn them). Returns how many nodes were folded, or BD_ENOMEM. */
+int  plan_fold_constants(bd_graph *g, const bd_placement_opts *opts, size_t *spent,
+                         bool *reinfer, bd_error *err);
 /* Call KEEP(data, CTX) for every constant a run of P reads: the constants of its steps on
  * engines that read them in place (every engine but the fast path, which copies its own at
  * compile) and constant graph outputs. */
