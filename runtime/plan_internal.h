@@ -7,7 +7,8 @@
 
 /* Specialise MODEL_GRAPH to INPUT_SHAPES (one per graph input), infer shapes (values whose
  * shape depends on data stay dynamic), fold nodes of constants (plan_fold_constants), drop
- * nodes folded to constants, pin the nodes OPTS
+ * nodes folded to constants (inferring and folding again, a few rounds at most, while a fold
+ * feeds a node of unknown shape), pin the nodes OPTS
  * forces off oneDNN, run the composite passes, annotate every node with a backend, merge
  * regions, apply the cost rule, partition into steps, lay out the arena of static boundary
  * tensors and compile each step's kernel. A zero-size input whose outputs are all empty gets
