@@ -84,6 +84,50 @@ static void drop_folded_nodes(bd_graph *g)
     }
 }
 
+/* Shape inference, not strict: a shape that depends on data (or an op without a rule) stays
+ * dynamic, and annotation keeps the nodes touching it off oneDNN. */
+static int infer_shapes(bd_graph *g, bd_error *err)
+{
+    int rc = bd_shape_infer(g, false, err);
+    if (rc == BD_EMODEL) {
+        /* the model passed inference with its symbolic dims at open: it is these concrete
+         * shapes, the caller's, that do not fit */
+        rc = BD_EINVAL;
+        if (err)
+            err->code = rc;
+        bd_error_prefix(err, "the input shapes do not fit the model: ");
+    }
+    return rc;
+}
+
+/* Rounds of folding and inference: enough for the chains models have (a float
+ * Cast/Mul/Floor of a shape feeding a Resize's sizes, then a Pad of that), and a bound so a
+ * hostile graph cannot make a plan build loop. */
+#define PLAN_FOLD_ROUNDS 4
+
+/* Fold nodes of constants (plan_fold_constants) and drop every node whose outputs are all
+ * constants; while what was folded feeds a node whose shapes are unknown, infer shapes again
+ * (the dropped nodes' outputs are constants now, which inference keeps) and fold again.
+ * *REINFERRED tells whether inference ran again. */
+static int fold_constants(bd_graph *g, const bd_placement_opts *popts, bool *reinferred,
+                          bd_error *err)
+{
+    size_t spent = 0;                  /* one budget of folded bytes for all rounds */
+    *reinferred = false;
+    for (int round = 0;; round++) {
+        bool again = false;
+        int rc = plan_fold_constants(g, popts, &spent, &again, err);
+        if (rc < 0)
+            return rc;
+        drop_folded_nodes(g);
+        if (!again || round + 1 == PLAN_FOLD_ROUNDS)
+            return 0;
+        if ((rc = infer_shapes(g, err)))
+            return rc;
+        *reinferred = true;
+    }
+}
+
 /* Annotate, merge regions, apply the cost rule (merging again after each move), and turn the
  * regions into the plan's steps. */
 static int place_and_partition(bd_plan *p, const bd_placement_opts *popts, bd_error *err)
@@ -495,16 +539,8 @@ int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
         p->input_shapes[i] = input_shapes[i];
         bd_graph_input(p->graph, i)->shape = input_shapes[i];
     }
-    /* not strict: a shape that depends on data (or an op without a rule) stays dynamic, and
-     * annotation keeps the nodes touching it off oneDNN */
-    if (rc == 0 && (rc = bd_shape_infer(p->graph, false, err)) == BD_EMODEL) {
-        /* the model passed inference with its symbolic dims at open: it is these concrete
-         * shapes, the caller's, that do not fit */
-        rc = BD_EINVAL;
-        if (err)
-            err->code = rc;
-        bd_error_prefix(err, "the input shapes do not fit the model: ");
-    }
+    if (rc == 0)
+        rc = infer_shapes(p->graph, err);
     if (rc == 0 && opts->max_run_memory_bytes)
         rc = check_run_bytes(p->graph, opts->max_run_memory_bytes, err);
     /* An empty input: when every output is empty too, nothing runs (plan_empty); otherwise
@@ -514,12 +550,13 @@ int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
     if (rc == 0)
         empty_input(p, empty_in, sizeof empty_in);
     bool empty = empty_in[0] && !non_empty_output(p->graph);
-    if (rc == 0 && !empty && (rc = plan_fold_constants(p->graph, err)) > 0)
-        rc = 0;
-    if (rc == 0 && !empty) {
-        drop_folded_nodes(p->graph);
+    bool reinferred = false;
+    if (rc == 0 && !empty)
+        rc = fold_constants(p->graph, &popts, &reinferred, err);
+    if (rc == 0 && reinferred && opts->max_run_memory_bytes)
+        rc = check_run_bytes(p->graph, opts->max_run_memory_bytes, err);   /* shapes now known */
+    if (rc == 0 && !empty)
         rc = rewrite(p->graph, &popts, err);
-    }
     if (rc == 0)
         rc = empty ? plan_empty(p, err) : place_and_partition(p, &popts, err);
     if (rc == 0)

@@ -1,17 +1,23 @@
 /* Constant folding at plan time: a node whose every input is a constant (an initializer, or
- * the output of a node folded before it) is run once, here, on the native engine, and its
- * outputs become constants of the plan's graph; the node is then dropped with the others
- * shape inference folded. What is left for every run is the work that depends on the
- * inputs: BERT's position and token-type embedding lookups, TensorFlow graphs' constant
- * subexpressions and the like cost nothing per inference.
+ * the output of a node folded before it) is run once, here, and its outputs become constants
+ * of the plan's graph; the node is then dropped with the others shape inference folded. What
+ * is left for every run is the work that depends on the inputs: BERT's position and
+ * token-type embedding lookups, Swin's relative position bias MLP and window masks,
+ * TensorFlow graphs' constant subexpressions and the like cost nothing per inference.
+ *
+ * A node runs on the native engine when it takes it, else on the fast path (a MatMul or Conv
+ * of weights) when the plan's options allow the fast path for it (its engine list names it
+ * and fallback_ops does not name the op).
  *
  * Folded bytes live in the plan graph's pool, bounded per plan (PLAN_FOLD_MAX_BYTES): a
  * constant subexpression that would expand past it (a Tile or Expand of a constant into a
  * huge tensor) is left to run per inference instead. */
 #include "runtime/plan_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "partitioner/passes/partition.h"
 #include "runtime/engines.h"
 
 #define PLAN_FOLD_MAX_BYTES   ((size_t)64 << 20)
@@ -89,29 +95,77 @@ static int fold_node(bd_graph *g, bd_node *n, const bd_backend *engine, bd_error
     return 0;
 }
 
-int plan_fold_constants(bd_graph *g, bd_error *err)
+/* The engine that folds N: the native engine when it takes N, else the fast path when it is
+ * allowed for N and takes it; NULL when neither does. */
+static const bd_backend *fold_engine(const bd_graph *g, const bd_node *n, const bd_backend *native,
+                                     const bd_backend *fast, const bd_placement_opts *opts)
 {
-    size_t nb, budget = PLAN_FOLD_MAX_BYTES;
-    const bd_backend *const *backends = bd_backends(&nb), *engine = NULL;
-    for (size_t b = 0; b < nb && !engine; b++)
-        if (backends[b]->kind == BD_ENGINE_NATIVE)
-            engine = backends[b];
-    if (!engine)
+    char why[128];
+    if (native && native->supports(g, n, why, sizeof why))
+        return native;
+    if (fast && !bd_place_forced_fallback(opts, n) && fast->supports(g, n, why, sizeof why))
+        return fast;
+    return NULL;
+}
+
+/* Does some node whose outputs are not all static read a value FOLDED (by value index)?
+ * Then inference, run again, may learn its shapes. */
+static bool feeds_unknown_shape(const bd_graph *g, const bool *folded)
+{
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        const bd_node *n = bd_graph_node(g, i);
+        bool unknown = false;
+        for (size_t k = 0; k < n->n_outputs && !unknown; k++)
+            unknown = !bd_shape_is_static(&n->outputs[k]->shape);
+        for (size_t k = 0; unknown && k < n->n_inputs; k++)
+            if (n->inputs[k] && folded[n->inputs[k]->index])
+                return true;
+    }
+    return false;
+}
+
+int plan_fold_constants(bd_graph *g, const bd_placement_opts *opts, size_t *spent, bool *reinfer,
+                        bd_error *err)
+{
+    size_t nb, budget = *spent < PLAN_FOLD_MAX_BYTES ? PLAN_FOLD_MAX_BYTES - *spent : 0;
+    const bd_backend *const *backends = bd_backends(&nb), *native = NULL, *fast = NULL;
+    unsigned allowed = ~0u;
+    bd_error ignored = { 0 };
+    if (opts && bd_place_engines(opts, backends, nb, &allowed, &ignored))
+        allowed = 0;                   /* the model's open checked the names: not reached */
+    for (size_t b = 0; b < nb; b++) {
+        if (backends[b]->kind == BD_ENGINE_NATIVE && !native)
+            native = backends[b];      /* folding is not placement: any engine list folds */
+        if (backends[b]->kind == BD_ENGINE_FAST_PATH && !fast && b < 32 && (allowed >> b & 1))
+            fast = backends[b];
+    }
+    *reinfer = false;
+    if (!native && !fast)
         return 0;
-    int folded = 0;
+    bool *folded = calloc(bd_graph_num_values(g) + 1, sizeof *folded);
+    if (!folded)
+        return bd_error_set(err, BD_ENOMEM, "out of memory folding constants");
+    int count = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {     /* topological: folds chain */
         bd_node *n = bd_graph_node(g, i);
         size_t bytes;
-        char why[128];
-        if (!foldable(n, budget, &bytes) || !engine->supports(g, n, why, sizeof why))
+        const bd_backend *engine;
+        if (!foldable(n, budget, &bytes) || !(engine = fold_engine(g, n, native, fast, opts)))
             continue;
         int rc = fold_node(g, n, engine, err);
-        if (rc < 0)
+        if (rc < 0) {
+            free(folded);
             return rc;
+        }
         if (rc == 0) {
             budget -= bytes;
-            folded++;
+            *spent += bytes;
+            count++;
+            for (size_t k = 0; k < n->n_outputs; k++)
+                folded[n->outputs[k]->index] = true;
         }
     }
-    return folded;
+    *reinfer = count > 0 && feeds_unknown_shape(g, folded);
+    free(folded);
+    return count;
 }

@@ -3,10 +3,12 @@
 #define BD_RUNTIME_PLAN_INTERNAL_H
 
 #include "runtime/plan.h"
+#include "partitioner/passes/partition.h"
 
 /* Specialise MODEL_GRAPH to INPUT_SHAPES (one per graph input), infer shapes (values whose
  * shape depends on data stay dynamic), fold nodes of constants (plan_fold_constants), drop
- * nodes folded to constants, pin the nodes OPTS
+ * nodes folded to constants (inferring and folding again, a few rounds at most, while a fold
+ * feeds a node of unknown shape), pin the nodes OPTS
  * forces off oneDNN, run the composite passes, annotate every node with a backend, merge
  * regions, apply the cost rule, partition into steps, lay out the arena of static boundary
  * tensors and compile each step's kernel. A zero-size input whose outputs are all empty gets
@@ -24,10 +26,14 @@ void plan_test_compile_gate(void);
  * order: non-constant inputs, then each node's outputs, each value freed after its last
  * reader. Saturates at SIZE_MAX; values shaped only at run time count 0. BD_ENOMEM only. */
 int  plan_peak_tensor_bytes(const bd_graph *g, size_t *out);
-/* Run every node of G whose inputs are all constants once on the native engine and make its
- * outputs constants (in G's pool, at most 64 MiB per graph; a node the engine does not run,
- * or that fails on its constants, stays). Returns how many nodes were folded, or BD_ENOMEM. */
-int  plan_fold_constants(bd_graph *g, bd_error *err);
+/* Run every node of G whose inputs are all constants once, on the native engine or else on
+ * the fast path where OPTS allows it for the node, and make its outputs constants (in G's
+ * pool; a node no engine runs, or that fails on its constants, stays). *SPENT counts the
+ * bytes folded into G so far, across calls: at most 64 MiB per graph. *REINFER tells whether
+ * a folded value feeds a node whose output shapes are not all static (shape inference, run
+ * again, may then learn them). Returns how many nodes were folded, or BD_ENOMEM. */
+int  plan_fold_constants(bd_graph *g, const bd_placement_opts *opts, size_t *spent,
+                         bool *reinfer, bd_error *err);
 /* Call KEEP(data, CTX) for every constant a run of P reads: the constants of its steps on
  * engines that read them in place (every engine but the fast path, which copies its own at
  * compile) and constant graph outputs. */

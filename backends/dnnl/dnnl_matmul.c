@@ -163,6 +163,61 @@ static bool batch_broadcasts(const bd_shape *a, const bd_shape *b, const bd_shap
     return true;
 }
 
+/* Does oneDNN take batched MatMul N (output rank > 2, operands as they are) with its binary
+ * post-ops in a fast implementation? Some broadcasts of a post-op operand over the batch dims
+ * (Swin's [1, heads, 1, 1] logit scale and [1, heads, W, W] position bias on [windows, heads,
+ * W, W] scores) send the whole primitive to ref:any, a thousand times slower than the matmul
+ * and the binary ops apart. Probed only there; the algorithm (add, mul, ...) does not change
+ * which implementation takes a broadcast, so the probe adds. */
+static bool batched_postops_fast(const bd_node *n)
+{
+    const bd_shape *a = &n->inputs[0]->shape, *b = &n->inputs[1]->shape, *y = &n->outputs[0]->shape;
+    int R = y->rank;
+    bool any = false;
+    for (int i = 0; i < n->n_post; i++)
+        any |= n->post[i].kind == BD_POST_BINARY;
+    if (R <= 2 || !any || (n->inputs[1]->data && dn_postops_collapsible(n)))
+        return true;
+    int64_t ad[BD_MAX_RANK], bd[BD_MAX_RANK], xd[BD_MAX_RANK];
+    for (int i = 0; i < R; i++) {
+        ad[i] = i - (R - a->rank) >= 0 ? a->dims[i - (R - a->rank)] : 1;
+        bd[i] = i - (R - b->rank) >= 0 ? b->dims[i - (R - b->rank)] : 1;
+    }
+    dnnl_memory_desc_t amd, bmd, ymd, xmd;
+    dn_md_plain(&amd, R, ad);
+    dn_md_plain(&bmd, R, bd);
+    dn_md_plain(&ymd, R, y->dims);
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_matmul_desc_t d;
+    bool ok = dnnl_post_ops_create(&po) == dnnl_success &&
+              dnnl_primitive_attr_create(&attr) == dnnl_success;
+    for (int i = 0; ok && i < n->n_post; i++) {
+        const bd_postop *p = &n->post[i];
+        if (p->kind != BD_POST_BINARY)
+            continue;
+        const bd_shape *x = &n->inputs[p->input]->shape;
+        for (int k = 0; k < R; k++)
+            xd[k] = k - (R - x->rank) >= 0 ? x->dims[k - (R - x->rank)] : 1;
+        dn_md_plain(&xmd, R, xd);
+        ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, &xmd) == dnnl_success;
+    }
+    const char *impl = "ref";
+    if (ok && dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success &&
+        dnnl_matmul_desc_init(&d, &amd, &bmd, NULL, &ymd) == dnnl_success &&
+        dnnl_primitive_desc_create(&pd, &d, attr, dn_engine(), NULL) == dnnl_success)
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    bool fast = pd && impl && strncmp(impl, "ref", 3) != 0;
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    return fast;
+}
+
 bool dn_matmul_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1])
@@ -176,7 +231,11 @@ bool dn_matmul_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
         y->dims[y->rank - 2] != a->dims[a->rank - 2] || y->dims[y->rank - 1] != b->dims[b->rank - 1] ||
         !batch_broadcasts(a, b, y))
         return dn_why(why, len, "MatMul operand shapes do not match the output");
-    return dn_postops_supported(g, n, why, len);
+    if (!dn_postops_supported(g, n, why, len))
+        return false;
+    if (!batched_postops_fast(n))
+        return dn_why(why, len, "binary post-ops with these broadcasts run on oneDNN's reference matmul");
+    return true;
 }
 
 int dn_matmul_build(dn_compiler *c, const bd_node *n)

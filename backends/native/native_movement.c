@@ -59,6 +59,27 @@ static int view_prepare(const bd_node *n, nv_step *s, bd_error *err)
  * (opset < 7: is_test 0; opset >= 12: training_mode true) drops at random: refused when known
  * at compile, an error at run unless its ratio is 0 (then it too keeps every element). The
  * engine aliases the output like a view when there is no mask and nothing to check. */
+/* RATIO is a constant 0 (then even a training-mode Dropout keeps every element: exporters
+ * write training_mode = true, ratio = 0 for a dropout left in a module's forward). */
+static bool zero_ratio(const bd_value *ratio)
+{
+    if (!ratio || !ratio->data)
+        return false;
+    if (ratio->dtype == BD_DT_FLOAT16 || ratio->dtype == BD_DT_BFLOAT16) {
+        uint16_t h;
+        memcpy(&h, ratio->data, sizeof h);
+        return (h & 0x7fff) == 0;
+    }
+    if (ratio->dtype == BD_DT_DOUBLE) {
+        double d;
+        memcpy(&d, ratio->data, sizeof d);
+        return d == 0;
+    }
+    float f;
+    memcpy(&f, ratio->data, sizeof f);
+    return f == 0;
+}
+
 static bool dropout_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     if (n->n_inputs < 1 || !n->inputs[0] || n->n_inputs > 3 || n->n_outputs < 1 ||
@@ -77,8 +98,9 @@ static bool dropout_supports(const bd_graph *g, const bd_node *n, char *why, siz
                                 NV_DT(BD_DT_BFLOAT16)) || nv_shape_numel(&ratio->shape) != 1)) ||
         (train && (!nv_value_ok(train, NV_DT(BD_DT_BOOL)) || nv_shape_numel(&train->shape) != 1)))
         return nv_why(why, len, "Dropout: ratio must be one float, training_mode one BOOL");
-    if (train && train->data && *(const uint8_t *)train->data)
-        return nv_why(why, len, "Dropout: training_mode is true (inference only)");
+    if (train && train->data && *(const uint8_t *)train->data && !zero_ratio(ratio))
+        return nv_why(why, len, "Dropout: training_mode is true with a ratio that is not a "
+                      "constant 0 (inference only)");
     return true;
 }
 

@@ -1,10 +1,32 @@
-/* Ops that rearrange or combine data: Transpose, Concat, Split, Tile. Concat of small
- * integer constants is folded. */
+/* Ops that rearrange or combine data: Transpose, Concat, Split, Tile. Transpose and Concat
+ * of small integer constants are folded. */
 #include "partitioner/shape/shape_rules.h"
 
 #include <string.h>
 
 /* ---- Transpose ---------------------------------------------------------------------- */
+
+/* Output element F of a transpose by P of the constant X (output shape OUT->shape). */
+static int fold_transpose(bd_graph *g, bd_node *n, const bd_value *x, const int *p,
+                          bd_value *out, bd_error *err)
+{
+    int64_t count, vals[SHP_FOLD_MAX], xstride[BD_MAX_RANK];
+    int rc = shp_numel(n, &out->shape, &count, err);
+    if (rc || count < 0 || count > SHP_FOLD_MAX)
+        return rc;
+    int r = x->shape.rank;
+    for (int i = r - 1, st = 1; i >= 0; st *= (int)x->shape.dims[i], i--)
+        xstride[i] = st;                   /* no overflow: X holds at most SHP_FOLD_MAX */
+    for (int64_t f = 0; f < count; f++) {
+        int64_t rem = f, off = 0;
+        for (int i = r - 1; i >= 0; i--) {
+            off += rem % out->shape.dims[i] * xstride[p[i]];
+            rem /= out->shape.dims[i];
+        }
+        vals[f] = shp_const_at(x, off);
+    }
+    return shp_fold_ints(g, out, vals, (size_t)count, err);
+}
 
 int shp_transpose(bd_graph *g, bd_node *n, bd_error *err)
 {
@@ -34,6 +56,8 @@ int shp_transpose(bd_graph *g, bd_node *n, bd_error *err)
         s.sym[i]  = x->shape.sym[p[i]];
     }
     shp_set(n->outputs[0], x->dtype, &s);
+    if (shp_is_int_const(x))
+        return fold_transpose(g, n, x, p, n->outputs[0], err);
     return 0;
 }
 

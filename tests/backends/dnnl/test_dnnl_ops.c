@@ -880,6 +880,42 @@ static void test_supports_rejects_with_reason(void **state)
     tg_free(t);
 }
 
+/* Broadcasts that send oneDNN to its reference kernels are refused, so the native engine (a
+ * binary) or separate primitives (a MatMul's post-ops) run them: Swin's window mask
+ * [1, nW, 1, W, W] on [B, nW, heads, W, W] and its position bias [1, heads, W, W] fused into
+ * the scores' MatMul. The broadcasts that oneDNN runs fast stay accepted. */
+static void test_supports_rejects_reference_kernel_broadcasts(void **state)
+{
+    (void)state;
+    tg *t = tg_new();
+    bd_value *s = t_input(t, SHAPE(1, 4, 3, 8, 8)), *mask = t_input(t, SHAPE(1, 4, 1, 8, 8));
+    bd_value *head = t_input(t, SHAPE(1, 1, 3, 8, 8)), *y1 = t_val(t, SHAPE(1, 4, 3, 8, 8));
+    bd_value *y2 = t_val(t, SHAPE(1, 4, 3, 8, 8));
+    bd_node *masked = NODE(t, "Add", y1, s, mask);
+    bd_node *per_head = NODE(t, "Add", y2, s, head);
+    bd_value *q = t_input(t, SHAPE(4, 3, 8, 2)), *k = t_input(t, SHAPE(4, 3, 2, 8));
+    bd_value *bias = t_input(t, SHAPE(1, 3, 8, 8)), *full = t_input(t, SHAPE(4, 3, 8, 8));
+    bd_value *y3 = t_val(t, SHAPE(4, 3, 8, 8)), *y4 = t_val(t, SHAPE(4, 3, 8, 8));
+    bd_node *mm_bias = NODE(t, "MatMul", y3, q, k);
+    bd_node *mm_full = NODE(t, "MatMul", y4, q, k);
+    bd_error err = { 0 };
+    int bi = bd_node_append_input(t->g, mm_bias, bias, &err);
+    int fi = bd_node_append_input(t->g, mm_full, full, &err);
+    mm_bias->post[mm_bias->n_post++] = (bd_postop){ .kind = BD_POST_BINARY, .alg = BD_BIN_ADD, .input = bi };
+    mm_full->post[mm_full->n_post++] = (bd_postop){ .kind = BD_POST_BINARY, .alg = BD_BIN_ADD, .input = fi };
+    char why[128] = "";
+    assert_false(bd_dnnl_backend.supports(t->g, masked, why, sizeof why));
+    printf("    Add [1,4,3,8,8] + [1,4,1,8,8]: %s\n", why);
+    assert_non_null(strstr(why, "reference"));
+    assert_true(bd_dnnl_backend.supports(t->g, per_head, why, sizeof why));
+    why[0] = 0;
+    assert_false(bd_dnnl_backend.supports(t->g, mm_bias, why, sizeof why));
+    printf("    MatMul [4,3,8,8] + post-op [1,3,8,8]: %s\n", why);
+    assert_non_null(strstr(why, "reference"));
+    assert_true(bd_dnnl_backend.supports(t->g, mm_full, why, sizeof why));
+    tg_free(t);
+}
+
 static void test_run_rejects_wrong_shape(void **state)
 {
     (void)state;
@@ -951,6 +987,7 @@ int main(void)
         cmocka_unit_test(test_arena_reuse),
         cmocka_unit_test(test_two_contexts_concurrently),
         cmocka_unit_test(test_supports_rejects_with_reason),
+        cmocka_unit_test(test_supports_rejects_reference_kernel_broadcasts),
         cmocka_unit_test(test_run_rejects_wrong_shape),
         cmocka_unit_test(test_empty_tensor_never_reaches_a_primitive),
     };

@@ -252,6 +252,10 @@ static const op_case k_cases[] = {
     { "dropout_f64_training_ratio0", "Dropout", NULL, 3,
       { FED(F64, 2, 5), FEDSF(F32, 0), FEDS(BOOL, 1) }, NO_ATTR, OUTS(O(F64, 2, 5), O(BOOL, 2, 5)),
       ref_dropout },
+    /* torchvision's Swin exports F.dropout(p=0, training=True): both constants, inference */
+    { "dropout_f32_training_const_ratio0", "Dropout", NULL, 3,
+      { IN(2, 5), CSTSF(F32, 0), CSTS(BOOL, 1) }, NO_ATTR, OUTS(O(F32, 2, 5), O(BOOL, 2, 5)),
+      ref_dropout },
     { "dropout_training_refused", "Dropout", NULL, 3, { IN(2, 5), CSTSF(F32, 0.5f), FEDS(BOOL, 1) },
       NO_ATTR, OUTS(O(F32, 2, 5), O(BOOL, 2, 5)), NULL, .expect_error = true,
       .skip = { "ort", "ORT drops elements at random in training mode; the native engine runs "

@@ -188,6 +188,27 @@ static void test_constant_cast_and_views_fold(void **state)
     bd_graph_destroy(g);
 }
 
+/* F.pad's pads chain: the [begin, end] pairs reversed (Slice step -1) then transposed and
+ * flattened into ONNX's [all begins, all ends]; the Transpose of the constant pairs folds. */
+static void test_transpose_of_int_constant_folds(void **state)
+{
+    bd_graph *g = tgraph();
+    bd_node *pairs = TNODE(g, "Reshape", 1, TINTS(g, "flat", 0, 0, 0, 3, 0, 1, 0, 0),
+                           TINTS(g, "shape", -1, 2));
+    bd_node *rev = TNODE(g, "Slice", 1, tout(pairs, 0), TINTS(g, "st", -1), TINTS(g, "en", INT64_MIN),
+                         TINTS(g, "ax", 0), TINTS(g, "step", -1));
+    bd_node *tr = TNODE(g, "Transpose", 1, tout(rev, 0));
+    TATTR_INTS(g, tr, "perm", 1, 0);
+    bd_node *pads = TNODE(g, "Reshape", 1, tout(tr, 0), TINTS(g, "shape2", -1));
+    bd_node *dflt = TNODE(g, "Transpose", 1, tout(rev, 0));      /* no perm: dims reversed */
+    tinfer(g, true);
+    tassert_shape(tout(tr, 0), S(2, 4));
+    TASSERT_INTS(tout(tr, 0), 0, 0, 0, 0, 0, 1, 3, 0);
+    TASSERT_INTS(tout(pads, 0), 0, 0, 0, 0, 0, 1, 3, 0);
+    TASSERT_INTS(tout(dflt, 0), 0, 0, 0, 0, 0, 1, 3, 0);
+    bd_graph_destroy(g);
+}
+
 /* torch's expand(b, -1, -1) export: Where(Equal(shape, -1), ones, shape) feeding Expand. */
 static void test_expand_where_equal_chain_folds(void **state)
 {
@@ -249,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_constant_cast_and_views_fold),
         cmocka_unit_test(test_expand_where_equal_chain_folds),
         cmocka_unit_test(test_range_folds_and_sizes),
+        cmocka_unit_test(test_transpose_of_int_constant_folds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
