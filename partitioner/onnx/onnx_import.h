@@ -36,6 +36,18 @@ int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err);
 int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
                           bd_graph **out, bd_error *err);
 
+/* Import the body of NODE (an If/Loop/Scan of OUTER): the GraphProto in BODY..BODY+LEN, which
+ * lies in OUTER's model bytes and must outlive the result. The body's N_FORMALS declared inputs
+ * become the graph's first inputs, typed like FORMALS (an entry may be NULL: the body's own
+ * declaration stands); BD_EMODEL when the body declares another number. The values the body
+ * reads from enclosing scopes (NODE's inputs, implicit or not, or OUTER's values, by name)
+ * are added by name: a constant keeps its bytes (shared, not copied), any other becomes a
+ * further graph input, in name order. The body gets OUTER's opset and framework and has passed bd_graph_validate.
+ * Same failure contract as the imports above; the message names NODE. */
+int bd_onnx_import_body(const bd_graph *outer, const bd_node *node, const void *body, size_t len,
+                        const bd_value *const *formals, size_t n_formals, bd_graph **out,
+                        bd_error *err);
+
 /* ---- standalone tensors (onnx_tensor_file.c) ------------------------------------------ */
 
 /* A tensor decoded from a serialized TensorProto, owning its bytes (row-major, 64-byte
