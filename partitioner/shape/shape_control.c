@@ -71,6 +71,17 @@ static bool const_false(const bd_value *v)
     return v && shp_is_int_const(v) && bd_shape_numel(&v->shape) >= 1 && shp_const_at(v, 0) == 0;
 }
 
+/* True when the body's cond output is known to stay true while its cond input is: a constant
+ * true, or the cond input passed through (directly or by an Identity). */
+static bool cond_kept(const bd_graph *body)
+{
+    const bd_value *out = bd_graph_output(body, 0), *in = bd_graph_input(body, 1);
+    if (const_true(out) || out == in)
+        return true;
+    const bd_node *p = out->producer;
+    return p && strcmp(p->op_type, "Identity") == 0 && p->n_inputs >= 1 && p->inputs[0] == in;
+}
+
 /* Import and infer N's body ATTR with formal inputs FORMALS: 0 with *OUT set; 1 when braid
  * cannot (a construct the importer does not support, or the body's own inference fails: the
  * caller leaves the outputs unknown, ERR cleared); BD_EMODEL when the body is malformed or its
@@ -248,7 +259,7 @@ int shp_loop(bd_graph *g, bd_node *n, bd_error *err)
         int64_t mv = shp_const_at(m, 0);
         if (const_false(cond))
             trips = 0;
-        else if (!cond || (const_true(cond) && const_true(bd_graph_output(body, 0))))
+        else if (!cond || (const_true(cond) && cond_kept(body)))
             trips = mv < 0 ? 0 : mv;
     } else if (const_false(cond)) {
         trips = 0;

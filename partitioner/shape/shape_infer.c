@@ -152,7 +152,7 @@ static const shp_entry onnx_rules[] = {
     /* control flow: inputs past the op's own are its bodies' implicit reads (not counted) */
     { "If",                 shp_if,                  1, 1,        SHP_ANY },
     { "Loop",               shp_loop,                0, SHP_ANY,  SHP_ANY },
-    { "Scan",               shp_scan,                1, SHP_ANY,  SHP_ANY },
+    { "Scan",               shp_scan,                0, SHP_ANY,  SHP_ANY },
     /* outputs sized by the data */
     { "Compress",           shp_compress,            2, 2,        1 },
     { "Unique",             shp_unique,              1, 1,        4 },
