@@ -29,6 +29,10 @@ enum { CF_IF = 1, CF_LOOP, CF_SCAN };
 
 #define NONE SIZE_MAX
 
+/* Body nodes reading at most this many elements run on the native engine when it takes them
+ * (plan_node says why). */
+#define CF_SMALL_NODE 16384
+
 /* ---- the kernel: bodies imported once ------------------------------------------------- */
 
 typedef struct cf_body {
@@ -472,6 +476,33 @@ static int one_node_graph(const bd_graph *body, const bd_node *n, const slot *sl
     return 0;
 }
 
+/* May the bodies' plans use the native engine (the model's engine option allows it)? */
+static bool native_allowed(const bd_kernel *k)
+{
+    const char *e = k->opts.engine;
+    return !e || !*e || strcmp(e, "auto") == 0 || strstr(e, "native") != NULL;
+}
+
+/* The plan of one body node G for SHAPES (its NA inputs ARGS). A small node goes to the native
+ * engine when it takes it: a oneDNN primitive costs microseconds per execution whatever its
+ * size (and its reference kernels, which tiny reductions get, allocate per run), more than the
+ * whole node's work on a bag of a few rows; larger nodes are placed as the model's are. */
+static int plan_node(const bd_kernel *k, const bd_graph *g, const bd_shape *shapes, size_t na,
+                     const DLTensor *args, bd_plan **out, bd_error *err)
+{
+    int64_t elems = 0;
+    for (size_t a = 0; a < na; a++)
+        elems += numel_of(&args[a]);
+    if (elems <= CF_SMALL_NODE && native_allowed(k)) {
+        bd_model_options o = k->opts;
+        o.engine = "native";
+        bd_error quiet = { 0 };
+        if (plan_build(g, shapes, &o, out, &quiet) == 0)
+            return 0;
+    }
+    return plan_build(g, shapes, &k->opts, out, err);
+}
+
 /* Run body node NI with the plan for its inputs' current shapes (planned now when new). */
 static int node_run(const bd_kernel *k, body_ctx *bc, size_t ni, bd_error *err)
 {
@@ -519,7 +550,7 @@ static int node_run(const bd_kernel *k, body_ctx *bc, size_t ni, bd_error *err)
         for (size_t a = 0; rc == 0 && a < na; a++)
             shapes[a] = bd_graph_input(p->g, a)->shape;
         if (rc == 0)
-            rc = plan_build(p->g, shapes, &k->opts, &p->plan, err);
+            rc = plan_node(k, p->g, shapes, na, bc->args, &p->plan, err);
         if (rc == 0)
             rc = bd_exec_create(p->plan, &p->exec, err);
         free(shapes);
