@@ -201,6 +201,18 @@ def loop_forever(with_m):
     return m, {"c": np.array(True), "x": np.ones(1, np.float32)}, "iterations (braid's limit"
 
 
+def loop_huge_m_scan():
+    """M = 2^62 (a constant: inference makes the scan output [2^62, 4]) and cond always true."""
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("Identity", ["x"], ["y"])], "body",
+                             [vi("i", I64, []), vi("c_in", B, [])],
+                             [vi("c_out", B, []), vi("y", F, [4])])
+    m = model("loop_huge_m_scan", [helper.make_node("Loop", ["M", "c"], ["ys"], body=body)],
+              [vi("x", F, [4])], [vi("ys", F, None)],
+              [const("M", np.int64(1 << 62)), const("c", np.bool_(True))])
+    return m, {"x": np.ones(4, np.float32)}, "iterations (braid's limit"
+
+
 def loop_huge_m_stops_early():
     """M = 2^62 with a cond that turns false at iteration 3: a legal loop of 4 iterations."""
     body = helper.make_graph(
@@ -317,6 +329,7 @@ def main(argv):
         print(lines[-1], flush=True)
     for name, make in [("loop_forever_huge_m", lambda: loop_forever(True)),
                        ("loop_forever_no_m", lambda: loop_forever(False)),
+                       ("loop_huge_m_scan", loop_huge_m_scan),
                        ("loop_body_output_count", body_output_count)]:
         m, feeds, want = make()
         lines.append(check_error(braid, work, name, m, feeds, want))
