@@ -7,8 +7,8 @@
  * (converted into the graph's pool) or as external data next to the model file. Constant
  * nodes are folded into initializers. Subgraph attributes (If/Loop/Scan bodies) are kept as
  * opaque GraphProto bytes (bd_attr.graph) and the values a body reads from the enclosing
- * graph become the node's trailing implicit inputs (bd_node.n_implicit), so only a fallback
- * engine runs such a node. Lists of subgraphs (GRAPHS), sparse tensors, string tensors and
+ * graph become the node's trailing implicit inputs (bd_node.n_implicit); bd_onnx_import_body
+ * turns a body into a graph of its own (shape inference and braid's control-flow engine). Lists of subgraphs (GRAPHS), sparse tensors, string tensors and
  * model-local functions are reported as BD_EUNSUPPORTED.
  *
  * Anything the file controls is checked: a truncated or malformed file, a size larger than
@@ -42,8 +42,9 @@ int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
  * declaration stands); BD_EMODEL when the body declares another number. The values the body
  * reads from enclosing scopes (NODE's inputs, implicit or not, or OUTER's values, by name)
  * are added by name: a constant keeps its bytes (shared, not copied), any other becomes a
- * further graph input, in name order. The body gets OUTER's opset and framework and has passed bd_graph_validate.
- * Same failure contract as the imports above; the message names NODE. */
+ * further graph input, in name order. The body gets OUTER's opset and framework and has
+ * passed bd_graph_validate. External data in a body is refused. Same failure contract as
+ * the imports above; the message names NODE. */
 int bd_onnx_import_body(const bd_graph *outer, const bd_node *node, const void *body, size_t len,
                         const bd_value *const *formals, size_t n_formals, bd_graph **out,
                         bd_error *err);
