@@ -2,11 +2,15 @@
  *
  * Compile: each control node of the step has its bodies imported once (bd_onnx_import_body)
  * and checked (input and output counts, every op one braid has a shape rule for).
- * Context: per body, a slot per value (the tensor it holds in the current iteration), and
- * per body node a small cache of one-node plans keyed by the shapes of its inputs.
- * Run: the op's semantics (ONNX spec) drive the body: per iteration each body node finds
- * (or, for shapes not seen before, builds) its plan and runs it; outputs are views into the
- * node plan's arena, valid until that plan runs again. Loop-carried values are copied into
+ * Context: per body, a slot per value (the tensor it holds in the current iteration), a small
+ * cache of whole-body plans keyed by the shapes of the body's inputs, and per body node a
+ * small cache of one-node plans keyed by the shapes of its inputs.
+ * Run: the op's semantics (ONNX spec) drive the body. Per iteration the body runs as one plan
+ * when a plan of it for these input shapes knows every shape (fused and partitioned like the
+ * main graph); when some shape inside is only known at run time, node by node: each body
+ * node finds (or, for shapes not seen before, builds) its plan and runs it, so the shapes
+ * that follow the data are static for the plans after them. Outputs are views into the
+ * plans' arenas, valid until that plan runs again. Loop-carried values are copied into
  * two buffers per value that alternate (a body may swap or pass its carried values through),
  * scan outputs are appended to one growing buffer per output. Buffers grow to the largest
  * size seen and are reused: a run whose shapes were all seen before allocates nothing. */
@@ -26,6 +30,8 @@ enum { CF_IF = 1, CF_LOOP, CF_SCAN };
 /* One-node plans kept per body node: more distinct input shapes than this evict the least
  * recently used (and plan again when it comes back). */
 #define CF_NODE_PLANS 8
+/* Whole-body plans kept per body (by the shapes of all its inputs), the same way. */
+#define CF_BODY_PLANS 4
 
 #define NONE SIZE_MAX
 
@@ -86,9 +92,23 @@ typedef struct node_plan {
     uint64_t  used;
 } node_plan;
 
+/* A plan of the whole body for one set of its inputs' shapes, or the finding that such a plan
+ * would leave shapes to the run (then the body runs node by node for those shapes). */
+typedef struct body_plan {
+    int64_t  *key;             /* per body input: rank then dims */
+    size_t    key_len;
+    bd_plan  *plan;            /* NULL: node by node */
+    bd_exec  *exec;
+    uint64_t  used;
+} body_plan;
+
 typedef struct body_ctx {
     const cf_body *b;
     slot          *slots;      /* per body value */
+    body_plan      whole[CF_BODY_PLANS];
+    size_t         n_whole;
+    DLTensor      *ins;        /* scratch: the body's inputs, for a whole-body plan */
+    int64_t       *in_key;
     node_plan    (*plans)[CF_NODE_PLANS];
     size_t        *n_plans;
     uint64_t       tick;
@@ -577,10 +597,99 @@ static int node_run(const bd_kernel *k, body_ctx *bc, size_t ni, bd_error *err)
     return 0;
 }
 
-/* Run every node of the body once (the caller has set its inputs' slots). */
+static void body_plan_free(body_plan *p)
+{
+    bd_exec_destroy(p->exec);
+    bd_plan_release(p->plan);
+    free(p->key);
+    memset(p, 0, sizeof *p);
+}
+
+/* Does a run of P leave some value's shape to the run itself? */
+static bool plan_has_dynamic(const bd_plan *p)
+{
+    const bd_graph *g = bd_plan_graph(p);
+    for (size_t i = 0; i < bd_graph_num_values(g); i++) {
+        const bd_value *v = bd_graph_value(g, i);
+        if (!v->data && !bd_shape_is_static(&v->shape))
+            return true;
+    }
+    return false;
+}
+
+/* The whole-body entry for the body's current input shapes (KEY, KL), planned now when new:
+ * a plan of the whole body when every shape in it is known from its inputs' (one plan, its
+ * nodes fused and partitioned like the main graph's), else an entry saying node by node. */
+static body_plan *whole_for(const bd_kernel *k, body_ctx *bc, size_t kl)
+{
+    const bd_graph *g = bc->b->g;
+    size_t ni = bd_graph_num_inputs(g);
+    for (size_t i = 0; i < bc->n_whole; i++)
+        if (bc->whole[i].key_len == kl && memcmp(bc->whole[i].key, bc->in_key, kl * sizeof *bc->in_key) == 0)
+            return &bc->whole[i];
+    body_plan *p;
+    if (bc->n_whole < CF_BODY_PLANS) {
+        p = &bc->whole[bc->n_whole++];
+    } else {
+        p = &bc->whole[0];
+        for (size_t i = 1; i < CF_BODY_PLANS; i++)
+            if (bc->whole[i].used < p->used)
+                p = &bc->whole[i];
+        body_plan_free(p);
+    }
+    if (!(p->key = malloc((kl ? kl : 1) * sizeof *p->key)))
+        return NULL;
+    memcpy(p->key, bc->in_key, kl * sizeof *p->key);
+    p->key_len = kl;
+    bd_shape *shapes = calloc(ni ? ni : 1, sizeof *shapes);
+    bool typed = shapes != NULL;
+    for (size_t i = 0; typed && i < ni; i++) {
+        const slot *s = &bc->slots[bd_graph_input(g, i)->index];
+        typed = s->dtype == bd_graph_input(g, i)->dtype && s->t.ndim <= BD_MAX_RANK;
+        shapes[i].rank = s->t.ndim;
+        for (int d = 0; typed && d < s->t.ndim; d++)
+            shapes[i].dims[d] = s->t.shape[d];
+    }
+    bd_error quiet = { 0 };
+    if (typed && plan_node(k, g, shapes, ni, bc->ins, &p->plan, &quiet) == 0 &&
+        (plan_has_dynamic(p->plan) || bd_exec_create(p->plan, &p->exec, &quiet) != 0)) {
+        bd_plan_release(p->plan);
+        p->plan = NULL;
+    }
+    free(shapes);
+    return p;
+}
+
+/* Run the body once (the caller has set its inputs' slots): with the whole-body plan for
+ * these input shapes when there is one, else node by node. */
 static int body_run(const bd_kernel *k, body_ctx *bc, bd_error *err)
 {
-    for (size_t i = 0; i < bd_graph_num_nodes(bc->b->g); i++) {
+    const bd_graph *g = bc->b->g;
+    size_t ni = bd_graph_num_inputs(g), kl = 0;
+    for (size_t i = 0; i < ni; i++) {
+        const slot *s = &bc->slots[bd_graph_input(g, i)->index];
+        bc->ins[i] = s->t;
+        bc->in_key[kl++] = s->t.ndim;
+        for (int d = 0; d < s->t.ndim; d++)
+            bc->in_key[kl++] = s->t.shape[d];
+    }
+    body_plan *p = whole_for(k, bc, kl);
+    if (!p)
+        return bd_error_set(err, BD_ENOMEM, "out of memory planning a body");
+    p->used = ++bc->tick;
+    if (p->plan) {
+        int rc = bd_exec_run(p->exec, bc->ins, ni, err);
+        if (rc)
+            return bd_error_prefix(err, "body '%s': ", bd_graph_name(g));
+        const bd_graph *pg = bd_plan_graph(p->plan);
+        for (size_t j = 0; j < bd_graph_num_outputs(g); j++) {
+            const DLTensor *t = bd_exec_output(p->exec, j);
+            slot_view(&bc->slots[bd_graph_output(g, j)->index], bd_graph_output(pg, j)->dtype,
+                      t->data, t->ndim, t->shape);
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         int rc = node_run(k, bc, i, err);
         if (rc)
             return rc;
@@ -621,7 +730,11 @@ static int body_ctx_init(body_ctx *bc, const cf_body *b)
     bc->args = calloc(max_in, sizeof *bc->args);
     bc->argv = calloc(max_in, sizeof *bc->argv);
     bc->key = calloc(max_in * (BD_MAX_RANK + 1), sizeof *bc->key);
-    if (!bc->slots || !bc->plans || !bc->n_plans || !bc->args || !bc->argv || !bc->key)
+    size_t ni = bd_graph_num_inputs(b->g) + 1;
+    bc->ins = calloc(ni, sizeof *bc->ins);
+    bc->in_key = calloc(ni * (BD_MAX_RANK + 1), sizeof *bc->in_key);
+    if (!bc->slots || !bc->plans || !bc->n_plans || !bc->args || !bc->argv || !bc->key ||
+        !bc->ins || !bc->in_key)
         return BD_ENOMEM;
     for (size_t i = 0; i < nv; i++) {
         const bd_value *v = bd_graph_value(b->g, i);
@@ -639,6 +752,10 @@ static void body_ctx_free(body_ctx *bc)
     for (size_t i = 0; bc->plans && i < nn; i++)
         for (size_t j = 0; j < bc->n_plans[i]; j++)
             node_plan_free(&bc->plans[i][j]);
+    for (size_t i = 0; i < bc->n_whole; i++)
+        body_plan_free(&bc->whole[i]);
+    free(bc->ins);
+    free(bc->in_key);
     free(bc->slots);
     free(bc->plans);
     free(bc->n_plans);

@@ -1,10 +1,11 @@
 /* Control flow in braid: the engine that runs ONNX If, Loop and Scan by executing their bodies
  * as braid plans (docs/partitioning.md, "Control flow").
  *
- * It lives in runtime/ because it plans: each body node runs as a small plan of its own
- * (plan_build), specialised to the shapes its inputs have at run time and cached per node, so
- * a body whose shapes follow its data (an EmbeddingBag's bag) still runs on oneDNN and the
- * native engine, and a later iteration with shapes seen before allocates nothing. The table
+ * It lives in runtime/ because it plans: a body runs as a plan of its own (plan_build) for the
+ * shapes its inputs have at run time, or, when shapes inside it follow its data (an
+ * EmbeddingBag's bag), node by node, each node a small plan for the shapes it meets, so it
+ * still runs on oneDNN and the native engine; plans are cached per body and per node, and an
+ * iteration with shapes seen before allocates nothing. The table
  * entry is registered in runtime/engines.c like every engine; its kind is BD_ENGINE_NATIVE
  * (no framework session, so crossing to it is free), and the engine option "native" allows
  * it with braid's other native kernels.
