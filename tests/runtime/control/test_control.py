@@ -23,7 +23,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
-TOL = 1e-5
+TOL = 1e-5      # relative to max(1, max |reference|)
 
 
 def model(name, nodes, inputs, outputs, inits=()):
@@ -77,6 +77,31 @@ def loop_state_and_scan(early):
         if early and not i < 3:
             break
     return m, {"x0": x0}, [x, np.array(ys, np.float32)]
+
+
+def loop_rnn():
+    """A recurrence as a Loop: h <- tanh(h @ W + b), 5 steps, every state kept as a scan
+    output (a static body: one plan per iteration, its MatMul on oneDNN)."""
+    rng = np.random.default_rng(1)
+    w = (rng.standard_normal((96, 96)) * 0.2).astype(np.float32)
+    b = (rng.standard_normal(96) * 0.1).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "W"], ["hw"]),
+         helper.make_node("Add", ["hw", "b"], ["hb"]),
+         helper.make_node("Tanh", ["hb"], ["h_out"]),
+         helper.make_node("Identity", ["h_out"], ["h_scan"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [vi("i", I64, []), vi("c_in", B, []), vi("h_in", F, [16, 96])],
+        [vi("c_out", B, []), vi("h_out", F, [16, 96]), vi("h_scan", F, [16, 96])])
+    m = model("loop_rnn", [helper.make_node("Loop", ["M", "", "h0"], ["h", "hs"], body=body)],
+              [vi("h0", F, [16, 96])], [vi("h", F, [16, 96]), vi("hs", F, [5, 16, 96])],
+              [const("M", np.int64(5)), const("W", w), const("b", b)])
+    h = rng.standard_normal((16, 96)).astype(np.float32)
+    h0, hs = h.copy(), []
+    for _ in range(5):
+        h = np.tanh(h @ w + b)
+        hs.append(h)
+    return m, {"h0": h0}, [h, np.stack(hs)]
 
 
 def if_branch_shapes(cond):
@@ -302,6 +327,7 @@ def main(argv):
     cases = [
         ("loop_state_scan", lambda: loop_state_and_scan(False)),
         ("loop_state_scan_early", lambda: loop_state_and_scan(True)),
+        ("loop_rnn", loop_rnn),
         ("if_shapes_then", lambda: if_branch_shapes(True)),
         ("if_shapes_else", lambda: if_branch_shapes(False)),
         ("scan_axes_reverse", scan_axes),
