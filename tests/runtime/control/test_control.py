@@ -268,6 +268,19 @@ def body_output_count():
     return m, {"x": np.ones(1, np.float32)}, "output(s), the op needs"
 
 
+# What shape inference makes of each case's outputs (partitioner/shape/shape_control.c), as
+# `braid inspect` prints the control step's outputs (dynamic dims planned as 1): a constant trip
+# count gives a static scan output, a cond that can stop the loop a dynamic one, If branches
+# that disagree a dynamic dim of known rank, Scan's sequence length inserted at its axis.
+SHAPES = {
+    "loop_state_scan": "x_final [2,3], ys [6]",
+    "loop_state_scan_early": "x_final [2,3], ys [?]",
+    "loop_rnn": "h [16,96], hs [5,16,96]",
+    "if_shapes_then": "y [?]",
+    "scan_axes_reverse": "s [2], os [2,5]",
+    "loop_trip_from_shape": "z [1,4]",
+}
+
 # ---- running ------------------------------------------------------------------------------
 
 
@@ -298,6 +311,11 @@ def check(braid, work, name, m, feeds, refs, engine="dnnl,native"):
         worst = max(worst, err / max(1.0, float(np.max(np.abs(ref))) if got.size else 1.0))
     if worst > TOL:
         return f"FAIL {name}: max relative error {worst:.3g} > {TOL}"
+    if name in SHAPES:
+        p = subprocess.run([braid, "inspect", path, "--engine", engine], capture_output=True,
+                           text=True, timeout=60)
+        if SHAPES[name] not in p.stdout:
+            return f"FAIL {name}: inspect does not show '{SHAPES[name]}':\n{p.stdout}{p.stderr}"
     return f"ok   {name}: max relative error {worst:.3g}"
 
 
