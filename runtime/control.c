@@ -39,6 +39,11 @@ enum { CF_IF = 1, CF_LOOP, CF_SCAN };
  * (plan_node says why). */
 #define CF_SMALL_NODE 16384
 
+/* Plans one run of a control node may build (a body whose shapes change at every iteration
+ * plans at every iteration: a growing carried value); past it the run fails, so a hostile
+ * loop costs at most this many plan builds. */
+#define CF_MAX_BUILDS_PER_RUN 4096
+
 /* ---- the kernel: bodies imported once ------------------------------------------------- */
 
 typedef struct cf_body {
@@ -108,6 +113,7 @@ typedef struct body_ctx {
     body_plan      whole[CF_BODY_PLANS];
     size_t         n_whole;
     DLTensor      *ins;        /* scratch: the body's inputs, for a whole-body plan */
+    size_t         builds;     /* plans built in the current run of the node */
     int64_t       *in_key;
     node_plan    (*plans)[CF_NODE_PLANS];
     size_t        *n_plans;
@@ -551,6 +557,10 @@ static int node_run(const bd_kernel *k, body_ctx *bc, size_t ni, bd_error *err)
     for (size_t i = 0; i < bc->n_plans[ni] && !p; i++)
         if (plans[i].key_len == kl && memcmp(plans[i].key, bc->key, kl * sizeof *bc->key) == 0)
             p = &plans[i];
+    if (!p && ++bc->builds > CF_MAX_BUILDS_PER_RUN)
+        return bd_error_set(err, BD_EINVAL, "body node '%s' (%s): the body's shapes changed more "
+                            "than %d times in one run (braid plans each new shape)", n->name,
+                            n->op_type, CF_MAX_BUILDS_PER_RUN);
     if (!p) {
         if (bc->n_plans[ni] < CF_NODE_PLANS) {
             p = &plans[bc->n_plans[ni]++];
@@ -637,6 +647,7 @@ static body_plan *whole_for(const bd_kernel *k, body_ctx *bc, size_t kl)
                 p = &bc->whole[i];
         body_plan_free(p);
     }
+    bc->builds++;
     if (!(p->key = malloc((kl ? kl : 1) * sizeof *p->key)))
         return NULL;
     memcpy(p->key, bc->in_key, kl * sizeof *p->key);
@@ -673,6 +684,10 @@ static int body_run(const bd_kernel *k, body_ctx *bc, bd_error *err)
         for (int d = 0; d < s->t.ndim; d++)
             bc->in_key[kl++] = s->t.shape[d];
     }
+    if (bc->builds > CF_MAX_BUILDS_PER_RUN)
+        return bd_error_set(err, BD_EINVAL, "body '%s': its shapes changed more than %d times in "
+                            "one run (braid plans each new shape)", bd_graph_name(g),
+                            CF_MAX_BUILDS_PER_RUN);
     body_plan *p = whole_for(k, bc, kl);
     if (!p)
         return bd_error_set(err, BD_ENOMEM, "out of memory planning a body");
@@ -711,6 +726,7 @@ static const slot *body_out(body_ctx *bc, size_t i)
 static void body_bind_outer(body_ctx *bc, const bd_node *node, slot *const *in)
 {
     (void)node;
+    bc->builds = 0;                      /* a new run of the node */
     size_t n_extra = bd_graph_num_inputs(bc->b->g) - bc->b->n_formals;
     for (size_t i = 0; i < n_extra; i++)
         if (in[bc->b->outer[i]])

@@ -29,6 +29,15 @@
  * them the carried shapes still changing are made unknown. */
 #define SHP_CARRY_ROUNDS 4
 
+/* Bodies one control node of the graph being inferred may import, nested bodies included:
+ * loops nested in loops, each widening its carried shapes over a few rounds, can multiply
+ * their rounds level by level (every round of a level infers the level below again). Past
+ * the budget the outputs stay unknown, as they were before braid read bodies. */
+#define SHP_BODY_BUDGET 256
+
+static _Thread_local int body_depth;     /* control rules running on this thread */
+static _Thread_local int body_budget;
+
 /* The widest shape both A and B fit: equal dims kept, others dynamic; ranks that differ (or
  * an unknown one) give an unknown rank. */
 static bd_shape merge_shapes(const bd_shape *a, const bd_shape *b)
@@ -92,6 +101,10 @@ static int infer_body(bd_graph *g, bd_node *n, const char *attr, const bd_value 
     const bd_attr *a = bd_node_attr(n, attr);
     if (!a || a->type != BD_ATTR_GRAPH)
         return shp_fail(err, n, "attribute '%s' must be a graph", attr);
+    if (body_depth == 0)
+        body_budget = SHP_BODY_BUDGET;
+    if (body_budget-- <= 0)
+        return 1;
     bd_graph *body = NULL;
     int rc = bd_onnx_import_body(g, n, a->graph, a->graph_len, formals, n_formals, &body, err);
     if (rc == BD_EUNSUPPORTED) {
@@ -106,7 +119,10 @@ static int infer_body(bd_graph *g, bd_node *n, const char *attr, const bd_value 
         return shp_fail(err, n, "its %s has %zu output(s), the op needs %zu", attr, got,
                         want_outputs);
     }
-    if ((rc = bd_shape_infer(body, false, err))) {
+    body_depth++;
+    rc = bd_shape_infer(body, false, err);
+    body_depth--;
+    if (rc) {
         bd_graph_destroy(body);
         if (rc == BD_ENOMEM)
             return rc;

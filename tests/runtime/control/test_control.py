@@ -104,6 +104,23 @@ def loop_rnn():
     return m, {"h0": h0}, [h, np.stack(hs)]
 
 
+def loop_growing(m):
+    """A carried value that grows every iteration (x <- Concat(x, [iter])): a new shape per
+    iteration, planned per iteration. M = 5 runs; a very long one is refused."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=F),
+         helper.make_node("Reshape", ["fi", "one"], ["f1"]),
+         helper.make_node("Concat", ["x_in", "f1"], ["x_out"], axis=0),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, ["n"])],
+        [vi("c_out", B, []), vi("x_out", F, ["n1"])],
+        initializer=[const("one", np.array([1], np.int64))])
+    mdl = model("loop_growing", [helper.make_node("Loop", ["M", "", "x0"], ["x"], body=body)],
+                [vi("x0", F, [1])], [vi("x", F, None)], [const("M", np.int64(m))])
+    x0 = np.array([-1], np.float32)
+    return mdl, {"x0": x0}, [np.concatenate([x0, np.arange(m, dtype=np.float32)])]
+
+
 def if_branch_shapes(cond):
     """If whose branches give different shapes: then [6] (x flattened * 2), else [3] (x[0])."""
     then_g = helper.make_graph(
@@ -252,6 +269,29 @@ def loop_huge_m_stops_early():
     return m, {"c": np.array(True), "x": np.zeros(1, np.float32)}, [np.full(1, 4, np.float32)]
 
 
+def nested_growing(depth):
+    """DEPTH Loops nested in each other's bodies, each growing its carried value: shape
+    inference widens each level over a few rounds, which nested would multiply level by level;
+    the model must load (or fail) within seconds. Run with M = 0: the initial value comes out."""
+    inner = None
+    for level in range(depth):
+        nodes = [helper.make_node("Concat", ["x_in%d" % level, "x_in%d" % level], ["g%d" % level],
+                                  axis=0)]
+        if inner is not None:
+            nodes.append(helper.make_node("Loop", ["zero", "", "g%d" % level], ["x_out%d" % level],
+                                          body=inner))
+        else:
+            nodes.append(helper.make_node("Identity", ["g%d" % level], ["x_out%d" % level]))
+        nodes.append(helper.make_node("Identity", ["c_in%d" % level], ["c_out%d" % level]))
+        inner = helper.make_graph(
+            nodes, "body%d" % level,
+            [vi("i%d" % level, I64, []), vi("c_in%d" % level, B, []), vi("x_in%d" % level, F, [1])],
+            [vi("c_out%d" % level, B, []), vi("x_out%d" % level, F, None)])
+    m = model("nested_growing", [helper.make_node("Loop", ["zero", "", "x"], ["y"], body=inner)],
+              [vi("x", F, [1])], [vi("y", F, None)], [const("zero", np.int64(0))])
+    return m, {"x": np.ones(1, np.float32)}, [np.ones(1, np.float32)]
+
+
 def body_output_count():
     """A Loop body with one output too many (no checker: the file is what a hostile user sends)."""
     body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
@@ -346,6 +386,7 @@ def main(argv):
         ("loop_state_scan", lambda: loop_state_and_scan(False)),
         ("loop_state_scan_early", lambda: loop_state_and_scan(True)),
         ("loop_rnn", loop_rnn),
+        ("loop_growing", lambda: loop_growing(5)),
         ("if_shapes_then", lambda: if_branch_shapes(True)),
         ("if_shapes_else", lambda: if_branch_shapes(False)),
         ("scan_axes_reverse", scan_axes),
@@ -353,6 +394,7 @@ def main(argv):
         ("loop_in_if_else", lambda: loop_in_if(False)),
         ("loop_trip_from_shape", loop_trip_from_shape),
         ("loop_huge_m_stops_early", loop_huge_m_stops_early),
+        ("nested_growing_loops", lambda: nested_growing(30)),
     ]
     lines = []
     for name, make in cases:
@@ -374,6 +416,7 @@ def main(argv):
     for name, make in [("loop_forever_huge_m", lambda: loop_forever(True)),
                        ("loop_forever_no_m", lambda: loop_forever(False)),
                        ("loop_huge_m_scan", loop_huge_m_scan),
+                       ("loop_growing_long", lambda: loop_growing(100000)[:2] + ("shapes changed more than",)),
                        ("loop_body_output_count", body_output_count)]:
         m, feeds, want = make()
         lines.append(check_error(braid, work, name, m, feeds, want))
