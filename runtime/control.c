@@ -15,6 +15,7 @@
  * scan outputs are appended to one growing buffer per output. Buffers grow to the largest
  * size seen and are reused: a run whose shapes were all seen before allocates nothing. */
 #include "runtime/control.h"
+#include "runtime/control_internal.h"
 #include "runtime/engines.h"
 #include "runtime/plan_internal.h"
 #include "partitioner/onnx/onnx_import.h"
@@ -27,30 +28,9 @@
 
 enum { CF_IF = 1, CF_LOOP, CF_SCAN };
 
-/* One-node plans kept per body node: more distinct input shapes than this evict the least
- * recently used (and plan again when it comes back). */
-#define CF_NODE_PLANS 8
-/* Whole-body plans kept per body (by the shapes of all its inputs), the same way. */
-#define CF_BODY_PLANS 4
-
 #define NONE SIZE_MAX
 
-/* Body nodes reading at most this many elements run on the native engine when it takes them
- * (plan_node says why). */
-#define CF_SMALL_NODE 16384
-
-/* Plans one run of a control node may build (a body whose shapes change at every iteration
- * plans at every iteration: a growing carried value); past it the run fails, so a hostile
- * loop costs at most this many plan builds. */
-#define CF_MAX_BUILDS_PER_RUN 4096
-
 /* ---- the kernel: bodies imported once ------------------------------------------------- */
-
-typedef struct cf_body {
-    bd_graph *g;
-    size_t    n_formals;   /* the body's own inputs come first */
-    size_t   *outer;       /* per body input past the formals: the node input that feeds it */
-} cf_body;
 
 typedef struct cf_node {
     const bd_node *node;
@@ -77,52 +57,6 @@ struct bd_kernel {
 
 /* ---- run-time state ------------------------------------------------------------------- */
 
-typedef struct slot {
-    DLTensor t;
-    int64_t  dims[BD_MAX_RANK];
-    int      dtype;            /* bd_dtype (DLPack has no BOOL of its own) */
-} slot;
-
-typedef struct growbuf {
-    void  *p;
-    size_t cap;
-} growbuf;
-
-typedef struct node_plan {
-    int64_t  *key;             /* per non-constant input: rank then dims */
-    size_t    key_len;
-    bd_graph *g;               /* the one-node graph the plan was built from */
-    bd_plan  *plan;
-    bd_exec  *exec;
-    uint64_t  used;
-} node_plan;
-
-/* A plan of the whole body for one set of its inputs' shapes, or the finding that such a plan
- * would leave shapes to the run (then the body runs node by node for those shapes). */
-typedef struct body_plan {
-    int64_t  *key;             /* per body input: rank then dims */
-    size_t    key_len;
-    bd_plan  *plan;            /* NULL: node by node */
-    bd_exec  *exec;
-    uint64_t  used;
-} body_plan;
-
-typedef struct body_ctx {
-    const cf_body *b;
-    slot          *slots;      /* per body value */
-    body_plan      whole[CF_BODY_PLANS];
-    size_t         n_whole;
-    DLTensor      *ins;        /* scratch: the body's inputs, for a whole-body plan */
-    size_t         builds;     /* plans built in the current run of the node */
-    int64_t       *in_key;
-    node_plan    (*plans)[CF_NODE_PLANS];
-    size_t        *n_plans;
-    uint64_t       tick;
-    DLTensor      *args;       /* scratch: a node's inputs */
-    const bd_value **argv;
-    int64_t       *key;        /* scratch: their shapes */
-} body_ctx;
-
 typedef struct cf_node_ctx {
     body_ctx  body[2];
     growbuf  *carry[2];        /* per carried value, the two alternating buffers */
@@ -148,55 +82,6 @@ static int op_of(const bd_node *n)
         return 0;
     return strcmp(n->op_type, "If") == 0 ? CF_IF : strcmp(n->op_type, "Loop") == 0 ? CF_LOOP
          : strcmp(n->op_type, "Scan") == 0 ? CF_SCAN : 0;
-}
-
-static int64_t numel_of(const DLTensor *t)
-{
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++)
-        n *= t->shape[i];
-    return n;
-}
-
-static size_t bytes_of(const slot *s)
-{
-    return (size_t)numel_of(&s->t) * bd_dtype_size(s->dtype);
-}
-
-static void slot_view(slot *s, int dtype, void *data, int ndim, const int64_t *dims)
-{
-    memset(&s->t, 0, sizeof s->t);
-    s->dtype = dtype;
-    s->t.data = data;
-    s->t.device = (DLDevice){ kDLCPU, 0 };
-    s->t.ndim = ndim;
-    for (int i = 0; i < ndim && i < BD_MAX_RANK; i++)
-        s->dims[i] = dims[i];
-    s->t.shape = s->dims;
-    bd_dtype_to_dl(dtype, &s->t.dtype);
-}
-
-static void slot_copy(slot *dst, const slot *src)
-{
-    slot_view(dst, src->dtype, src->t.data, src->t.ndim, src->t.shape);
-}
-
-/* Room for BYTES in B (64-byte aligned), keeping the first KEEP bytes; grows geometrically. */
-static int grow(growbuf *b, size_t bytes, size_t keep)
-{
-    if (bytes <= b->cap && b->p)
-        return 0;
-    size_t cap = b->cap * 2 > bytes ? b->cap * 2 : bytes;
-    cap = (cap + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, cap ? cap : 64);
-    if (!p)
-        return BD_ENOMEM;
-    if (keep && b->p)
-        memcpy(p, b->p, keep);
-    free(b->p);
-    b->p = p;
-    b->cap = cap;
-    return 0;
 }
 
 /* ---- compile ------------------------------------------------------------------------- */
@@ -435,359 +320,14 @@ static bool cf_supports(const bd_graph *g, const bd_node *node, char *why, size_
     return ok;
 }
 
-/* ---- the one-node plans of a body --------------------------------------------------------- */
-
-static void node_plan_free(node_plan *p)
-{
-    bd_exec_destroy(p->exec);
-    bd_plan_release(p->plan);
-    bd_graph_destroy(p->g);
-    free(p->key);
-    memset(p, 0, sizeof *p);
-}
-
-/* A graph of node N alone: its non-constant inputs ARGV[0..NA) as graph inputs shaped as they
- * are now (SLOTS), its constants shared, its outputs the graph's. */
-static int one_node_graph(const bd_graph *body, const bd_node *n, const slot *slots,
-                          const bd_value *const *argv, size_t na, bd_graph **out, bd_error *err)
-{
-    bd_graph *m = bd_graph_create(n->name);
-    bd_value **ins = calloc(n->n_inputs + n->n_outputs + 1, sizeof *ins);
-    int rc = m && ins ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory planning node '%s'", n->name);
-    bd_value **outs = ins ? ins + n->n_inputs : NULL;
-    if (rc == 0) {
-        bd_graph_set_opset(m, bd_graph_opset(body));
-        bd_graph_set_framework(m, bd_graph_framework(body));
-    }
-    for (size_t a = 0; a < na && rc == 0; a++) {
-        const slot *s = &slots[argv[a]->index];
-        bd_shape sh = { .rank = s->t.ndim };
-        for (int d = 0; d < s->t.ndim; d++)
-            sh.dims[d] = s->t.shape[d];
-        bd_value *v;
-        if ((rc = bd_graph_add_value(m, argv[a]->name, s->dtype, &sh, &v, err)) == 0)
-            rc = bd_graph_mark_input(m, v, err);
-    }
-    for (size_t k = 0; k < n->n_inputs && rc == 0; k++) {
-        const bd_value *v = n->inputs[k];
-        if (!v)
-            continue;
-        if (!(ins[k] = bd_graph_find_value(m, v->name))) {     /* a constant */
-            if ((rc = bd_graph_add_value(m, v->name, v->dtype, &v->shape, &ins[k], err)) == 0) {
-                ins[k]->data = v->data;
-                ins[k]->nbytes = v->nbytes;
-            }
-        }
-    }
-    for (size_t k = 0; k < n->n_outputs && rc == 0; k++)
-        rc = bd_graph_add_value(m, n->outputs[k]->name, n->outputs[k]->dtype, NULL, &outs[k], err);
-    bd_node *mn = NULL;
-    if (rc == 0)
-        rc = bd_graph_add_node(m, n->name, n->op_type, n->domain, ins, n->n_inputs, outs,
-                               n->n_outputs, &mn, err);
-    for (size_t a = 0; a < n->n_attrs && rc == 0; a++)
-        rc = bd_node_add_attr(m, mn, &n->attrs[a], err);
-    if (rc == 0)
-        mn->n_implicit = n->n_implicit;
-    for (size_t k = 0; k < n->n_outputs && rc == 0; k++)
-        rc = bd_graph_mark_output(m, outs[k], err);
-    if (rc == 0)
-        rc = bd_graph_validate(m, err);
-    free(ins);
-    if (rc) {
-        bd_graph_destroy(m);
-        return rc;
-    }
-    *out = m;
-    return 0;
-}
-
-/* May the bodies' plans use the native engine (the model's engine option allows it)? */
-static bool native_allowed(const bd_kernel *k)
-{
-    const char *e = k->opts.engine;
-    return !e || !*e || strcmp(e, "auto") == 0 || strstr(e, "native") != NULL;
-}
-
-/* The plan of one body node G for SHAPES (its NA inputs ARGS). A small node goes to the native
- * engine when it takes it: a oneDNN primitive costs microseconds per execution whatever its
- * size (and its reference kernels, which tiny reductions get, allocate per run), more than the
- * whole node's work on a bag of a few rows; larger nodes are placed as the model's are. */
-static int plan_node(const bd_kernel *k, const bd_graph *g, const bd_shape *shapes, size_t na,
-                     const DLTensor *args, bd_plan **out, bd_error *err)
-{
-    int64_t elems = 0;
-    for (size_t a = 0; a < na; a++)
-        elems += numel_of(&args[a]);
-    if (elems <= CF_SMALL_NODE && native_allowed(k)) {
-        bd_model_options o = k->opts;
-        o.engine = "native";
-        bd_error quiet = { 0 };
-        if (plan_build(g, shapes, &o, out, &quiet) == 0)
-            return 0;
-    }
-    return plan_build(g, shapes, &k->opts, out, err);
-}
-
-/* Run body node NI with the plan for its inputs' current shapes (planned now when new). */
-static int node_run(const bd_kernel *k, body_ctx *bc, size_t ni, bd_error *err)
-{
-    const bd_graph *g = bc->b->g;
-    const bd_node *n = bd_graph_node(g, ni);
-    size_t na = 0, kl = 0;
-    for (size_t j = 0; j < n->n_inputs; j++) {
-        const bd_value *v = n->inputs[j];
-        if (!v || v->data)
-            continue;
-        bool seen = false;
-        for (size_t a = 0; a < na && !seen; a++)
-            seen = bc->argv[a] == v;
-        if (seen)
-            continue;
-        const slot *s = &bc->slots[v->index];
-        if (!s->t.shape && s->t.ndim)
-            return bd_error_set(err, BD_EBACKEND, "body value '%s' has no tensor", v->name);
-        bc->argv[na] = v;
-        bc->args[na++] = s->t;
-        bc->key[kl++] = s->t.ndim;
-        for (int d = 0; d < s->t.ndim; d++)
-            bc->key[kl++] = s->t.shape[d];
-    }
-    node_plan *plans = bc->plans[ni], *p = NULL;
-    for (size_t i = 0; i < bc->n_plans[ni] && !p; i++)
-        if (plans[i].key_len == kl && memcmp(plans[i].key, bc->key, kl * sizeof *bc->key) == 0)
-            p = &plans[i];
-    if (!p && ++bc->builds > CF_MAX_BUILDS_PER_RUN)
-        return bd_error_set(err, BD_EINVAL, "body node '%s' (%s): the body's shapes changed more "
-                            "than %d times in one run (braid plans each new shape)", n->name,
-                            n->op_type, CF_MAX_BUILDS_PER_RUN);
-    if (!p) {
-        if (bc->n_plans[ni] < CF_NODE_PLANS) {
-            p = &plans[bc->n_plans[ni]++];
-        } else {
-            p = &plans[0];
-            for (size_t i = 1; i < CF_NODE_PLANS; i++)
-                if (plans[i].used < p->used)
-                    p = &plans[i];
-            node_plan_free(p);
-        }
-        bd_shape *shapes = calloc(na ? na : 1, sizeof *shapes);
-        int rc = (p->key = malloc((kl ? kl : 1) * sizeof *p->key)) && shapes ? 0 : BD_ENOMEM;
-        if (rc)
-            bd_error_set(err, BD_ENOMEM, "out of memory planning body node '%s'", n->name);
-        if (rc == 0)
-            rc = one_node_graph(g, n, bc->slots, bc->argv, na, &p->g, err);
-        for (size_t a = 0; rc == 0 && a < na; a++)
-            shapes[a] = bd_graph_input(p->g, a)->shape;
-        if (rc == 0)
-            rc = plan_node(k, p->g, shapes, na, bc->args, &p->plan, err);
-        if (rc == 0)
-            rc = bd_exec_create(p->plan, &p->exec, err);
-        free(shapes);
-        if (rc) {
-            node_plan_free(p);
-            bc->n_plans[ni]--;
-            if (p != &plans[bc->n_plans[ni]])      /* keep the used entries contiguous */
-                *p = plans[bc->n_plans[ni]], memset(&plans[bc->n_plans[ni]], 0, sizeof *p);
-            return bd_error_prefix(err, "body node '%s' (%s): ", n->name, n->op_type);
-        }
-        memcpy(p->key, bc->key, kl * sizeof *p->key);
-        p->key_len = kl;
-    }
-    p->used = ++bc->tick;
-    int rc = bd_exec_run(p->exec, bc->args, na, err);
-    if (rc)
-        return bd_error_prefix(err, "body node '%s' (%s): ", n->name, n->op_type);
-    const bd_graph *pg = bd_plan_graph(p->plan);
-    for (size_t j = 0; j < n->n_outputs; j++) {
-        const DLTensor *t = bd_exec_output(p->exec, j);
-        slot_view(&bc->slots[n->outputs[j]->index], bd_graph_output(pg, j)->dtype, t->data,
-                  t->ndim, t->shape);
-    }
-    return 0;
-}
-
-static void body_plan_free(body_plan *p)
-{
-    bd_exec_destroy(p->exec);
-    bd_plan_release(p->plan);
-    free(p->key);
-    memset(p, 0, sizeof *p);
-}
-
-/* Does a run of P leave some value's shape to the run itself? */
-static bool plan_has_dynamic(const bd_plan *p)
-{
-    const bd_graph *g = bd_plan_graph(p);
-    for (size_t i = 0; i < bd_graph_num_values(g); i++) {
-        const bd_value *v = bd_graph_value(g, i);
-        if (!v->data && !bd_shape_is_static(&v->shape))
-            return true;
-    }
-    return false;
-}
-
-/* The whole-body entry for the body's current input shapes (KEY, KL), planned now when new:
- * a plan of the whole body when every shape in it is known from its inputs' (one plan, its
- * nodes fused and partitioned like the main graph's), else an entry saying node by node. */
-static body_plan *whole_for(const bd_kernel *k, body_ctx *bc, size_t kl)
-{
-    const bd_graph *g = bc->b->g;
-    size_t ni = bd_graph_num_inputs(g);
-    for (size_t i = 0; i < bc->n_whole; i++)
-        if (bc->whole[i].key_len == kl && memcmp(bc->whole[i].key, bc->in_key, kl * sizeof *bc->in_key) == 0)
-            return &bc->whole[i];
-    body_plan *p;
-    if (bc->n_whole < CF_BODY_PLANS) {
-        p = &bc->whole[bc->n_whole++];
-    } else {
-        p = &bc->whole[0];
-        for (size_t i = 1; i < CF_BODY_PLANS; i++)
-            if (bc->whole[i].used < p->used)
-                p = &bc->whole[i];
-        body_plan_free(p);
-    }
-    bc->builds++;
-    if (!(p->key = malloc((kl ? kl : 1) * sizeof *p->key)))
-        return NULL;
-    memcpy(p->key, bc->in_key, kl * sizeof *p->key);
-    p->key_len = kl;
-    bd_shape *shapes = calloc(ni ? ni : 1, sizeof *shapes);
-    bool typed = shapes != NULL;
-    for (size_t i = 0; typed && i < ni; i++) {
-        const slot *s = &bc->slots[bd_graph_input(g, i)->index];
-        typed = s->dtype == bd_graph_input(g, i)->dtype && s->t.ndim <= BD_MAX_RANK;
-        shapes[i].rank = s->t.ndim;
-        for (int d = 0; typed && d < s->t.ndim; d++)
-            shapes[i].dims[d] = s->t.shape[d];
-    }
-    bd_error quiet = { 0 };
-    if (typed && plan_node(k, g, shapes, ni, bc->ins, &p->plan, &quiet) == 0 &&
-        (plan_has_dynamic(p->plan) || bd_exec_create(p->plan, &p->exec, &quiet) != 0)) {
-        bd_plan_release(p->plan);
-        p->plan = NULL;
-    }
-    free(shapes);
-    return p;
-}
-
-/* Run the body once (the caller has set its inputs' slots): with the whole-body plan for
- * these input shapes when there is one, else node by node. */
-static int body_run(const bd_kernel *k, body_ctx *bc, bd_error *err)
-{
-    const bd_graph *g = bc->b->g;
-    size_t ni = bd_graph_num_inputs(g), kl = 0;
-    for (size_t i = 0; i < ni; i++) {
-        const slot *s = &bc->slots[bd_graph_input(g, i)->index];
-        bc->ins[i] = s->t;
-        bc->in_key[kl++] = s->t.ndim;
-        for (int d = 0; d < s->t.ndim; d++)
-            bc->in_key[kl++] = s->t.shape[d];
-    }
-    if (bc->builds > CF_MAX_BUILDS_PER_RUN)
-        return bd_error_set(err, BD_EINVAL, "body '%s': its shapes changed more than %d times in "
-                            "one run (braid plans each new shape)", bd_graph_name(g),
-                            CF_MAX_BUILDS_PER_RUN);
-    body_plan *p = whole_for(k, bc, kl);
-    if (!p)
-        return bd_error_set(err, BD_ENOMEM, "out of memory planning a body");
-    p->used = ++bc->tick;
-    if (p->plan) {
-        int rc = bd_exec_run(p->exec, bc->ins, ni, err);
-        if (rc)
-            return bd_error_prefix(err, "body '%s': ", bd_graph_name(g));
-        const bd_graph *pg = bd_plan_graph(p->plan);
-        for (size_t j = 0; j < bd_graph_num_outputs(g); j++) {
-            const DLTensor *t = bd_exec_output(p->exec, j);
-            slot_view(&bc->slots[bd_graph_output(g, j)->index], bd_graph_output(pg, j)->dtype,
-                      t->data, t->ndim, t->shape);
-        }
-        return 0;
-    }
-    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
-        int rc = node_run(k, bc, i, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-static slot *body_in(body_ctx *bc, size_t i)
-{
-    return &bc->slots[bd_graph_input(bc->b->g, i)->index];
-}
-
-static const slot *body_out(body_ctx *bc, size_t i)
-{
-    return &bc->slots[bd_graph_output(bc->b->g, i)->index];
-}
-
-/* The outer values the body reads (IN: the node's input slots). */
-static void body_bind_outer(body_ctx *bc, const bd_node *node, slot *const *in)
-{
-    (void)node;
-    bc->builds = 0;                      /* a new run of the node */
-    size_t n_extra = bd_graph_num_inputs(bc->b->g) - bc->b->n_formals;
-    for (size_t i = 0; i < n_extra; i++)
-        if (in[bc->b->outer[i]])
-            slot_copy(body_in(bc, bc->b->n_formals + i), in[bc->b->outer[i]]);
-}
-
-static int body_ctx_init(body_ctx *bc, const cf_body *b)
-{
-    bc->b = b;
-    size_t nv = bd_graph_num_values(b->g), nn = bd_graph_num_nodes(b->g), max_in = 1;
-    for (size_t i = 0; i < nn; i++)
-        if (bd_graph_node(b->g, i)->n_inputs > max_in)
-            max_in = bd_graph_node(b->g, i)->n_inputs;
-    bc->slots = calloc(nv ? nv : 1, sizeof *bc->slots);
-    bc->plans = calloc(nn ? nn : 1, sizeof *bc->plans);
-    bc->n_plans = calloc(nn ? nn : 1, sizeof *bc->n_plans);
-    bc->args = calloc(max_in, sizeof *bc->args);
-    bc->argv = calloc(max_in, sizeof *bc->argv);
-    bc->key = calloc(max_in * (BD_MAX_RANK + 1), sizeof *bc->key);
-    size_t ni = bd_graph_num_inputs(b->g) + 1;
-    bc->ins = calloc(ni, sizeof *bc->ins);
-    bc->in_key = calloc(ni * (BD_MAX_RANK + 1), sizeof *bc->in_key);
-    if (!bc->slots || !bc->plans || !bc->n_plans || !bc->args || !bc->argv || !bc->key ||
-        !bc->ins || !bc->in_key)
-        return BD_ENOMEM;
-    for (size_t i = 0; i < nv; i++) {
-        const bd_value *v = bd_graph_value(b->g, i);
-        if (v->data)
-            slot_view(&bc->slots[i], v->dtype, (void *)v->data, v->shape.rank, v->shape.dims);
-    }
-    return 0;
-}
-
-static void body_ctx_free(body_ctx *bc)
-{
-    if (!bc->b)
-        return;
-    size_t nn = bd_graph_num_nodes(bc->b->g);
-    for (size_t i = 0; bc->plans && i < nn; i++)
-        for (size_t j = 0; j < bc->n_plans[i]; j++)
-            node_plan_free(&bc->plans[i][j]);
-    for (size_t i = 0; i < bc->n_whole; i++)
-        body_plan_free(&bc->whole[i]);
-    free(bc->ins);
-    free(bc->in_key);
-    free(bc->slots);
-    free(bc->plans);
-    free(bc->n_plans);
-    free(bc->args);
-    free(bc->argv);
-    free(bc->key);
-}
-
 /* ---- the ops ---------------------------------------------------------------------------- */
 
 static int scalar_arg(const bd_node *n, const char *what, const slot *s, int dtype, bd_error *err)
 {
-    if (s->dtype != dtype || numel_of(&s->t) != 1 || !s->t.data)
+    if (s->dtype != dtype || cf_numel(&s->t) != 1 || !s->t.data)
         return bd_error_set(err, BD_EINVAL, "node '%s' (%s): %s must be one %s, got %s of %lld "
                             "element(s)", n->name, n->op_type, what, bd_dtype_name(dtype),
-                            bd_dtype_name(s->dtype), (long long)numel_of(&s->t));
+                            bd_dtype_name(s->dtype), (long long)cf_numel(&s->t));
     return 0;
 }
 
@@ -798,11 +338,11 @@ static int run_if(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot *
     if (rc)
         return rc;
     body_ctx *bc = &nc->body[*(const uint8_t *)in[0]->t.data ? 0 : 1];
-    body_bind_outer(bc, cn->node, in);
-    if ((rc = body_run(k, bc, err)))
+    cf_body_bind(bc, in);
+    if ((rc = cf_body_run(&k->opts, bc, err)))
         return rc;
     for (size_t j = 0; j < cn->node->n_outputs; j++)
-        slot_copy(&outs[j], body_out(bc, j));
+        cf_slot_copy(&outs[j], cf_body_out(bc, j));
     return 0;
 }
 
@@ -812,9 +352,9 @@ static int scan_append(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, s
                        const slot *s, slot *first, int64_t it, int64_t at, int64_t total,
                        size_t *used, bd_error *err)
 {
-    size_t bytes = bytes_of(s);
+    size_t bytes = cf_bytes(s);
     if (it == 0) {
-        slot_copy(&first[j], s);
+        cf_slot_copy(&first[j], s);
     } else if (s->t.ndim != first[j].t.ndim ||
                memcmp(s->t.shape, first[j].dims, (size_t)s->t.ndim * sizeof *first[j].dims) != 0) {
         return bd_error_set(err, BD_EINVAL, "node '%s' (%s): scan output %zu changes shape at "
@@ -826,7 +366,7 @@ static int scan_append(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, s
                             cn->node->name, cn->node->op_type, k->max_bytes >> 20, (long long)it);
     *used += bytes;
     size_t need = total >= 0 ? (size_t)total * bytes : (size_t)(at + 1) * bytes;
-    if (grow(&nc->scan[j], need, (size_t)at * bytes))
+    if (cf_grow(&nc->scan[j], need, (size_t)at * bytes))
         return bd_error_set(err, BD_ENOMEM, "out of memory running node '%s'", cn->node->name);
     if (bytes)
         memcpy((char *)nc->scan[j].p + (size_t)at * bytes, s->t.data, bytes);
@@ -837,12 +377,12 @@ static int scan_append(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, s
  * or another carried value the body passes through). */
 static int carry_set(cf_node_ctx *nc, size_t i, const slot *s, int which, bd_error *err)
 {
-    size_t bytes = bytes_of(s);
-    if (grow(&nc->carry[which][i], bytes, 0))
+    size_t bytes = cf_bytes(s);
+    if (cf_grow(&nc->carry[which][i], bytes, 0))
         return bd_error_set(err, BD_ENOMEM, "out of memory running control flow");
     if (bytes)
         memcpy(nc->carry[which][i].p, s->t.data, bytes);
-    slot_view(&nc->state[i], s->dtype, nc->carry[which][i].p, s->t.ndim, s->t.shape);
+    cf_slot_view(&nc->state[i], s->dtype, nc->carry[which][i].p, s->t.ndim, s->t.shape);
     return 0;
 }
 
@@ -863,8 +403,8 @@ static void scan_result(const cf_node *cn, cf_node_ctx *nc, size_t j, const slot
             dims[ndim++] = v->shape.dims[d] < 0 ? 0 : v->shape.dims[d];
     }
     int dtype = count > 0 ? first->dtype : v->dtype;
-    if (grow(&nc->scan[j], 64, 0) == 0)
-        slot_view(out, dtype, nc->scan[j].p, ndim, dims);
+    if (cf_grow(&nc->scan[j], 64, 0) == 0)
+        cf_slot_view(out, dtype, nc->scan[j].p, ndim, dims);
 }
 
 static int run_loop(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot *const *in,
@@ -885,7 +425,7 @@ static int run_loop(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
         cond = *(const uint8_t *)in[1]->t.data != 0;
     }
     body_ctx *bc = &nc->body[0];
-    body_bind_outer(bc, n, in);
+    cf_body_bind(bc, in);
     int which = 0;
     for (size_t i = 0; i < cn->n_state; i++)
         if ((rc = carry_set(nc, i, in[2 + i], which, err)))
@@ -901,29 +441,29 @@ static int run_loop(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
                                 use_cond ? "still true" : "absent");
         nc->iter = it;
         nc->cond = cond;
-        slot_view(body_in(bc, 0), BD_DT_INT64, &nc->iter, 0, NULL);
-        slot_view(body_in(bc, 1), BD_DT_BOOL, &nc->cond, 0, NULL);
+        cf_slot_view(cf_body_in(bc, 0), BD_DT_INT64, &nc->iter, 0, NULL);
+        cf_slot_view(cf_body_in(bc, 1), BD_DT_BOOL, &nc->cond, 0, NULL);
         for (size_t i = 0; i < cn->n_state; i++)
-            slot_copy(body_in(bc, 2 + i), &nc->state[i]);
-        if ((rc = body_run(k, bc, err)))
+            cf_slot_copy(cf_body_in(bc, 2 + i), &nc->state[i]);
+        if ((rc = cf_body_run(&k->opts, bc, err)))
             return rc;
         if (use_cond) {
-            const slot *c = body_out(bc, 0);
+            const slot *c = cf_body_out(bc, 0);
             if ((rc = scalar_arg(n, "the body's cond output", c, BD_DT_BOOL, err)))
                 return rc;
             cond = *(const uint8_t *)c->t.data != 0;
         }
         which ^= 1;
         for (size_t i = 0; i < cn->n_state && rc == 0; i++)
-            rc = carry_set(nc, i, body_out(bc, 1 + i), which, err);
+            rc = carry_set(nc, i, cf_body_out(bc, 1 + i), which, err);
         for (size_t j = 0; j < cn->n_scan_out && rc == 0; j++)
-            rc = scan_append(k, cn, nc, j, body_out(bc, 1 + cn->n_state + j), first, it, it, -1,
+            rc = scan_append(k, cn, nc, j, cf_body_out(bc, 1 + cn->n_state + j), first, it, it, -1,
                              &used, err);
         if (rc)
             return rc;
     }
     for (size_t i = 0; i < cn->n_state; i++)
-        slot_copy(&outs[i], &nc->state[i]);
+        cf_slot_copy(&outs[i], &nc->state[i]);
     for (size_t j = 0; j < cn->n_scan_out; j++)
         scan_result(cn, nc, j, &first[j], it, &outs[cn->n_state + j]);
     return 0;
@@ -938,7 +478,7 @@ static int take_slice(const slot *s, int axis, int64_t idx, growbuf *b, slot *ds
     for (int d = axis + 1; d < s->t.ndim; d++)
         inner *= (size_t)s->t.shape[d];
     int64_t len = s->t.shape[axis];
-    if (grow(b, outer * inner, 0))
+    if (cf_grow(b, outer * inner, 0))
         return BD_ENOMEM;
     const char *src = s->t.data;
     for (size_t o = 0; o < outer; o++)
@@ -947,7 +487,7 @@ static int take_slice(const slot *s, int axis, int64_t idx, growbuf *b, slot *ds
     for (int d = 0, j = 0; d < s->t.ndim; d++)
         if (d != axis)
             dims[j++] = s->t.shape[d];
-    slot_view(dst, s->dtype, b->p, s->t.ndim - 1, dims);
+    cf_slot_view(dst, s->dtype, b->p, s->t.ndim - 1, dims);
     return 0;
 }
 
@@ -987,7 +527,7 @@ static int run_scan(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
         len = l;
     }
     body_ctx *bc = &nc->body[0];
-    body_bind_outer(bc, n, in);
+    cf_body_bind(bc, in);
     int which = 0;
     for (size_t i = 0; i < ns; i++)
         if ((rc = carry_set(nc, i, in[i], which, err)))
@@ -996,26 +536,26 @@ static int run_scan(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
     size_t used = 0;
     for (int64_t t = 0; t < len; t++) {
         for (size_t i = 0; i < ns; i++)
-            slot_copy(body_in(bc, i), &nc->state[i]);
+            cf_slot_copy(cf_body_in(bc, i), &nc->state[i]);
         for (size_t j = 0; j < cn->n_scan_in; j++) {
             int64_t idx = j < n_dirs && dirs[j] ? len - 1 - t : t;
-            if (take_slice(in[ns + j], axes[j], idx, &nc->slice[j], body_in(bc, ns + j)))
+            if (take_slice(in[ns + j], axes[j], idx, &nc->slice[j], cf_body_in(bc, ns + j)))
                 return bd_error_set(err, BD_ENOMEM, "out of memory running node '%s'", n->name);
         }
-        if ((rc = body_run(k, bc, err)))
+        if ((rc = cf_body_run(&k->opts, bc, err)))
             return rc;
         which ^= 1;
         for (size_t i = 0; i < ns && rc == 0; i++)
-            rc = carry_set(nc, i, body_out(bc, i), which, err);
+            rc = carry_set(nc, i, cf_body_out(bc, i), which, err);
         for (size_t j = 0; j < cn->n_scan_out && rc == 0; j++) {
             int64_t at = j < n_odirs && odirs[j] ? len - 1 - t : t;
-            rc = scan_append(k, cn, nc, j, body_out(bc, ns + j), first, t, at, len, &used, err);
+            rc = scan_append(k, cn, nc, j, cf_body_out(bc, ns + j), first, t, at, len, &used, err);
         }
         if (rc)
             return rc;
     }
     for (size_t i = 0; i < ns; i++)
-        slot_copy(&outs[i], &nc->state[i]);
+        cf_slot_copy(&outs[i], &nc->state[i]);
     for (size_t j = 0; j < cn->n_scan_out; j++) {
         slot *o = &outs[ns + j];
         scan_result(cn, nc, j, &first[j], len < 0 ? 0 : len, o);
@@ -1030,7 +570,7 @@ static int run_scan(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
             outer *= (size_t)o->t.shape[d];
         for (int d = a + 1; d < o->t.ndim; d++)
             inner *= (size_t)o->t.shape[d];
-        if (grow(&nc->turn[j], outer * inner * (size_t)len, 0))
+        if (cf_grow(&nc->turn[j], outer * inner * (size_t)len, 0))
             return bd_error_set(err, BD_ENOMEM, "out of memory running node '%s'", n->name);
         for (int64_t t = 0; t < len; t++)
             for (size_t q = 0; q < outer; q++)
@@ -1042,7 +582,7 @@ static int run_scan(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
         dims[a] = len;
         for (int d = a + 1; d < o->t.ndim; d++)
             dims[d] = o->t.shape[d];
-        slot_view(o, o->dtype, nc->turn[j].p, o->t.ndim, dims);
+        cf_slot_view(o, o->dtype, nc->turn[j].p, o->t.ndim, dims);
     }
     return 0;
 }
@@ -1057,7 +597,7 @@ static void cf_ctx_destroy(bd_kernel_ctx *c)
         cf_node_ctx *nc = &c->nodes[i];
         const cf_node *cn = &c->k->nodes[i];
         for (int b = 0; b < 2; b++)
-            body_ctx_free(&nc->body[b]);
+            cf_body_free(&nc->body[b]);
         for (int w = 0; w < 2; w++) {
             for (size_t j = 0; nc->carry[w] && j < cn->n_state; j++)
                 free(nc->carry[w][j].p);
@@ -1092,14 +632,14 @@ static int cf_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
     for (size_t i = 0; rc == 0 && i < k->n_vals; i++) {
         const bd_value *v = k->vals[i];
         if (v->data)
-            slot_view(&c->vals[i], v->dtype, (void *)v->data, v->shape.rank, v->shape.dims);
+            cf_slot_view(&c->vals[i], v->dtype, (void *)v->data, v->shape.rank, v->shape.dims);
     }
     for (size_t i = 0; rc == 0 && i < k->n_nodes; i++) {
         const cf_node *cn = &k->nodes[i];
         cf_node_ctx *nc = &c->nodes[i];
         for (int b = 0; b < 2 && rc == 0; b++)
             if (cn->body[b].g)
-                rc = body_ctx_init(&nc->body[b], &cn->body[b]);
+                rc = cf_body_init(&nc->body[b], &cn->body[b]);
         size_t ns = cn->n_state ? cn->n_state : 1, nso = cn->n_scan_out ? cn->n_scan_out : 1;
         nc->carry[0] = calloc(ns, sizeof **nc->carry);
         nc->carry[1] = calloc(ns, sizeof **nc->carry);
@@ -1150,7 +690,7 @@ static int cf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
                : cn->op == CF_LOOP ? run_loop(k, cn, &c->nodes[i], in_ptrs, outs, err)
                                    : run_scan(k, cn, &c->nodes[i], in_ptrs, outs, err);
         for (size_t j = 0; rc == 0 && j < n->n_outputs; j++)
-            slot_copy(&c->vals[cn->out[j]], &outs[j]);
+            cf_slot_copy(&c->vals[cn->out[j]], &outs[j]);
         if (outs != outs_local)
             free(outs);
         if (in_ptrs != ins)
@@ -1182,7 +722,7 @@ static int cf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
                                 "expected %s", k->vals[k->out_val[i]]->name,
                                 bd_shape_str(&gs, got, sizeof got), bd_shape_str(&ws, want, sizeof want));
         }
-        size_t bytes = bytes_of(s);
+        size_t bytes = cf_bytes(s);
         if (bytes && (char *)out[i].data + out[i].byte_offset != s->t.data)
             memmove((char *)out[i].data + out[i].byte_offset, s->t.data, bytes);
     }
