@@ -64,6 +64,9 @@ typedef struct cf_node_ctx {
     growbuf  *slice;           /* Scan: per scan input, this iteration's slice */
     growbuf  *turn;            /* Scan: per scan output, its transposed result */
     slot     *state;           /* per carried value: where it is now */
+    slot     *first;           /* per scan output: the first iteration's (its shape) */
+    slot     *outs;            /* per node output: the run's result */
+    int      *axes;            /* Scan: per scan input, its axis this run */
     int64_t   iter;
     uint8_t   cond;
 } cf_node_ctx;
@@ -71,6 +74,7 @@ typedef struct cf_node_ctx {
 struct bd_kernel_ctx {
     const bd_kernel *k;
     slot            *vals;
+    slot           **in_ptrs;   /* scratch: a node's input slots */
     cf_node_ctx     *nodes;
 };
 
@@ -430,7 +434,7 @@ static int run_loop(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
     for (size_t i = 0; i < cn->n_state; i++)
         if ((rc = carry_set(nc, i, in[2 + i], which, err)))
             return rc;
-    slot first[cn->n_scan_out ? cn->n_scan_out : 1];
+    slot *first = nc->first;
     size_t used = 0;
     int64_t it = 0;
     for (; it < trips && cond; it++) {
@@ -511,7 +515,7 @@ static int run_scan(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
     const bd_node *n = cn->node;
     size_t ns = cn->n_state;
     int64_t len = -1;
-    int axes[cn->n_scan_in ? cn->n_scan_in : 1];
+    int *axes = nc->axes;
     const int64_t *dirs = NULL, *odirs = NULL;
     size_t n_dirs = bd_node_attr_ints(n, "scan_input_directions", &dirs);
     size_t n_odirs = bd_node_attr_ints(n, "scan_output_directions", &odirs);
@@ -532,7 +536,7 @@ static int run_scan(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
     for (size_t i = 0; i < ns; i++)
         if ((rc = carry_set(nc, i, in[i], which, err)))
             return rc;
-    slot first[cn->n_scan_out ? cn->n_scan_out : 1];
+    slot *first = nc->first;
     size_t used = 0;
     for (int64_t t = 0; t < len; t++) {
         for (size_t i = 0; i < ns; i++)
@@ -613,9 +617,13 @@ static void cf_ctx_destroy(bd_kernel_ctx *c)
         free(nc->turn);
         free(nc->slice);
         free(nc->state);
+        free(nc->first);
+        free(nc->outs);
+        free(nc->axes);
     }
     free(c->nodes);
     free(c->vals);
+    free(c->in_ptrs);
     free(c);
 }
 
@@ -623,6 +631,7 @@ static int cf_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
 {
     bd_kernel_ctx *c = calloc(1, sizeof *c);
     int rc = c ? 0 : BD_ENOMEM;
+    size_t max_in = 1;
     if (c) {
         c->k = k;
         c->vals = calloc(k->n_vals ? k->n_vals : 1, sizeof *c->vals);
@@ -647,10 +656,17 @@ static int cf_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
         nc->scan = calloc(nso, sizeof *nc->scan);
         nc->turn = calloc(nso, sizeof *nc->turn);
         nc->slice = calloc(cn->n_scan_in ? cn->n_scan_in : 1, sizeof *nc->slice);
+        nc->first = calloc(nso, sizeof *nc->first);
+        nc->outs = calloc(cn->node->n_outputs ? cn->node->n_outputs : 1, sizeof *nc->outs);
+        nc->axes = calloc(cn->n_scan_in ? cn->n_scan_in : 1, sizeof *nc->axes);
         if (rc == 0 && (!nc->carry[0] || !nc->carry[1] || !nc->state || !nc->scan || !nc->turn ||
-                        !nc->slice))
+                        !nc->slice || !nc->first || !nc->outs || !nc->axes))
             rc = BD_ENOMEM;
+        if (cn->node->n_inputs > max_in)
+            max_in = cn->node->n_inputs;
     }
+    if (rc == 0 && !(c->in_ptrs = calloc(max_in, sizeof *c->in_ptrs)))
+        rc = BD_ENOMEM;
     if (rc) {
         cf_ctx_destroy(c);
         return bd_error_set(err, BD_ENOMEM, "out of memory creating a control-flow context");
@@ -674,30 +690,19 @@ static int cf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
         c->vals[i].t.byte_offset = 0;
         c->vals[i].dtype = k->vals[i]->dtype;
     }
-    slot *ins[64], **in_ptrs = ins;
     for (size_t i = 0; i < k->n_nodes; i++) {
         const cf_node *cn = &k->nodes[i];
         const bd_node *n = cn->node;
-        if (n->n_inputs > 64 && !(in_ptrs = malloc(n->n_inputs * sizeof *in_ptrs)))
-            return bd_error_set(err, BD_ENOMEM, "out of memory running node '%s'", n->name);
+        cf_node_ctx *nc = &c->nodes[i];
         for (size_t j = 0; j < n->n_inputs; j++)
-            in_ptrs[j] = cn->in[j] == NONE ? NULL : &c->vals[cn->in[j]];
-        slot outs_local[16], *outs = n->n_outputs <= 16 ? outs_local
-                                                        : calloc(n->n_outputs, sizeof *outs);
-        int rc = outs ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory running node '%s'", n->name);
-        if (rc == 0)
-            rc = cn->op == CF_IF ? run_if(k, cn, &c->nodes[i], in_ptrs, outs, err)
-               : cn->op == CF_LOOP ? run_loop(k, cn, &c->nodes[i], in_ptrs, outs, err)
-                                   : run_scan(k, cn, &c->nodes[i], in_ptrs, outs, err);
-        for (size_t j = 0; rc == 0 && j < n->n_outputs; j++)
-            cf_slot_copy(&c->vals[cn->out[j]], &outs[j]);
-        if (outs != outs_local)
-            free(outs);
-        if (in_ptrs != ins)
-            free(in_ptrs);
-        in_ptrs = ins;
+            c->in_ptrs[j] = cn->in[j] == NONE ? NULL : &c->vals[cn->in[j]];
+        int rc = cn->op == CF_IF ? run_if(k, cn, nc, c->in_ptrs, nc->outs, err)
+               : cn->op == CF_LOOP ? run_loop(k, cn, nc, c->in_ptrs, nc->outs, err)
+                                   : run_scan(k, cn, nc, c->in_ptrs, nc->outs, err);
         if (rc)
             return rc;
+        for (size_t j = 0; j < n->n_outputs; j++)
+            cf_slot_copy(&c->vals[cn->out[j]], &nc->outs[j]);
     }
     for (size_t i = 0; i < n_out; i++) {
         const slot *s = &c->vals[k->out_val[i]];
