@@ -57,7 +57,7 @@ typedef enum bd_triton_reason {
 bd_triton_reason bd_fail_reason_triton(bd_fail_reason r);
 const char      *bd_triton_reason_name(bd_triton_reason r);
 
-#define BD_MAX_BACKENDS 4     /* per-backend time: index = position in runtime/engines.c */
+#define BD_MAX_BACKENDS 8     /* per-backend time: index = position in runtime/engines.c */
 
 /* Triton's batch_stats: per batch size a plan ran with, the durations of those runs. A fixed
  * table (a slot is claimed once, lock-free); sizes past BD_BATCH_STAT_SLOTS distinct ones are

@@ -12,6 +12,10 @@
 
 /* The table of backends; *N receives its length. Never NULL. */
 const bd_backend *const *bd_backends(size_t *n);
+/* braid's control flow (If, Loop, Scan: runtime/control.c, which documents it), registered in
+ * the table after the native engine. Declared here, not in control.h: the table names it, and
+ * control.c plans (plan.c reads the table), so control.h including plans would loop. */
+extern const bd_backend bd_control_backend;
 /* The backend named NAME ("dnnl"), or NULL. */
 const bd_backend *bd_backend_find(const char *name);
 /* The engine of kind BD_ENGINE_FAST_PATH (the composites are made for it), or NULL. */

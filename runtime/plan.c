@@ -515,8 +515,8 @@ static int check_run_bytes(const bd_graph *g, size_t limit, bd_error *err)
                         "run, over the limit of %zu MiB (max_run_memory_bytes)", peak >> 20, limit >> 20);
 }
 
-int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
-               const bd_model_options *opts, bd_plan **out, bd_error *err)
+static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
+                 const bd_model_options *opts, bd_plan **out, bd_error *err)
 {
     bd_model_options none = { 0 };
     if (!opts)
@@ -586,6 +586,21 @@ int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
     p->bytes = estimate_bytes(p, model_graph);
     *out = p;
     return 0;
+}
+
+/* The options of the plan this thread is building (runtime/control.c plans bodies with them). */
+static _Thread_local const bd_model_options *building;
+
+const bd_model_options *plan_building_options(void) { return building; }
+
+int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
+               const bd_model_options *opts, bd_plan **out, bd_error *err)
+{
+    const bd_model_options *outer = building;
+    building = opts;
+    int rc = build(model_graph, input_shapes, opts, out, err);
+    building = outer;
+    return rc;
 }
 
 void bd_plan_retain(const bd_plan *p)

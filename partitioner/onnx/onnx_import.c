@@ -491,3 +491,77 @@ int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err)
     }
     return 0;
 }
+
+/* ---- subgraph bodies (If/Loop/Scan) ------------------------------------------------------ */
+
+int bd_onnx_import_body(const bd_graph *outer, const bd_node *node, const void *body, size_t len,
+                        const bd_value *const *formals, size_t n_formals, bd_graph **out,
+                        bd_error *err)
+{
+    if (!body || !len)
+        return bd_error_set(err, BD_EMODEL, "node '%s' (%s): empty subgraph", node->name,
+                            node->op_type);
+    ox_ctx c = { .base = body, .len = len, .base_dir = NULL };
+    graph_msg gm;
+    int rc = decode_graph(&c, &(ox_span){ body, len }, &gm, err);
+    if (rc == 0 && gm.inputs.n != n_formals)
+        rc = bd_error_set(err, BD_EMODEL, "node '%s' (%s): its body has %zu input(s), the op "
+                          "gives it %zu", node->name, node->op_type, gm.inputs.n, n_formals);
+    if (rc == 0 && !(c.g = bd_graph_create(gm.gp.name && *gm.gp.name ? gm.gp.name : "body")))
+        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = add_initializers(&c, &gm.inits, err);
+    if (rc == 0)
+        rc = add_inputs(&c, &gm.inputs, err);
+    /* The formal inputs take the types the enclosing graph gives them. */
+    for (size_t i = 0; rc == 0 && i < n_formals; i++) {
+        bd_value *v = bd_graph_input(c.g, i);
+        if (formals[i]) {
+            v->dtype = formals[i]->dtype;
+            v->shape = formals[i]->shape;
+        }
+    }
+    /* What the body reads from enclosing scopes (NODE's inputs, implicit or not, by name):
+     * constants stay constants (their bytes are the outer graph's), everything else becomes a
+     * further input after the formal ones, in name order. */
+    ox_names names = { 0 };
+    if (rc == 0)
+        rc = ox_subgraph_outer_names(&c, &(ox_span){ body, len }, &names, err);
+    for (size_t i = 0; rc == 0 && i < names.n; i++) {
+        const bd_value *o = NULL;
+        bd_value *v;
+        for (size_t k = 0; k < node->n_inputs && !o; k++)
+            if (node->inputs[k] && strcmp(node->inputs[k]->name, names.v[i]) == 0)
+                o = node->inputs[k];
+        if (!o)
+            o = bd_graph_find_value(outer, names.v[i]);
+        if (!o || bd_graph_find_value(c.g, o->name))
+            continue;                 /* unknown: validation names it; or the body's own */
+        if ((rc = bd_graph_add_value(c.g, o->name, o->dtype, &o->shape, &v, err)))
+            break;
+        if (o->data) {
+            v->data = o->data;
+            v->nbytes = o->nbytes;
+        } else {
+            rc = bd_graph_mark_input(c.g, v, err);
+        }
+    }
+    ox_names_free(&names);
+    if (rc == 0)
+        rc = add_nodes(&c, &gm.nodes, err);
+    if (rc == 0)
+        rc = add_outputs(&c, &gm.outputs, &gm.infos, err);
+    if (rc == 0) {
+        bd_graph_set_opset(c.g, bd_graph_opset(outer));
+        bd_graph_set_framework(c.g, bd_graph_framework(outer));
+        rc = bd_graph_validate(c.g, err);
+    }
+    graph_msg_free(&gm);
+    ox_external_free(&c);
+    if (rc) {
+        bd_graph_destroy(c.g);
+        return bd_error_prefix(err, "node '%s' (%s), body: ", node->name, node->op_type);
+    }
+    *out = c.g;
+    return 0;
+}

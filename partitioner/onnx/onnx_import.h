@@ -7,8 +7,8 @@
  * (converted into the graph's pool) or as external data next to the model file. Constant
  * nodes are folded into initializers. Subgraph attributes (If/Loop/Scan bodies) are kept as
  * opaque GraphProto bytes (bd_attr.graph) and the values a body reads from the enclosing
- * graph become the node's trailing implicit inputs (bd_node.n_implicit), so only a fallback
- * engine runs such a node. Lists of subgraphs (GRAPHS), sparse tensors, string tensors and
+ * graph become the node's trailing implicit inputs (bd_node.n_implicit); bd_onnx_import_body
+ * turns a body into a graph of its own (shape inference and braid's control-flow engine). Lists of subgraphs (GRAPHS), sparse tensors, string tensors and
  * model-local functions are reported as BD_EUNSUPPORTED.
  *
  * Anything the file controls is checked: a truncated or malformed file, a size larger than
@@ -35,6 +35,19 @@ int bd_onnx_import_file(const char *path, bd_graph **out, bd_error *err);
  * model with external data is rejected. Same result and failure contract as above. */
 int bd_onnx_import_memory(const void *data, size_t len, const char *base_dir,
                           bd_graph **out, bd_error *err);
+
+/* Import the body of NODE (an If/Loop/Scan of OUTER): the GraphProto in BODY..BODY+LEN, which
+ * lies in OUTER's model bytes and must outlive the result. The body's N_FORMALS declared inputs
+ * become the graph's first inputs, typed like FORMALS (an entry may be NULL: the body's own
+ * declaration stands); BD_EMODEL when the body declares another number. The values the body
+ * reads from enclosing scopes (NODE's inputs, implicit or not, or OUTER's values, by name)
+ * are added by name: a constant keeps its bytes (shared, not copied), any other becomes a
+ * further graph input, in name order. The body gets OUTER's opset and framework and has
+ * passed bd_graph_validate. External data in a body is refused. Same failure contract as
+ * the imports above; the message names NODE. */
+int bd_onnx_import_body(const bd_graph *outer, const bd_node *node, const void *body, size_t len,
+                        const bd_value *const *formals, size_t n_formals, bd_graph **out,
+                        bd_error *err);
 
 /* ---- standalone tensors (onnx_tensor_file.c) ------------------------------------------ */
 

@@ -62,6 +62,14 @@ int bd_place_engines(const bd_placement_opts *opts, const bd_backend *const *bac
     }
     if (!*allowed)
         return bd_error_set(err, BD_EINVAL, "engine '%s' names no backend", opts->engine);
+    /* "native" is braid's own execution: its kernels and its control flow (runtime/control.c),
+     * every engine of that kind */
+    for (size_t b = 0; b < nb && b < 32; b++)
+        if ((*allowed & (1u << b)) && backends[b]->kind == BD_ENGINE_NATIVE &&
+            strcmp(backends[b]->name, "native") == 0)
+            for (size_t k = 0; k < nb && k < 32; k++)
+                if (backends[k]->kind == BD_ENGINE_NATIVE)
+                    *allowed |= 1u << k;
     return 0;
 }
 

@@ -28,7 +28,7 @@
 #include "core/backend.h"
 #include "core/ir/graph.h"
 
-#define BD_PLACE_MAX_BACKENDS 4
+#define BD_PLACE_MAX_BACKENDS 8
 
 /* node->backend of a node pinned to a framework fallback before annotation (bd_place_pin). */
 #define BD_BACKEND_PINNED (-2)

@@ -149,6 +149,10 @@ static const shp_entry onnx_rules[] = {
     { "ScatterElements",    shp_scatter_elements,    3, 3,        1 },
     { "Scatter",            shp_scatter_elements,    3, 3,        1 },
     { "Einsum",             shp_einsum,              1, SHP_ANY,  1 },
+    /* control flow: inputs past the op's own are its bodies' implicit reads (not counted) */
+    { "If",                 shp_if,                  1, 1,        SHP_ANY },
+    { "Loop",               shp_loop,                0, SHP_ANY,  SHP_ANY },
+    { "Scan",               shp_scan,                0, SHP_ANY,  SHP_ANY },
     /* outputs sized by the data */
     { "Compress",           shp_compress,            2, 2,        1 },
     { "Unique",             shp_unique,              1, 1,        4 },

@@ -92,6 +92,10 @@ int shp_nms(bd_graph *g, bd_node *n, bd_error *err);          /* NonMaxSuppressi
 int shp_trilu(bd_graph *g, bd_node *n, bd_error *err);
 int shp_compress(bd_graph *g, bd_node *n, bd_error *err);
 int shp_unique(bd_graph *g, bd_node *n, bd_error *err);
+/* shape_control.c */
+int shp_if(bd_graph *g, bd_node *n, bd_error *err);           /* from both branches */
+int shp_loop(bd_graph *g, bd_node *n, bd_error *err);         /* carried + scan outputs */
+int shp_scan(bd_graph *g, bd_node *n, bd_error *err);         /* opset 9+ */
 /* shape_einsum.c */
 int shp_einsum(bd_graph *g, bd_node *n, bd_error *err);
 /* shape_rnn.c */
