@@ -17,10 +17,10 @@
  * during the call only (NULL = defaults). The plan starts with one reference. */
 int  plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
                 const bd_model_options *opts, bd_plan **out, bd_error *err);
-void plan_destroy(bd_plan *p);
+void plan_destroy(bd_plan *p);           /* NULL is allowed; ignores references */
 /* The options of the plan_build running on this thread (NULL outside one, or for defaults):
  * an engine compiling a step may plan subgraphs of its own with them (control flow). */
-const bd_model_options *plan_building_options(void);           /* NULL is allowed; ignores references */
+const bd_model_options *plan_building_options(void);
 /* The cache dropped P (bd_plan_evicted reads it). */
 void plan_mark_evicted(const bd_plan *p);
 /* A test hook before each compile: a no-op unless built with BD_TEST_HOOKS (plan.c). */
