@@ -46,6 +46,14 @@ def default_dir():
         os.path.expanduser("~"), ".cache", "braid", "zoo")
 
 
+def onnx_name(port, names):
+    """The name among NAMES that PORT carries (an OpenVINO port may carry several)."""
+    hit = [n for n in port.get_names() if n in names]
+    if not hit:
+        raise RuntimeError("port %s is none of %s" % (sorted(port.get_names()), sorted(names)))
+    return hit[0]
+
+
 def config(threads):
     return {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1",
             "INFERENCE_NUM_THREADS": str(threads), "INFERENCE_PRECISION_HINT": "f32"}
@@ -76,13 +84,13 @@ def main(argv=None):
         core = ov.Core()
         model = core.read_model(os.path.join(args.zoo, entry["onnx"]))
         if args.shapes == "static":
-            model.reshape({p.get_any_name(): ov.PartialShape(list(feeds[p.get_any_name()].shape))
+            model.reshape({p: ov.PartialShape(list(feeds[onnx_name(p, feeds)].shape))
                            for p in model.inputs})
         compiled = core.compile_model(model, "CPU", config(args.threads))
         req = compiled.create_infer_request()
         for p in compiled.inputs:
-            name = p.get_any_name()
-            req.set_tensor(name, ov.Tensor(np.ascontiguousarray(feeds[name]), shared_memory=True))
+            req.set_tensor(p, ov.Tensor(np.ascontiguousarray(feeds[onnx_name(p, feeds)]),
+                                        shared_memory=True))
         req.infer()
         load_ms = (time.perf_counter() - t0) * 1e3
     except Exception as e:   # OpenVINO raises RuntimeError with its own message
@@ -90,7 +98,12 @@ def main(argv=None):
         print("ov_bench: %s: OpenVINO could not load or run it: %s" % (args.name, msg[:400]),
               file=sys.stderr)
         return 1
-    got = {t.get_any_name(): t for t in compiled.outputs}
+    # A port may carry several tensor names (the ONNX output's and an inner one's); its
+    # ONNX name is among them. Ports keep the graph's output order: fall back on it.
+    got = {n: p for p in compiled.outputs for n in p.get_names()}
+    if len(compiled.outputs) == len(refs):
+        for (n, _), p in zip(refs, compiled.outputs):
+            got.setdefault(n, p)
     maxrel = 0.0
     for n, ref in refs:
         out = req.get_tensor(got[n]).data if n in got else None
