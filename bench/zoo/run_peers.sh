@@ -9,9 +9,10 @@
 #   MODELS="minilm_l6.b4 regnety_400mf.b8" THREADS=2 bench/zoo/run_peers.sh   # single entries
 #
 # Steps: fetch ORT (scripts/fetch_ort.sh) and OpenVINO (scripts/fetch_openvino.sh, a venv
-# under ~/.cache/braid); generate the models (gen_zoo.py: 14 models, batch 1;
-# gen_zoo_families.py and gen_zoo_more.py: dynamic axes, each with variants NAME.VARIANT;
-# all cached); build braid-bench-ort, the braid CLI and braid-peak (release); measure the FP32
+# under ~/.cache/braid); generate the models (gen_zoo.py: 14 models, batch 1, static, and
+# gen_zoo_dynamic.py: their dynamic exports with variants NAME.VARIANT, e.g. resnet50.b8;
+# gen_zoo_families.py and gen_zoo_more.py: 31 models with dynamic axes and variants; all
+# cached); build braid-bench-ort, the braid CLI and braid-peak (release); measure the FP32
 # peak. Then per manifest entry (a model's base shape, then each variant):
 #   1. check.py: braid's outputs against PyTorch's on the entry's inputs (rel <= 1e-3). An
 #      entry that fails is not timed; its row says why.
@@ -40,7 +41,9 @@
 #   CLIFFS      1 (default): count oneDNN reference kernels per entry (cliffs.py); 0: skip
 #   STAT        min (default): each engine's fastest round; median: the median round
 #   ORT_SPIN    1: ORT's workers spin, its default (default 1); 0: they sleep
-#   OV_SHAPES   static (default): OpenVINO compiles for the entry's shapes; dynamic: as exported
+#   OV_SHAPES   auto (default): OpenVINO compiles for the entry's shapes, and with the file's
+#               dynamic dims if that does not match PyTorch (listed under the table);
+#               static: fixed shapes only; dynamic: the file's dynamic dims only
 #   BRAID_ZOO_DIR  models, references, manifest.json, last-run.txt (default ~/.cache/braid/zoo)
 #   BUILD_DIR   meson build directory (default <repo>/build-bench, release build)
 #
@@ -63,13 +66,13 @@ WARMUP="${WARMUP:-3}"
 ROUNDS="${ROUNDS:-3}"
 CLIFFS="${CLIFFS:-1}"
 ORT_SPIN="${ORT_SPIN:-1}"
-OV_SHAPES="${OV_SHAPES:-static}"
+OV_SHAPES="${OV_SHAPES:-auto}"
 THREADS="${THREADS:-1 2}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
 export BRAID_ZOO_DIR="${BRAID_ZOO_DIR:-$HOME/.cache/braid/zoo}"
 ZOO="$BRAID_ZOO_DIR"
 BENCH_TIMEOUT=1800                  # seconds for one process
-case "$OV_SHAPES" in static|dynamic) ;; *) echo "$(bench_name): OV_SHAPES: static or dynamic" >&2; exit 2 ;; esac
+case "$OV_SHAPES" in auto|static|dynamic) ;; *) echo "$(bench_name): OV_SHAPES: auto, static or dynamic" >&2; exit 2 ;; esac
 
 # The generators and their models; MODELS names models or entries of any of them.
 GENS="gen_zoo.py gen_zoo_families.py gen_zoo_more.py"
@@ -104,6 +107,10 @@ for g in $GENS; do
   [ -z "${WANT[$g]:-}" ] && continue
   # shellcheck disable=SC2086
   "$PY" "$HERE/$g" --out "$ZOO" --only $(tr ' ' '\n' <<<"${WANT[$g]}" | sort -u) || gen_status=1
+  # gen_zoo.py's models are static, batch 1; their dynamic exports and variants (b8, ...):
+  # shellcheck disable=SC2086
+  [ "$g" != gen_zoo.py ] ||
+    "$PY" "$HERE/gen_zoo_dynamic.py" --out "$ZOO" --only $(tr ' ' '\n' <<<"${WANT[$g]}" | sort -u) || gen_status=1
 done
 
 bench_build bench/braid-bench-ort cli/braid bench/peak/braid-peak
@@ -173,13 +180,14 @@ time_entry() {
   vm="$(tr ' ' '\n' <<<"$ov_meds" | grep -E '^[0-9.]+$' | round_stat || true)"
   [ -n "$vm" ] || vm="$(awk '{ print $1 }' <<<"$ov_meds")"
   echo "threads=$t ort_ms=$om ov_ms=$vm braid_ms=$bm steps=$(field steps "$bline")" \
-       "engines=$(field engines "$bline") ov_check=$(field maxrel "$vline")" \
+       "engines=$(field engines "$bline") ov_check=$(field maxrel "$vline") ov_shapes=$(field shapes "$vline")" \
        "ov_error=$(field error "$vline")"
 }
 
 status=$(( gen_status != 0 ))
 rows=()
 failures=()
+notes=()
 for line in "${ENTRIES[@]}"; do
   read -r e onnx g b ins <<<"$line"
   if [ "$ins" = MISSING ]; then
@@ -214,6 +222,8 @@ for line in "${ENTRIES[@]}"; do
     if out="$(time_entry "$e" "$onnx" "$t" "${inargs[@]}")"; then
       rows+=("name=$e gflop=$g batch=$b check=$check refs=$refs $out")
       [ -z "$(field ov_error "$out")" ] || failures+=("$e at $t thread(s): OpenVINO: $(field ov_error "$out" | tr '_' ' ')")
+      [ "$OV_SHAPES" != auto ] || [ "$(field ov_shapes "$out")" != dynamic ] ||
+        notes+=("$e at $t thread(s): OpenVINO with the shapes fixed did not match PyTorch; timed with dynamic dims")
       [ "$(field ov_ms "$out")" != MISMATCH ] ||
         failures+=("$e at $t thread(s): OpenVINO's outputs differ from PyTorch's (max rel $(field ov_check "$out")); not counted")
     else
@@ -283,6 +293,11 @@ table() {
   for t in $THREADS; do
     echo "FP32 peak at $t thread(s): ${peak[$t]:-?} GFLOP/s (best of ${samples[$t]:-0} oneDNN matmul samples over the run; lowest ${lowest[$t]:-?})"
   done
+  if [ ${#notes[@]} -gt 0 ]; then
+    echo
+    echo "notes:"
+    printf '  %s\n' "${notes[@]}"
+  fi
   if [ ${#failures[@]} -gt 0 ]; then
     echo
     echo "failed:"
