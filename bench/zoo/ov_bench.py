@@ -132,8 +132,10 @@ def main(argv=None):
             compiled, req, load_ms = load(args, entry, feeds, mode)
         except Exception as e:   # OpenVINO raises RuntimeError with its own message
             msg = " ".join(str(e).split())
+            # the frontend's report names the op after a long preamble: keep that part
+            msg = msg[msg.find("Failed operations"):] if "Failed operations" in msg else msg
             print("ov_bench: %s: OpenVINO could not load or run it (shapes %s): %s" % (
-                args.name, mode, msg[:400]), file=sys.stderr)
+                args.name, mode, msg[:300]), file=sys.stderr)
             return 1
         maxrel = compare(compiled, req, refs, args.tol)
         if maxrel <= args.tol or k == len(shapes) - 1:
