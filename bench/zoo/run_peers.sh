@@ -3,9 +3,9 @@
 # 2026.4 (CPU, FP32), on every zoo model at batch 1 and at its batched / longer shapes, at 1
 # and 2 threads, with the machine's FP32 peak measured in the same run. One command:
 #
-#   bench/zoo/run_peers.sh                              # everything, defaults (~3.5 h: README)
-#   RUNS=10 ROUNDS=2 bench/zoo/run_peers.sh             # lighter (~1.8 h)
-#   QUICK=1 bench/zoo/run_peers.sh                      # RUNS=5 WARMUP=1 ROUNDS=1, no cliff map (~35 min)
+#   bench/zoo/run_peers.sh                              # everything, defaults (~3.5-4 h: README)
+#   RUNS=10 ROUNDS=2 bench/zoo/run_peers.sh             # lighter (~2 h)
+#   QUICK=1 bench/zoo/run_peers.sh                      # RUNS=5 WARMUP=1 ROUNDS=1, no cliff map (~50 min)
 #   MODELS="resnet50 minilm_l6" bench/zoo/run_peers.sh  # models with all their variants
 #   MODELS="minilm_l6.b4 regnety_400mf.b8" THREADS=2 bench/zoo/run_peers.sh   # single entries
 #
