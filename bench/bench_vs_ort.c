@@ -2,10 +2,12 @@
  *
  *   braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--block K]
  *                   [--ort PATH] [--ort-spin 0|1] [--gflop G] [--ort-only | --braid-only] [--seed S]
- *                   [--atol A]
+ *                   [--atol A] [--input NAME=FILE.npy ...]
  *
- * Both engines load the same file and get the same deterministic random inputs (inputs named
- * like "*mask*" are all ones). Their outputs are compared (max abs diff), then they run
+ * Both engines load the same file and get the same inputs: deterministic random ones (inputs
+ * named like "*mask*" are all ones; dynamic dims 1), or, with --input, the arrays of .npy
+ * files (bench/zoo's inputs, so every peer of the zoo times the same bytes at the same shapes;
+ * an input without --input stays random). Their outputs are compared (max abs diff), then they run
  * interleaved — ORT, braid, ORT, braid, ... (or blocks of K runs of each, --block) — so a
  * noisy neighbour hits both alike, and the medians, p90s and the ratio ORT/braid are printed
  * (> 1 means braid is faster).
@@ -44,10 +46,12 @@
 #include "runtime/engines.h"
 #include "runtime/omp_env.h"
 #include "runtime/model.h"
+#include "cli/npy.h"
 
 #define WHY_LEN     1024
 #define ENGINES_LEN 256          /* "dnnl:3,ort:2" */
 #define MAX_ENGINES 16
+#define MAX_INPUTS  64           /* --input options */
 
 typedef struct args {
     const char *model;
@@ -59,6 +63,8 @@ typedef struct args {
     double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
     double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
     unsigned long long seed;
+    const char *input[MAX_INPUTS];  /* "NAME=FILE.npy" */
+    int         n_input;
 } args;
 
 static void usage(FILE *f)
@@ -82,7 +88,9 @@ static void usage(FILE *f)
         "                first): with --ort-only in another process, no thread of one engine\n"
         "                can run into the other's timing\n"
         "  --seed S      input seed (default 1)\n"
-        "  --atol A      allowed max abs diff, scaled by max(1, max|output|) (default 1e-3)\n");
+        "  --atol A      allowed max abs diff, scaled by max(1, max|output|) (default 1e-3)\n"
+        "  --input N=F   input N from the .npy file F (its shape and dtype; repeatable);\n"
+        "                inputs without one are random\n");
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
@@ -121,6 +129,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"braid-only", no_argument, 0, 'B'},
         {"seed", required_argument, 0, 's'},  {"atol", required_argument, 0, 'a'},
         {"block", required_argument, 0, 'b'}, {"pause-ms", required_argument, 0, 'p'},
+        {"input", required_argument, 0, 'i'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
     };
     *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3, .block = 1,
@@ -130,6 +139,15 @@ static int parse_args(int argc, char **argv, args *a)
         int rc = 0;
         switch (c) {
         case 'm': a->model = optarg; break;
+        case 'i':
+            if (a->n_input == MAX_INPUTS || !strchr(optarg, '=')) {
+                fprintf(stderr, "braid-bench-ort: --input expects NAME=FILE.npy (at most %d), got '%s'\n",
+                        MAX_INPUTS, optarg);
+                rc = -1;
+            } else {
+                a->input[a->n_input++] = optarg;
+            }
+            break;
         case 'o': a->ort_path = optarg; break;
         case 't': rc = parse_int("--threads", optarg, 1, 1024, &a->threads); break;
         case 'r': rc = parse_int("--runs", optarg, 1, 1000000, &a->runs); break;
@@ -334,6 +352,46 @@ static double compare_outputs(const braid_side *b, const ort_runner *ort, double
     return worst;
 }
 
+/* ---- inputs ----------------------------------------------------------------------------- */
+
+/* The --input file for input NAME, or NULL. */
+static const char *input_file(const args *a, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < a->n_input; i++)
+        if (strncmp(a->input[i], name, n) == 0 && a->input[i][n] == '=')
+            return a->input[i] + n + 1;
+    return NULL;
+}
+
+/* T = the array of the .npy file PATH, named NAME; its dtype must be WANT (the model's). */
+static int input_from_npy(bench_tensor *t, const char *name, int want, const char *path, char *why,
+                          size_t why_len)
+{
+    bd_npy arr;
+    bd_error err = { 0 };
+    if (bd_npy_read(path, &arr, &err)) {
+        snprintf(why, why_len, "input '%s': %s", name, err.msg);
+        return -1;
+    }
+    int rc = 0;
+    if (arr.dtype != want) {
+        snprintf(why, why_len, "input '%s': %s holds element type %d, the model wants %d (ONNX numbering)",
+                 name, path, arr.dtype, want);
+        rc = -1;
+    } else if (bench_tensor_init(t, name, arr.dtype, (int)arr.shape.rank, arr.shape.dims, why, why_len)) {
+        rc = -1;
+    } else if (t->nbytes != arr.nbytes) {
+        snprintf(why, why_len, "input '%s': %s holds %zu bytes for its shape, expected %zu", name, path,
+                 arr.nbytes, t->nbytes);
+        rc = -1;
+    } else if (t->nbytes) {
+        memcpy(t->data, arr.data, t->nbytes);
+    }
+    bd_npy_free(&arr);
+    return rc;
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void print_stats(const char *who, stats s, const args *a)
@@ -416,7 +474,7 @@ int main(int argc, char **argv)
            a.model, a.threads, a.runs, a.warmup, ort_runner_version(ort), a.ort_spin ? "on" : "off",
            getenv("OMP_WAIT_POLICY"));
 
-    /* The shared inputs, shaped by ORT's signature; dynamic dims become 1. */
+    /* The shared inputs: the --input files, else shaped by ORT's signature (dynamic dims 1). */
     size_t n_in = ort_runner_num_inputs(ort);
     bench_tensor *inputs = calloc(n_in + 1, sizeof *inputs);
     int rc = inputs ? 0 : 1;
@@ -424,16 +482,23 @@ int main(int argc, char **argv)
         int dtype, rank;
         int64_t dims[BENCH_MAX_RANK];
         char desc[128];
+        const char *name = ort_runner_input_name(ort, i), *file = input_file(&a, name);
         ort_runner_input_type(ort, i, &dtype, &rank, dims);
         for (int d = 0; d < rank; d++)
             if (dims[d] < 0)
                 dims[d] = 1;
-        if (bench_tensor_init(&inputs[i], ort_runner_input_name(ort, i), dtype, rank, dims, why, sizeof why)) {
+        if (file ? input_from_npy(&inputs[i], name, dtype, file, why, sizeof why)
+                 : bench_tensor_init(&inputs[i], name, dtype, rank, dims, why, sizeof why)) {
             fprintf(stderr, "braid-bench-ort: %s\n", why);
             rc = 1;
             break;
         }
-        bench_tensor_fill(&inputs[i], a.seed + i);
+        if (file) {
+            rank = inputs[i].rank;
+            memcpy(dims, inputs[i].dims, sizeof dims);
+        } else {
+            bench_tensor_fill(&inputs[i], a.seed + i);
+        }
         printf("input  %-20s %s\n", inputs[i].name, bench_tensor_desc(dtype, rank, dims, desc, sizeof desc));
     }
     if (!rc && ort_runner_prepare(ort, inputs, n_in, why, sizeof why)) {     /* + the first run */

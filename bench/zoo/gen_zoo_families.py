@@ -620,14 +620,18 @@ def export_family(out, name, digest):
     return entries
 
 
-def check_names(out):
-    """Every manifest entry of these families in DIR (base shapes and variants), in order."""
+def check_names(out, own=None):
+    """Every manifest entry of the families OWN (default: all) in DIR (base shapes and
+    variants), in order."""
     man = gz.read_manifest(out)["models"]
-    return [k for n in MODELS for k, e in man.items() if e.get("family") == n]
+    return [k for n in (own or MODELS) for k, e in man.items() if e.get("family") == n]
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, own=None, doc=None, tag="gen_zoo_families"):
+    """The command line; OWN: the model names this generator owns (default: all of MODELS;
+    gen_zoo_more.py adds its builders to MODELS and passes its own names, DOC and TAG)."""
+    own = list(own or MODELS)
+    ap = argparse.ArgumentParser(description=(doc or __doc__).splitlines()[0])
     ap.add_argument("--out", default=gz.default_dir(), help="cache directory (default: %(default)s)")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="generate only these models")
     ap.add_argument("--force", action="store_true", help="regenerate even when up to date")
@@ -636,15 +640,15 @@ def main(argv=None):
                     help="print the manifest entries generated so far (base shapes and variants) and exit")
     args = ap.parse_args(argv)
     if args.list:
-        print("\n".join(MODELS))
+        print("\n".join(own))
         return 0
     if args.list_checks:
-        print("\n".join(check_names(args.out)))
+        print("\n".join(check_names(args.out, own)))
         return 0
-    names = args.only or list(MODELS)
-    unknown = [n for n in names if n not in MODELS]
+    names = args.only or own
+    unknown = [n for n in names if n not in own]
     if unknown:
-        ap.error("unknown model(s): %s (known: %s)" % (", ".join(unknown), ", ".join(MODELS)))
+        ap.error("unknown model(s): %s (known: %s)" % (", ".join(unknown), ", ".join(own)))
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
     os.makedirs(args.out, exist_ok=True)
@@ -656,7 +660,7 @@ def main(argv=None):
             digest = generator_hash(name)
             old = [e for e in man["models"].values() if e.get("family") == name]
             if not args.force and old and all(gz.is_fresh(args.out, e, digest) for e in old):
-                print("gen_zoo_families: %-17s up to date" % name, flush=True)
+                print("%s: %-17s up to date" % (tag, name), flush=True)
                 continue
             try:
                 entries = export_family(args.out, name, digest)
@@ -665,7 +669,7 @@ def main(argv=None):
                 for f in os.listdir(args.out):
                     if f.startswith(name + ".") and f.endswith(".tmp"):
                         os.remove(os.path.join(args.out, f))
-                print("gen_zoo_families: %-17s FAILED" % name, flush=True)
+                print("%s: %-17s FAILED" % (tag, name), flush=True)
                 failed.append(name)
                 continue
             for k in [k for k, e in man["models"].items() if e.get("family") == name]:
@@ -673,12 +677,12 @@ def main(argv=None):
             man["models"].update(entries)
             gz.write_manifest(args.out, man)
             e = entries[name]
-            print("gen_zoo_families: %-17s %6.2f GFLOP, %5.1f MB, %5.1fs  [%s]  [%d ops: %s]" % (
-                name, e["gflop"], e["onnx_bytes"] / 1e6, e["export_seconds"],
+            print("%s: %-17s %6.2f GFLOP, %5.1f MB, %5.1fs  [%s]  [%d ops: %s]" % (
+                tag, name, e["gflop"], e["onnx_bytes"] / 1e6, e["export_seconds"],
                 " ".join(entries), sum(e["ops"].values()),
                 " ".join("%s:%d" % kv for kv in e["ops"].items())), flush=True)
     if failed:
-        print("gen_zoo_families: failed: %s" % " ".join(failed), file=sys.stderr)
+        print("%s: failed: %s" % (tag, " ".join(failed)), file=sys.stderr)
         return 1
     return 0
 
