@@ -82,6 +82,23 @@ bool dn_binary_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
         if (d != 1 && d != y->dims[y->rank - 1 - i])
             return dn_why(why, len, "%s: inputs do not broadcast", n->op_type);
     }
+    /* The cliff guard's probe (dnnl_guard.c): a broadcast oneDNN runs only on its reference
+     * kernel in the plain layout (the guard's own last layout), such as [2,3,4,5] by
+     * [1,3,1,5], goes to the next engine (braid's native one) instead. */
+    if (n->n_post == 0 && !bd_shape_equal(x, y)) {
+        int64_t dims[BD_MAX_RANK];
+        int off = y->rank - x->rank;
+        for (int i = 0; i < y->rank; i++)
+            dims[i] = i >= off ? x->dims[i - off] : 1;
+        dnnl_memory_desc_t ymd, xmd;
+        dnnl_binary_desc_t desc;
+        bool commutes;
+        dn_md_plain(&ymd, y->rank, y->dims);
+        dn_md_plain(&xmd, y->rank, dims);
+        if (dnnl_binary_desc_init(&desc, alg_of(n->op_type, &commutes), &ymd, &xmd, &ymd) == dnnl_success &&
+            dn_probe_is_cliff(&desc))
+            return dn_why(why, len, "%s: oneDNN has only a reference kernel for this broadcast", n->op_type);
+    }
     return dn_postops_supported(g, n, why, len);
 }
 

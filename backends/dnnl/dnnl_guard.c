@@ -74,6 +74,23 @@ bool dn_pd_is_cliff(const_dnnl_primitive_desc_t pd)
     return dn_impl_is_cliff(kind_of(pd), impl_of(pd));
 }
 
+bool dn_probe_is_cliff(const void *desc)
+{
+    dnnl_engine_t eng = dn_engine();
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (!eng || dnnl_primitive_attr_create(&attr) != dnnl_success)
+        return false;
+    bool cliff = false;
+    if (dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+        dnnl_primitive_desc_create(&pd, desc, attr, eng, NULL) == dnnl_success) {
+        cliff = dn_pd_is_cliff(pd);
+        dnnl_primitive_desc_destroy(pd);
+    }
+    dnnl_primitive_attr_destroy(attr);
+    return cliff;
+}
+
 /* ---- the op desc's operands ------------------------------------------------------------ */
 
 /* Any op desc of oneDNN 2.6 the guard copies (the largest: RNN's). */
@@ -389,10 +406,22 @@ static bool build_variant(dn_compiler *c, const_dnnl_primitive_desc_t pd, const 
         }
     }
 
-    /* The attr: the same, with its post-ops dropped (SPLIT) or their operands in LAYOUT. */
-    dnnl_primitive_attr_t attr = NULL;
-    if (dnnl_primitive_attr_clone(&attr, attr0) != dnnl_success)
+    /* The attr: the same, with its post-ops dropped (SPLIT) or their operands in LAYOUT. Made
+     * afresh (user scratchpad, the output scale, the post-ops), never cloned: a clone of a
+     * pd's attr with its post-ops emptied still steered a plain linear eltwise to ref:any. */
+    dnnl_dim_t nscales = 0;
+    int smask = 0;
+    const float *scales = NULL;
+    if (dnnl_primitive_attr_get_output_scales(attr0, &nscales, &smask, &scales) != dnnl_success ||
+        nscales != 1 || smask != 0)
         return false;
+    dnnl_primitive_attr_t attr = dn_attr(c, NULL);
+    if (!attr)
+        return false;
+    if (scales[0] != 1.0f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, scales) != dnnl_success) {
+        dnnl_primitive_attr_destroy(attr);
+        return false;
+    }
     dnnl_post_ops_t po = NULL;
     bool ok = dnnl_post_ops_create(&po) == dnnl_success;
     for (int i = 0; ok && !split && i < npo; i++) {

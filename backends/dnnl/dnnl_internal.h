@@ -267,6 +267,11 @@ int  dn_push_prim(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, 
  * accept on the hot path (a "ref" name not on the guard's allowlist)? */
 bool dn_impl_is_cliff(dnnl_primitive_kind_t kind, const char *impl);
 bool dn_pd_is_cliff(const_dnnl_primitive_desc_t pd);
+/* The probe at annotate: would the op DESC (an initialised *_desc_t, its operands plain, no
+ * post-ops) run on a cliff? A supports() that sees it refuses the node with a reason saying
+ * "reference kernel", so annotation offers it to the next engine. False when oneDNN cannot
+ * create it at all (compile reports that). */
+bool dn_probe_is_cliff(const void *desc);
 /* Append PD (consumed) with ARGS: as it is when it is no cliff; else the first of its
  * alternatives (plain layouts, post-ops split off, both) with no cliff in it; else as it is
  * (the kernel's statistics count it). BRAID_DNNL_GUARD=0 turns the alternatives off. */
