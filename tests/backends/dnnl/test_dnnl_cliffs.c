@@ -167,6 +167,26 @@ static void test_softmax_and_reduce_on_channels_are_not_ref(void **state)
     tg_free(t);
 }
 
+/* A broadcast oneDNN 2.6 runs only on its reference kernel in every layout ([2,3,4,5] by
+ * [4,1], i.e. [1,1,4,1]) is refused at annotate with the reason "reference kernel" (the
+ * guard's probe), so the native engine takes it; one oneDNN has a jit kernel for is not. */
+static void test_binary_broadcast_only_ref_is_refused(void **state)
+{
+    (void)state;
+    tg *t = tg_new();
+    bd_value *a = t_input(t, SHAPE(2, 3, 4, 5));
+    bd_value *mid = t_input(t, SHAPE(4, 1)), *chan = t_input(t, SHAPE(3, 1, 1));
+    bd_value *y = t_val(t, SHAPE(2, 3, 4, 5)), *z = t_val(t, SHAPE(2, 3, 4, 5));
+    bd_node *refused = NODE(t, "Mul", y, a, mid);
+    bd_node *kept = NODE(t, "Mul", z, a, chan);
+    char why[256] = "";
+    assert_false(bd_dnnl_backend.supports(t->g, refused, why, sizeof why));
+    assert_non_null(strstr(why, "reference kernel"));
+    printf("  [2,3,4,5] * [4,1] refused: %s\n", why);
+    assert_true(bd_dnnl_backend.supports(t->g, kept, why, sizeof why));
+    tg_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_batched_matmul_transposed_with_mask_is_not_ref),
         cmocka_unit_test(test_concat_of_8_blocked_channels_is_not_ref),
         cmocka_unit_test(test_softmax_and_reduce_on_channels_are_not_ref),
+        cmocka_unit_test(test_binary_broadcast_only_ref_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
