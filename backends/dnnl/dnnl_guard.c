@@ -316,8 +316,8 @@ static int post_src1(int i)
 }
 
 /* Build variant V replacing the cliff PD (args ARGS): LAYOUT gives every operand that layout
- * (KEEP: none), SPLIT runs the post-ops as primitives of their own. False when it cannot be built or any
- * of its primitives is a cliff too. */
+ * (KEEP: none), SPLIT runs the post-ops as primitives of their own. False when it cannot be
+ * built or any of its primitives is a cliff too. */
 static bool build_variant(dn_compiler *c, const_dnnl_primitive_desc_t pd, const dn_arg *args,
                           int nargs, int layout, bool split, variant *v)
 {
@@ -459,8 +459,8 @@ static bool build_variant(dn_compiler *c, const_dnnl_primitive_desc_t pd, const 
         return false;
     }
 
-    /* Inputs first: each operand whose layout changed is copied into a temporary. The mds the
-     * new pd chose for its operands (a format_any field gets one) are what the copies write. */
+    /* Inputs first: each operand whose layout changed is copied into a temporary (a format_any
+     * field got a concrete layout above, unless the layout is KEEP: checked below). */
     int dst_orig = -1;
     dnnl_memory_desc_t dst_old, dst_new;
     for (int a = 0; a < nmain; a++) {
@@ -515,7 +515,14 @@ static bool build_variant(dn_compiler *c, const_dnnl_primitive_desc_t pd, const 
             dbuf = margs[a].buf;
             dmd = margs[a].md;
         }
-    if (dbuf == -1 && split) {
+    /* Every operand must be what the new pd reads and writes (a format_any field left to oneDNN
+     * may come out in another layout without the post-ops). */
+    bool same = dbuf != -1 || !split;
+    for (int a = 0; same && a < nmain; a++) {
+        const dnnl_memory_desc_t *q = dnnl_primitive_desc_query_md(mpd, dnnl_query_exec_arg_md, margs[a].arg);
+        same = !q || q->ndims == 0 || dn_md_equal(q, &margs[a].md);
+    }
+    if (!same) {
         dnnl_primitive_desc_destroy(mpd);
         return false;
     }
