@@ -184,6 +184,18 @@ static void test_binary_broadcast_only_ref_is_refused(void **state)
     assert_non_null(strstr(why, "reference kernel"));
     printf("  [2,3,4,5] * [4,1] refused: %s\n", why);
     assert_true(bd_dnnl_backend.supports(t->g, kept, why, sizeof why));
+    /* the same broadcast as a fused binary post-op of a conv: not fused (composites ask
+     * supports() on the fused node first), so the Mul stays a node of its own */
+    bd_value *x = t_input(t, SHAPE(1, 8, 6, 6)), *cw = t_const(t, SHAPE(24, 8, 3, 3));
+    bd_value *cy = t_val(t, SHAPE(1, 24, 6, 6)), *row = t_input(t, SHAPE(6, 1));
+    bd_node *conv = NODE(t, "Conv", cy, x, cw);
+    ATTR_INTS(t, conv, "pads", 1, 1, 1, 1);
+    bd_error err = { 0 };
+    int ri = bd_node_append_input(t->g, conv, row, &err);
+    conv->post[conv->n_post++] = (bd_postop){ .kind = BD_POST_BINARY, .alg = BD_BIN_MUL, .input = ri };
+    assert_false(bd_dnnl_backend.supports(t->g, conv, why, sizeof why));
+    assert_non_null(strstr(why, "reference kernel"));
+    printf("  conv * [6,1] as a post-op refused: %s\n", why);
     tg_free(t);
 }
 
