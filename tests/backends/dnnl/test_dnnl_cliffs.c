@@ -49,8 +49,25 @@ static bd_value *conv_to(tg *t, bd_value *x, int64_t c, int64_t h, int64_t w)
     return y;
 }
 
-/* ShuffleNet's last average pool: a blocked conv output pooled into a plain graph output
- * (AVX2: pooling_v2 ref:any aBcd8b -> abcd); global and 7x7 forms. */
+/* ShuffleNet's last average pool, x.mean([2, 3]) of a [1,1024,7,7] conv output: a global
+ * pooling of the blocked tensor into the plain graph output (dnnl_reduce.c; on AVX2
+ * pooling_v2 ref:any aBcd8b -> abcd). */
+static void test_mean_of_blocked_into_plain_is_not_ref(void **state)
+{
+    (void)state;
+    tg *t = tg_new();
+    bd_value *x = t_input(t, SHAPE(1, 8, 7, 7));
+    bd_value *c = conv_to(t, x, 1024, 7, 7);
+    bd_value *y = t_val(t, SHAPE(1, 1024));
+    bd_node *r = NODE(t, "ReduceMean", y, c);
+    ATTR_INTS(t, r, "axes", 2, 3);
+    t_attr_i(t, r, "keepdims", 0);
+    t_output(t, y);
+    guarded_matches_unguarded(t, "ReduceMean [2,3] of [1,1024,7,7] blocked -> plain");
+    tg_free(t);
+}
+
+/* The same as AveragePool / GlobalAveragePool nodes of 24 channels. */
 static void test_pool_of_blocked_into_plain_is_not_ref(void **state)
 {
     (void)state;
@@ -202,6 +219,7 @@ static void test_binary_broadcast_only_ref_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mean_of_blocked_into_plain_is_not_ref),
         cmocka_unit_test(test_pool_of_blocked_into_plain_is_not_ref),
         cmocka_unit_test(test_prelu_of_blocked_slopes_is_not_ref),
         cmocka_unit_test(test_se_multiply_on_8_blocked_channels_is_not_ref),
