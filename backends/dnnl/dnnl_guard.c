@@ -7,6 +7,8 @@
  * blocked slopes). Every primitive a builder appends goes through dn_add_step, which asks
  * dn_guard_add here: a pd whose implementation is a cliff is created again, in order,
  *
+ *   0. with its dst in its src's layout (blocked like it), reordered after the step into the
+ *      layout its readers expect (a pool into a small plain output);
  *   1. with plain layouts: every blocked or strided operand of the op desc (and every binary
  *      post-op operand) row-major, reorders into temporaries before and from the dst after
  *      (constant operands are reordered once, at compile);
@@ -151,7 +153,7 @@ static int op_fields(op_desc *d, int *arg, dnnl_memory_desc_t **md)
 }
 
 /* The layouts a variant gives the op's operands. */
-enum { KEEP = 0, PLAIN, INNER };
+enum { KEEP = 0, PLAIN, INNER, DST_LIKE_SRC };
 
 /* MD's dims in LAYOUT: row-major (PLAIN), or with the dims in mask INNER innermost, the rest
  * outside them, each group in its order (INNER). oneDNN 2.6 has jit softmax kernels only along
@@ -178,7 +180,7 @@ static void relayout(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md, int 
 /* Does MD (f32, defined) differ from its LAYOUT form? */
 static bool needs_relayout(const dnnl_memory_desc_t *md, int layout, unsigned inner)
 {
-    if (layout == KEEP || md->ndims == 0 || md->data_type != dnnl_f32)
+    if (layout == KEEP || layout == DST_LIKE_SRC || md->ndims == 0 || md->data_type != dnnl_f32)
         return false;
     if (md->format_kind == dnnl_format_kind_any)
         return true;
@@ -389,8 +391,30 @@ static bool build_variant(dn_compiler *c, const_dnnl_primitive_desc_t pd, const 
     dnnl_memory_desc_t old_field[MAX_FIELDS], copy[MAX_FIELDS];
     for (int f = 0; f < nf; f++)    /* first: one field may serve two args (prelu's data) */
         old_field[f] = copy[f] = *fmd[f];
+    /* DST_LIKE_SRC: only the dst changes, to the src's (blocked) layout, and is reordered into
+     * what its readers expect after the step: a pooling of an 8-blocked [1,1024,7,7] into a
+     * plain [1,1024,1,1] is ref:any on AVX2, blocked to blocked jit, and the reorder after it
+     * moves 4 KiB where a plain copy of the input would move 200. */
+    if (layout == DST_LIKE_SRC) {
+        const dnnl_memory_desc_t *src = NULL, *src_field = NULL;
+        for (int f = 0; f < nf; f++)
+            if (farg[f] == DNNL_ARG_SRC) {
+                src = &old_field[f];
+                src_field = fmd[f];
+            }
+        bool changed = false;      /* a dst that is the src's own field (eltwise, prelu) stays */
+        for (int f = 0; src && f < nf; f++)
+            if (farg[f] == DNNL_ARG_DST && fmd[f] != src_field && old_field[f].ndims == src->ndims &&
+                dn_md_tag(src) != dnnl_format_tag_undef) {
+                dn_md_like(&copy[f], src, old_field[f].dims);
+                changed |= !dn_md_equal(&copy[f], &old_field[f]);
+                *fmd[f] = copy[f];
+            }
+        if (!changed)
+            return false;
+    }
     bool permute = layout == INNER && kind == dnnl_reduction;   /* every field, or none */
-    for (int f = 0; f < nf; f++) {
+    for (int f = 0; layout != DST_LIKE_SRC && f < nf; f++) {
         if (!permute && !needs_relayout(&old_field[f], layout, inner))
             continue;
         relayout(&copy[f], &old_field[f], layout, inner);
@@ -623,7 +647,8 @@ int dn_guard_add(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, i
     if (!dn_pd_is_cliff(pd) || (off && !strcmp(off, "0")))
         return dn_push_prim(c, pd, args, nargs);
     static const struct { int layout; bool split; } order[] = {
-        { PLAIN, false }, { INNER, false }, { KEEP, true }, { PLAIN, true }, { INNER, true },
+        { DST_LIKE_SRC, false }, { PLAIN, false }, { INNER, false }, { KEEP, true }, { PLAIN, true },
+        { INNER, true },
     };
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         variant *v = calloc(1, sizeof *v);
