@@ -46,7 +46,7 @@
 #include "runtime/engines.h"
 #include "runtime/omp_env.h"
 #include "runtime/model.h"
-#include "cli/npy.h"
+#include "core/npy.h"
 
 #define WHY_LEN     1024
 #define ENGINES_LEN 256          /* "dnnl:3,ort:2" */

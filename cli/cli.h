@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "client/braid_client.h"
-#include "cli/npy.h"
+#include "core/npy.h"
 #include "core/backend.h"
 #include "runtime/model.h"
 

@@ -87,8 +87,8 @@ static void print_tensors(const char *title, bd_value *const *v, size_t n)
 /* Every subgraph, and every node not on oneDNN with the reason. */
 static void print_partition(const bd_partition_report *r)
 {
-    printf("per run: %zu kernel step(s), %zu layout reorder(s) writing %.2f MB\n", r->run.steps,
-           r->run.reorders, (double)r->run.reorder_bytes / 1e6);
+    printf("per run: %zu kernel step(s), %zu layout reorder(s) writing %.2f MB, %zu reference kernel(s)\n",
+           r->run.steps, r->run.reorders, (double)r->run.reorder_bytes / 1e6, r->run.ref_steps);
     printf("subgraphs (in execution order):\n");
     for (size_t i = 0; i < r->n_subgraphs; i++) {
         const bd_subgraph_info *s = &r->subgraphs[i];
@@ -97,7 +97,11 @@ static void print_partition(const bd_partition_report *r)
                (double)s->run.reorder_bytes / 1e6);
         if (s->run.const_bytes)
             printf(", weights %.2f MB in its layout", (double)s->run.const_bytes / 1e6);
+        if (s->run.ref_steps)
+            printf(", %zu REFERENCE kernel(s)", s->run.ref_steps);
         printf("\n");
+        if (s->run.impls)
+            printf("      implementations: %s\n", s->run.impls);
         print_tensors("inputs ", s->inputs, s->n_inputs);
         print_tensors("outputs", s->outputs, s->n_outputs);
     }

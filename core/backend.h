@@ -51,6 +51,12 @@ typedef struct bd_kernel_stats {
     size_t reorders;         /* of which layout conversions (data moved, nothing computed) */
     size_t reorder_bytes;    /* bytes those write per inference */
     size_t const_bytes;      /* constants the kernel holds in its own layout (weights) */
+    size_t ref_steps;        /* of the steps, those on a reference implementation the engine
+                              * does not accept on the hot path (oneDNN's `ref:` kernels,
+                              * docs/partitioning.md "The cliff guard"); target 0 */
+    const char *impls;       /* the implementations its steps run, deduplicated with counts,
+                              * most used first ("jit:avx2 x12, native x2"); owned by the
+                              * kernel; NULL when the engine does not say */
 } bd_kernel_stats;
 
 /* Process-wide settings for one engine (bd_backend.configure). */

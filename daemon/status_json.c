@@ -37,6 +37,7 @@ static void partition_report(cJSON *o, const bd_partition_report *r)
     cJSON_AddNumberToObject(o, "kernel_steps", (double)r->run.steps);
     cJSON_AddNumberToObject(o, "reorders", (double)r->run.reorders);
     cJSON_AddNumberToObject(o, "reorder_bytes", (double)r->run.reorder_bytes);
+    cJSON_AddNumberToObject(o, "ref_kernels", (double)r->run.ref_steps);
     cJSON *sgs = cJSON_AddArrayToObject(o, "subgraphs");
     for (size_t i = 0; i < r->n_subgraphs; i++) {
         const bd_subgraph_info *s = &r->subgraphs[i];
@@ -46,6 +47,9 @@ static void partition_report(cJSON *o, const bd_partition_report *r)
         cJSON_AddNumberToObject(j, "kernel_steps", (double)s->run.steps);
         cJSON_AddNumberToObject(j, "reorders", (double)s->run.reorders);
         cJSON_AddNumberToObject(j, "reorder_bytes", (double)s->run.reorder_bytes);
+        cJSON_AddNumberToObject(j, "ref_kernels", (double)s->run.ref_steps);
+        if (s->run.impls)
+            cJSON_AddStringToObject(j, "implementations", s->run.impls);
         cJSON_AddItemToObject(j, "inputs", names(s->inputs, s->n_inputs));
         cJSON_AddItemToObject(j, "outputs", names(s->outputs, s->n_outputs));
         cJSON_AddItemToArray(sgs, j);

@@ -294,6 +294,7 @@ static void report_stats(bd_plan *p)
         p->report.run.reorders += st->reorders;
         p->report.run.reorder_bytes += st->reorder_bytes;
         p->report.run.const_bytes += st->const_bytes;
+        p->report.run.ref_steps += st->ref_steps;
     }
 }
 

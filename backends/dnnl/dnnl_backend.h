@@ -7,6 +7,7 @@
 #ifndef BD_BACKENDS_DNNL_DNNL_BACKEND_H
 #define BD_BACKENDS_DNNL_DNNL_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/backend.h"
@@ -21,6 +22,9 @@ int  bd_dnnl_kernel_num_steps(const bd_kernel *k);
 /* The implementation oneDNN chose for step I of K ("jit:avx2", "ref:any", ...; "native" for
  * braid's own steps); owned by K. */
 const char *bd_dnnl_kernel_step_impl(const bd_kernel *k, int i);
+/* Is step I of K on a reference implementation the cliff guard does not accept (a `ref:`
+ * name not on its allowlist, backends/dnnl/dnnl_guard.c)? Tests assert it never is. */
+bool bd_dnnl_kernel_step_is_cliff(const bd_kernel *k, int i);
 /* The op types (comma-separated) this backend runs slower on this CPU than ONNX Runtime does
  * (measured, docs/performance.md): the plan offers them to a framework fallback first. */
 const char *bd_dnnl_slower_ops(void);

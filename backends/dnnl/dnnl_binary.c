@@ -65,36 +65,6 @@ static int native_bcast(dn_compiler *c, const bd_node *n, const bd_value *a, int
     return dn_add_native(c, DN_STEP_BCAST, args, 3, &nat);
 }
 
-/* A broadcast src1 B varying along two dims or more (Swin's window mask [1, nW, 1, W, W]
- * on [B, nW, heads, W, W]) sends oneDNN's binary to ref:any on plain data, ten times slower
- * than braid's native engine: refused when a plain probe of Y = A op B lands there. One
- * varying dim (a bias, per channel, a scalar) is left to the build (blocked layouts, braid's
- * innermost-axis kernel). */
-static bool broadcast_falls_to_ref(const bd_shape *b, const bd_shape *y, dnnl_alg_kind_t alg)
-{
-    int R = y->rank, varying = 0;
-    int64_t bd[BD_MAX_RANK];
-    for (int i = 0; i < R; i++) {
-        bd[i] = i - (R - b->rank) >= 0 ? b->dims[i - (R - b->rank)] : 1;
-        varying += bd[i] != 1;
-    }
-    if (varying < 2 || bd_shape_equal(b, y))
-        return false;
-    dnnl_memory_desc_t amd, bmd;
-    dn_md_plain(&amd, R, y->dims);
-    dn_md_plain(&bmd, R, bd);
-    dnnl_binary_desc_t d;
-    dnnl_primitive_desc_t pd = NULL;
-    const char *impl = NULL;
-    if (dnnl_binary_desc_init(&d, alg, &amd, &bmd, &amd) == dnnl_success &&
-        dnnl_primitive_desc_create(&pd, &d, NULL, dn_engine(), NULL) == dnnl_success)
-        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-    bool ref = !impl || !strncmp(impl, "ref", 3);
-    if (pd)
-        dnnl_primitive_desc_destroy(pd);
-    return ref;
-}
-
 bool dn_binary_supports(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     if (dn_num_op_inputs(n) != 2 || !n->inputs[0] || !n->inputs[1])
@@ -112,9 +82,23 @@ bool dn_binary_supports(const bd_graph *g, const bd_node *n, char *why, size_t l
         if (d != 1 && d != y->dims[y->rank - 1 - i])
             return dn_why(why, len, "%s: inputs do not broadcast", n->op_type);
     }
-    bool commutes;
-    if (broadcast_falls_to_ref(x, y, alg_of(n->op_type, &commutes)))
-        return dn_why(why, len, "%s: this broadcast runs on oneDNN's reference kernel", n->op_type);
+    /* The cliff guard's probe (dnnl_guard.c): a broadcast oneDNN runs only on its reference
+     * kernel in the plain layout (the guard's own last layout), such as [2,3,4,5] by
+     * [1,3,1,5], goes to the next engine (braid's native one) instead. */
+    if (n->n_post == 0 && !bd_shape_equal(x, y)) {
+        int64_t dims[BD_MAX_RANK];
+        int off = y->rank - x->rank;
+        for (int i = 0; i < y->rank; i++)
+            dims[i] = i >= off ? x->dims[i - off] : 1;
+        dnnl_memory_desc_t ymd, xmd;
+        dnnl_binary_desc_t desc;
+        bool commutes;
+        dn_md_plain(&ymd, y->rank, y->dims);
+        dn_md_plain(&xmd, y->rank, dims);
+        if (dnnl_binary_desc_init(&desc, alg_of(n->op_type, &commutes), &ymd, &xmd, &ymd) == dnnl_success &&
+            dn_probe_is_cliff(&desc))
+            return dn_why(why, len, "%s: oneDNN has only a reference kernel for this broadcast", n->op_type);
+    }
     return dn_postops_supported(g, n, why, len);
 }
 

@@ -237,6 +237,11 @@ static int push_step(dn_compiler *c, dn_step_kind kind, dnnl_primitive_t prim, s
 
 int dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs)
 {
+    return dn_guard_add(c, pd, args, nargs);    /* the cliff guard (dnnl_guard.c) */
+}
+
+int dn_push_prim(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs)
+{
     dnnl_primitive_t prim = NULL;
     dnnl_memory_desc_t smd;   /* copied: the pd (and what it points to) is destroyed below */
     const dnnl_memory_desc_t *q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -689,6 +694,7 @@ void dn_kernel_release(bd_kernel *k)
     bd_big_free(k->weights, k->weights_size);
     free(k->in_shapes);
     free(k->out_shapes);
+    free(k->impls);
     free(k);
 }
 
@@ -833,6 +839,65 @@ static void md_str(char *buf, size_t len, const dnnl_memory_desc_t *md)
         snprintf(buf + off, len - (size_t)off, dn_md_is_plain(md) ? ":plain" : ":strided");
 }
 
+/* Step I's implementation as the report names it: oneDNN's name, with the primitive kind
+ * after a reference one ("ref:any pooling_v2"); *CLIFF: the guard would not accept it. */
+static void step_impl_key(const bd_kernel *k, int i, char *buf, size_t len, bool *cliff)
+{
+    const char *impl = "native";
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    const_dnnl_primitive_desc_t pd = NULL;
+    if (k->steps[i].prim && dnnl_primitive_get_primitive_desc(k->steps[i].prim, &pd) == dnnl_success) {
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+        dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+    }
+    *cliff = k->steps[i].prim && dn_impl_is_cliff(kind, impl);
+    if (!strncmp(impl, "ref", 3))
+        snprintf(buf, len, "%s %s", impl, dnnl_prim_kind2str(kind));
+    else
+        snprintf(buf, len, "%s", impl);
+}
+
+/* K's implementations deduplicated with counts, most used first ("jit:avx2 x12, native x2"),
+ * and its count of cliffs; once, at compile (reports read them for free). */
+static void summarize_impls(bd_kernel *k)
+{
+    typedef struct { char name[64]; int n; } entry;
+    entry *e = calloc((size_t)k->n_steps + 1, sizeof *e);
+    int ne = 0;
+    k->ref_steps = 0;
+    if (!e)
+        return;
+    for (int i = 0; i < k->n_steps; i++) {
+        char key[64];
+        bool cliff;
+        step_impl_key(k, i, key, sizeof key, &cliff);
+        k->ref_steps += cliff;
+        int j = 0;
+        while (j < ne && strcmp(e[j].name, key))
+            j++;
+        if (j == ne)
+            snprintf(e[ne++].name, sizeof e[0].name, "%s", key);
+        e[j].n++;
+    }
+    for (int a = 1; a < ne; a++)        /* by count, then first seen (stable insertion) */
+        for (int b = a; b > 0 && e[b].n > e[b - 1].n; b--) {
+            entry t = e[b];
+            e[b] = e[b - 1];
+            e[b - 1] = t;
+        }
+    size_t len = 1;
+    for (int j = 0; j < ne; j++)
+        len += strlen(e[j].name) + 16;
+    k->impls = malloc(len);
+    if (k->impls) {
+        size_t off = 0;
+        k->impls[0] = 0;
+        for (int j = 0; j < ne; j++)
+            off += (size_t)snprintf(k->impls + off, len - off, "%s%s x%d", j ? ", " : "", e[j].name, e[j].n);
+    }
+    free(e);
+}
+
 /* BRAID_DNNL_VERBOSE=1: print the compiled plan (one line per step: node, implementation,
  * t1 when it runs on one thread (dnnl_threads.c) else tN, then its arguments) to stderr. */
 static void dump_plan(const bd_kernel *k)
@@ -922,6 +987,7 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     c.n_bufs = 0;
     compiler_free(&c);
     pack_constants(k);
+    summarize_impls(k);
     const char *verbose = getenv("BRAID_DNNL_VERBOSE");
     if (verbose && verbose[0] == '1')
         dump_plan(k);
@@ -953,9 +1019,17 @@ const char *bd_dnnl_kernel_step_impl(const bd_kernel *k, int i)
     return impl;
 }
 
+bool bd_dnnl_kernel_step_is_cliff(const bd_kernel *k, int i)
+{
+    char key[64];
+    bool cliff;
+    step_impl_key(k, i, key, sizeof key, &cliff);
+    return cliff;
+}
+
 void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)
 {
-    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps };
+    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps, .ref_steps = k->ref_steps, .impls = k->impls };
     for (int i = 0; i < k->n_steps; i++)
         if (k->steps[i].reorder_bytes) {
             out->reorders++;

@@ -111,6 +111,8 @@ struct bd_kernel {
     bd_shape  *in_shapes, *out_shapes;
     void      *weights;           /* every CONST buffer's data, packed (bd_big_alloc); or NULL */
     size_t     weights_size;
+    size_t     ref_steps;         /* steps on a reference implementation (dn_impl_is_cliff) */
+    char      *impls;             /* "jit:avx2 x12, ..." (bd_kernel_stats.impls) */
 };
 
 /* The I-th float of an initializer's bytes, which may sit at any address of a model file. */
@@ -253,8 +255,27 @@ int  dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md
               const dnnl_memory_desc_t *dst_md, int *buf);
 
 /* Append a step running the primitive of PD (PD is consumed: destroyed here in all cases)
- * with ARGS (copied); adds the scratchpad arg. */
+ * with ARGS (copied); adds the scratchpad arg. A PD on a reference implementation goes
+ * through the cliff guard first (dn_guard_add), which may append other steps instead. */
 int  dn_add_step(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs);
+/* dn_add_step without the guard: PD's primitive as it is. */
+int  dn_push_prim(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs);
+
+/* ---- the cliff guard (dnnl_guard.c) ---------------------------------------------------- */
+
+/* Is IMPL, oneDNN's implementation of a primitive of KIND, a reference kernel braid does not
+ * accept on the hot path (a "ref" name not on the guard's allowlist)? */
+bool dn_impl_is_cliff(dnnl_primitive_kind_t kind, const char *impl);
+bool dn_pd_is_cliff(const_dnnl_primitive_desc_t pd);
+/* The probe at annotate: would the op DESC (an initialised *_desc_t, its operands plain, no
+ * post-ops) run on a cliff? A supports() that sees it refuses the node with a reason saying
+ * "reference kernel", so annotation offers it to the next engine. False when oneDNN cannot
+ * create it at all (compile reports that). */
+bool dn_probe_is_cliff(const void *desc);
+/* Append PD (consumed) with ARGS: as it is when it is no cliff; else the first of its
+ * alternatives (plain layouts, post-ops split off, both) with no cliff in it; else as it is
+ * (the kernel's statistics count it). BRAID_DNNL_GUARD=0 turns the alternatives off. */
+int  dn_guard_add(dn_compiler *c, dnnl_primitive_desc_t pd, const dn_arg *args, int nargs);
 /* Append a native step (ERF, PAD, RESIZE) reading/writing ARGS with parameters NAT (may be
  * NULL). */
 int  dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nargs,

@@ -64,6 +64,25 @@ static bool broadcasts_to(const bd_shape *x, const bd_shape *out)
     return true;
 }
 
+/* The cliff guard's probe (dnnl_guard.c) for a binary post-op: would its operand X, run as
+ * the binary the guard splits a post-op into, need oneDNN's reference kernel even row-major?
+ * (A broadcast along a middle axis such as [1,1,H,1] has no jit kernel in oneDNN 2.6.) Then
+ * the node is not fused, and its own supports() hands the binary to the next engine. */
+static bool ref_only_broadcast(dnnl_alg_kind_t alg, const bd_shape *x, const bd_shape *y)
+{
+    if (bd_shape_equal(x, y) || y->rank < 1)
+        return false;
+    int64_t dims[BD_MAX_RANK];
+    int off = y->rank - x->rank;
+    for (int i = 0; i < y->rank; i++)
+        dims[i] = i >= off ? x->dims[i - off] : 1;
+    dnnl_memory_desc_t ymd, xmd;
+    dnnl_binary_desc_t desc;
+    dn_md_plain(&ymd, y->rank, y->dims);
+    dn_md_plain(&xmd, y->rank, dims);
+    return dnnl_binary_desc_init(&desc, alg, &ymd, &xmd, &ymd) == dnnl_success && dn_probe_is_cliff(&desc);
+}
+
 bool dn_postops_supported(const bd_graph *g, const bd_node *n, char *why, size_t len)
 {
     int sums = 0;
@@ -95,6 +114,9 @@ bool dn_postops_supported(const bd_graph *g, const bd_node *n, char *why, size_t
                 return dn_why(why, len, "post-op %d: binary algorithm %d unknown", i, p->alg);
             if (!broadcasts_to(&x->shape, &y->shape))
                 return dn_why(why, len, "binary post-op input '%s' does not broadcast to the output", x->name);
+            if (ref_only_broadcast(a, &x->shape, &y->shape))
+                return dn_why(why, len, "binary post-op input '%s': oneDNN has only a reference kernel "
+                              "for this broadcast", x->name);
             break;
         default:
             return dn_why(why, len, "post-op %d has unknown kind %d", i, (int)p->kind);

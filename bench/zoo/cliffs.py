@@ -21,11 +21,18 @@ inspect DIR/<onnx>` (planned with every dynamic dim = 1), grouped by op and reas
 Per model it prints the groups, then one machine-readable line
 
     CLIFF model=NAME exec_per_run=N reorders_per_run=N ref_per_run=N ref_at_load=N
-          subgraphs=N ort_subgraphs=N ort_nodes=N ort_nodes_dims1=N nodes_dims1=N [error=...]
+          ref_kernels_dims1=N subgraphs=N ort_subgraphs=N ort_nodes=N ort_nodes_dims1=N
+          nodes_dims1=N [error=...]
 
-(ort_nodes=-1: braid bench printed no subgraphs line). No timing is read: run it on any
-machine, at any load; but name the CPU, since oneDNN picks kernels by ISA.
-Exit status: 0 if every model ran, 1 if braid failed on any, 2 on bad arguments.
+(ort_nodes=-1: braid bench printed no subgraphs line). ref_per_run counts every oneDNN
+execution whose implementation starts with `ref`, the cliff guard's allowlist included
+(oneDNN 2.6's RNN is named `ref`); ref_kernels_dims1 is the guard's own count, the reference
+kernels it did not accept (braid inspect's "reference kernel(s)", docs/partitioning.md "The
+cliff guard"). No timing is read: run it on any machine, at any load; but name the CPU, since
+oneDNN picks kernels by ISA.
+Exit status: 0 if every model ran, 1 if braid failed on any, 2 on bad arguments; with
+--fail-on-ref, 3 when every model ran but one still runs a reference kernel the guard does
+not accept (ref_kernels_dims1 > 0).
 """
 
 import argparse
@@ -126,6 +133,8 @@ def cliffs(args, name, entry):
     q = subprocess.run([args.braid, "inspect", model], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=args.timeout)
     ort1, total, why = parse_inspect(q.stdout)
+    m = re.search(r"(\d+) reference kernel\(s\)", q.stdout)
+    guard_refs = int(m.group(1)) if m else -1
     if q.returncode != 0 and not error:
         error = "inspect: " + (q.stdout.strip().splitlines() or ["exit status %d" % q.returncode])[-1]
     for k, v in run_refs.most_common():
@@ -140,11 +149,14 @@ def cliffs(args, name, entry):
         print(q.stdout)
     ort, ort_sg, sg = placed if placed else (-1, -1, -1)
     print("CLIFF model=%s exec_per_run=%d reorders_per_run=%d ref_per_run=%d ref_at_load=%d "
-          "subgraphs=%d ort_subgraphs=%d ort_nodes=%d ort_nodes_dims1=%d nodes_dims1=%d%s" % (
+          "ref_kernels_dims1=%d subgraphs=%d ort_subgraphs=%d ort_nodes=%d ort_nodes_dims1=%d "
+          "nodes_dims1=%d%s" % (
               name, run_exec, run_reorders, sum(run_refs.values()), sum(load_refs.values()),
-              sg, ort_sg, ort, ort1, total,
+              guard_refs, sg, ort_sg, ort, ort1, total,
               (" error=" + error.replace("\n", " ")) if error else ""), flush=True)
-    return 0 if not error else 1
+    if error:
+        return 1
+    return 3 if args.fail_on_ref and guard_refs != 0 else 0
 
 
 def main(argv=None):
@@ -154,6 +166,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="braid's threads (default: 1)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per braid call")
     ap.add_argument("--verbose", action="store_true", help="also print every primitive of a run (grouped) and braid inspect's report")
+    ap.add_argument("--fail-on-ref", action="store_true",
+                    help="exit 3 when a model still runs a reference kernel the cliff guard does not accept")
     ap.add_argument("models", nargs="+", metavar="NAME")
     args = ap.parse_args(argv)
     try:
@@ -169,7 +183,8 @@ def main(argv=None):
     status = 0
     for name in args.models:
         print("cliffs %s" % name, flush=True)
-        status |= cliffs(args, name, manifest[name])
+        rc = cliffs(args, name, manifest[name])
+        status = 1 if 1 in (rc, status) else max(status, rc)
     return status
 
 

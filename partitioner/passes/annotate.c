@@ -14,6 +14,7 @@ const char *bd_reason_name(bd_reason r)
     case BD_REASON_DYNAMIC:   return "dynamic shape";
     case BD_REASON_FORCED:    return "forced";
     case BD_REASON_COST:      return "cost";
+    case BD_REASON_REFERENCE: return "reference kernel";
     case BD_REASON_NONE:      break;
     }
     return "";
@@ -142,6 +143,8 @@ static bd_reason classify(const char *why)
         return BD_REASON_OP;
     if (strstr(why, "FP32") || strstr(why, "dtype") || strstr(why, "data type") || strstr(why, "element type"))
         return BD_REASON_DTYPE;
+    if (strstr(why, "reference kernel"))
+        return BD_REASON_REFERENCE;
     return BD_REASON_ATTRIBUTE;
 }
 

@@ -45,9 +45,12 @@ typedef enum bd_reason {
     BD_REASON_DYNAMIC,     /* a tensor it touches has a shape only known at run time */
     BD_REASON_FORCED,      /* the user's fallback_ops or engine option */
     BD_REASON_COST,        /* accepted, but an island too small to pay two boundary crossings */
+    BD_REASON_REFERENCE,   /* the backend has only a reference (slow) kernel for it: the cliff
+                            * guard's probe (docs/partitioning.md) */
 } bd_reason;
 
-/* "unsupported op", "attribute", "dtype", "dynamic shape", "forced", "cost", "" for NONE. */
+/* "unsupported op", "attribute", "dtype", "dynamic shape", "forced", "cost", "reference
+ * kernel", "" for NONE. */
 const char *bd_reason_name(bd_reason r);
 
 typedef struct bd_placement_opts {

@@ -98,6 +98,10 @@ class Cli(unittest.TestCase):
         self.assertIn("image", r.stdout)
         self.assertIn("Conv+Relu", r.stdout)
         self.assertRegex(r.stdout, r"dnnl +7 of 7 nodes")
+        # the cliff guard's report: no reference kernel, the implementations with counts
+        self.assertRegex(r.stdout, r"per run: .*, 0 reference kernel\(s\)")
+        self.assertRegex(r.stdout, r"\n +implementations: [^,\n]+ x\d+")
+        self.assertNotIn("REFERENCE", r.stdout)
 
     def test_engine_library_flags_reach_the_engines(self):
         # the path given is the one each engine tried (it does not exist, so the plan fails)

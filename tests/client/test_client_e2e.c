@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "client/braid_client.h"
-#include "cli/npy.h"
+#include "core/npy.h"
 #include "tests/lib/tl_file.h"
 
 extern char **environ;

@@ -1,6 +1,7 @@
 /* Plans end to end with the real backend table: the q/k/v merge and its Split on oneDNN,
  * forced placement, the cost rule, the partition report, run-time shapes through the
  * executor. Cases needing ONNX Runtime are skipped when libonnxruntime.so.1 is absent. */
+#define _POSIX_C_SOURCE 200809L   /* setenv */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -561,6 +563,60 @@ static void test_shared_weight_laid_out_once(void **state)
     assert_memory_equal(a, b, sizeof a);
 }
 
+/* The partition report counts the reference kernels a plan runs (bd_kernel_stats.ref_steps:
+ * the cliff guard's, docs/partitioning.md) and names each subgraph's implementations. A
+ * softmax over axis 1 of [1,24,6,6] is oneDNN 2.6's `ref:any` in the row-major layout: with
+ * the guard it runs with that axis innermost (0 left); without it (BRAID_DNNL_GUARD=0) the
+ * count is whatever this CPU's oneDNN picked, and the total is the subgraphs' sum. */
+static size_t softmax_ref_steps(bool guard, char *impls, size_t len)
+{
+    bd_graph *g = bd_graph_create("softmax_axis1");
+    bd_graph_set_opset(g, 13);
+    int64_t d[] = { 1, 24, 6, 6 };
+    bd_value *x = tl_value(g, "x", BD_DT_FLOAT, 4, d), *y = tl_value(g, "y", BD_DT_FLOAT, 4, d);
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, y, NULL);
+    bd_node *n = tl_op(g, "softmax", "Softmax", &x, 1, y);
+    tl_attr_int(g, n, "axis", 1);
+    bd_error err = { 0 };
+    if (!guard)
+        setenv("BRAID_DNNL_GUARD", "0", 1);
+    bd_model_options o = { .engine = "dnnl" };
+    bd_model *m;
+    if (bd_model_from_graph(g, &o, &m, &err))
+        fail_msg("open: %s", err.msg);
+    static float xv[24 * 36];
+    for (int i = 0; i < 24 * 36; i++)
+        xv[i] = (float)(i % 7) - 3;
+    DLTensor in = input_tensor(xv, 4, d);
+    const bd_plan *p;
+    if (bd_model_plan(m, &in, 1, &p, &err))
+        fail_msg("plan: %s", err.msg);
+    unsetenv("BRAID_DNNL_GUARD");
+    const bd_partition_report *r = bd_plan_partition(p);
+    size_t sum = 0;
+    for (size_t i = 0; i < r->n_subgraphs; i++)
+        sum += r->subgraphs[i].run.ref_steps;
+    assert_int_equal(r->n_subgraphs, 1);
+    assert_int_equal(r->run.ref_steps, sum);
+    assert_non_null(r->subgraphs[0].run.impls);
+    snprintf(impls, len, "%s", r->subgraphs[0].run.impls);
+    printf("    guard %s: %zu reference kernel(s); implementations: %s\n", guard ? "on" : "off",
+           r->run.ref_steps, impls);
+    bd_model_close(m);
+    return sum;
+}
+
+static void test_report_counts_reference_kernels(void **state)
+{
+    (void)state;
+    char on[256], off[256];
+    assert_int_equal(softmax_ref_steps(true, on, sizeof on), 0);
+    assert_null(strstr(on, "ref:"));
+    if (softmax_ref_steps(false, off, sizeof off) > 0)
+        assert_non_null(strstr(off, "ref:any softmax"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -575,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_failing_constant_expression_is_left_to_the_run),
         cmocka_unit_test(test_tensordot_epilogue_fuses),
         cmocka_unit_test(test_shared_weight_laid_out_once),
+        cmocka_unit_test(test_report_counts_reference_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -601,6 +601,14 @@ static result run_forced(const op_case *c, const case_data *d, const bd_backend 
         snprintf(why, len, "ran without the error the case expects");
     else
         r = compare_all(c, d, b->name, y, why, len);
+    /* The cliff guard (docs/partitioning.md): no engine may run a case on a reference kernel
+     * it does not accept on the hot path (oneDNN's `ref:` ones); the guard's own allowlist
+     * (backends/dnnl/dnnl_guard.c) says which reference-named kernels are no cliff, and why. */
+    if (r == R_OK && rep->run.ref_steps) {
+        snprintf(why, len, "%zu reference kernel(s): %s", rep->run.ref_steps,
+                 rep->subgraphs[0].run.impls ? rep->subgraphs[0].run.impls : "?");
+        r = R_FAIL;
+    }
 done:
     bd_exec_destroy(e);
     bd_model_close(m);

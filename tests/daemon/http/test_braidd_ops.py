@@ -250,7 +250,7 @@ class BraiddOps(unittest.TestCase):
         self.assertEqual(set(m["partition"]), {"nodes_imported", "nodes_planned", "steps",
                                                "fused_composites", "backends", "load_ms",
                                                "kernel_steps", "reorders", "reorder_bytes",
-                                               "subgraphs", "fallback_nodes"})
+                                               "ref_kernels", "subgraphs", "fallback_nodes"})
         (sub,) = m["partition"]["subgraphs"]          # the demo runs as one oneDNN subgraph
         self.assertEqual(sub["backend"], "dnnl")
         # its steps are the subgraph's, at least one per planned node that is no view
@@ -258,6 +258,10 @@ class BraiddOps(unittest.TestCase):
         self.assertGreaterEqual(sub["kernel_steps"], 1)
         self.assertEqual(sub["reorders"], m["partition"]["reorders"])
         self.assertGreaterEqual(sub["reorder_bytes"], 0)
+        # the cliff guard: no reference kernel, and the implementations named with counts
+        self.assertEqual((sub["ref_kernels"], m["partition"]["ref_kernels"]), (0, 0))
+        self.assertRegex(sub["implementations"], r"^[^,]+ x\d+(, [^,]+ x\d+)*$")
+        self.assertNotIn("ref", sub["implementations"])
         self.assertEqual(m["partition"]["fallback_nodes"], [])
         self.assertEqual(set(m["queue"]), {"queued", "in_flight", "limit"})
         st = m["stats"]

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 
 #include "backends/ort/ort_backend.h"
-#include "cli/npy.h"
+#include "core/npy.h"
 #include "runtime/model.h"
 #include "tests/lib/tl_file.h"
 

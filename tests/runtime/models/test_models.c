@@ -24,7 +24,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "cli/npy.h"
+#include "core/npy.h"
 #include "runtime/model.h"
 #include "tests/lib/tl_file.h"
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "cli/npy.h"
+#include "core/npy.h"
 
 static char tmpdir[256];
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Interop of cli/npy.c with numpy itself: files numpy writes are read back by braid and
+"""Interop of core/npy.c with numpy itself: files numpy writes are read back by braid and
 written out again; numpy must load the copy unchanged, and for format 1.0 the copy must be
 byte-identical to numpy's own file.
 

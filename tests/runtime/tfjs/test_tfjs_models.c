@@ -25,7 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "runtime/engines.h"
-#include "cli/npy.h"
+#include "core/npy.h"
 #include "backends/tf/tf_backend.h"
 #include "runtime/model.h"
 #include "tests/lib/tl_file.h"

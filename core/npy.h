@@ -4,8 +4,8 @@
  * bool dtypes ('<f4' '<f8' '<f2' '<i8' '<i4' '<i2' '|i1' '<u8' '<u4' '<u2' '|u1' '|b1'),
  * C order only, rank <= BD_MAX_RANK. Writes version 1.0 (2.0 when the header needs it).
  * The header dict is parsed strictly: anything unexpected is an error naming the file. */
-#ifndef BD_CLI_NPY_H
-#define BD_CLI_NPY_H
+#ifndef BD_CORE_NPY_H
+#define BD_CORE_NPY_H
 
 #include <stddef.h>
 
