@@ -421,7 +421,7 @@ static int run_loop(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
     if (in[0]) {
         if ((rc = scalar_arg(n, "M", in[0], BD_DT_INT64, err)))
             return rc;
-        trips = *(const int64_t *)in[0]->t.data;
+        memcpy(&trips, in[0]->t.data, sizeof trips);   /* a constant M may sit unaligned in the model file */
     }
     if (use_cond) {
         if ((rc = scalar_arg(n, "cond", in[1], BD_DT_BOOL, err)))
