@@ -1,0 +1,121 @@
+/* Regions of run-time shapes (runtime/dynamic_region.c) through the real engine table: the
+ * nodes after a NonZero run on braid's engine "dynamic", never on a framework, and their
+ * shapes follow the data at every run of one execution context. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "runtime/model.h"
+#include "tests/lib/tl_graph.h"
+
+/* y = Transpose(NonZero(Relu(x))) + 10: [?, 2] int64, the row and column of each positive x. */
+static bd_model *nonzero_tail(const char *engine)
+{
+    bd_graph *g = bd_graph_create("nonzero_tail");
+    bd_graph_set_opset(g, 13);
+    int64_t d[] = { 2, 3 }, dyn2[] = { 2, -1 }, dyn[] = { -1, 2 }, one[] = { 1 };
+    int64_t ten = 10;
+    bd_value *x = tl_input(g, "x", BD_DT_FLOAT, 2, d), *r = tl_value(g, "r", BD_DT_FLOAT, 2, d);
+    bd_value *idx = tl_value(g, "idx", BD_DT_INT64, 2, dyn2);
+    bd_value *t = tl_value(g, "t", BD_DT_INT64, 2, dyn), *y = tl_value(g, "y", BD_DT_INT64, 2, dyn);
+    bd_value *c = tl_const(g, "ten", BD_DT_INT64, 1, one, &ten);
+    tl_output(g, y);
+    tl_op(g, "relu", "Relu", &x, 1, r);
+    tl_op(g, "nz", "NonZero", &r, 1, idx);
+    tl_op(g, "tr", "Transpose", &idx, 1, t);
+    bd_value *add_in[2] = { t, c };
+    tl_op(g, "add", "Add", add_in, 2, y);
+    bd_model *m;
+    bd_error err = { 0 };
+    bd_model_options o = { .min_dnnl_region_flops = -1, .engine = engine };
+    if (bd_model_from_graph(g, &o, &m, &err))
+        fail_msg("model: %s", err.msg);
+    return m;
+}
+
+static void test_region_shapes_follow_every_run(void **state)
+{
+    (void)state;
+    bd_model *m = nonzero_tail("dnnl,native");
+    float xv[6] = { 1, -2, 0, 3, 4, -1 };
+    int64_t xs[] = { 2, 3 };
+    DLTensor in = { .data = xv, .device = { kDLCPU, 0 }, .ndim = 2, .shape = xs,
+                    .dtype = { kDLFloat, 32, 1 } };
+    const bd_plan *p;
+    bd_error err = { 0 };
+    if (bd_model_plan(m, &in, 1, &p, &err))
+        fail_msg("plan: %s", err.msg);
+    const bd_partition_report *rep = bd_plan_partition(p);
+    bool dynamic = false;
+    for (size_t i = 0; i < rep->n_subgraphs; i++) {
+        assert_string_not_equal(rep->subgraphs[i].backend, "ort");
+        dynamic |= strcmp(rep->subgraphs[i].backend, "dynamic") == 0;
+    }
+    assert_true(dynamic);
+    bd_exec *e[2];
+    assert_int_equal(bd_exec_create(p, &e[0], &err), 0);
+    assert_int_equal(bd_exec_create(p, &e[1], &err), 0);
+    /* positives at (0,0) (1,0) (1,1); then x[1,1] negative: two; then all six; then none;
+     * two contexts on one plan, interleaved */
+    for (int round = 0; round < 8; round++) {
+        int which = round / 4;
+        int r = round % 4;
+        float vals[4][6] = { { 1, -2, 0, 3, 4, -1 }, { 1, -2, 0, 3, -4, -1 },
+                             { 1, 2, 3, 4, 5, 6 }, { -1, -1, -1, 0, 0, 0 } };
+        memcpy(xv, vals[r], sizeof xv);
+        if (bd_exec_run(e[which], &in, 1, &err))
+            fail_msg("run %d: %s", round, err.msg);
+        const DLTensor *y = bd_exec_output(e[which], 0);
+        int64_t want[6][2], n = 0;
+        for (int i = 0; i < 6; i++)
+            if (vals[r][i] > 0)
+                want[n][0] = i / 3 + 10, want[n][1] = i % 3 + 10, n++;
+        assert_int_equal(y->ndim, 2);
+        assert_int_equal(y->shape[0], n);
+        assert_int_equal(y->shape[1], 2);
+        const int64_t *v = y->data;
+        for (int64_t i = 0; i < n; i++) {
+            assert_int_equal(v[2 * i], want[i][0]);
+            assert_int_equal(v[2 * i + 1], want[i][1]);
+        }
+    }
+    bd_exec_destroy(e[0]);
+    bd_exec_destroy(e[1]);
+    bd_model_close(m);
+}
+
+/* "native" alone allows the region (braid's own execution): its plans stay on native. */
+static void test_region_runs_with_native_alone(void **state)
+{
+    (void)state;
+    bd_model *m = nonzero_tail("native");
+    float xv[6] = { 1, -2, 0, 3, 4, -1 };
+    int64_t xs[] = { 2, 3 };
+    DLTensor in = { .data = xv, .device = { kDLCPU, 0 }, .ndim = 2, .shape = xs,
+                    .dtype = { kDLFloat, 32, 1 } };
+    const bd_plan *p;
+    bd_error err = { 0 };
+    if (bd_model_plan(m, &in, 1, &p, &err))
+        fail_msg("plan: %s", err.msg);
+    bd_exec *e;
+    assert_int_equal(bd_exec_create(p, &e, &err), 0);
+    assert_int_equal(bd_exec_run(e, &in, 1, &err), 0);
+    assert_int_equal(bd_exec_output(e, 0)->shape[0], 3);
+    bd_exec_destroy(e);
+    bd_model_close(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_region_shapes_follow_every_run),
+        cmocka_unit_test(test_region_runs_with_native_alone),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
