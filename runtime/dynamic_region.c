@@ -21,7 +21,8 @@
  * A node whose op no braid engine runs for any shape is refused (it goes to the framework
  * fallback, or the load fails with `--engine dnnl,native`). Bounds are control flow's: at
  * most CF_MAX_BUILDS_PER_RUN plans built per run, every plan checked against the model's
- * max_run_memory_bytes at build and every run-time-shaped output by the native engine at run.
+ * max_run_memory_bytes at build (half the machine's memory without one) and every
+ * run-time-shaped output by the native engine when it is made.
  * Per-execution-context state (slots, plan caches) lives in the context: one thread at a
  * time per context, many contexts on one kernel. */
 #include "runtime/control_internal.h"
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct bd_kernel {
     cf_body          body;      /* the region as a graph of its own (no outer values) */
@@ -212,6 +214,15 @@ static bool dr_supports(const bd_graph *g, const bd_node *n, char *why, size_t w
 
 /* ---- compile, contexts, runs ------------------------------------------------------------- */
 
+/* Half the machine's memory (the native engine's bound on a run-time-shaped output). */
+static size_t default_max_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return (size_t)1 << 30;
+    return (size_t)pages / 2 * (size_t)size;
+}
+
 static void dr_release(bd_kernel *k)
 {
     if (!k)
@@ -235,6 +246,10 @@ static int dr_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
         k->opts = *o;
     k->opts.fallback_ops = k->opts.fallback_ops ? strdup(k->opts.fallback_ops) : NULL;
     k->opts.engine = k->opts.engine ? strdup(k->opts.engine) : NULL;
+    /* shapes the run gives can ask any plan for terabytes (an outer product of a compressed
+     * vector): without a model limit, the native engine's for run-time shapes applies */
+    if (!k->opts.max_run_memory_bytes)
+        k->opts.max_run_memory_bytes = default_max_bytes();
     k->n_in = sg->n_inputs;
     k->n_out = sg->n_outputs;
     k->body.n_formals = sg->n_inputs;

@@ -111,11 +111,67 @@ static void test_region_runs_with_native_alone(void **state)
     bd_model_close(m);
 }
 
+/* y = Unsqueeze(q, 1) x Unsqueeze(q, 0) for q = Compress(x, mask): the outer product of a
+ * vector whose length only the run tells. 2^20 kept elements make it 4 TiB: refused when the
+ * region's plan is built (max_run_memory_bytes), before anything is allocated. */
+static void test_region_plan_over_memory_limit_is_refused(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 };
+    bd_graph *g = bd_graph_create("outer");
+    bd_graph_set_opset(g, 13);
+    int64_t d[] = { N }, dyn[] = { -1 }, col[] = { -1, 1 }, row[] = { 1, -1 }, sq[] = { -1, -1 };
+    int64_t one = 1, zero = 0, ax[] = { 1 };
+    bd_value *x = tl_input(g, "x", BD_DT_FLOAT, 1, d), *mask = tl_input(g, "mask", BD_DT_BOOL, 1, d);
+    bd_value *q = tl_value(g, "q", BD_DT_FLOAT, 1, dyn), *qc = tl_value(g, "qc", BD_DT_FLOAT, 2, col);
+    bd_value *qr = tl_value(g, "qr", BD_DT_FLOAT, 2, row), *y = tl_value(g, "y", BD_DT_FLOAT, 2, sq);
+    bd_value *a1 = tl_const(g, "a1", BD_DT_INT64, 1, ax, &one);
+    bd_value *a0 = tl_const(g, "a0", BD_DT_INT64, 1, ax, &zero);
+    tl_output(g, y);
+    bd_value *cin[2] = { x, mask }, *u1[2] = { q, a1 }, *u0[2] = { q, a0 }, *mm[2] = { qc, qr };
+    tl_attr_int(g, tl_op(g, "compress", "Compress", cin, 2, q), "axis", 0);
+    tl_op(g, "col", "Unsqueeze", u1, 2, qc);
+    tl_op(g, "row", "Unsqueeze", u0, 2, qr);
+    tl_op(g, "outer", "MatMul", mm, 2, y);
+    bd_model *m;
+    bd_error err = { 0 };
+    bd_model_options o = { .engine = "dnnl,native", .max_run_memory_bytes = (size_t)1 << 30 };
+    if (bd_model_from_graph(g, &o, &m, &err))
+        fail_msg("model: %s", err.msg);
+    static float xv[N];
+    static uint8_t mv[N];
+    int64_t xs[] = { N };
+    DLTensor in[2] = {
+        { .data = xv, .device = { kDLCPU, 0 }, .ndim = 1, .shape = xs, .dtype = { kDLFloat, 32, 1 } },
+        { .data = mv, .device = { kDLCPU, 0 }, .ndim = 1, .shape = xs, .dtype = { kDLUInt, 8, 1 } },
+    };
+    const bd_plan *p;
+    if (bd_model_plan(m, in, 2, &p, &err))
+        fail_msg("plan: %s", err.msg);
+    bd_exec *e;
+    assert_int_equal(bd_exec_create(p, &e, &err), 0);
+    mv[0] = mv[5] = mv[9] = 1;                       /* three kept: a 3x3 product */
+    xv[0] = 1, xv[5] = 2, xv[9] = 3;
+    if (bd_exec_run(e, in, 2, &err))
+        fail_msg("run: %s", err.msg);
+    const DLTensor *out = bd_exec_output(e, 0);
+    assert_int_equal(out->shape[0], 3);
+    assert_int_equal(out->shape[1], 3);
+    assert_true(((const float *)out->data)[8] == 9.0f);
+    memset(mv, 1, sizeof mv);                        /* all kept: 2^40 floats */
+    assert_int_equal(bd_exec_run(e, in, 2, &err), BD_EINVAL);
+    printf("    refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "max_run_memory_bytes"));
+    bd_exec_destroy(e);
+    bd_model_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_region_shapes_follow_every_run),
         cmocka_unit_test(test_region_runs_with_native_alone),
+        cmocka_unit_test(test_region_plan_over_memory_limit_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
