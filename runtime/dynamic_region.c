@@ -146,34 +146,12 @@ static bool probe(const bd_graph *g, const bd_node *n, const bd_value **ins, con
     return ok;
 }
 
-static bool dr_supports(const bd_graph *g, const bd_node *n, char *why, size_t why_len)
+/* Does a braid engine take N with representative shapes for its run-time-shaped inputs
+ * (INS, NI of them, SHAPES their scratch)? Each unknown dim 2, else 1, else 12 (a Reshape to
+ * [-1, 3] or [-1, 4] needs a multiple); an unknown rank 1 to 4. */
+static bool probe_shapes(const bd_graph *g, const bd_node *n, const bd_value **ins, bd_shape *shapes,
+                         size_t ni)
 {
-    const bd_value *ins[64];
-    bd_shape shapes[64];
-    size_t ni = 0;
-    bool dynamic = false;
-    for (size_t k = 0; k < n->n_inputs; k++) {
-        const bd_value *v = n->inputs[k];
-        bool seen = !v || v->data;
-        for (size_t a = 0; a < ni && !seen; a++)
-            seen = ins[a] == v;
-        if (seen)
-            continue;
-        if (ni == sizeof ins / sizeof ins[0]) {
-            snprintf(why, why_len, "more than %zu inputs", ni);
-            return false;
-        }
-        dynamic |= run_time_shaped(v);
-        ins[ni++] = v;
-    }
-    if (!dynamic) {          /* not this engine's: the others decided on plan-time shapes */
-        snprintf(why, why_len, "op %s (no input shaped at run time)", n->op_type);
-        return false;
-    }
-    if (n->n_post || n->n_implicit) {
-        snprintf(why, why_len, "%s", n->n_post ? "post-ops" : "a subgraph");
-        return false;
-    }
     const bd_model_options *opts = plan_building_options();
     bd_placement_opts popts = { .engine = opts ? opts->engine : NULL };
     size_t nb;
@@ -182,8 +160,6 @@ static bool dr_supports(const bd_graph *g, const bd_node *n, char *why, size_t w
     bd_error quiet = { 0 };
     if (bd_place_engines(&popts, backends, nb, &allowed, &quiet))
         allowed = ~0u;
-    /* representative shapes: each unknown dim 2, else 1, else 12 (a Reshape to [-1, 3] or
-     * [-1, 4] needs a multiple); an unknown rank 1 to 4 */
     static const int64_t dims[] = { 2, 1, 12 };
     for (int rank_try = 1; rank_try <= 4; rank_try++) {
         bool any_unknown_rank = false;
@@ -208,8 +184,39 @@ static bool dr_supports(const bd_graph *g, const bd_node *n, char *why, size_t w
         if (!any_unknown_rank)
             break;
     }
-    snprintf(why, why_len, "op %s: no braid engine runs it for any shape tried", n->op_type);
     return false;
+}
+
+static bool dr_supports(const bd_graph *g, const bd_node *n, char *why, size_t why_len)
+{
+    bool dynamic = false;
+    for (size_t k = 0; k < n->n_inputs && !dynamic; k++)
+        dynamic = run_time_shaped(n->inputs[k]);
+    if (!dynamic) {          /* not this engine's: the others decided on plan-time shapes */
+        snprintf(why, why_len, "op %s (no input shaped at run time)", n->op_type);
+        return false;
+    }
+    if (n->n_post || n->n_implicit) {
+        snprintf(why, why_len, "%s", n->n_post ? "post-ops" : "a subgraph");
+        return false;
+    }
+    const bd_value **ins = calloc(n->n_inputs, sizeof *ins);
+    bd_shape *shapes = calloc(n->n_inputs, sizeof *shapes);
+    size_t ni = 0;
+    for (size_t k = 0; ins && shapes && k < n->n_inputs; k++) {
+        const bd_value *v = n->inputs[k];
+        bool seen = !v || v->data;
+        for (size_t a = 0; a < ni && !seen; a++)
+            seen = ins[a] == v;
+        if (!seen)
+            ins[ni++] = v;
+    }
+    bool ok = ins && shapes && probe_shapes(g, n, ins, shapes, ni);
+    if (!ok)
+        snprintf(why, why_len, "op %s: no braid engine runs it for any shape tried", n->op_type);
+    free(ins);
+    free(shapes);
+    return ok;
 }
 
 /* ---- compile, contexts, runs ------------------------------------------------------------- */

@@ -76,8 +76,9 @@ def nms_ref(boxes, scores, max_out, iou_thr, score_thr):
 # ---- the cases: (model, {input: array}, [reference outputs]) --------------------------------
 
 
-def nms_tail(seed):
-    """NMS -> Gather of the box column -> Squeeze -> Gather of boxes and scores -> Mul, Add."""
+def nms_tail(seed, thr=0.2):
+    """NMS -> Gather of the box column -> Squeeze -> Gather of boxes and scores -> Mul, Add.
+    THR 1: no box is kept, every tensor after the NMS is empty."""
     rng = np.random.default_rng(seed)
     n = 64
     c = rng.uniform(0, 10, (n, 2)).astype(np.float32)
@@ -101,9 +102,9 @@ def nms_tail(seed):
               [const("ax0", np.array([0], np.int64)), const("ax01", np.array([0, 1], np.int64)),
                const("ax1", np.array([1], np.int64)), const("two", np.array([2], np.int64)),
                const("max_out", np.array([20], np.int64)), const("iou", np.array([0.3], np.float32)),
-               const("thr", np.array([0.2], np.float32)), const("scale", np.float32(2)),
+               const("thr", np.array([thr], np.float32)), const("scale", np.float32(2)),
                const("shift", np.array([1, 2, 3, 4], np.float32))])
-    keep = nms_ref(boxes, scores, 20, 0.3, 0.2)
+    keep = nms_ref(boxes, scores, 20, 0.3, thr)
     return m, {"boxes": boxes, "scores": scores}, [boxes[keep] * 2 + np.array([1, 2, 3, 4], np.float32),
                                                    np.sqrt(scores[keep])]
 
@@ -122,11 +123,12 @@ def nonzero_gathernd():
     return m, {"x": x}, [x[np.nonzero(x)] * 3]
 
 
-def compress_matmul():
-    """Compress of rows by a run-time mask -> MatMul (large enough for oneDNN) -> Relu."""
+def compress_matmul(none=False):
+    """Compress of rows by a run-time mask -> MatMul (large enough for oneDNN) -> Relu; NONE:
+    the mask keeps no row."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((128, 512)).astype(np.float32)
-    mask = rng.uniform(0, 1, 128) < 0.6
+    mask = rng.uniform(0, 1, 128) < (0 if none else 0.6)
     w = (rng.standard_normal((512, 256)) * 0.05).astype(np.float32)
     nodes = [helper.make_node("Compress", ["x", "mask"], ["rows"], axis=0),
              helper.make_node("MatMul", ["rows", "W"], ["mm"]),
@@ -251,7 +253,9 @@ def main(argv):
     keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
     work = keep or tempfile.mkdtemp(prefix="braid-dynamic-")
     cases = [("nms_tail", lambda: nms_tail(1)), ("nms_tail_other_boxes", lambda: nms_tail(7)),
+             ("nms_tail_none_kept", lambda: nms_tail(1, 1.0)),
              ("nonzero_gathernd", nonzero_gathernd), ("compress_matmul", compress_matmul),
+             ("compress_matmul_none_kept", lambda: compress_matmul(True)),
              ("unique_matmul", unique_matmul)]
     lines = []
     for name, make in cases:
