@@ -260,6 +260,7 @@ static int dr_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     k->n_in = sg->n_inputs;
     k->n_out = sg->n_outputs;
     k->body.n_formals = sg->n_inputs;
+    k->body.kind = "region";
     int rc = region_graph(sg->graph, sg->nodes, sg->n_nodes, sg->inputs, NULL, sg->n_inputs,
                           sg->outputs, sg->n_outputs, &k->body.g, err);
     if (rc) {

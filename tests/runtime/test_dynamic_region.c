@@ -1,6 +1,7 @@
 /* Regions of run-time shapes (runtime/dynamic_region.c) through the real engine table: the
  * nodes after a NonZero run on braid's engine "dynamic", never on a framework, and their
  * shapes follow the data at every run of one execution context. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -90,6 +91,80 @@ static void test_region_shapes_follow_every_run(void **state)
     bd_model_close(m);
 }
 
+/* Two threads, each with its own context on one plan, 500 runs each with shapes changing
+ * every run: the region's plans and slots are per context, so each run's output is its own. */
+typedef struct worker {
+    const bd_plan *plan;
+    int            seed;
+    int            bad;      /* runs whose output was wrong */
+    char           msg[BD_ERROR_MSG_MAX + 32];
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    bd_exec *e;
+    bd_error err = { 0 };
+    if (bd_exec_create(w->plan, &e, &err)) {
+        snprintf(w->msg, sizeof w->msg, "exec: %s", err.msg);
+        w->bad = -1;
+        return NULL;
+    }
+    float xv[6];
+    int64_t xs[] = { 2, 3 };
+    DLTensor in = { .data = xv, .device = { kDLCPU, 0 }, .ndim = 2, .shape = xs,
+                    .dtype = { kDLFloat, 32, 1 } };
+    unsigned r = (unsigned)w->seed;
+    for (int run = 0; run < 500; run++) {
+        int64_t want = 0;
+        for (int i = 0; i < 6; i++) {
+            r = r * 1103515245u + 12345u;
+            xv[i] = (r >> 16) & 1 ? 1.0f + (float)i : -1.0f;
+            want += xv[i] > 0;
+        }
+        if (bd_exec_run(e, &in, 1, &err)) {
+            snprintf(w->msg, sizeof w->msg, "run %d: %s", run, err.msg);
+            w->bad++;
+            continue;
+        }
+        const DLTensor *y = bd_exec_output(e, 0);
+        const int64_t *v = y->data;
+        bool ok = y->ndim == 2 && y->shape[0] == want;
+        for (int64_t i = 0, k = 0; ok && i < 6; i++)
+            if (xv[i] > 0) {
+                ok = v[2 * k] == i / 3 + 10 && v[2 * k + 1] == i % 3 + 10;
+                k++;
+            }
+        w->bad += !ok;
+    }
+    bd_exec_destroy(e);
+    return NULL;
+}
+
+static void test_region_contexts_run_in_parallel(void **state)
+{
+    (void)state;
+    bd_model *m = nonzero_tail("dnnl,native");
+    float xv[6] = { 1, 1, 1, 1, 1, 1 };
+    int64_t xs[] = { 2, 3 };
+    DLTensor in = { .data = xv, .device = { kDLCPU, 0 }, .ndim = 2, .shape = xs,
+                    .dtype = { kDLFloat, 32, 1 } };
+    const bd_plan *p;
+    bd_error err = { 0 };
+    if (bd_model_plan(m, &in, 1, &p, &err))
+        fail_msg("plan: %s", err.msg);
+    worker w[2] = { { .plan = p, .seed = 1 }, { .plan = p, .seed = 2 } };
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    for (int i = 0; i < 2; i++)
+        if (w[i].bad)
+            fail_msg("thread %d: %d bad run(s) %s", i, w[i].bad, w[i].msg);
+    bd_model_close(m);
+}
+
 /* "native" alone allows the region (braid's own execution): its plans stay on native. */
 static void test_region_runs_with_native_alone(void **state)
 {
@@ -170,6 +245,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_region_shapes_follow_every_run),
+        cmocka_unit_test(test_region_contexts_run_in_parallel),
         cmocka_unit_test(test_region_runs_with_native_alone),
         cmocka_unit_test(test_region_plan_over_memory_limit_is_refused),
     };
