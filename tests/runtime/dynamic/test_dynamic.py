@@ -7,12 +7,11 @@ Writes each case's model (onnx.helper) and inputs into a temporary directory (--
 DIR, kept) and runs it with `BRAID run`, once with the default engines and once with
 `--engine dnnl,native` (no framework). The nodes after a NonMaxSuppression, NonZero,
 Compress or Unique read values whose shapes only the run tells: they must run on braid
-(`braid inspect` shows no node on ONNX Runtime) and match a reference computed here with
-numpy. A node no braid engine runs (ai.onnx.ml's Binarizer) after such a value stays on ONNX
-Runtime, and
-`--engine dnnl,native` refuses the model naming it; an Expand to a run-time shape of 10^12
-elements is refused at run time, never allocated. Needs Debian's python3-onnx (1.12) and
-numpy.
+(`braid inspect` shows no node on ONNX Runtime, a large MatMul among them on oneDNN) and
+match a reference computed here with numpy. A node no braid engine runs (ai.onnx.ml's
+Binarizer) after such a value stays on ONNX Runtime, and `--engine dnnl,native` refuses the
+model naming it; an Expand to a run-time shape of 10^12 elements is refused at run time,
+never allocated. Needs Debian's python3-onnx (1.12) and numpy.
 
 Exit status 0 when every case passed, 1 otherwise; one line per case.
 """
@@ -228,6 +227,25 @@ def check(braid, work, name, m, feeds, refs, engine, want_ort=0):
     return f"ok   {label}: max relative error {worst:.3g}, {n_ort} node(s) on ONNX Runtime"
 
 
+def check_onednn(braid, work, name, m, feeds, want):
+    """The region's MatMul, large enough, runs as a oneDNN primitive (ONEDNN_VERBOSE shows its
+    execution with the run-time row count WANT in its shapes)."""
+    d = os.path.join(work, name + "_verbose")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    args = [braid, "run", path, "--output", d, "--engine", "dnnl,native"]
+    for k, v in feeds.items():
+        np.save(os.path.join(d, "in_" + k + ".npy"), v)
+        args += ["--input", f"{k}={os.path.join(d, 'in_' + k + '.npy')}"]
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("onednn_verbose,exec,cpu,matmul")]
+    if p.returncode != 0 or not any(want in l for l in lines):
+        return f"FAIL {name} [oneDNN]: no oneDNN matmul of {want} executed: {lines[:3]} {p.stderr[-300:]}"
+    return f"ok   {name} [oneDNN]: {lines[0].split(',')[4]} {want}"
+
+
 def check_error(braid, work, name, m, feeds, engine, want):
     d = os.path.join(work, name + "_" + (engine or "auto").replace(",", "_"))
     os.makedirs(d, exist_ok=True)
@@ -263,6 +281,10 @@ def main(argv):
         for engine in (None, "dnnl,native"):
             lines.append(check(braid, work, name, m, feeds, refs, engine))
             print(lines[-1], flush=True)
+    m, feeds, refs = compress_matmul()
+    lines.append(check_onednn(braid, work, "compress_matmul", m, feeds,
+                              f"{int(feeds['mask'].sum())}x512:512x256"))
+    print(lines[-1], flush=True)
     m, feeds, refs = binarizer_after()
     lines.append(check(braid, work, "binarizer_after", m, feeds, refs, None, want_ort=2))
     print(lines[-1], flush=True)
