@@ -241,6 +241,55 @@ static void test_region_plan_over_memory_limit_is_refused(void **state)
     bd_model_close(m);
 }
 
+/* y = Expand(x, Compress(s, mask)): a shape the run makes. [40000, 25000] floats are 4 GB,
+ * under half this machine's memory but over the model's max_run_memory_bytes of 1 GiB:
+ * refused when the Expand sizes its output, nothing allocated; [4, 5] runs. */
+static void test_region_expand_over_memory_limit_is_refused(void **state)
+{
+    (void)state;
+    bd_graph *g = bd_graph_create("expand");
+    bd_graph_set_opset(g, 13);
+    int64_t one[] = { 1 }, three[] = { 3 }, dyn[] = { -1 }, dyn2[] = { -1, -1 };
+    bd_value *x = tl_input(g, "x", BD_DT_FLOAT, 1, one), *s = tl_input(g, "s", BD_DT_INT64, 1, three);
+    bd_value *mask = tl_input(g, "mask", BD_DT_BOOL, 1, three);
+    bd_value *shape = tl_value(g, "shape", BD_DT_INT64, 1, dyn), *y = tl_value(g, "y", BD_DT_FLOAT, 2, dyn2);
+    tl_output(g, y);
+    bd_value *cin[2] = { s, mask }, *ein[2] = { x, shape };
+    tl_attr_int(g, tl_op(g, "compress", "Compress", cin, 2, shape), "axis", 0);
+    tl_op(g, "expand", "Expand", ein, 2, y);
+    bd_model *m;
+    bd_error err = { 0 };
+    bd_model_options o = { .engine = "dnnl,native", .max_run_memory_bytes = (size_t)1 << 30 };
+    if (bd_model_from_graph(g, &o, &m, &err))
+        fail_msg("model: %s", err.msg);
+    float xv[1] = { 2.5f };
+    int64_t sv[3] = { 4, 7, 5 };
+    uint8_t mv[3] = { 1, 0, 1 };
+    int64_t n1[] = { 1 }, n3[] = { 3 };
+    DLTensor in[3] = {
+        { .data = xv, .device = { kDLCPU, 0 }, .ndim = 1, .shape = n1, .dtype = { kDLFloat, 32, 1 } },
+        { .data = sv, .device = { kDLCPU, 0 }, .ndim = 1, .shape = n3, .dtype = { kDLInt, 64, 1 } },
+        { .data = mv, .device = { kDLCPU, 0 }, .ndim = 1, .shape = n3, .dtype = { kDLUInt, 8, 1 } },
+    };
+    const bd_plan *p;
+    if (bd_model_plan(m, in, 3, &p, &err))
+        fail_msg("plan: %s", err.msg);
+    bd_exec *e;
+    assert_int_equal(bd_exec_create(p, &e, &err), 0);
+    if (bd_exec_run(e, in, 3, &err))
+        fail_msg("run: %s", err.msg);
+    const DLTensor *out = bd_exec_output(e, 0);
+    assert_int_equal(out->shape[0], 4);
+    assert_int_equal(out->shape[1], 5);
+    assert_true(((const float *)out->data)[19] == 2.5f);
+    sv[0] = 40000, sv[2] = 25000;
+    assert_int_equal(bd_exec_run(e, in, 3, &err), BD_EINVAL);
+    printf("    refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "max_run_memory_bytes"));
+    bd_exec_destroy(e);
+    bd_model_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_region_contexts_run_in_parallel),
         cmocka_unit_test(test_region_runs_with_native_alone),
         cmocka_unit_test(test_region_plan_over_memory_limit_is_refused),
+        cmocka_unit_test(test_region_expand_over_memory_limit_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
