@@ -33,6 +33,8 @@ typedef struct bd_subgraph {
     size_t           n_inputs;
     bd_value *const *outputs;     /* boundary tensors produced, in run() order */
     size_t           n_outputs;
+    size_t           max_run_bytes; /* the model's max_run_memory_bytes (0: none): an output
+                                     * sized at run time larger than this is an error */
 } bd_subgraph;
 
 typedef struct bd_kernel     bd_kernel;       /* defined by each backend */

@@ -150,6 +150,12 @@ static int plan_node(const bd_model_options *opts, const bd_graph *g, const bd_s
     return plan_build(g, shapes, opts, out, err);
 }
 
+/* What errors call B's graph: "body" (control flow) or its own kind. */
+static const char *kind(const cf_body *b)
+{
+    return b->kind ? b->kind : "body";
+}
+
 /* Run body node NI with the plan for its inputs' current shapes (planned now when new). */
 static int node_run(const bd_model_options *opts, body_ctx *bc, size_t ni, bd_error *err)
 {
@@ -167,7 +173,7 @@ static int node_run(const bd_model_options *opts, body_ctx *bc, size_t ni, bd_er
             continue;
         const slot *s = &bc->slots[v->index];
         if (!s->t.shape && s->t.ndim)
-            return bd_error_set(err, BD_EBACKEND, "body value '%s' has no tensor", v->name);
+            return bd_error_set(err, BD_EBACKEND, "%s value '%s' has no tensor", kind(bc->b), v->name);
         bc->argv[na] = v;
         bc->args[na++] = s->t;
         bc->key[kl++] = s->t.ndim;
@@ -179,9 +185,9 @@ static int node_run(const bd_model_options *opts, body_ctx *bc, size_t ni, bd_er
         if (plans[i].key_len == kl && memcmp(plans[i].key, bc->key, kl * sizeof *bc->key) == 0)
             p = &plans[i];
     if (!p && ++bc->builds > CF_MAX_BUILDS_PER_RUN)
-        return bd_error_set(err, BD_EINVAL, "body node '%s' (%s): the body's shapes changed more "
-                            "than %d times in one run (braid plans each new shape)", n->name,
-                            n->op_type, CF_MAX_BUILDS_PER_RUN);
+        return bd_error_set(err, BD_EINVAL, "%s node '%s' (%s): the %s's shapes changed more "
+                            "than %d times in one run (braid plans each new shape)", kind(bc->b),
+                            n->name, n->op_type, kind(bc->b), CF_MAX_BUILDS_PER_RUN);
     if (!p) {
         if (bc->n_plans[ni] < CF_NODE_PLANS) {
             p = &plans[bc->n_plans[ni]++];
@@ -195,7 +201,7 @@ static int node_run(const bd_model_options *opts, body_ctx *bc, size_t ni, bd_er
         bd_shape *shapes = calloc(na ? na : 1, sizeof *shapes);
         int rc = (p->key = malloc((kl ? kl : 1) * sizeof *p->key)) && shapes ? 0 : BD_ENOMEM;
         if (rc)
-            bd_error_set(err, BD_ENOMEM, "out of memory planning body node '%s'", n->name);
+            bd_error_set(err, BD_ENOMEM, "out of memory planning %s node '%s'", kind(bc->b), n->name);
         if (rc == 0)
             rc = one_node_graph(g, n, bc->slots, bc->argv, na, &p->g, err);
         for (size_t a = 0; rc == 0 && a < na; a++)
@@ -210,7 +216,7 @@ static int node_run(const bd_model_options *opts, body_ctx *bc, size_t ni, bd_er
             bc->n_plans[ni]--;
             if (p != &plans[bc->n_plans[ni]])      /* keep the used entries contiguous */
                 *p = plans[bc->n_plans[ni]], memset(&plans[bc->n_plans[ni]], 0, sizeof *p);
-            return bd_error_prefix(err, "body node '%s' (%s): ", n->name, n->op_type);
+            return bd_error_prefix(err, "%s node '%s' (%s): ", kind(bc->b), n->name, n->op_type);
         }
         memcpy(p->key, bc->key, kl * sizeof *p->key);
         p->key_len = kl;
@@ -218,7 +224,7 @@ static int node_run(const bd_model_options *opts, body_ctx *bc, size_t ni, bd_er
     p->used = ++bc->tick;
     int rc = bd_exec_run(p->exec, bc->args, na, err);
     if (rc)
-        return bd_error_prefix(err, "body node '%s' (%s): ", n->name, n->op_type);
+        return bd_error_prefix(err, "%s node '%s' (%s): ", kind(bc->b), n->name, n->op_type);
     const bd_graph *pg = bd_plan_graph(p->plan);
     for (size_t j = 0; j < n->n_outputs; j++) {
         const DLTensor *t = bd_exec_output(p->exec, j);
@@ -306,8 +312,8 @@ int cf_body_run(const bd_model_options *opts, body_ctx *bc, bd_error *err)
             bc->in_key[kl++] = s->t.shape[d];
     }
     if (bc->builds > CF_MAX_BUILDS_PER_RUN)
-        return bd_error_set(err, BD_EINVAL, "body '%s': its shapes changed more than %d times in "
-                            "one run (braid plans each new shape)", bd_graph_name(g),
+        return bd_error_set(err, BD_EINVAL, "%s '%s': its shapes changed more than %d times in "
+                            "one run (braid plans each new shape)", kind(bc->b), bd_graph_name(g),
                             CF_MAX_BUILDS_PER_RUN);
     body_plan *p = whole_for(opts, bc, kl);
     if (!p)
@@ -316,7 +322,7 @@ int cf_body_run(const bd_model_options *opts, body_ctx *bc, bd_error *err)
     if (p->plan) {
         int rc = bd_exec_run(p->exec, bc->ins, ni, err);
         if (rc)
-            return bd_error_prefix(err, "body '%s': ", bd_graph_name(g));
+            return bd_error_prefix(err, "%s '%s': ", kind(bc->b), bd_graph_name(g));
         const bd_graph *pg = bd_plan_graph(p->plan);
         for (size_t j = 0; j < bd_graph_num_outputs(g); j++) {
             const DLTensor *t = bd_exec_output(p->exec, j);

@@ -35,6 +35,7 @@ typedef struct cf_body {
     bd_graph *g;
     size_t    n_formals;   /* the body's own inputs come first */
     size_t   *outer;       /* per body input past the formals: the node input that feeds it */
+    const char *kind;      /* what errors call it: NULL "body" (control flow), or "region" */
 } cf_body;
 
 /* ---- run-time state ------------------------------------------------------------------- */

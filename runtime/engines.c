@@ -13,6 +13,7 @@ static const bd_backend *const table[] = {
     &bd_dnnl_backend,
     &bd_native_backend,
     &bd_control_backend,
+    &bd_dynamic_backend,
     &bd_ort_backend,
     &bd_tf_backend,
 };

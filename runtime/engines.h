@@ -16,6 +16,10 @@ const bd_backend *const *bd_backends(size_t *n);
  * the table after the native engine. Declared here, not in control.h: the table names it, and
  * control.c plans (plan.c reads the table), so control.h including plans would loop. */
 extern const bd_backend bd_control_backend;
+/* braid's regions of run-time shapes (runtime/dynamic_region.c, which documents it): nodes
+ * reading a value whose shape only the run tells, run node by node with per-shape plans.
+ * After control flow in the table, before the fallbacks. Declared here for the same reason. */
+extern const bd_backend bd_dynamic_backend;
 /* The backend named NAME ("dnnl"), or NULL. */
 const bd_backend *bd_backend_find(const char *name);
 /* The engine of kind BD_ENGINE_FAST_PATH (the composites are made for it), or NULL. */

@@ -43,6 +43,7 @@ struct bd_plan {
     bd_shape  *input_shapes;
     size_t     n_inputs;
     int        threads;
+    size_t     max_run_bytes;  /* the model's max_run_memory_bytes, for the steps (0: none) */
     bd_node_place      *places;    /* per node index: what annotation decided */
     bd_subgraph_info   *sg_info;   /* the partition report's parts */
     bd_fallback_info   *fb_info;
@@ -306,6 +307,7 @@ static int compile_each(bd_plan *p, bd_error *err)
             .graph = p->graph, .nodes = s->nodes, .n_nodes = s->n_nodes,
             .inputs = s->inputs, .n_inputs = s->n_inputs,
             .outputs = s->outputs, .n_outputs = s->n_outputs,
+            .max_run_bytes = p->max_run_bytes,
         };
         int rc = s->backend->compile(&sg, &s->kernel, err);
         if (rc)
@@ -533,6 +535,7 @@ static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
     atomic_init(&p->refs, 1);
     atomic_init(&p->evicted, false);
     p->threads  = opts->threads;
+    p->max_run_bytes = opts->max_run_memory_bytes;
     p->n_inputs = bd_graph_num_inputs(p->graph);
     p->input_shapes = malloc((p->n_inputs ? p->n_inputs : 1) * sizeof *p->input_shapes);
     int rc = p->input_shapes ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory building a plan");

@@ -106,6 +106,7 @@ struct bd_kernel {
     size_t   arena_size;
     size_t   scratch;              /* the largest step's scratch bytes */
     size_t   n_in, n_out;
+    size_t   max_run_bytes;        /* the model's bound on a run-time-shaped output (0: none) */
     int     *in_slot, *out_slot;   /* slot of run()'s in[k] / out[k] */
     void   **copies;               /* aligned copies of unaligned constants */
     int      n_copies;
@@ -372,6 +373,8 @@ static int nv_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
         k->out_slot = malloc((sg->n_outputs ? sg->n_outputs : 1) * sizeof *k->out_slot);
     }
     int rc = 0;
+    if (k)
+        k->max_run_bytes = sg->max_run_bytes;
     if (!k || !b.slot_of || !k->in_slot || !k->out_slot) {
         rc = bd_error_set(err, BD_ENOMEM, "out of memory compiling a native subgraph");
         goto fail;
@@ -411,7 +414,8 @@ fail:
 
 /* ---- contexts and runs -------------------------------------------------------------------- */
 
-/* Half the machine's memory: the most one run-time-shaped output may take. */
+/* Half the machine's memory: the most one run-time-shaped output may take (less when the
+ * model's max_run_memory_bytes says so). */
 static size_t max_output_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -469,6 +473,8 @@ static int nv_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
         c->env.dyn = calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c->env.dyn);
         c->env.scratch = aligned_alloc(BD_ARENA_ALIGN, k->scratch ? (k->scratch + 63) & ~(size_t)63 : 64);
         c->env.max_bytes = max_output_bytes();
+        if (k->max_run_bytes && k->max_run_bytes < c->env.max_bytes)
+            c->env.max_bytes = k->max_run_bytes;
         c->in = calloc((size_t)widest, sizeof *c->in);
         c->out = calloc((size_t)widest, sizeof *c->out);
     }
@@ -541,7 +547,8 @@ int nv_output_shape(nv_run_env *env, const nv_step *s, nv_tensor *out, int k, in
     size_t es = bd_dtype_size(t->dtype);
     if (numel > NV_RUN_MAX_ELEMS || (size_t)numel > env->max_bytes / (es ? es : 1))
         return bd_error_set(err, BD_EINVAL, "output %d: the run-time inputs give shape %s, more "
-                            "than the %lld elements or %zu bytes a run-time shape may have", k,
+                            "than the %lld elements or %zu bytes a run-time shape may have "
+                            "(max_run_memory_bytes, or half the machine's memory)", k,
                             bd_shape_str(&got, a, sizeof a), (long long)NV_RUN_MAX_ELEMS,
                             env->max_bytes);
     t->rank = rank;
