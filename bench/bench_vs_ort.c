@@ -27,7 +27,12 @@
  *          ort_p90=... braid_p90=... maxdiff=... steps=<plan steps>
  *          engines=<backend:steps,... in order of first use> reorders=<n>/<MB written>
  *          ort_load_ms=<session + first run> braid_load_ms=<open + plan + first run>
- * (braid's fields are "-" with --ort-only, ORT's with --braid-only). */
+ *          ort_session_ms=<session creation> braid_compile_ms=<open + plan>
+ *          braid_open_ms=... braid_plan_ms=... braid_phases=<open and plan phases, ms>
+ * (braid's fields are "-" with --ort-only, ORT's with --braid-only). The library is loaded
+ * before the clock starts, so ort_session_ms is ORT's session creation alone (environment,
+ * session options, CreateSession), the number to hold braid's open + plan against. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -205,6 +210,8 @@ typedef struct braid_side {
     size_t         steps;
     char           engines[ENGINES_LEN];
     char           reorders[32];           /* a count, or "?" */
+    double         open_ms, plan_ms;       /* bd_model_open, the first bd_model_plan */
+    char           phases[256];            /* "import=..,prepare=..,infer=..": ms per phase */
 } braid_side;
 
 /* The plan's engines in order of first use, each with its number of steps: "dnnl:3,ort:2". */
@@ -245,10 +252,12 @@ static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, 
     bd_error err = {0};
     bd_model_options mo = { .threads = a->threads };
     bd_engine_config ec = { .library = a->ort_path, .threads = a->threads };
+    double t0 = now_ms();
     if (bd_engines_configure("ort", &ec, &err) || bd_model_open(a->model, &mo, &b->model, &err)) {
         fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
         return -1;
     }
+    b->open_ms = now_ms() - t0;
     const bd_graph *g = bd_model_graph(b->model);
     b->n_in = bd_graph_num_inputs(g);
     b->in = calloc(b->n_in + 1, sizeof *b->in);
@@ -269,10 +278,23 @@ static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, 
         }
     }
     const bd_plan *plan;
-    if (bd_model_plan(b->model, b->in, b->n_in, &plan, &err) || bd_exec_create(plan, &b->exec, &err)) {
+    t0 = now_ms();
+    int rc = bd_model_plan(b->model, b->in, b->n_in, &plan, &err);
+    b->plan_ms = now_ms() - t0;
+    if (rc || bd_exec_create(plan, &b->exec, &err)) {
         fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
         return -1;
     }
+    const bd_model_timings *mt = bd_model_open_timings(b->model);
+    const bd_plan_timings *pt = bd_plan_build_timings(plan);
+    snprintf(b->phases, sizeof b->phases, "import=%.1f,prepare=%.1f,infer=%.1f,fold=%.1f,rewrite=%.1f,"
+             "partition=%.1f,compile=%.1f,weights=%.1f,release=%.1f", mt->import_ms, mt->prepare_ms,
+             pt->infer_ms, pt->fold_ms, pt->rewrite_ms, pt->partition_ms, pt->compile_ms, pt->consts_ms,
+             pt->release_ms);
+    printf("braid: open %.1f ms (import %.1f, prepare %.1f), plan %.1f ms (infer %.1f, fold %.1f, "
+           "rewrite %.1f, partition %.1f, compile %.1f of which weights %.1f, release %.1f)\n", b->open_ms,
+           mt->import_ms, mt->prepare_ms, b->plan_ms, pt->infer_ms, pt->fold_ms, pt->rewrite_ms,
+           pt->partition_ms, pt->compile_ms, pt->consts_ms, pt->release_ms);
     b->steps = bd_plan_num_steps(plan);
     describe_engines(plan, b->engines, sizeof b->engines);
     describe_reorders(plan, b->reorders, sizeof b->reorders);
@@ -407,11 +429,14 @@ int main(int argc, char **argv)
     ort_runner_options oo = { .library = a.ort_path, .threads = a.threads, .spin = a.ort_spin };
     /* load times: what it takes each engine to answer its first request (ORT: session creation
      * and the first run; braid: open, plan and the first run) */
+    if (a.ort_path && !dlopen(a.ort_path, RTLD_NOW | RTLD_LOCAL))   /* not ORT's session's time */
+        fprintf(stderr, "braid-bench-ort: warning: dlopen %s: %s\n", a.ort_path, dlerror());
     double load_t0 = now_ms(), ort_load = 0, braid_load = 0;
     if (ort_runner_open(a.model, &oo, &ort, why, sizeof why)) {
         fprintf(stderr, "braid-bench-ort: %s\n", why);
         return 1;
     }
+    double ort_session = now_ms() - load_t0;
     printf("model %s, %d thread(s), %d runs after %d warmup; onnxruntime %s (spin %s); OMP_WAIT_POLICY=%s\n",
            a.model, a.threads, a.runs, a.warmup, ort_runner_version(ort), a.ort_spin ? "on" : "off",
            getenv("OMP_WAIT_POLICY"));
@@ -453,6 +478,8 @@ int main(int argc, char **argv)
         if (!rc) {
             printf("load   ORT %.1f ms (session and first run), braid %.1f ms (open, plan, first run)\n",
                    ort_load, braid_load);
+            printf("compile ORT %.1f ms (session creation), braid %.1f ms (open and plan): ratio %.3f\n",
+                   ort_session, braid.open_ms + braid.plan_ms, ort_session / (braid.open_ms + braid.plan_ms));
             maxdiff = compare_outputs(&braid, ort, a.atol, &ok);
         }
         if (!rc && !ok) {
@@ -476,25 +503,30 @@ int main(int argc, char **argv)
         stats sb = summarize(t_braid, a.runs);
         print_stats("braid", sb, &a);
         printf("RESULT model=%s threads=%d runs=%d ort_ms=- ort_p90=- braid_ms=%.3f braid_p90=%.3f "
-               "ratio=- maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f braid_load_ms=%.1f\n",
+               "ratio=- maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f braid_load_ms=%.1f "
+               "ort_session_ms=%.1f braid_compile_ms=%.1f braid_open_ms=%.1f braid_plan_ms=%.1f "
+               "braid_phases=%s\n",
                a.model, a.threads, a.runs, sb.median, sb.p90, maxdiff, braid.steps, braid.engines,
-               braid.reorders, ort_load, braid_load);
+               braid.reorders, ort_load, braid_load, ort_session, braid.open_ms + braid.plan_ms,
+               braid.open_ms, braid.plan_ms, braid.phases);
     } else if (!rc) {
         stats so = summarize(t_ort, a.runs);
         print_stats("ORT", so, &a);
         if (a.ort_only) {
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=- braid_p90=- "
-                   "ratio=- maxdiff=- steps=- engines=- reorders=-\n", a.model, a.threads, a.runs,
-                   so.median, so.p90);
+                   "ratio=- maxdiff=- steps=- engines=- reorders=- ort_load_ms=%.1f ort_session_ms=%.1f\n",
+                   a.model, a.threads, a.runs, so.median, so.p90, ort_load, ort_session);
         } else {
             stats sb = summarize(t_braid, a.runs);
             print_stats("braid", sb, &a);
             printf("ratio ORT/braid (medians) %.3f  (> 1: braid is faster)\n", so.median / sb.median);
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=%.3f braid_p90=%.3f "
                    "ratio=%.3f maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f "
-                   "braid_load_ms=%.1f\n", a.model, a.threads, a.runs, so.median, so.p90, sb.median,
-                   sb.p90, so.median / sb.median, maxdiff, braid.steps, braid.engines, braid.reorders,
-                   ort_load, braid_load);
+                   "braid_load_ms=%.1f ort_session_ms=%.1f braid_compile_ms=%.1f braid_open_ms=%.1f "
+                   "braid_plan_ms=%.1f braid_phases=%s\n", a.model, a.threads, a.runs, so.median, so.p90,
+                   sb.median, sb.p90, so.median / sb.median, maxdiff, braid.steps, braid.engines,
+                   braid.reorders, ort_load, braid_load, ort_session, braid.open_ms + braid.plan_ms,
+                   braid.open_ms, braid.plan_ms, braid.phases);
         }
     }
 

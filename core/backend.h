@@ -51,6 +51,8 @@ typedef struct bd_kernel_stats {
     size_t reorders;         /* of which layout conversions (data moved, nothing computed) */
     size_t reorder_bytes;    /* bytes those write per inference */
     size_t const_bytes;      /* constants the kernel holds in its own layout (weights) */
+    double const_ms;         /* compile time spent laying those out (weight reorders, packing);
+                              * 0 for an engine that does not say */
 } bd_kernel_stats;
 
 /* Process-wide settings for one engine (bd_backend.configure). */

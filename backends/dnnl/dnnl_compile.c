@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -17,6 +18,13 @@
 #define DN_ALIGN 64
 
 static size_t align_up(size_t n) { return (n + DN_ALIGN - 1) / DN_ALIGN * DN_ALIGN; }
+
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
 /* ---- errors --------------------------------------------------------------------------- */
 
@@ -272,8 +280,8 @@ int dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nar
 
 /* ---- constants ------------------------------------------------------------------------ */
 
-int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
-             const dnnl_memory_desc_t *dst_md, int *buf)
+static int make_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+                      const dnnl_memory_desc_t *dst_md, int *buf)
 {
     size_t size = dnnl_memory_desc_get_size(dst_md);
     void *p = aligned_alloc(DN_ALIGN, align_up(size ? size : 1));
@@ -327,6 +335,15 @@ int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
     }
     c->bufs[*buf].data = p;
     return 0;
+}
+
+int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+             const dnnl_memory_desc_t *dst_md, int *buf)
+{
+    double t0 = clock_ms();
+    int rc = make_const(c, data, src_md, dst_md, buf);
+    c->const_ms += clock_ms() - t0;
+    return rc;
 }
 
 int dn_const_value(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *src_md,
@@ -921,7 +938,9 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     c.bufs = NULL;
     c.n_bufs = 0;
     compiler_free(&c);
+    double t0 = clock_ms();
     pack_constants(k);
+    k->const_ms = c.const_ms + (clock_ms() - t0);
     const char *verbose = getenv("BRAID_DNNL_VERBOSE");
     if (verbose && verbose[0] == '1')
         dump_plan(k);
@@ -955,7 +974,7 @@ const char *bd_dnnl_kernel_step_impl(const bd_kernel *k, int i)
 
 void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)
 {
-    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps };
+    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps, .const_ms = k->const_ms };
     for (int i = 0; i < k->n_steps; i++)
         if (k->steps[i].reorder_bytes) {
             out->reorders++;

@@ -111,6 +111,7 @@ struct bd_kernel {
     bd_shape  *in_shapes, *out_shapes;
     void      *weights;           /* every CONST buffer's data, packed (bd_big_alloc); or NULL */
     size_t     weights_size;
+    double     const_ms;          /* compile time spent laying out the constants */
 };
 
 /* The I-th float of an initializer's bytes, which may sit at any address of a model file. */
@@ -172,6 +173,7 @@ typedef struct dn_compiler {
     int                n_consts, cap_consts;
     bool              *out_bound;   /* output j's caller buffer already written by a step */
     bd_error          *err;
+    double             const_ms;    /* spent in dn_const so far (bd_kernel_stats.const_ms) */
 } dn_compiler;
 
 /* The subgraph compiler and kernel teardown (dnnl_compile.c), contexts (dnnl_exec.c). */
