@@ -62,7 +62,8 @@ int  cli_model_prepare(const char *path, const cli_placement *p, cli_inputs *in,
                        const char *const what[3], bd_model **m, const bd_plan **plan, bd_exec **e);
 
 /* Print where M's open and PLAN's build went, one line:
- * "load 312.4 ms: open 45.1 (import 40.2, prepare 4.9), plan 267.3 (infer 5.0, fold 12.1, ...)". */
+ * "load 312.4 ms: open 45.1 (import 40.2, prepare 4.9), plan 267.3 (weights read back 0.0,
+ * infer 5.0, fold 12.1, ...)". */
 void cli_print_load_timings(const bd_model *m, const bd_plan *plan);
 
 /* Print "braid: <message>" and a hint line to stderr. */

@@ -28,9 +28,7 @@ void cli_print_load_timings(const bd_model *m, const bd_plan *plan)
     double open = o->import_ms + o->prepare_ms;
     printf("load %.1f ms: open %.1f (import %.1f, prepare %.1f), plan %.1f (", open + t->total_ms, open,
            o->import_ms, o->prepare_ms, t->total_ms);
-    if (t->weights_ms > 0)
-        printf("weights read back %.1f, ", t->weights_ms);
-    printf("infer %.1f, fold %.1f, rewrite %.1f, partition %.1f, compile %.1f (weights %.1f), "
-           "release %.1f)\n", t->infer_ms, t->fold_ms, t->rewrite_ms, t->partition_ms, t->compile_ms,
-           t->consts_ms, t->release_ms);
+    printf("weights read back %.1f, infer %.1f, fold %.1f, rewrite %.1f, partition %.1f, compile %.1f "
+           "(weights %.1f), release %.1f)\n", t->weights_ms, t->infer_ms, t->fold_ms, t->rewrite_ms,
+           t->partition_ms, t->compile_ms, t->consts_ms, t->release_ms);
 }
