@@ -63,6 +63,8 @@ typedef struct args {
     bool        ort_spin, ort_only, braid_only;
     double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
     double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
+    int         reloads;            /* braid opens and plans the model again this many times */
+    int         new_shape;          /* > 0: braid plans again with every dynamic dim this size */
     unsigned long long seed;
 } args;
 
@@ -87,7 +89,12 @@ static void usage(FILE *f)
         "                first): with --ort-only in another process, no thread of one engine\n"
         "                can run into the other's timing\n"
         "  --seed S      input seed (default 1)\n"
-        "  --atol A      allowed max abs diff, scaled by max(1, max|output|) (default 1e-3)\n");
+        "  --atol A      allowed max abs diff, scaled by max(1, max|output|) (default 1e-3)\n"
+        "  --reloads N   after timing, braid opens and plans the model N more times in this\n"
+        "                process (a hot reload: each new copy open while the old one serves),\n"
+        "                and prints the median (braid_reload_ms)\n"
+        "  --new-shape D after timing, braid plans the model again with every dynamic dim D\n"
+        "                (dynamic dims are 1 for the first plan): braid_new_shape_ms and its phases\n");
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
@@ -126,6 +133,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"braid-only", no_argument, 0, 'B'},
         {"seed", required_argument, 0, 's'},  {"atol", required_argument, 0, 'a'},
         {"block", required_argument, 0, 'b'}, {"pause-ms", required_argument, 0, 'p'},
+        {"reloads", required_argument, 0, 'R'}, {"new-shape", required_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
     };
     *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3, .block = 1,
@@ -141,6 +149,8 @@ static int parse_args(int argc, char **argv, args *a)
         case 'w': rc = parse_int("--warmup", optarg, 0, 1000000, &a->warmup); break;
         case 'b': rc = parse_int("--block", optarg, 1, 1000, &a->block); break;
         case 'p': rc = parse_int("--pause-ms", optarg, 0, 10000, &a->pause_ms); break;
+        case 'R': rc = parse_int("--reloads", optarg, 0, 1000, &a->reloads); break;
+        case 'N': rc = parse_int("--new-shape", optarg, 1, 1 << 20, &a->new_shape); break;
         case 'S': rc = parse_int("--ort-spin", optarg, 0, 1, &spin); break;
         case 's': rc = parse_int("--seed", optarg, 0, 0x7fffffff, &seed); break;
         case 'g': rc = parse_double("--gflop", optarg, &a->gflop); break;
@@ -356,6 +366,99 @@ static double compare_outputs(const braid_side *b, const ort_runner *ort, double
     return worst;
 }
 
+/* --reloads: open and plan the model N more times, each copy opened while the previous one
+ * is still loaded (as braidd's hot reload does), the previous closed after. Returns the
+ * median open + plan in ms, or -1. */
+static double braid_reloads(const args *a, const braid_side *first)
+{
+    double *ms = calloc((size_t)a->reloads + 1, sizeof *ms);
+    bd_model *prev = NULL;
+    int done = 0;
+    for (int i = 0; ms && i < a->reloads; i++, done++) {
+        bd_error err = {0};
+        bd_model_options mo = { .threads = a->threads };
+        bd_model *m = NULL;
+        const bd_plan *plan;
+        double t0 = now_ms();
+        if (bd_model_open(a->model, &mo, &m, &err) ||
+            bd_model_plan(m, first->in, first->n_in, &plan, &err)) {
+            fprintf(stderr, "braid-bench-ort: reload: %s\n", err.msg);
+            bd_model_close(m);
+            break;
+        }
+        ms[i] = now_ms() - t0;
+        const bd_plan_timings *pt = bd_plan_build_timings(plan);
+        const bd_model_timings *mt = bd_model_open_timings(m);
+        printf("reload %d: %.1f ms (import %.1f, prepare %.1f, compile %.1f of which weights %.1f, "
+               "release %.1f)\n", i + 1, ms[i], mt->import_ms, mt->prepare_ms, pt->compile_ms,
+               pt->consts_ms, pt->release_ms);
+        bd_model_close(prev);
+        prev = m;
+    }
+    bd_model_close(prev);
+    double med = -1;
+    if (ms && done == a->reloads && done > 0)
+        med = summarize(ms, done).median;
+    free(ms);
+    return med;
+}
+
+/* --new-shape: plan the loaded model again for inputs whose dynamic dims are D (ORT's
+ * signature says which). Returns the plan's build in ms (0 when no dim is dynamic: nothing to
+ * plan), or -1; PHASES gets its phases. */
+static double braid_new_shape(const args *a, braid_side *b, ort_runner *ort_sig, size_t n_in,
+                              char *phases, size_t len)
+{
+    const bd_graph *g = bd_model_graph(b->model);
+    bench_tensor *t = calloc(n_in + 1, sizeof *t);
+    DLTensor *dl = calloc(b->n_in + 1, sizeof *dl);
+    double ms = -1;
+    bool dynamic = false;
+    char why[WHY_LEN];
+    int rc = t && dl ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n_in; i++) {
+        int dtype, rank;
+        int64_t dims[BENCH_MAX_RANK];
+        ort_runner_input_type(ort_sig, i, &dtype, &rank, dims);
+        for (int d = 0; d < rank; d++)
+            if (dims[d] < 0) {
+                dims[d] = a->new_shape;
+                dynamic = true;
+            }
+        rc = bench_tensor_init(&t[i], ort_runner_input_name(ort_sig, i), dtype, rank, dims, why, sizeof why);
+        if (rc == 0)
+            bench_tensor_fill(&t[i], a->seed + i);
+    }
+    for (size_t i = 0; rc == 0 && i < b->n_in; i++) {
+        size_t k = 0;
+        while (k < n_in && strcmp(t[k].name, bd_graph_input(g, i)->name) != 0)
+            k++;
+        rc = k < n_in ? bench_tensor_as_dl(&t[k], &dl[i]) : -1;
+    }
+    if (rc == 0 && !dynamic) {
+        ms = 0;
+    } else if (rc == 0) {
+        bd_error err = {0};
+        const bd_plan *plan;
+        double t0 = now_ms();
+        if (bd_model_plan(b->model, dl, b->n_in, &plan, &err) == 0) {
+            ms = now_ms() - t0;
+            const bd_plan_timings *pt = bd_plan_build_timings(plan);
+            snprintf(phases, len, "weights_read=%.1f,infer=%.1f,fold=%.1f,rewrite=%.1f,partition=%.1f,"
+                     "compile=%.1f,weights=%.1f,release=%.1f", pt->weights_ms, pt->infer_ms, pt->fold_ms,
+                     pt->rewrite_ms, pt->partition_ms, pt->compile_ms, pt->consts_ms, pt->release_ms);
+            printf("new shape (dynamic dims %d): plan %.1f ms (%s)\n", a->new_shape, ms, phases);
+        } else {
+            fprintf(stderr, "braid-bench-ort: new shape: %s\n", err.msg);
+        }
+    }
+    for (size_t i = 0; t && i < n_in; i++)
+        bench_tensor_free(&t[i]);
+    free(t);
+    free(dl);
+    return ms;
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void print_stats(const char *who, stats s, const args *a)
@@ -492,12 +595,22 @@ int main(int argc, char **argv)
     double *t_braid = calloc((size_t)a.runs, sizeof *t_braid);
     if (!t_ort || !t_braid)
         rc = 1;
+    /* ORT's session is gone with --braid-only: the new shape's dims are read before */
+    double reload_ms = -1, new_shape_ms = -1;
+    char new_phases[256] = "-";
+    if (!rc && !a.ort_only && a.new_shape)
+        new_shape_ms = braid_new_shape(&a, &braid, ort, n_in, new_phases, sizeof new_phases);
     if (!rc && a.braid_only) {        /* its thread pool leaves the process with the session */
         ort_runner_close(ort);
         ort = NULL;
     }
     if (!rc)
         rc = time_runs(&a, ort, &braid, t_ort, t_braid);
+    if (!rc && !a.ort_only && a.reloads)
+        reload_ms = braid_reloads(&a, &braid);
+    char extra[400];
+    snprintf(extra, sizeof extra, " braid_reload_ms=%.1f braid_new_shape_ms=%.1f braid_new_shape_phases=%s",
+             reload_ms, new_shape_ms, new_phases);
 
     if (!rc && a.braid_only) {
         stats sb = summarize(t_braid, a.runs);
@@ -505,10 +618,10 @@ int main(int argc, char **argv)
         printf("RESULT model=%s threads=%d runs=%d ort_ms=- ort_p90=- braid_ms=%.3f braid_p90=%.3f "
                "ratio=- maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f braid_load_ms=%.1f "
                "ort_session_ms=%.1f braid_compile_ms=%.1f braid_open_ms=%.1f braid_plan_ms=%.1f "
-               "braid_phases=%s\n",
+               "braid_phases=%s%s\n",
                a.model, a.threads, a.runs, sb.median, sb.p90, maxdiff, braid.steps, braid.engines,
                braid.reorders, ort_load, braid_load, ort_session, braid.open_ms + braid.plan_ms,
-               braid.open_ms, braid.plan_ms, braid.phases);
+               braid.open_ms, braid.plan_ms, braid.phases, extra);
     } else if (!rc) {
         stats so = summarize(t_ort, a.runs);
         print_stats("ORT", so, &a);
@@ -523,10 +636,10 @@ int main(int argc, char **argv)
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=%.3f braid_p90=%.3f "
                    "ratio=%.3f maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f "
                    "braid_load_ms=%.1f ort_session_ms=%.1f braid_compile_ms=%.1f braid_open_ms=%.1f "
-                   "braid_plan_ms=%.1f braid_phases=%s\n", a.model, a.threads, a.runs, so.median, so.p90,
+                   "braid_plan_ms=%.1f braid_phases=%s%s\n", a.model, a.threads, a.runs, so.median, so.p90,
                    sb.median, sb.p90, so.median / sb.median, maxdiff, braid.steps, braid.engines,
                    braid.reorders, ort_load, braid_load, ort_session, braid.open_ms + braid.plan_ms,
-                   braid.open_ms, braid.plan_ms, braid.phases);
+                   braid.open_ms, braid.plan_ms, braid.phases, extra);
         }
     }
 
