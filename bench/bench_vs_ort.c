@@ -2,7 +2,7 @@
  *
  *   braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--block K]
  *                   [--ort PATH] [--ort-spin 0|1] [--gflop G] [--ort-only | --braid-only] [--seed S]
- *                   [--atol A]
+ *                   [--atol A] [--reloads N] [--new-shape D]
  *
  * Both engines load the same file and get the same deterministic random inputs (inputs named
  * like "*mask*" are all ones). Their outputs are compared (max abs diff), then they run
@@ -73,7 +73,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--ort PATH]\n"
         "                       [--ort-spin 0|1] [--gflop G] [--ort-only | --braid-only] [--seed S]\n"
-        "                       [--atol A]\n"
+        "                       [--atol A] [--reloads N] [--new-shape D]\n"
         "  --threads N   threads for each engine (default 1)\n"
         "  --runs R      timed rounds, each one ORT run then one braid run (default 20)\n"
         "  --warmup W    untimed rounds first (default 3)\n"
