@@ -699,7 +699,9 @@ static void block_reserve(dn_compiler *c)
             bytes += align_up(v->nbytes);
         }
     }
-    if (bytes == 0)
+    /* under one huge page of constants, a block would cost a whole 2 MiB page resident (a
+     * small kernel, a control-flow body's plan): those stay in heap blocks of their own */
+    if (bytes < ((size_t)2 << 20))
         return;
     c->block_size = 2 * bytes + ((size_t)2 << 20);
     c->block = bd_big_alloc(c->block_size);
