@@ -2,7 +2,7 @@
  *
  *   braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--block K]
  *                   [--ort PATH] [--ort-spin 0|1] [--gflop G] [--ort-only | --braid-only] [--seed S]
- *                   [--atol A] [--input NAME=FILE.npy ...]
+ *                   [--atol A] [--input NAME=FILE.npy ...] [--reloads N] [--new-shape D]
  *
  * Both engines load the same file and get the same inputs: deterministic random ones (inputs
  * named like "*mask*" are all ones; dynamic dims 1), or, with --input, the arrays of .npy
@@ -29,7 +29,12 @@
  *          ort_p90=... braid_p90=... maxdiff=... steps=<plan steps>
  *          engines=<backend:steps,... in order of first use> reorders=<n>/<MB written>
  *          ort_load_ms=<session + first run> braid_load_ms=<open + plan + first run>
- * (braid's fields are "-" with --ort-only, ORT's with --braid-only). */
+ *          ort_session_ms=<session creation> braid_compile_ms=<open + plan>
+ *          braid_open_ms=... braid_plan_ms=... braid_phases=<open and plan phases, ms>
+ * (braid's fields are "-" with --ort-only, ORT's with --braid-only). The library is loaded
+ * before the clock starts, so ort_session_ms is ORT's session creation alone (environment,
+ * session options, CreateSession), the number to hold braid's open + plan against. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -62,6 +67,8 @@ typedef struct args {
     bool        ort_spin, ort_only, braid_only;
     double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
     double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
+    int         reloads;            /* braid opens and plans the model again this many times */
+    int         new_shape;          /* > 0: braid plans again with every dynamic dim this size */
     unsigned long long seed;
     const char *input[MAX_INPUTS];  /* "NAME=FILE.npy" */
     int         n_input;
@@ -72,7 +79,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: braid-bench-ort --model M.onnx [--threads N] [--runs R] [--warmup W] [--ort PATH]\n"
         "                       [--ort-spin 0|1] [--gflop G] [--ort-only | --braid-only] [--seed S]\n"
-        "                       [--atol A]\n"
+        "                       [--atol A] [--reloads N] [--new-shape D]\n"
         "  --threads N   threads for each engine (default 1)\n"
         "  --runs R      timed rounds, each one ORT run then one braid run (default 20)\n"
         "  --warmup W    untimed rounds first (default 3)\n"
@@ -90,7 +97,12 @@ static void usage(FILE *f)
         "  --seed S      input seed (default 1)\n"
         "  --atol A      allowed max abs diff, scaled by max(1, max|output|) (default 1e-3)\n"
         "  --input N=F   input N from the .npy file F (its shape and dtype; repeatable);\n"
-        "                inputs without one are random\n");
+        "                inputs without one are random\n"
+        "  --reloads N   after timing, braid opens and plans the model N more times in this\n"
+        "                process (a hot reload: each new copy open while the old one serves),\n"
+        "                and prints the median (braid_reload_ms)\n"
+        "  --new-shape D after timing, braid plans the model again with every dynamic dim D\n"
+        "                (dynamic dims are 1 for the first plan): braid_new_shape_ms and its phases\n");
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
@@ -130,6 +142,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"seed", required_argument, 0, 's'},  {"atol", required_argument, 0, 'a'},
         {"block", required_argument, 0, 'b'}, {"pause-ms", required_argument, 0, 'p'},
         {"input", required_argument, 0, 'i'},
+        {"reloads", required_argument, 0, 'R'}, {"new-shape", required_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
     };
     *a = (args){ .threads = 1, .runs = 20, .warmup = 3, .seed = 1, .atol = 1e-3, .block = 1,
@@ -154,6 +167,8 @@ static int parse_args(int argc, char **argv, args *a)
         case 'w': rc = parse_int("--warmup", optarg, 0, 1000000, &a->warmup); break;
         case 'b': rc = parse_int("--block", optarg, 1, 1000, &a->block); break;
         case 'p': rc = parse_int("--pause-ms", optarg, 0, 10000, &a->pause_ms); break;
+        case 'R': rc = parse_int("--reloads", optarg, 0, 1000, &a->reloads); break;
+        case 'N': rc = parse_int("--new-shape", optarg, 1, 1 << 20, &a->new_shape); break;
         case 'S': rc = parse_int("--ort-spin", optarg, 0, 1, &spin); break;
         case 's': rc = parse_int("--seed", optarg, 0, 0x7fffffff, &seed); break;
         case 'g': rc = parse_double("--gflop", optarg, &a->gflop); break;
@@ -223,6 +238,8 @@ typedef struct braid_side {
     size_t         steps;
     char           engines[ENGINES_LEN];
     char           reorders[32];           /* a count, or "?" */
+    double         open_ms, plan_ms;       /* bd_model_open, the first bd_model_plan */
+    char           phases[256];            /* "import=..,prepare=..,infer=..": ms per phase */
 } braid_side;
 
 /* The plan's engines in order of first use, each with its number of steps: "dnnl:3,ort:2". */
@@ -263,10 +280,12 @@ static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, 
     bd_error err = {0};
     bd_model_options mo = { .threads = a->threads };
     bd_engine_config ec = { .library = a->ort_path, .threads = a->threads };
+    double t0 = now_ms();
     if (bd_engines_configure("ort", &ec, &err) || bd_model_open(a->model, &mo, &b->model, &err)) {
         fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
         return -1;
     }
+    b->open_ms = now_ms() - t0;
     const bd_graph *g = bd_model_graph(b->model);
     b->n_in = bd_graph_num_inputs(g);
     b->in = calloc(b->n_in + 1, sizeof *b->in);
@@ -287,10 +306,23 @@ static int braid_open(braid_side *b, const args *a, const bench_tensor *inputs, 
         }
     }
     const bd_plan *plan;
-    if (bd_model_plan(b->model, b->in, b->n_in, &plan, &err) || bd_exec_create(plan, &b->exec, &err)) {
+    t0 = now_ms();
+    int rc = bd_model_plan(b->model, b->in, b->n_in, &plan, &err);
+    b->plan_ms = now_ms() - t0;
+    if (rc || bd_exec_create(plan, &b->exec, &err)) {
         fprintf(stderr, "braid-bench-ort: braid: %s\n", err.msg);
         return -1;
     }
+    const bd_model_timings *mt = bd_model_open_timings(b->model);
+    const bd_plan_timings *pt = bd_plan_build_timings(plan);
+    snprintf(b->phases, sizeof b->phases, "import=%.1f,prepare=%.1f,infer=%.1f,fold=%.1f,rewrite=%.1f,"
+             "partition=%.1f,compile=%.1f,weights=%.1f,release=%.1f", mt->import_ms, mt->prepare_ms,
+             pt->infer_ms, pt->fold_ms, pt->rewrite_ms, pt->partition_ms, pt->compile_ms, pt->consts_ms,
+             pt->release_ms);
+    printf("braid: open %.1f ms (import %.1f, prepare %.1f), plan %.1f ms (infer %.1f, fold %.1f, "
+           "rewrite %.1f, partition %.1f, compile %.1f of which weights %.1f, release %.1f)\n", b->open_ms,
+           mt->import_ms, mt->prepare_ms, b->plan_ms, pt->infer_ms, pt->fold_ms, pt->rewrite_ms,
+           pt->partition_ms, pt->compile_ms, pt->consts_ms, pt->release_ms);
     b->steps = bd_plan_num_steps(plan);
     describe_engines(plan, b->engines, sizeof b->engines);
     describe_reorders(plan, b->reorders, sizeof b->reorders);
@@ -392,6 +424,99 @@ static int input_from_npy(bench_tensor *t, const char *name, int want, const cha
     return rc;
 }
 
+/* --reloads: open and plan the model N more times, each copy opened while the previous one
+ * is still loaded (as braidd's hot reload does), the previous closed after. Returns the
+ * median open + plan in ms, or -1. */
+static double braid_reloads(const args *a, const braid_side *first)
+{
+    double *ms = calloc((size_t)a->reloads + 1, sizeof *ms);
+    bd_model *prev = NULL;
+    int done = 0;
+    for (int i = 0; ms && i < a->reloads; i++, done++) {
+        bd_error err = {0};
+        bd_model_options mo = { .threads = a->threads };
+        bd_model *m = NULL;
+        const bd_plan *plan;
+        double t0 = now_ms();
+        if (bd_model_open(a->model, &mo, &m, &err) ||
+            bd_model_plan(m, first->in, first->n_in, &plan, &err)) {
+            fprintf(stderr, "braid-bench-ort: reload: %s\n", err.msg);
+            bd_model_close(m);
+            break;
+        }
+        ms[i] = now_ms() - t0;
+        const bd_plan_timings *pt = bd_plan_build_timings(plan);
+        const bd_model_timings *mt = bd_model_open_timings(m);
+        printf("reload %d: %.1f ms (import %.1f, prepare %.1f, compile %.1f of which weights %.1f, "
+               "release %.1f)\n", i + 1, ms[i], mt->import_ms, mt->prepare_ms, pt->compile_ms,
+               pt->consts_ms, pt->release_ms);
+        bd_model_close(prev);
+        prev = m;
+    }
+    bd_model_close(prev);
+    double med = -1;
+    if (ms && done == a->reloads && done > 0)
+        med = summarize(ms, done).median;
+    free(ms);
+    return med;
+}
+
+/* --new-shape: plan the loaded model again for inputs whose dynamic dims are D (ORT's
+ * signature says which). Returns the plan's build in ms (0 when no dim is dynamic: nothing to
+ * plan), or -1; PHASES gets its phases. */
+static double braid_new_shape(const args *a, braid_side *b, ort_runner *ort_sig, size_t n_in,
+                              char *phases, size_t len)
+{
+    const bd_graph *g = bd_model_graph(b->model);
+    bench_tensor *t = calloc(n_in + 1, sizeof *t);
+    DLTensor *dl = calloc(b->n_in + 1, sizeof *dl);
+    double ms = -1;
+    bool dynamic = false;
+    char why[WHY_LEN];
+    int rc = t && dl ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n_in; i++) {
+        int dtype, rank;
+        int64_t dims[BENCH_MAX_RANK];
+        ort_runner_input_type(ort_sig, i, &dtype, &rank, dims);
+        for (int d = 0; d < rank; d++)
+            if (dims[d] < 0) {
+                dims[d] = a->new_shape;
+                dynamic = true;
+            }
+        rc = bench_tensor_init(&t[i], ort_runner_input_name(ort_sig, i), dtype, rank, dims, why, sizeof why);
+        if (rc == 0)
+            bench_tensor_fill(&t[i], a->seed + i);
+    }
+    for (size_t i = 0; rc == 0 && i < b->n_in; i++) {
+        size_t k = 0;
+        while (k < n_in && strcmp(t[k].name, bd_graph_input(g, i)->name) != 0)
+            k++;
+        rc = k < n_in ? bench_tensor_as_dl(&t[k], &dl[i]) : -1;
+    }
+    if (rc == 0 && !dynamic) {
+        ms = 0;
+    } else if (rc == 0) {
+        bd_error err = {0};
+        const bd_plan *plan;
+        double t0 = now_ms();
+        if (bd_model_plan(b->model, dl, b->n_in, &plan, &err) == 0) {
+            ms = now_ms() - t0;
+            const bd_plan_timings *pt = bd_plan_build_timings(plan);
+            snprintf(phases, len, "weights_read=%.1f,infer=%.1f,fold=%.1f,rewrite=%.1f,partition=%.1f,"
+                     "compile=%.1f,weights=%.1f,release=%.1f", pt->weights_ms, pt->infer_ms, pt->fold_ms,
+                     pt->rewrite_ms, pt->partition_ms, pt->compile_ms, pt->consts_ms, pt->release_ms);
+            printf("new shape (dynamic dims %d): plan %.1f ms (%s)\n", a->new_shape, ms, phases);
+        } else {
+            fprintf(stderr, "braid-bench-ort: new shape: %s\n", err.msg);
+        }
+    }
+    for (size_t i = 0; t && i < n_in; i++)
+        bench_tensor_free(&t[i]);
+    free(t);
+    free(dl);
+    return ms;
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void print_stats(const char *who, stats s, const args *a)
@@ -465,11 +590,14 @@ int main(int argc, char **argv)
     ort_runner_options oo = { .library = a.ort_path, .threads = a.threads, .spin = a.ort_spin };
     /* load times: what it takes each engine to answer its first request (ORT: session creation
      * and the first run; braid: open, plan and the first run) */
+    if (a.ort_path && !dlopen(a.ort_path, RTLD_NOW | RTLD_LOCAL))   /* not ORT's session's time */
+        fprintf(stderr, "braid-bench-ort: warning: dlopen %s: %s\n", a.ort_path, dlerror());
     double load_t0 = now_ms(), ort_load = 0, braid_load = 0;
     if (ort_runner_open(a.model, &oo, &ort, why, sizeof why)) {
         fprintf(stderr, "braid-bench-ort: %s\n", why);
         return 1;
     }
+    double ort_session = now_ms() - load_t0;
     printf("model %s, %d thread(s), %d runs after %d warmup; onnxruntime %s (spin %s); OMP_WAIT_POLICY=%s\n",
            a.model, a.threads, a.runs, a.warmup, ort_runner_version(ort), a.ort_spin ? "on" : "off",
            getenv("OMP_WAIT_POLICY"));
@@ -518,6 +646,8 @@ int main(int argc, char **argv)
         if (!rc) {
             printf("load   ORT %.1f ms (session and first run), braid %.1f ms (open, plan, first run)\n",
                    ort_load, braid_load);
+            printf("compile ORT %.1f ms (session creation), braid %.1f ms (open and plan): ratio %.3f\n",
+                   ort_session, braid.open_ms + braid.plan_ms, ort_session / (braid.open_ms + braid.plan_ms));
             maxdiff = compare_outputs(&braid, ort, a.atol, &ok);
         }
         if (!rc && !ok) {
@@ -530,36 +660,51 @@ int main(int argc, char **argv)
     double *t_braid = calloc((size_t)a.runs, sizeof *t_braid);
     if (!t_ort || !t_braid)
         rc = 1;
+    /* ORT's session is gone with --braid-only: the new shape's dims are read before */
+    double reload_ms = -1, new_shape_ms = -1;
+    char new_phases[256] = "-";
+    if (!rc && !a.ort_only && a.new_shape)
+        new_shape_ms = braid_new_shape(&a, &braid, ort, n_in, new_phases, sizeof new_phases);
     if (!rc && a.braid_only) {        /* its thread pool leaves the process with the session */
         ort_runner_close(ort);
         ort = NULL;
     }
     if (!rc)
         rc = time_runs(&a, ort, &braid, t_ort, t_braid);
+    if (!rc && !a.ort_only && a.reloads)
+        reload_ms = braid_reloads(&a, &braid);
+    char extra[400];
+    snprintf(extra, sizeof extra, " braid_reload_ms=%.1f braid_new_shape_ms=%.1f braid_new_shape_phases=%s",
+             reload_ms, new_shape_ms, new_phases);
 
     if (!rc && a.braid_only) {
         stats sb = summarize(t_braid, a.runs);
         print_stats("braid", sb, &a);
         printf("RESULT model=%s threads=%d runs=%d ort_ms=- ort_p90=- braid_ms=%.3f braid_p90=%.3f "
-               "ratio=- maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f braid_load_ms=%.1f\n",
+               "ratio=- maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f braid_load_ms=%.1f "
+               "ort_session_ms=%.1f braid_compile_ms=%.1f braid_open_ms=%.1f braid_plan_ms=%.1f "
+               "braid_phases=%s%s\n",
                a.model, a.threads, a.runs, sb.median, sb.p90, maxdiff, braid.steps, braid.engines,
-               braid.reorders, ort_load, braid_load);
+               braid.reorders, ort_load, braid_load, ort_session, braid.open_ms + braid.plan_ms,
+               braid.open_ms, braid.plan_ms, braid.phases, extra);
     } else if (!rc) {
         stats so = summarize(t_ort, a.runs);
         print_stats("ORT", so, &a);
         if (a.ort_only) {
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=- braid_p90=- "
-                   "ratio=- maxdiff=- steps=- engines=- reorders=-\n", a.model, a.threads, a.runs,
-                   so.median, so.p90);
+                   "ratio=- maxdiff=- steps=- engines=- reorders=- ort_load_ms=%.1f ort_session_ms=%.1f\n",
+                   a.model, a.threads, a.runs, so.median, so.p90, ort_load, ort_session);
         } else {
             stats sb = summarize(t_braid, a.runs);
             print_stats("braid", sb, &a);
             printf("ratio ORT/braid (medians) %.3f  (> 1: braid is faster)\n", so.median / sb.median);
             printf("RESULT model=%s threads=%d runs=%d ort_ms=%.3f ort_p90=%.3f braid_ms=%.3f braid_p90=%.3f "
                    "ratio=%.3f maxdiff=%.3g steps=%zu engines=%s reorders=%s ort_load_ms=%.1f "
-                   "braid_load_ms=%.1f\n", a.model, a.threads, a.runs, so.median, so.p90, sb.median,
-                   sb.p90, so.median / sb.median, maxdiff, braid.steps, braid.engines, braid.reorders,
-                   ort_load, braid_load);
+                   "braid_load_ms=%.1f ort_session_ms=%.1f braid_compile_ms=%.1f braid_open_ms=%.1f "
+                   "braid_plan_ms=%.1f braid_phases=%s%s\n", a.model, a.threads, a.runs, so.median, so.p90,
+                   sb.median, sb.p90, so.median / sb.median, maxdiff, braid.steps, braid.engines,
+                   braid.reorders, ort_load, braid_load, ort_session, braid.open_ms + braid.plan_ms,
+                   braid.open_ms, braid.plan_ms, braid.phases, extra);
         }
     }
 

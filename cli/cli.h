@@ -61,6 +61,11 @@ int  cli_placement_configure(const cli_placement *p, bd_error *err);
 int  cli_model_prepare(const char *path, const cli_placement *p, cli_inputs *in, int random_missing,
                        const char *const what[3], bd_model **m, const bd_plan **plan, bd_exec **e);
 
+/* Print where M's open and PLAN's build went, one line:
+ * "load 312.4 ms: open 45.1 (import 40.2, prepare 4.9), plan 267.3 (weights read back 0.0,
+ * infer 5.0, fold 12.1, ...)". */
+void cli_print_load_timings(const bd_model *m, const bd_plan *plan);
+
 /* Print "braid: <message>" and a hint line to stderr. */
 void cli_error(const char *what, const bd_error *err);
 /* Parse a positive int option value; returns -1 (after an error message) when invalid. */

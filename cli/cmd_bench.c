@@ -97,6 +97,7 @@ int cmd_bench(int argc, char **argv)
            ms[(iters * 9) / 10 < iters ? (iters * 9) / 10 : iters - 1],
            ms[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1], ms[0], sum / iters);
     printf("throughput: %.1f inferences/s\n", 1000.0 / med);
+    cli_print_load_timings(m, plan);
     const bd_partition_report *rep = bd_plan_partition(plan);
     printf("subgraphs: %zu", rep->n_subgraphs);
     for (size_t i = 0; i < rep->n_subgraphs; i++)

@@ -11,13 +11,14 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: braid inspect MODEL [--fallback-ops A,B] [--engine LIST]\n"
+        "usage: braid inspect MODEL [--threads N] [--fallback-ops A,B] [--engine LIST]\n"
         "\n"
         "Print MODEL's inputs and outputs, its operator histogram as imported, the composites\n"
         "braid fused, the subgraphs of its plan (backend, node count, boundary tensors) and,\n"
         "for every node not on oneDNN, the reason (unsupported op, attribute, dtype, dynamic\n"
-        "shape, forced, cost).\n"
+        "shape, forced, cost), and where loading went (open, then the plan's phases).\n"
         "\n"
+        "  -t, --threads N            oneDNN threads the plan is compiled for (default: all cores)\n"
         "%s"
         "  -h, --help                 this text\n", cli_placement_usage);
 }
@@ -115,14 +116,21 @@ static void print_partition(const bd_partition_report *r)
 int cmd_inspect(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "help", no_argument, 0, 'h' }, CLI_PLACEMENT_OPTIONS, { 0 },
+        { "threads", required_argument, 0, 't' }, { "help", no_argument, 0, 'h' },
+        CLI_PLACEMENT_OPTIONS, { 0 },
     };
     cli_placement pl = { 0 };
     int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+    while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+        if (c == 't') {
+            if ((pl.model.threads = cli_parse_count("--threads", optarg)) < 0)
+                return CLI_USAGE;
+            continue;
+        }
         if ((rc = cli_placement_option(c, optarg, &pl, usage)) >= 0)
             return rc;
+    }
     if (optind != argc - 1) {
         usage(stderr);
         return CLI_USAGE;
@@ -169,6 +177,7 @@ int cmd_inspect(int argc, char **argv)
         printf("  %-6s %zu of %zu nodes\n", backends[b]->name, on, bd_graph_num_nodes(g));
     }
     print_partition(bd_plan_partition(plan));
+    cli_print_load_timings(m, plan);
     cli_inputs_free(&in);
     bd_model_close(m);
     return CLI_OK;

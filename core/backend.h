@@ -59,6 +59,8 @@ typedef struct bd_kernel_stats {
     const char *impls;       /* the implementations its steps run, deduplicated with counts,
                               * most used first ("jit:avx2 x12, native x2"); owned by the
                               * kernel; NULL when the engine does not say */
+    double const_ms;         /* compile time spent laying those out (weight reorders, packing);
+                              * 0 for an engine that does not say */
 } bd_kernel_stats;
 
 /* Process-wide settings for one engine (bd_backend.configure). */

@@ -75,6 +75,16 @@ void bd_big_free(void *p, size_t size)
         free(p);
 }
 
+size_t bd_big_shrink(void *p, size_t size, size_t used)
+{
+    if (!p || !mapped(size))
+        return size;
+    size_t len = round_up(size, HUGE_PAGE), keep = round_up(used ? used : 1, HUGE_PAGE);
+    if (keep < len)
+        munmap((char *)p + keep, len - keep);
+    return keep < len ? keep : size;          /* >= 2 MiB: still a mapped size */
+}
+
 void bd_heap_trim(void)
 {
 #if defined(__GLIBC__) && !BD_ASAN

@@ -18,6 +18,12 @@ void *bd_big_alloc(size_t size);
 /* Release P (NULL is fine), which bd_big_alloc returned for the same SIZE. */
 void bd_big_free(void *p, size_t size);
 
+/* Keep the first USED bytes (USED <= SIZE) of P, a bd_big_alloc block of SIZE bytes, and
+ * return the size to pass to bd_big_free from now on: a mapped block gives its pages past
+ * USED (rounded up to 2 MiB) back to the system, a heap block stays as it is. So a block can
+ * be taken larger than needed, filled, then cut to what was filled. */
+size_t bd_big_shrink(void *p, size_t size, size_t used);
+
 /* Give the heap's free pages back to the system (glibc's malloc_trim): a model compile
  * allocates and frees hundreds of MB, which glibc would otherwise keep resident. Nothing
  * where the heap is not glibc's (AddressSanitizer's allocator: trimming glibc's unused heap

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/big_alloc.h"
 #include "runtime/engines.h"
@@ -42,7 +43,15 @@ struct bd_model {
     plan_entry      *head, *tail;
     bd_plan_cache_stats stats;
     weights         *weights;     /* the model file's weights, given back between compiles */
+    bd_model_timings timings;
 };
+
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
 /* Model-level preparation: invariants and the symbolic shapes of the signature. Rewrites
  * wait for a plan, where every shape is static (see plan.c). */
@@ -75,6 +84,7 @@ static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
 
 int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **out, bd_error *err)
 {
+    double t0 = clock_ms();
     int rc = weights_align(g, err);
     if (rc == 0)
         rc = prepare(g, err);
@@ -108,6 +118,7 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
         bd_model_close(m);
         return rc;
     }
+    m->timings.prepare_ms = clock_ms() - t0;
     *out = m;
     return 0;
 }
@@ -115,11 +126,16 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
 int bd_model_open(const char *path, const bd_model_options *opts, bd_model **out, bd_error *err)
 {
     bd_graph *g = NULL;
+    double t0 = clock_ms();
     int rc = bd_import_model(path, opts ? opts->signature : NULL, &g, err);   /* messages name PATH */
     if (rc)
         return rc;
+    double import_ms = clock_ms() - t0;
     rc = bd_model_from_graph(g, opts, out, err);
-    return rc ? bd_error_prefix(err, "%s: ", path) : 0;
+    if (rc)
+        return bd_error_prefix(err, "%s: ", path);
+    (*out)->timings.import_ms = import_ms;
+    return 0;
 }
 
 void bd_model_close(bd_model *m)
@@ -143,6 +159,7 @@ void bd_model_close(bd_model *m)
 }
 
 const bd_graph *bd_model_graph(const bd_model *m) { return m->graph; }
+const bd_model_timings *bd_model_open_timings(const bd_model *m) { return &m->timings; }
 
 /* Check INPUTS against the model's signature and extract their concrete shapes. */
 static int signature_shapes(const bd_graph *g, const DLTensor *inputs, size_t n, bd_shape *shapes,
@@ -361,13 +378,18 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
     plan_test_compile_gate();
     bd_plan *p = NULL;
     bd_error build_err = { 0 };      /* kept for the waiters too (ERR may be NULL) */
+    double t0 = clock_ms();
     rc = weights_acquire(m->weights, &build_err);
+    double read_ms = clock_ms() - t0;
     if (rc == 0) {
         rc = plan_build(m->graph, shapes, &m->opts, &p, &build_err);
+        t0 = clock_ms();
         weights_release(m->weights, rc == 0 ? p : NULL);
         /* what the compile freed, back to the system: braidd serving ResNet-50 and BERT-base
          * stayed at 1.01 GB resident without this, 614 MB with it (docs/performance.md) */
         bd_heap_trim();
+        if (rc == 0)
+            plan_add_weights_ms(p, read_ms, clock_ms() - t0);
     }
     if (rc) {
         bd_error_prefix(&build_err, "model '%s': ", bd_graph_name(m->graph));

@@ -51,6 +51,13 @@ int  bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **o
 void bd_model_close(bd_model *m);                      /* NULL is allowed */
 /* The model's graph after import and passes (read-only). */
 const bd_graph *bd_model_graph(const bd_model *m);
+/* Where opening M went, wall clock in milliseconds (braid inspect and braid bench print it;
+ * each plan's build has its own: bd_plan_build_timings). */
+typedef struct bd_model_timings {
+    double import_ms;     /* reading the file and decoding it into the IR (bd_model_open) */
+    double prepare_ms;    /* aligning large weights, validation, symbolic shape inference */
+} bd_model_timings;
+const bd_model_timings *bd_model_open_timings(const bd_model *m);
 
 /* Restrict input INPUT to shapes of rank RANK with MIN[d] <= dim d <= MAX[d] (MAX[d] < 0 =
  * no upper bound). Requests outside are BD_EINVAL naming the input, the dim and the range,

@@ -48,9 +48,25 @@ struct bd_plan {
     bd_subgraph_info   *sg_info;   /* the partition report's parts */
     bd_fallback_info   *fb_info;
     bd_partition_report report;
+    bd_plan_timings     timings;
 };
 
 /* ---- building --------------------------------------------------------------------------- */
+
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Adds the time since *T to *ACC and restarts *T. */
+static void lap(double *t, double *acc)
+{
+    double now = clock_ms();
+    *acc += now - *t;
+    *t = now;
+}
 
 static size_t value_bytes(const bd_value *v)       /* saturating */
 {
@@ -296,6 +312,7 @@ static void report_stats(bd_plan *p)
         p->report.run.reorder_bytes += st->reorder_bytes;
         p->report.run.const_bytes += st->const_bytes;
         p->report.run.ref_steps += st->ref_steps;
+        p->report.run.const_ms += st->const_ms;
     }
 }
 
@@ -521,6 +538,7 @@ static int check_run_bytes(const bd_graph *g, size_t limit, bd_error *err)
 static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
                  const bd_model_options *opts, bd_plan **out, bd_error *err)
 {
+    double t0 = clock_ms(), t = t0;
     bd_model_options none = { 0 };
     if (!opts)
         opts = &none;
@@ -547,6 +565,8 @@ static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
         rc = infer_shapes(p->graph, err);
     if (rc == 0 && opts->max_run_memory_bytes)
         rc = check_run_bytes(p->graph, opts->max_run_memory_bytes, err);
+    bd_plan_timings *tm = &p->timings;
+    lap(&t, &tm->infer_ms);
     /* An empty input: when every output is empty too, nothing runs (plan_empty); otherwise
      * the plan is built as usual (oneDNN refuses empty tensors, a fallback engine may take
      * them) and a failure is the request's: INVALID_ARGUMENT naming the empty input. */
@@ -559,18 +579,23 @@ static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
         rc = fold_constants(p->graph, &popts, &reinferred, err);
     if (rc == 0 && reinferred && opts->max_run_memory_bytes)
         rc = check_run_bytes(p->graph, opts->max_run_memory_bytes, err);   /* shapes now known */
+    lap(&t, &tm->fold_ms);
     if (rc == 0 && !empty)
         rc = rewrite(p->graph, &popts, err);
+    lap(&t, &tm->rewrite_ms);
     if (rc == 0)
         rc = empty ? plan_empty(p, err) : place_and_partition(p, &popts, err);
     if (rc == 0)
         rc = layout_arena(p, err);
+    lap(&t, &tm->partition_ms);
     if (rc == 0)
         rc = build_report(p, err);
     if (rc == 0)
         rc = compile_steps(p, err);
+    lap(&t, &tm->compile_ms);
     if (rc == 0) {
         report_stats(p);
+        tm->consts_ms = p->report.run.const_ms;
         release_plan_constants(p, model_graph);
     }
     if (rc && rc != BD_ENOMEM && empty_in[0]) {
@@ -588,6 +613,7 @@ static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
         return rc;
     }
     p->bytes = estimate_bytes(p, model_graph);
+    tm->total_ms = clock_ms() - t0;
     *out = p;
     return 0;
 }
@@ -680,6 +706,14 @@ const bd_graph *bd_plan_graph(const bd_plan *p)  { return p->graph; }
 size_t bd_plan_num_steps(const bd_plan *p)       { return p->n_steps; }
 size_t bd_plan_arena_size(const bd_plan *p)      { return p->arena_size; }
 const bd_partition_report *bd_plan_partition(const bd_plan *p) { return &p->report; }
+const bd_plan_timings *bd_plan_build_timings(const bd_plan *p)  { return &p->timings; }
+
+void plan_add_weights_ms(bd_plan *p, double read_ms, double release_ms)
+{
+    p->timings.weights_ms += read_ms;
+    p->timings.release_ms += release_ms;
+    p->timings.total_ms += read_ms + release_ms;
+}
 
 /* ---- execution ------------------------------------------------------------------------ */
 

@@ -65,6 +65,24 @@ size_t          bd_plan_num_steps(const bd_plan *p);
 /* Bytes of the per-context arena this plan's layout needs (liveness-packed). */
 size_t          bd_plan_arena_size(const bd_plan *p);
 
+/* Where building P went, wall clock in milliseconds, phase by phase (braid inspect and braid
+ * bench print it; docs/performance.md, "Memory and load time"). */
+typedef struct bd_plan_timings {
+    double weights_ms;     /* the model's weights read back (and checked) from its file: every
+                            * plan after the first (runtime/weights.c) */
+    double infer_ms;       /* clone and shape inference, every round */
+    double fold_ms;        /* constant folding: nodes of constants run once */
+    double rewrite_ms;     /* composites and post-op fusion */
+    double partition_ms;   /* annotate, region merge, cost rule, partition, arena layout */
+    double compile_ms;     /* every step's kernel */
+    double consts_ms;      /* of compile_ms: kernels laying out their constants (weight
+                            * reorders, packing), for engines that say */
+    double release_ms;     /* after the compile: weights no run reads and the heap's free
+                            * pages given back (runtime/weights.c, bd_heap_trim) */
+    double total_ms;       /* all of the above and the rest (the report, estimates) */
+} bd_plan_timings;
+const bd_plan_timings *bd_plan_build_timings(const bd_plan *p);
+
 /* ---- partition report: what runs where, and why ---------------------------------------- */
 
 typedef struct bd_subgraph_info {

@@ -21,6 +21,9 @@ void plan_destroy(bd_plan *p);           /* NULL is allowed; ignores references 
 /* The options of the plan_build running on this thread (NULL outside one, or for defaults):
  * an engine compiling a step may plan subgraphs of its own with them (control flow). */
 const bd_model_options *plan_building_options(void);
+/* Around P's build, READ_MS went to reading the model's weights back and RELEASE_MS to
+ * giving them and the heap's free pages back (bd_plan_timings). */
+void plan_add_weights_ms(bd_plan *p, double read_ms, double release_ms);
 /* The cache dropped P (bd_plan_evicted reads it). */
 void plan_mark_evicted(const bd_plan *p);
 /* A test hook before each compile: a no-op unless built with BD_TEST_HOOKS (plan.c). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -17,6 +18,13 @@
 #define DN_ALIGN 64
 
 static size_t align_up(size_t n) { return (n + DN_ALIGN - 1) / DN_ALIGN * DN_ALIGN; }
+
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
 /* ---- errors --------------------------------------------------------------------------- */
 
@@ -277,11 +285,12 @@ int dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nar
 
 /* ---- constants ------------------------------------------------------------------------ */
 
-int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
-             const dnnl_memory_desc_t *dst_md, int *buf)
+static int make_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+                      const dnnl_memory_desc_t *dst_md, int *buf)
 {
-    size_t size = dnnl_memory_desc_get_size(dst_md);
-    void *p = aligned_alloc(DN_ALIGN, align_up(size ? size : 1));
+    size_t size = dnnl_memory_desc_get_size(dst_md), room = align_up(size ? size : 1);
+    bool own = !c->block || c->block_size - c->block_used < room;
+    void *p = own ? aligned_alloc(DN_ALIGN, room) : c->block + c->block_used;
     if (!p)
         return dn_fail(c, BD_ENOMEM, "out of memory for a %zu-byte constant", size);
     int rc = 0;
@@ -295,7 +304,8 @@ int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
             size_t ssize = dnnl_memory_desc_get_size(src_md);
             tmp = aligned_alloc(DN_ALIGN, align_up(ssize ? ssize : 1));
             if (!tmp) {
-                free(p);
+                if (own)
+                    free(p);
                 return dn_fail(c, BD_ENOMEM, "out of memory for a %zu-byte constant", ssize);
             }
             memcpy(tmp, data, ssize);
@@ -327,11 +337,24 @@ int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
     if (!rc)
         rc = new_buffer(c, DN_BUF_CONST, -1, size, buf);
     if (rc) {
-        free(p);
+        if (own)
+            free(p);
         return rc;
     }
     c->bufs[*buf].data = p;
+    c->bufs[*buf].own = own;
+    if (!own)
+        c->block_used += room;
     return 0;
+}
+
+int dn_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
+             const dnnl_memory_desc_t *dst_md, int *buf)
+{
+    double t0 = clock_ms();
+    int rc = make_const(c, data, src_md, dst_md, buf);
+    c->const_ms += clock_ms() - t0;
+    return rc;
 }
 
 int dn_const_value(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *src_md,
@@ -651,38 +674,59 @@ static void free_steps(dn_step *steps, int n)
     free(steps);
 }
 
-/* PACKED: the CONST data lives in the kernel's weights block, not in blocks of its own. */
-static void free_bufs(dn_buffer *bufs, int n, bool packed)
+static void free_bufs(dn_buffer *bufs, int n)
 {
-    for (int i = 0; i < n && !packed; i++)
-        if (bufs[i].kind == DN_BUF_CONST)
+    for (int i = 0; i < n; i++)
+        if (bufs[i].kind == DN_BUF_CONST && bufs[i].own)
             free(bufs[i].data);
     free(bufs);
 }
 
-/* Move every constant (weights reordered for their primitives) into one block of huge pages
- * (core/big_alloc.h): at batch 1 the weights are streamed from DRAM at every inference. When
- * that block cannot be had, the constants stay where they are. Before any context exists:
- * contexts bind the data pointers. */
-static void pack_constants(bd_kernel *k)
+/* Every constant (weights reordered for their primitives) goes into one block of huge pages
+ * (core/big_alloc.h): at batch 1 the weights are streamed from DRAM at every inference. The
+ * block is taken before the compile, larger than the constants can need (the subgraph's
+ * constant bytes, twice: a blocked layout pads channels), so each constant is written there
+ * once; the pages past the last are given back at the end. Fresh pages are the load's main
+ * cost on a VM (a 4 KiB page fault took ~4.5 us here: 100 MB of weights ~110 ms), and the
+ * constants used to be written into pages of their own, then copied into the block: ResNet-50
+ * faulted 100 MB of small pages more. A constant that does not fit gets a block of its own. */
+static void block_reserve(dn_compiler *c)
 {
-    size_t total = 0;
-    for (int i = 0; i < k->n_bufs; i++)
-        if (k->bufs[i].kind == DN_BUF_CONST)
-            total += (k->bufs[i].size + 63) / 64 * 64;
-    char *block = total ? bd_big_alloc(total) : NULL;
-    if (!block)
-        return;
-    size_t off = 0;
-    for (int i = 0; i < k->n_bufs; i++)
-        if (k->bufs[i].kind == DN_BUF_CONST) {
-            memcpy(block + off, k->bufs[i].data, k->bufs[i].size);
-            free(k->bufs[i].data);
-            k->bufs[i].data = block + off;
-            off += (k->bufs[i].size + 63) / 64 * 64;
+    size_t bytes = 0;
+    for (size_t i = 0; i < c->sg->n_nodes; i++) {
+        const bd_node *n = c->sg->nodes[i];
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            const bd_value *v = n->inputs[k];
+            if (!v || !v->data)
+                continue;
+            if (v->nbytes > SIZE_MAX / 8 - bytes)
+                return;                       /* no block: each constant gets its own */
+            bytes += align_up(v->nbytes);
         }
-    k->weights = block;
-    k->weights_size = total;
+    }
+    /* under one huge page of constants, a block would cost a whole 2 MiB page resident (a
+     * small kernel, a control-flow body's plan): those stay in heap blocks of their own */
+    if (bytes < ((size_t)2 << 20))
+        return;
+    c->block_size = 2 * bytes + ((size_t)2 << 20);
+    c->block = bd_big_alloc(c->block_size);
+    if (!c->block)
+        c->block_size = 0;
+}
+
+/* The kernel takes the block, cut to the constants written into it (before any context
+ * exists: contexts bind the data pointers). */
+static void block_adopt(dn_compiler *c, bd_kernel *k)
+{
+    if (!c->block)
+        return;
+    if (c->block_used == 0) {
+        bd_big_free(c->block, c->block_size);
+    } else {
+        k->weights = c->block;
+        k->weights_size = bd_big_shrink(c->block, c->block_size, c->block_used);
+    }
+    c->block = NULL;
 }
 
 void dn_kernel_release(bd_kernel *k)
@@ -690,7 +734,7 @@ void dn_kernel_release(bd_kernel *k)
     if (!k)
         return;
     free_steps(k->steps, k->n_steps);
-    free_bufs(k->bufs, k->n_bufs, k->weights != NULL);
+    free_bufs(k->bufs, k->n_bufs);
     bd_big_free(k->weights, k->weights_size);
     free(k->in_shapes);
     free(k->out_shapes);
@@ -701,7 +745,8 @@ void dn_kernel_release(bd_kernel *k)
 static void compiler_free(dn_compiler *c)
 {
     free_steps(c->steps, c->n_steps);
-    free_bufs(c->bufs, c->n_bufs, false);
+    free_bufs(c->bufs, c->n_bufs);
+    bd_big_free(c->block, c->block_size);
     free(c->t);
     free(c->cache);
     free(c->consts);
@@ -951,6 +996,7 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 
     bd_kernel *k = NULL;
     size_t arena = 0, naive = 0;
+    block_reserve(&c);
     rc = compile_nodes(&c);
     if (!rc)
         rc = plan_arena(&c, &arena, &naive);
@@ -985,8 +1031,10 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     c.n_steps = 0;
     c.bufs = NULL;
     c.n_bufs = 0;
+    double t0 = clock_ms();
+    block_adopt(&c, k);
+    k->const_ms = c.const_ms + (clock_ms() - t0);
     compiler_free(&c);
-    pack_constants(k);
     summarize_impls(k);
     const char *verbose = getenv("BRAID_DNNL_VERBOSE");
     if (verbose && verbose[0] == '1')
@@ -1029,7 +1077,8 @@ bool bd_dnnl_kernel_step_is_cliff(const bd_kernel *k, int i)
 
 void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)
 {
-    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps, .ref_steps = k->ref_steps, .impls = k->impls };
+    *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps, .ref_steps = k->ref_steps, .impls = k->impls,
+                              .const_ms = k->const_ms };
     for (int i = 0; i < k->n_steps; i++)
         if (k->steps[i].reorder_bytes) {
             out->reorders++;

@@ -38,6 +38,8 @@ typedef struct dn_buffer {
     size_t      size;         /* bytes */
     size_t      offset;       /* ARENA: offset in the arena (liveness planning) */
     void       *data;         /* CONST: kernel-owned, 64-byte aligned */
+    bool        own;          /* CONST: DATA is a block of its own (else in the kernel's
+                               * weights block) */
     int         first, last;  /* ARENA: first and last step that touch it (-1 = never) */
     int         pending;      /* compile only: readers still to come (for in-place decisions) */
 } dn_buffer;
@@ -113,6 +115,7 @@ struct bd_kernel {
     size_t     weights_size;
     size_t     ref_steps;         /* steps on a reference implementation (dn_impl_is_cliff) */
     char      *impls;             /* "jit:avx2 x12, ..." (bd_kernel_stats.impls) */
+    double     const_ms;          /* compile time spent laying out the constants */
 };
 
 /* The I-th float of an initializer's bytes, which may sit at any address of a model file. */
@@ -174,6 +177,10 @@ typedef struct dn_compiler {
     int                n_consts, cap_consts;
     bool              *out_bound;   /* output j's caller buffer already written by a step */
     bd_error          *err;
+    double             const_ms;    /* spent in dn_const so far (bd_kernel_stats.const_ms) */
+    char              *block;       /* the constants' block (bd_big_alloc), taken larger than
+                                     * needed at the start and cut to BLOCK_USED at the end */
+    size_t             block_size, block_used;
 } dn_compiler;
 
 /* The subgraph compiler and kernel teardown (dnnl_compile.c), contexts (dnnl_exec.c). */

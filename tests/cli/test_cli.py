@@ -2,6 +2,7 @@
 """The `braid` CLI as a user meets it: help, exit codes, errors that say what to do, and the
 demo model's output against its PyTorch reference (tests/runtime/models/gen_demo.py)."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -102,6 +103,23 @@ class Cli(unittest.TestCase):
         self.assertRegex(r.stdout, r"per run: .*, 0 reference kernel\(s\)")
         self.assertRegex(r.stdout, r"\n +implementations: [^,\n]+ x\d+")
         self.assertNotIn("REFERENCE", r.stdout)
+
+    def test_inspect_and_bench_say_where_loading_went(self):
+        # one line: open (import, prepare), then the plan's phases, each in ms, adding up
+        num = r"(\d+\.\d)"
+        line = (r"load %s ms: open %s \(import %s, prepare %s\), plan %s \(weights read back %s, "
+                r"infer %s, fold %s, rewrite %s, partition %s, compile %s \(weights %s\), release %s\)"
+                % ((num,) * 13))
+        for args in (("inspect", DEMO, "--threads", "1"), ("bench", DEMO, "--iters", "2", "--warmup", "1")):
+            r = braid(*args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            m = re.search(line, r.stdout)
+            self.assertIsNotNone(m, r.stdout)
+            v = [float(x) for x in m.groups()]
+            self.assertAlmostEqual(v[0], v[1] + v[4], delta=0.15)        # load = open + plan
+            self.assertAlmostEqual(v[1], v[2] + v[3], delta=0.15)        # open = import + prepare
+            self.assertLessEqual(sum(v[5:11]) + v[12], v[4] + 0.35)      # phases within the plan
+            self.assertLessEqual(v[11], v[10] + 0.05)                    # weights within compile
 
     def test_engine_library_flags_reach_the_engines(self):
         # the path given is the one each engine tried (it does not exist, so the plan fails)

@@ -81,11 +81,42 @@ static void test_free_unmaps(void **state)
     }
 }
 
+/* A block taken larger than needed and cut to what was filled keeps those bytes, gives the
+ * rest of its mapping back, and frees with the size bd_big_shrink returned. */
+static void test_shrink_keeps_the_filled_part(void **state)
+{
+    (void)state;
+    const size_t used[] = { 0, 1, 2 * MIB, 3 * MIB, 9 * MIB, 10 * MIB };
+    for (size_t i = 0; i < sizeof used / sizeof used[0]; i++) {
+        unsigned char *p = bd_big_alloc(10 * MIB);
+        assert_non_null(p);
+        memset(p, 0x5A, used[i]);
+        size_t size = bd_big_shrink(p, 10 * MIB, used[i]);
+        assert_true(size >= used[i]);
+        for (size_t k = 0; k < used[i]; k += 4096)
+            assert_int_equal(p[k], 0x5A);
+        if (huge_enabled()) {
+            size_t keep = used[i] <= 2 * MIB ? 2 * MIB : (used[i] + 2 * MIB - 1) / (2 * MIB) * (2 * MIB);
+            assert_int_equal(size, keep == 10 * MIB ? 10 * MIB : keep);
+            assert_true(mapped_at(p + keep - 1));
+            if (keep < 10 * MIB)
+                assert_false(mapped_at(p + keep));
+        } else {
+            assert_int_equal(size, 10 * MIB);             /* a heap block stays whole */
+        }
+        bd_big_free(p, size);
+        if (huge_enabled())
+            assert_false(mapped_at(p));
+    }
+    assert_int_equal(bd_big_shrink(NULL, 3 * MIB, 0), 3 * MIB);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_free_unmaps),
+        cmocka_unit_test(test_shrink_keeps_the_filled_part),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
