@@ -705,31 +705,10 @@ static int cf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
             cf_slot_copy(&c->vals[cn->out[j]], &nc->outs[j]);
     }
     for (size_t i = 0; i < n_out; i++) {
-        const slot *s = &c->vals[k->out_val[i]];
-        if (!out[i].data) {
-            out[i].ndim = s->t.ndim;
-            memcpy(out[i].shape, s->t.shape, (size_t)s->t.ndim * sizeof *s->t.shape);
-            out[i].data = s->t.data;
-            out[i].byte_offset = 0;
-            continue;
-        }
-        bool fits = out[i].ndim == s->t.ndim;
-        for (int d = 0; fits && d < s->t.ndim; d++)
-            fits = out[i].shape[d] == s->t.shape[d];
-        if (!fits) {
-            char want[96], got[96];
-            bd_shape ws = { .rank = out[i].ndim }, gs = { .rank = s->t.ndim };
-            for (int d = 0; d < ws.rank && d < BD_MAX_RANK; d++)
-                ws.dims[d] = out[i].shape[d];
-            for (int d = 0; d < gs.rank && d < BD_MAX_RANK; d++)
-                gs.dims[d] = s->t.shape[d];
-            return bd_error_set(err, BD_EINVAL, "control flow output '%s' is %s, the plan "
-                                "expected %s", k->vals[k->out_val[i]]->name,
-                                bd_shape_str(&gs, got, sizeof got), bd_shape_str(&ws, want, sizeof want));
-        }
-        size_t bytes = cf_bytes(s);
-        if (bytes && (char *)out[i].data + out[i].byte_offset != s->t.data)
-            memmove((char *)out[i].data + out[i].byte_offset, s->t.data, bytes);
+        int rc = cf_slot_deliver(&c->vals[k->out_val[i]], &out[i], "control flow output",
+                                 k->vals[k->out_val[i]]->name, err);
+        if (rc)
+            return rc;
     }
     return 0;
 }

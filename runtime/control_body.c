@@ -405,3 +405,34 @@ void cf_body_free(body_ctx *bc)
     free(bc->argv);
     free(bc->key);
 }
+
+/* The value in S handed to the caller's OUT: OUT takes S's shape and memory when the plan
+ * left it unset (a run-time shape), else S is copied into OUT, whose shape must be S's; an
+ * output that does not fit is BD_EINVAL naming it ("WHAT 'NAME' is ..."). */
+int cf_slot_deliver(const slot *s, DLTensor *out, const char *what, const char *name, bd_error *err)
+{
+    if (!out->data) {
+        out->ndim = s->t.ndim;
+        memcpy(out->shape, s->t.shape, (size_t)s->t.ndim * sizeof *s->t.shape);
+        out->data = s->t.data;
+        out->byte_offset = 0;
+        return 0;
+    }
+    bool fits = out->ndim == s->t.ndim;
+    for (int d = 0; fits && d < s->t.ndim; d++)
+        fits = out->shape[d] == s->t.shape[d];
+    if (!fits) {
+        char want[96], got[96];
+        bd_shape ws = { .rank = out->ndim }, gs = { .rank = s->t.ndim };
+        for (int d = 0; d < ws.rank && d < BD_MAX_RANK; d++)
+            ws.dims[d] = out->shape[d];
+        for (int d = 0; d < gs.rank && d < BD_MAX_RANK; d++)
+            gs.dims[d] = s->t.shape[d];
+        return bd_error_set(err, BD_EINVAL, "%s '%s' is %s, the plan expected %s", what, name,
+                            bd_shape_str(&gs, got, sizeof got), bd_shape_str(&ws, want, sizeof want));
+    }
+    size_t bytes = cf_bytes(s);
+    if (bytes && (char *)out->data + out->byte_offset != s->t.data)
+        memmove((char *)out->data + out->byte_offset, s->t.data, bytes);
+    return 0;
+}

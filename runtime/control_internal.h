@@ -90,6 +90,10 @@ typedef struct body_ctx {
 
 int64_t     cf_numel(const DLTensor *t);
 size_t      cf_bytes(const slot *s);                          /* numel x dtype size */
+/* S handed to the caller's OUT: S's shape and memory when OUT has none, else copied into it
+ * (its shape must be S's; BD_EINVAL "WHAT 'NAME' is ..." otherwise). */
+int         cf_slot_deliver(const slot *s, DLTensor *out, const char *what, const char *name,
+                            bd_error *err);
 /* S views DATA as a row-major tensor of DTYPE shaped NDIM/DIMS (dims copied into S). */
 void        cf_slot_view(slot *s, int dtype, void *data, int ndim, const int64_t *dims);
 void        cf_slot_copy(slot *dst, const slot *src);          /* the same view */

@@ -310,31 +310,9 @@ static int dr_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
     if (rc)
         return rc;
     for (size_t i = 0; i < n_out; i++) {
-        const slot *s = cf_body_out(&c->bc, i);
-        if (!out[i].data) {              /* a run-time shape: handed over as it is */
-            out[i].ndim = s->t.ndim;
-            memcpy(out[i].shape, s->t.shape, (size_t)s->t.ndim * sizeof *s->t.shape);
-            out[i].data = s->t.data;
-            out[i].byte_offset = 0;
-            continue;
-        }
-        bool fits = out[i].ndim == s->t.ndim;
-        for (int d = 0; fits && d < s->t.ndim; d++)
-            fits = out[i].shape[d] == s->t.shape[d];
-        if (!fits) {
-            char want[96], got[96];
-            bd_shape ws = { .rank = out[i].ndim }, gs = { .rank = s->t.ndim };
-            for (int d = 0; d < ws.rank && d < BD_MAX_RANK; d++)
-                ws.dims[d] = out[i].shape[d];
-            for (int d = 0; d < gs.rank && d < BD_MAX_RANK; d++)
-                gs.dims[d] = s->t.shape[d];
-            return bd_error_set(err, BD_EINVAL, "output '%s' of a run-time-shaped region is %s, "
-                                "the plan expected %s", bd_graph_output(g, i)->name,
-                                bd_shape_str(&gs, got, sizeof got), bd_shape_str(&ws, want, sizeof want));
-        }
-        size_t bytes = cf_bytes(s);
-        if (bytes && (char *)out[i].data + out[i].byte_offset != s->t.data)
-            memmove((char *)out[i].data + out[i].byte_offset, s->t.data, bytes);
+        if ((rc = cf_slot_deliver(cf_body_out(&c->bc, i), &out[i], "run-time-shaped region output",
+                                  bd_graph_output(g, i)->name, err)))
+            return rc;
     }
     return 0;
 }
