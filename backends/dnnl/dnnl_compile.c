@@ -895,7 +895,7 @@ static void step_impl_key(const bd_kernel *k, int i, char *buf, size_t len, bool
         dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
         dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
     }
-    *cliff = k->steps[i].prim && dn_impl_is_cliff(kind, impl);
+    *cliff = pd && dn_pd_is_cliff(pd);
     if (!strncmp(impl, "ref", 3))
         snprintf(buf, len, "%s %s", impl, dnnl_prim_kind2str(kind));
     else

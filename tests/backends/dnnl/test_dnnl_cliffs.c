@@ -184,6 +184,31 @@ static void test_softmax_and_reduce_on_channels_are_not_ref(void **state)
     tg_free(t);
 }
 
+/* A TCN block's second convolution: a dilated causal Conv1d (dilation 4, kernel 3, pads 8
+ * and 0) with ReLU, the residual add and ReLU fused as post-ops. On AVX2 oneDNN 2.6 gives a
+ * dilated 1D convolution its gemm implementation, which applies a binary post-op element by
+ * element (5-7x slower than the convolution itself, dnnl_guard.c's slow_postops): the guard
+ * keeps the ReLU fused and runs the add and the last ReLU as primitives of their own. */
+static void test_gemm_conv_with_residual_add_is_split(void **state)
+{
+    (void)state;
+    tg *t = tg_new();
+    bd_value *x = t_input(t, SHAPE(1, 24, 200));
+    bd_value *w = t_const(t, SHAPE(24, 24, 3));
+    bd_value *y = t_val(t, SHAPE(1, 24, 200));
+    bd_node *conv = NODE(t, "Conv", y, x, w);
+    ATTR_INTS(t, conv, "pads", 8, 0);
+    ATTR_INTS(t, conv, "dilations", 4);
+    bd_error err = { 0 };
+    int ri = bd_node_append_input(t->g, conv, x, &err);
+    conv->post[conv->n_post++] = (bd_postop){ .kind = BD_POST_ELTWISE, .alg = BD_ELT_RELU };
+    conv->post[conv->n_post++] = (bd_postop){ .kind = BD_POST_BINARY, .alg = BD_BIN_ADD, .input = ri };
+    conv->post[conv->n_post++] = (bd_postop){ .kind = BD_POST_ELTWISE, .alg = BD_ELT_RELU };
+    t_output(t, y);
+    guarded_matches_unguarded(t, "dilated Conv1d [1,24,200] + ReLU + residual add + ReLU");
+    tg_free(t);
+}
+
 /* A broadcast oneDNN 2.6 runs only on its reference kernel in every layout ([2,3,4,5] by
  * [4,1], i.e. [1,1,4,1]) is refused at annotate with the reason "reference kernel" (the
  * guard's probe), so the native engine takes it; one oneDNN has a jit kernel for is not. */
@@ -226,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_batched_matmul_transposed_with_mask_is_not_ref),
         cmocka_unit_test(test_concat_of_8_blocked_channels_is_not_ref),
         cmocka_unit_test(test_softmax_and_reduce_on_channels_are_not_ref),
+        cmocka_unit_test(test_gemm_conv_with_residual_add_is_split),
         cmocka_unit_test(test_binary_broadcast_only_ref_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
