@@ -67,6 +67,35 @@ static void node_plan_free(node_plan *p)
     memset(p, 0, sizeof *p);
 }
 
+int cf_copy_node(bd_graph *m, const bd_node *n, bd_value **io, bd_error *err)
+{
+    bd_value **ins = io, **outs = io + n->n_inputs;
+    int rc = 0;
+    for (size_t k = 0; k < n->n_inputs && rc == 0; k++) {
+        const bd_value *v = n->inputs[k];
+        if (!v || (ins[k] = bd_graph_find_value(m, v->name)))
+            continue;
+        if (!v->data)
+            rc = bd_error_set(err, BD_EBACKEND, "copying '%s': its input '%s' is neither an input "
+                              "of the copy nor made in it", n->name, v->name);
+        else if ((rc = bd_graph_add_value(m, v->name, v->dtype, &v->shape, &ins[k], err)) == 0) {
+            ins[k]->data = v->data;      /* a constant: shared, not copied */
+            ins[k]->nbytes = v->nbytes;
+        }
+    }
+    for (size_t k = 0; k < n->n_outputs && rc == 0; k++)
+        rc = bd_graph_add_value(m, n->outputs[k]->name, n->outputs[k]->dtype, NULL, &outs[k], err);
+    bd_node *mn = NULL;
+    if (rc == 0)
+        rc = bd_graph_add_node(m, n->name, n->op_type, n->domain, ins, n->n_inputs, outs,
+                               n->n_outputs, &mn, err);
+    for (size_t a = 0; a < n->n_attrs && rc == 0; a++)
+        rc = bd_node_add_attr(m, mn, &n->attrs[a], err);
+    if (rc == 0)
+        mn->n_implicit = n->n_implicit;
+    return rc;
+}
+
 /* A graph of node N alone: its non-constant inputs ARGV[0..NA) as graph inputs shaped as they
  * are now (SLOTS), its constants shared, its outputs the graph's. */
 static int one_node_graph(const bd_graph *body, const bd_node *n, const slot *slots,
@@ -89,27 +118,8 @@ static int one_node_graph(const bd_graph *body, const bd_node *n, const slot *sl
         if ((rc = bd_graph_add_value(m, argv[a]->name, s->dtype, &sh, &v, err)) == 0)
             rc = bd_graph_mark_input(m, v, err);
     }
-    for (size_t k = 0; k < n->n_inputs && rc == 0; k++) {
-        const bd_value *v = n->inputs[k];
-        if (!v)
-            continue;
-        if (!(ins[k] = bd_graph_find_value(m, v->name))) {     /* a constant */
-            if ((rc = bd_graph_add_value(m, v->name, v->dtype, &v->shape, &ins[k], err)) == 0) {
-                ins[k]->data = v->data;
-                ins[k]->nbytes = v->nbytes;
-            }
-        }
-    }
-    for (size_t k = 0; k < n->n_outputs && rc == 0; k++)
-        rc = bd_graph_add_value(m, n->outputs[k]->name, n->outputs[k]->dtype, NULL, &outs[k], err);
-    bd_node *mn = NULL;
     if (rc == 0)
-        rc = bd_graph_add_node(m, n->name, n->op_type, n->domain, ins, n->n_inputs, outs,
-                               n->n_outputs, &mn, err);
-    for (size_t a = 0; a < n->n_attrs && rc == 0; a++)
-        rc = bd_node_add_attr(m, mn, &n->attrs[a], err);
-    if (rc == 0)
-        mn->n_implicit = n->n_implicit;
+        rc = cf_copy_node(m, n, ins, err);
     for (size_t k = 0; k < n->n_outputs && rc == 0; k++)
         rc = bd_graph_mark_output(m, outs[k], err);
     if (rc == 0)

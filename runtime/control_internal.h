@@ -94,6 +94,10 @@ size_t      cf_bytes(const slot *s);                          /* numel x dtype s
  * (its shape must be S's; BD_EINVAL "WHAT 'NAME' is ..." otherwise). */
 int         cf_slot_deliver(const slot *s, DLTensor *out, const char *what, const char *name,
                             bd_error *err);
+/* Append a copy of node N to graph M: its inputs found in M by name, or, for a constant
+ * (data set), added sharing its bytes (BD_EBACKEND for any other); its outputs added; its
+ * attrs copied. IO: scratch room for N's inputs and outputs. */
+int         cf_copy_node(bd_graph *m, const bd_node *n, bd_value **io, bd_error *err);
 /* S views DATA as a row-major tensor of DTYPE shaped NDIM/DIMS (dims copied into S). */
 void        cf_slot_view(slot *s, int dtype, void *data, int ndim, const int64_t *dims);
 void        cf_slot_copy(slot *dst, const slot *src);          /* the same view */

@@ -71,32 +71,8 @@ static int region_graph(const bd_graph *src, bd_node *const *nodes, size_t nn,
                                      shapes ? &shapes[i] : &inputs[i]->shape, &v, err)) == 0)
             rc = bd_graph_mark_input(m, v, err);
     }
-    for (size_t i = 0; i < nn && rc == 0; i++) {
-        const bd_node *n = nodes[i];
-        bd_value **ins = io, **outs = io + n->n_inputs;
-        for (size_t k = 0; k < n->n_inputs && rc == 0; k++) {
-            const bd_value *v = n->inputs[k];
-            if (!v || (ins[k] = bd_graph_find_value(m, v->name)))
-                continue;
-            if (!v->data)
-                rc = bd_error_set(err, BD_EBACKEND, "region of '%s': '%s' is neither an input of "
-                                  "the region nor made in it", nodes[0]->name, v->name);
-            else if ((rc = bd_graph_add_value(m, v->name, v->dtype, &v->shape, &ins[k], err)) == 0) {
-                ins[k]->data = v->data;
-                ins[k]->nbytes = v->nbytes;
-            }
-        }
-        for (size_t k = 0; k < n->n_outputs && rc == 0; k++)
-            rc = bd_graph_add_value(m, n->outputs[k]->name, n->outputs[k]->dtype, NULL, &outs[k], err);
-        bd_node *mn = NULL;
-        if (rc == 0)
-            rc = bd_graph_add_node(m, n->name, n->op_type, n->domain, ins, n->n_inputs, outs,
-                                   n->n_outputs, &mn, err);
-        for (size_t a = 0; a < n->n_attrs && rc == 0; a++)
-            rc = bd_node_add_attr(m, mn, &n->attrs[a], err);
-        if (rc == 0)
-            mn->n_implicit = n->n_implicit;
-    }
+    for (size_t i = 0; i < nn && rc == 0; i++)
+        rc = cf_copy_node(m, nodes[i], io, err);
     for (size_t i = 0; i < no && rc == 0; i++) {
         bd_value *v = bd_graph_find_value(m, outputs[i]->name);
         rc = v ? bd_graph_mark_output(m, v, err)
