@@ -66,6 +66,47 @@ put("onnx", "constant_of_huge_shape.onnx", onnx_model(
 t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 31, 1 << 31, 1 << 31])
 put("onnx", "overflow_dims.onnx", onnx_model([helper.make_node("Relu", ["w"], ["y"])], [], [y], [t]))
 
+# Control flow: bodies are graphs inside attributes, imported by the shape rules
+# (partitioner/shape/shape_control.c); mutations of them reach a second importer pass.
+F1 = helper.make_tensor_value_info
+cond_in = F1("cond", TensorProto.BOOL, [])
+then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [F1("t", TensorProto.FLOAT, None)])
+else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [F1("e", TensorProto.FLOAT, None)])
+put("onnx", "if_outer_scope.onnx", onnx_model(
+    [helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)], [cond_in, xs], [y]))
+# Loop: a counter, a condition, a carried value and a scan output; the body reads x from outside
+body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     helper.make_node("Add", ["acc_in", "x"], ["acc_out"]),
+     helper.make_node("Mul", ["acc_out", "acc_out"], ["sq"])], "body",
+    [F1("i", TensorProto.INT64, []), F1("c_in", TensorProto.BOOL, []), F1("acc_in", TensorProto.FLOAT, [2, 6])],
+    [F1("c_out", TensorProto.BOOL, []), F1("acc_out", TensorProto.FLOAT, [2, 6]), F1("sq", TensorProto.FLOAT, [2, 6])])
+trip = numpy_helper.from_array(np.array(3, np.int64), "M")
+ztrue = numpy_helper.from_array(np.array(True), "C")
+put("onnx", "loop_carried_scan.onnx", onnx_model(
+    [helper.make_node("Loop", ["M", "C", "x"], ["y", "ys"], body=body)], [xs],
+    [y, F1("ys", TensorProto.FLOAT, None)], [trip, ztrue]))
+# Scan (opset 9+): a running sum over the first axis of x
+sbody = helper.make_graph(
+    [helper.make_node("Add", ["s_in", "row"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["o"])],
+    "sbody", [F1("s_in", TensorProto.FLOAT, [6]), F1("row", TensorProto.FLOAT, [6])],
+    [F1("s_out", TensorProto.FLOAT, [6]), F1("o", TensorProto.FLOAT, [6])])
+s0 = numpy_helper.from_array(np.zeros(6, np.float32), "s0")
+put("onnx", "scan_running_sum.onnx", onnx_model(
+    [helper.make_node("Scan", ["s0", "x"], ["y", "os"], body=sbody, num_scan_inputs=1)], [xs],
+    [y, F1("os", TensorProto.FLOAT, None)], [s0]))
+# a Loop inside an If's branch, and a body whose outputs disagree with its Loop (hostile)
+inner = helper.make_node("Loop", ["M", "C", "x"], ["t", "ts"], body=body)
+nested_then = helper.make_graph([inner], "then", [], [F1("t", TensorProto.FLOAT, None)])
+put("onnx", "if_nested_loop.onnx", onnx_model(
+    [helper.make_node("If", ["cond"], ["y"], then_branch=nested_then, else_branch=else_g)],
+    [cond_in, xs], [y], [trip, ztrue]))
+short = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"])], "short",
+                          [F1("i", TensorProto.INT64, []), F1("c_in", TensorProto.BOOL, [])],
+                          [F1("c_out", TensorProto.BOOL, [])])
+put("onnx", "loop_body_too_few_outputs.onnx", onnx_model(
+    [helper.make_node("Loop", ["M", "C", "x"], ["y"], body=short)], [xs], [y], [trip, ztrue]))
+
 # ---- GraphDef ------------------------------------------------------------------------------
 # Written by hand (field numbers of tensorflow/core/framework/*.proto): no TensorFlow needed.
 def varint(n):
