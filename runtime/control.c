@@ -563,7 +563,7 @@ static int run_scan(const bd_kernel *k, const cf_node *cn, cf_node_ctx *nc, slot
     for (size_t j = 0; j < cn->n_scan_out; j++) {
         slot *o = &outs[ns + j];
         scan_result(cn, nc, j, &first[j], len < 0 ? 0 : len, o);
-        int a;
+        int a = 0;
         if ((rc = axis_of(n, "scan_output_axes", j, o->t.ndim, &a, err)))
             return rc;
         if (a == 0 || len <= 0)

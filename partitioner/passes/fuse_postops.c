@@ -76,8 +76,11 @@ static bool as_postop(const bd_node *c, const bd_value *y, bd_postop *po, bd_val
     } else if (bd_is_op(c, "Elu")) {
         po->alg = BD_ELT_ELU;
         po->alpha = bd_node_attr_float(c, "alpha", 1.0f);
-    } else if (strcmp(c->op_type, "Gelu") == 0 && strcmp(c->domain, "braid") == 0) {
-        po->alg = BD_ELT_GELU_ERF;
+    } else if (strcmp(c->op_type, "Gelu") == 0 && (!strcmp(c->domain, "braid") || !c->domain[0])) {
+        const char *ap = bd_node_attr_string(c, "approximate", "none");
+        if (strcmp(ap, "none") && strcmp(ap, "tanh"))
+            return false;
+        po->alg = strcmp(ap, "tanh") ? BD_ELT_GELU_ERF : BD_ELT_GELU_TANH;
     } else if (bd_is_op(c, "Clip")) {
         po->alg   = BD_ELT_CLIP;
         po->alpha = bd_node_attr_float(c, "min", -INFINITY);

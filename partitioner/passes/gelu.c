@@ -1,7 +1,10 @@
-/* Exact GELU, fused into one node, in the two forms exporters write:
+/* GELU, fused into one node, in the forms exporters write:
  *   PyTorch:            y = x * 0.5 * (1 + Erf(x / sqrt(2)))
  *   TensorFlow / Keras: y = (0.5 * x) * Erfc(-x * (1 / sqrt(2))), whose Erfc braid's TF
- *                       importer writes as 1 - Erf; the same function, as erfc(-z) = 1 + erf(z). */
+ *                       importer writes as 1 - Erf; the same function, as erfc(-z) = 1 + erf(z);
+ *   the tanh approximation (GPT-2's, PyTorch's GELU(approximate="tanh") below opset 20):
+ *                       y = 0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))),
+ *                       a Gelu node with approximate = "tanh" (oneDNN's gelu_tanh). */
 #include <math.h>
 
 #include "partitioner/passes/match.h"
@@ -88,12 +91,106 @@ static size_t match_from_erf(const bd_graph *g, bd_node *erf, bd_value **x_out, 
     return 6;
 }
 
+/* X^3 made by node CUBE: Pow(x, 3), x * (x * x) or (x * x) * x. Its nodes into CHAIN (the
+ * inner x * x first); X into *X_OUT; the count, or 0. */
+static size_t match_cube(const bd_graph *g, bd_node *cube, bd_value **x_out, bd_node **chain)
+{
+    float e;
+    if (bd_is_op(cube, "Pow") && cube->n_inputs == 2 && bd_const_scalar(cube->inputs[1], &e) && e == 3.0f) {
+        chain[0] = cube;
+        *x_out = cube->inputs[0];
+        return 1;
+    }
+    if (!bd_is_op(cube, "Mul") || cube->n_inputs != 2)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        bd_value *x = cube->inputs[k], *sq = cube->inputs[1 - k];
+        bd_node *p = sq->producer;
+        if (bd_is_op(p, "Mul") && p->n_inputs == 2 && p->inputs[0] == x && p->inputs[1] == x &&
+            bd_sole_consumer(g, sq) == cube) {
+            chain[0] = p;
+            chain[1] = cube;
+            *x_out = x;
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* The tanh form from its Tanh: the chain's nodes into CHAIN (at most 10), X into *X_OUT; the
+ * count, or 0. The last product is 0.5 * x * (1 + tanh) in any grouping: (x * a) * 0.5,
+ * (a * 0.5) * x, or a * (0.5 * x). */
+static size_t match_from_tanh(const bd_graph *g, bd_node *tanh, bd_value **x_out, bd_node **chain)
+{
+    float c, one, half;
+    if (!bd_is_op(tanh, "Tanh") || tanh->n_inputs != 1 || !tanh->inputs[0]->producer)
+        return 0;
+    bd_node *inner = tanh->inputs[0]->producer;               /* sqrt(2/pi) * s */
+    bd_value *sv = mul_by_scalar(inner, &c);
+    if (!sv || !near(c, 0.7978845608f) || bd_sole_consumer(g, tanh->inputs[0]) != tanh ||
+        !bd_is_op(sv->producer, "Add") || sv->producer->n_inputs != 2 || bd_sole_consumer(g, sv) != inner)
+        return 0;
+    bd_node *add = sv->producer;                              /* x + 0.044715 * x^3 */
+    size_t n = 0;
+    bd_value *x = NULL;
+    for (int k = 0; k < 2 && !n; k++) {
+        bd_value *kv = add->inputs[k];
+        bd_node *kmul = kv->producer;
+        bd_value *cv = kmul ? mul_by_scalar(kmul, &c) : NULL;
+        if (!cv || !near(c, 0.044715f) || !cv->producer || bd_sole_consumer(g, kv) != add ||
+            bd_sole_consumer(g, cv) != kmul)
+            continue;
+        n = match_cube(g, cv->producer, &x, chain);
+        if (n && x != add->inputs[1 - k])
+            n = 0;
+        if (n)
+            chain[n++] = kmul;
+    }
+    if (!n)
+        return 0;
+    chain[n++] = add;
+    chain[n++] = inner;
+    chain[n++] = tanh;
+    bd_node *a1 = bd_sole_consumer(g, tanh->outputs[0]);       /* 1 + tanh */
+    if (!bd_is_op(a1, "Add") || !bd_const_scalar(bd_other_input(a1, tanh->outputs[0]), &one) || one != 1.0f)
+        return 0;
+    chain[n++] = a1;
+    bd_node *m1 = bd_sole_consumer(g, a1->outputs[0]);
+    if (!bd_is_op(m1, "Mul") || m1->n_inputs != 2)
+        return 0;
+    bd_value *other = bd_other_input(m1, a1->outputs[0]);
+    bd_node *last = NULL;
+    if (other == x) {                                          /* (x * a) * 0.5 */
+        last = bd_sole_consumer(g, m1->outputs[0]);
+        if (mul_by_scalar(last, &half) != m1->outputs[0])
+            return 0;
+        chain[n++] = m1;
+    } else if (bd_const_scalar(other, &half)) {                /* (a * 0.5) * x */
+        last = bd_sole_consumer(g, m1->outputs[0]);
+        if (!bd_is_op(last, "Mul") || bd_other_input(last, m1->outputs[0]) != x)
+            return 0;
+        chain[n++] = m1;
+    } else if (other && other->producer && mul_by_scalar(other->producer, &half) == x &&
+               bd_sole_consumer(g, other) == m1) {             /* a * (0.5 * x) */
+        chain[n++] = other->producer;
+        last = m1;
+    } else {
+        return 0;
+    }
+    if (half != 0.5f)
+        return 0;
+    chain[n++] = last;
+    *x_out = x;
+    return n;
+}
+
 /* Would TARGET run Gelu(X) -> Y? (asked before rewriting, on a node that only lives here) */
 static bool target_takes(const bd_graph *g, const bd_fuse_target *target, const char *name, bd_value *x,
-                         bd_value *y)
+                         bd_value *y, bd_attr *approximate)
 {
     bd_node probe = { .name = name, .op_type = "Gelu", .domain = "braid", .inputs = &x,
-                      .n_inputs = 1, .outputs = &y, .n_outputs = 1, .backend = -1, .index = -1 };
+                      .n_inputs = 1, .outputs = &y, .n_outputs = 1, .attrs = approximate,
+                      .n_attrs = approximate ? 1 : 0, .backend = -1, .index = -1 };
     return bd_fuse_accepts(target, g, &probe);
 }
 
@@ -103,9 +200,11 @@ int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err)
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *first = bd_graph_node(g, i);
         bd_value *x = NULL;
-        bd_node *chain[6];
+        bd_node *chain[10];
         size_t n = 0;
         const char *composite = "Div+Erf+Add+Mul+Mul";
+        bd_attr tanh_form = { .name = "approximate", .type = BD_ATTR_STRING, .s = "tanh", .s_len = 4 };
+        bd_attr *approximate = NULL;
         bd_node *last = match_from_div(g, first, &x);
         if (last) {             /* the chain: every node from the Div to LAST */
             for (bd_node *cur = first; cur && n < 5;
@@ -115,6 +214,11 @@ int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err)
             last = chain[n - 1];
             first = chain[0];
             composite = "Neg+Mul+Erf+Sub+Mul+Mul";
+        } else if ((n = match_from_tanh(g, first, &x, chain)) != 0) {
+            last = chain[n - 1];
+            first = chain[0];
+            composite = "Mul+Tanh+Add+Mul (tanh GELU)";
+            approximate = &tanh_form;
         } else {
             continue;
         }
@@ -124,7 +228,7 @@ int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err)
         bool fusable = true;
         for (size_t k = 0; k < n; k++)
             fusable &= bd_fusable(chain[k]);
-        if (!fusable || !target_takes(g, target, first->name, x, y))
+        if (!fusable || !target_takes(g, target, first->name, x, y, approximate))
             continue;
         const char *name = first->name;
         for (size_t k = 0; k < n; k++)
@@ -134,6 +238,8 @@ int bd_pass_gelu(bd_graph *g, const bd_fuse_target *target, bd_error *err)
         if (rc)
             return rc;
         gelu->composite = composite;
+        if (approximate && (rc = bd_node_add_attr(g, gelu, approximate, err)))
+            return rc;
         rewrites++;
         i = (size_t)-1;   /* node order changed: rescan from the start */
         if ((rc = bd_graph_toposort(g, err)))

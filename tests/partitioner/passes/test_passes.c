@@ -303,6 +303,56 @@ static void test_gelu_tensorflow_pattern(void **state)
     }
 }
 
+/* GELU's tanh approximation, 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), as
+ * PyTorch exports it (x * (x * x), then (x * a) * 0.5) and in another grouping (Pow(x, 3),
+ * a * (0.5 * x)): one Gelu with approximate = "tanh". With 0.5 for sqrt(2/pi): left alone. */
+static void test_gelu_tanh_pattern(void **state)
+{
+    (void)state;
+    for (int form = 0; form < 3; form++) {
+        bool wrong = form == 2;
+        bd_graph *g = bd_graph_create("gelu_tanh");
+        int64_t d[] = { 2, 8 };
+        bd_value *x = tensor(g, "x", 2, d), *sq = tensor(g, "sq", 2, d), *cube = tensor(g, "cube", 2, d),
+                 *k = tensor(g, "k", 2, d), *s = tensor(g, "s", 2, d), *in = tensor(g, "in", 2, d),
+                 *t = tensor(g, "t", 2, d), *a = tensor(g, "a", 2, d), *m = tensor(g, "m", 2, d),
+                 *y = tensor(g, "y", 2, d);
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        if (form == 1) {
+            tl_op(g, "pow", "Pow", (bd_value *[]){ x, scalar(g, "three", 3) }, 2, cube);
+        } else {
+            tl_op(g, "sq", "Mul", (bd_value *[]){ x, x }, 2, sq);
+            tl_op(g, "cube", "Mul", (bd_value *[]){ x, sq }, 2, cube);
+        }
+        tl_op(g, "k", "Mul", (bd_value *[]){ scalar(g, "kappa", 0.044715f), cube }, 2, k);
+        tl_op(g, "s", "Add", (bd_value *[]){ x, k }, 2, s);
+        tl_op(g, "in", "Mul", (bd_value *[]){ scalar(g, "beta", wrong ? 0.5f : 0.7978846f), s }, 2, in);
+        tl_op(g, "tanh", "Tanh", (bd_value *[]){ in }, 1, t);
+        tl_op(g, "a", "Add", (bd_value *[]){ scalar(g, "one", 1), t }, 2, a);
+        if (form == 1) {
+            tl_op(g, "hx", "Mul", (bd_value *[]){ x, scalar(g, "half", 0.5f) }, 2, m);
+            tl_op(g, "out", "Mul", (bd_value *[]){ a, m }, 2, y);
+        } else {
+            tl_op(g, "xa", "Mul", (bd_value *[]){ x, a }, 2, m);
+            tl_op(g, "out", "Mul", (bd_value *[]){ m, scalar(g, "half", 0.5f) }, 2, y);
+        }
+        size_t before = bd_graph_num_nodes(g);
+        assert_int_equal(bd_pass_gelu(g, NULL, NULL), wrong ? 0 : 1);
+        assert_int_equal(bd_graph_num_nodes(g), wrong ? before : 1);
+        if (!wrong) {
+            bd_node *gl = bd_graph_node(g, 0);
+            assert_string_equal(gl->op_type, "Gelu");
+            assert_string_equal(gl->domain, "braid");
+            assert_string_equal(bd_node_attr_string(gl, "approximate", "none"), "tanh");
+            assert_ptr_equal(gl->inputs[0], x);
+            assert_ptr_equal(gl->outputs[0], y);
+            assert_int_equal(bd_graph_validate(g, NULL), 0);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 static void test_gelu_pattern_rejects_wrong_constant(void **state)
 {
     bd_graph *g = bd_graph_create("notgelu");
@@ -1004,6 +1054,7 @@ int main(void)
         cmocka_unit_test(test_fold_batchnorm),
         cmocka_unit_test(test_fold_scale_shift),
         cmocka_unit_test(test_gelu_pattern),
+        cmocka_unit_test(test_gelu_tanh_pattern),
         cmocka_unit_test(test_gelu_pattern_rejects_wrong_constant),
         cmocka_unit_test(test_gelu_tensorflow_pattern),
         cmocka_unit_test(test_swish_pattern),
