@@ -2,8 +2,8 @@
  * score_threshold (when given), best first (equal scores by lower index), each kept unless it
  * overlaps a kept one by an IoU above iou_threshold, at most max_output_boxes_per_class (0 when
  * absent) of them. The output, [selected, 3] INT64 rows (batch, class, box) in that order, is
- * shaped by the run: a first pass counts the selections, the second writes them, so the
- * scratch is one class's worth of box indices. Boxes are corners ([y1, x1, y2, x2], in either
+ * shaped by the run: one pass keeps the rows in scratch (up to NMS_ONE_PASS_ROWS of them) and
+ * copies them out once their count is known; past that, a second pass writes them. Boxes are corners ([y1, x1, y2, x2], in either
  * order) or centres ([x, y, w, h], center_point_box 1); IoU is computed in float as ONNX's
  * reference does, so thresholds split alike. A NaN score ranks below every number. */
 #include <math.h>
@@ -41,38 +41,59 @@ static bool nms_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
     return true;
 }
 
-/* Box I of BOXES as x_min, x_max, y_min, y_max. */
-static void box_extent(const float *boxes, int64_t i, bool centre, float *e)
+/* A box as its extent and area, computed once per box: the pair test runs O(boxes x kept)
+ * times. NAN: an extent is NaN, whose comparisons the pair test makes as fmaxf/fminf do. */
+typedef struct extent {
+    float x0, x1, y0, y1, area;
+    bool  nan;
+} extent;
+
+/* Box I of BOXES as x_min, x_max, y_min, y_max and its area. */
+static extent box_extent(const float *boxes, int64_t i, bool centre)
 {
     const float *b = boxes + i * 4;
+    extent e;
     if (centre) {
         float hw = b[2] / 2, hh = b[3] / 2;
-        e[0] = b[0] - hw;
-        e[1] = b[0] + hw;
-        e[2] = b[1] - hh;
-        e[3] = b[1] + hh;
-        return;
+        e.x0 = b[0] - hw;
+        e.x1 = b[0] + hw;
+        e.y0 = b[1] - hh;
+        e.y1 = b[1] + hh;
+    } else {
+        e.x0 = fminf(b[1], b[3]);
+        e.x1 = fmaxf(b[1], b[3]);
+        e.y0 = fminf(b[0], b[2]);
+        e.y1 = fmaxf(b[0], b[2]);
     }
-    e[0] = fminf(b[1], b[3]);
-    e[1] = fmaxf(b[1], b[3]);
-    e[2] = fminf(b[0], b[2]);
-    e[3] = fmaxf(b[0], b[2]);
+    e.area = (e.x1 - e.x0) * (e.y1 - e.y0);
+    e.nan = isnan(e.x0) || isnan(e.x1) || isnan(e.y0) || isnan(e.y1);
+    return e;
 }
 
-/* Boxes I and J overlap by an IoU above THRESHOLD. */
-static bool suppresses(const float *boxes, int64_t i, int64_t j, bool centre, float threshold)
+/* fmaxf / fminf where neither operand is NaN: plain comparisons the compiler inlines. */
+static inline float max_num(float a, float b) { return a > b ? a : b; }
+static inline float min_num(float a, float b) { return a < b ? a : b; }
+
+/* Boxes A and B overlap by an IoU above THRESHOLD. */
+static bool suppresses(const extent *a, const extent *b, float threshold)
 {
-    float a[4], b[4];
-    box_extent(boxes, i, centre, a);
-    box_extent(boxes, j, centre, b);
-    float x0 = fmaxf(a[0], b[0]), x1 = fminf(a[1], b[1]);
-    float y0 = fmaxf(a[2], b[2]), y1 = fminf(a[3], b[3]);
+    float x0, x1, y0, y1;
+    if (a->nan || b->nan) {
+        x0 = fmaxf(a->x0, b->x0);
+        x1 = fminf(a->x1, b->x1);
+        y0 = fmaxf(a->y0, b->y0);
+        y1 = fminf(a->y1, b->y1);
+    } else {
+        x0 = max_num(a->x0, b->x0);
+        x1 = min_num(a->x1, b->x1);
+        y0 = max_num(a->y0, b->y0);
+        y1 = min_num(a->y1, b->y1);
+    }
     if (!(x1 > x0) || !(y1 > y0))
         return false;
     float inter = (x1 - x0) * (y1 - y0);
-    float area_a = (a[1] - a[0]) * (a[3] - a[2]), area_b = (b[1] - b[0]) * (b[3] - b[2]);
-    float uni = area_a + area_b - inter;
-    if (!(inter > 0) || !(area_a > 0) || !(area_b > 0) || !(uni > 0))
+    float uni = a->area + b->area - inter;
+    if (!(inter > 0) || !(a->area > 0) || !(b->area > 0) || !(uni > 0))
         return false;
     return inter / uni > threshold;
 }
@@ -104,9 +125,8 @@ static void sift_down(const float *sc, int64_t *h, int64_t size, int64_t i)
 }
 
 /* The selections of one class (scores SC over N boxes) into SEL (best first): their count. */
-static int64_t select_class(const float *boxes, const float *sc, int64_t n, bool centre,
-                            int64_t max_out, float iou, const float *score_min, int64_t *order,
-                            int64_t *sel)
+static int64_t select_class(const extent *boxes, const float *sc, int64_t n, int64_t max_out,
+                            float iou, const float *score_min, int64_t *order, int64_t *sel)
 {
     int64_t m = 0, kept = 0;
     if (max_out == 0)
@@ -125,7 +145,7 @@ static int64_t select_class(const float *boxes, const float *sc, int64_t n, bool
     for (int64_t k = 0; k < m && kept < max_out; k++) {
         bool keep = true;
         for (int64_t q = 0; q < kept && keep; q++)
-            keep = !suppresses(boxes, order[k], sel[q], centre, iou);
+            keep = !suppresses(&boxes[order[k]], &boxes[sel[q]], iou);
         if (keep)
             sel[kept++] = order[k];
     }
@@ -152,7 +172,12 @@ static int nms_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run
         has_smin = true;
     }
     bool centre = s->ip[0];
+    /* Scratch: one class's order and selections, one batch element's extents, then what room
+     * is left for every selection, so that one pass is enough when they fit (the output's
+     * row count must be known before its first row is written; else a second pass). */
     int64_t *order = nv_scratch(env), *sel = order + nbox, total = 0;
+    extent *ext = (extent *)(sel + nbox);
+    int64_t *rows = (int64_t *)(ext + nbox), room = s->ip[1];
     const float *boxes = bx->data, *scores = sc->data;
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
@@ -160,29 +185,45 @@ static int nms_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run
             int rc = nv_output_shape(env, s, out, 0, 2, dims, err);
             if (rc)
                 return rc;
+            if (total <= room) {       /* every row is in ROWS: written, done */
+                if (total)
+                    memcpy(out[0].data, rows, (size_t)total * 3 * sizeof *rows);
+                return 0;
+            }
         }
         int64_t row = 0;
-        for (int64_t b = 0; b < nb; b++)
+        for (int64_t b = 0; b < nb; b++) {
+            for (int64_t i = 0; i < nbox; i++)
+                ext[i] = box_extent(boxes + b * nbox * 4, i, centre);
             for (int64_t c = 0; c < nc; c++) {
-                int64_t k = select_class(boxes + b * nbox * 4, scores + (b * nc + c) * nbox, nbox,
-                                         centre, max_out, iou, has_smin ? &smin : NULL, order, sel);
-                for (int64_t q = 0; pass == 1 && q < k; q++, row++) {
-                    int64_t *y = (int64_t *)out[0].data + row * 3;
-                    y[0] = b;
-                    y[1] = c;
-                    y[2] = sel[q];
-                }
+                int64_t k = select_class(ext, scores + (b * nc + c) * nbox, nbox, max_out, iou,
+                                         has_smin ? &smin : NULL, order, sel);
+                int64_t *dst = pass == 1 ? out[0].data : rows;
+                for (int64_t q = 0; q < k; q++, row++)
+                    if (pass == 1 || row < room) {
+                        int64_t *y = dst + row * 3;
+                        y[0] = b;
+                        y[1] = c;
+                        y[2] = sel[q];
+                    }
                 total += pass == 0 ? k : 0;
             }
+        }
     }
     return 0;
 }
+
+#define NMS_ONE_PASS_ROWS (1 << 16)    /* 1.5 MiB of rows */
 
 static int nms_prepare(const bd_node *n, nv_step *s, bd_error *err)
 {
     (void)err;
     s->ip[0] = bd_node_attr_int(n, "center_point_box", 0) != 0;
-    s->scratch = 2 * (size_t)n->inputs[0]->shape.dims[1] * sizeof(int64_t);
+    size_t nbox = (size_t)n->inputs[0]->shape.dims[1];
+    /* room for every row in one pass up to NMS_ONE_PASS_ROWS (more: a second pass) */
+    size_t all = (size_t)n->inputs[0]->shape.dims[0] * (size_t)n->inputs[1]->shape.dims[1] * nbox;
+    s->ip[1] = (int64_t)(all < NMS_ONE_PASS_ROWS ? all : NMS_ONE_PASS_ROWS);
+    s->scratch = 2 * nbox * sizeof(int64_t) + nbox * sizeof(extent) + (size_t)s->ip[1] * 3 * sizeof(int64_t);
     s->run = nms_run;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* NonMaxSuppression cases and reference: corner boxes suppressed by IoU (ONNX's example),
  * centre boxes over two classes with a score threshold, equal scores (the lower index first),
- * and no max_output_boxes_per_class (nothing selected). The output's row count is the run's.
+ * no max_output_boxes_per_class (nothing selected), random boxes over batches and classes, and
+ * more rows than one pass keeps. The output's row count is the run's.
  * The reference picks the best remaining candidate again and again. */
 #include <math.h>
 #include <stdio.h>
@@ -91,6 +92,16 @@ static const op_case k_cases[] = {
     { "nms_no_max_output", "NonMaxSuppression", NULL, 2, { FEDF(F32, k_boxes_apart, 1, 3, 4),
       FEDF(F32, k_scores_tie, 1, 1, 3) }, NO_ATTR, OUTT(INT64, 0, 3), ref_nms,
       .runtime_shape = true },
+    /* random boxes over two batch elements and three classes, 73 of 120 possible rows kept (ORT
+     * agrees): extents recomputed per element */
+    { "nms_random_batches_classes", "NonMaxSuppression", NULL, 5,
+      { FEDR(F32, 0, 10, 2, 50, 4), FEDR(F32, 0, 1, 2, 3, 50), FEDS(INT64, 20), FEDSF(F32, 0.05f),
+        FEDSF(F32, 0.1f) }, NO_ATTR, OUTT(INT64, 73, 3), ref_nms, .runtime_shape = true },
+    /* IoU threshold 1 keeps all 1200 x 60 boxes: 72,000 rows, past what one pass keeps in
+     * scratch (NMS_ONE_PASS_ROWS), so the second pass writes them */
+    { "nms_rows_past_one_pass", "NonMaxSuppression", NULL, 4,
+      { FEDR(F32, 0, 10, 1, 60, 4), FEDR(F32, 0, 1, 1, 1200, 60), FEDS(INT64, 60), FEDSF(F32, 1.0f) },
+      NO_ATTR, OUTT(INT64, 72000, 3), ref_nms, .runtime_shape = true },
 };
 
 const case_table ops_nms_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };
