@@ -354,21 +354,21 @@ class GptDecoderStep(nn.Module):
         return (logits, *presents)
 
 
-def build_gpt_decoder_step():
-    name = "gpt_decoder_step"
-    _seed_module(name)
-    m = GptDecoderStep()
+def decoder_step_entry(name, m, vocab, past, variants, desc):
+    """The entry of decoder step M (a GptDecoderStep made right after _seed_module(NAME)): its
+    weights, one token of VOCAB per batch row with a KV cache of PAST positions as the base
+    inputs, VARIANTS {key: (batch, past)}, dynamic batch and past axes."""
     _init_linear(m, gz._gen(name, 1))
     m.eval()
 
     def feed(b, p, off):
         g = gz._gen(name, off)
-        ins = [("input_ids", torch.randint(0, 4096, (b, 1), generator=g))]
+        ins = [("input_ids", torch.randint(0, vocab, (b, 1), generator=g))]
         for i in range(m.nl):
             for kv in ("key", "value"):
                 ins.append(("past_%s_%d" % (kv, i), torch.randn(b, m.nh, p, m.hd, generator=g)))
         return ins
-    base = feed(1, 127, 2)
+    base = feed(1, past, 2)
     outs = ["logits"] + ["present_%s_%d" % (kv, i) for i in range(m.nl) for kv in ("key", "value")]
     axes = {"input_ids": {0: "batch"}, "logits": {0: "batch"}}
     for n, _ in base[1:]:
@@ -376,10 +376,18 @@ def build_gpt_decoder_step():
     for n in outs[1:]:
         axes[n] = {0: "batch", 2: "past_plus_1"}
     return dict(module=m, inputs=base, outputs=outs, dynamic_axes=axes,
-                variants={"b4": feed(4, 127, 3), "b8": feed(8, 127, 4)},
-                desc="GPT-style decoder step (4 pre-LN layers, hidden 256, 4 heads, tied LM head "
-                     "over 4096 tokens) with KV cache in/out; dynamic batch and past length; "
-                     "base (1, past 127), variants batch 4 and 8")
+                variants={k: feed(b, p, 3 + i) for i, (k, (b, p)) in enumerate(variants.items())},
+                desc=desc)
+
+
+def build_gpt_decoder_step():
+    name = "gpt_decoder_step"
+    _seed_module(name)
+    return decoder_step_entry(
+        name, GptDecoderStep(), 4096, 127, {"b4": (4, 127), "b8": (8, 127)},
+        "GPT-style decoder step (4 pre-LN layers, hidden 256, 4 heads, tied LM head over 4096 "
+        "tokens) with KV cache in/out; dynamic batch and past length; base (1, past 127), "
+        "variants batch 4 and 8")
 
 
 class DlrmMini(nn.Module):
@@ -516,7 +524,7 @@ CODE_OF = {
     "swin_v2_mini": (_zero_symbolic,),
     "unet_mini": (_conv_bn_relu, UNetMini),
     "audio_frontend": TRANSFORMER_CODE + (AudioFrontEnd, _randomize_groupnorms),
-    "gpt_decoder_step": (GptDecoderStep,),
+    "gpt_decoder_step": (GptDecoderStep, decoder_step_entry),
     "dlrm_mini": (DlrmMini,),
     "gru_classifier": (GruClassifier,),
     "detect_mini": (DetectMini,),

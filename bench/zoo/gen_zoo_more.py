@@ -777,29 +777,12 @@ def build_gpt_decoder_step_h512():
     8192, past 511 (a 512-token context)."""
     name = "gpt_decoder_step_h512"
     _seed_module(name)
-    m = gzf.GptDecoderStep(vocab=8192, hidden=512, heads=8, layers=6)
-    _init_linear(m, gz._gen(name, 1))
-    m.eval()
-
-    def feed(b, p, off):
-        g = gz._gen(name, off)
-        ins = [("input_ids", torch.randint(0, 8192, (b, 1), generator=g))]
-        for i in range(m.nl):
-            for kv in ("key", "value"):
-                ins.append(("past_%s_%d" % (kv, i), torch.randn(b, m.nh, p, m.hd, generator=g)))
-        return ins
-    base = feed(1, 511, 2)
-    outs = ["logits"] + ["present_%s_%d" % (kv, i) for i in range(m.nl) for kv in ("key", "value")]
-    axes = {"input_ids": {0: "batch"}, "logits": {0: "batch"}}
-    for n, _ in base[1:]:
-        axes[n] = {0: "batch", 2: "past"}
-    for n in outs[1:]:
-        axes[n] = {0: "batch", 2: "past_plus_1"}
-    return dict(module=m, inputs=base, outputs=outs, dynamic_axes=axes,
-                variants={"b4": feed(4, 511, 3), "p127": feed(1, 127, 4)},
-                desc="GPT-style decoder step (6 pre-LN layers, hidden 512, 8 heads, tied LM head "
-                     "over 8192 tokens), KV cache in/out, dynamic batch and past; base (1, past "
-                     "511), variants batch 4 and past 127")
+    return gzf.decoder_step_entry(
+        name, gzf.GptDecoderStep(vocab=8192, hidden=512, heads=8, layers=6), 8192, 511,
+        {"b4": (4, 511), "p127": (1, 127)},
+        "GPT-style decoder step (6 pre-LN layers, hidden 512, 8 heads, tied LM head over 8192 "
+        "tokens), KV cache in/out, dynamic batch and past; base (1, past 511), variants batch 4 "
+        "and past 127")
 
 
 CODE_OF = {
@@ -813,7 +796,7 @@ CODE_OF = {
     "t5_encoder": (_text_feeds, T5RmsNorm, T5Encoder),
     "whisper_encoder": (WhisperEncoder, gzf.PreLnLayer, gzf.PreLnAttention),
     "conformer": (ConformerBlock, Conformer, gzf.PreLnAttention),
-    "gpt_decoder_step_h512": (gzf.GptDecoderStep,),
+    "gpt_decoder_step_h512": (gzf.GptDecoderStep, gzf.decoder_step_entry),
 }
 
 MODELS = collections.OrderedDict([
