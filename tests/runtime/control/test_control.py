@@ -16,33 +16,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-OPSET = 17
-TOL = 1e-5      # relative to max(1, max |reference|)
-
-
-def model(name, nodes, inputs, outputs, inits=()):
-    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    m.ir_version = 8
-
-    return m
-
-
-def vi(name, dtype, shape):
-    return helper.make_tensor_value_info(name, dtype, shape)
-
-
-def const(name, arr):
-    return numpy_helper.from_array(np.asarray(arr), name)
-
-
-F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from run_cases import B, F, I64, OPSET, check_error, compare, const, model, run, save, vi  # noqa: E402
 
 # ---- the cases: (name, model, {input: array}, [reference outputs]) ----------------------------
 
@@ -324,55 +304,20 @@ SHAPES = {
 # ---- running ------------------------------------------------------------------------------
 
 
-def run(braid, path, feeds, outdir, engine):
-    args = [braid, "run", path, "--engine", engine, "--output", outdir]
-    for k, v in feeds.items():
-        np.save(os.path.join(outdir, "in_" + k + ".npy"), v)
-        args += ["--input", f"{k}={os.path.join(outdir, 'in_' + k + '.npy')}"]
-    t0 = time.monotonic()
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
-    return p, time.monotonic() - t0
-
-
 def check(braid, work, name, m, feeds, refs, engine="dnnl,native"):
-    d = os.path.join(work, name)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(m, path)
+    d, path, label = save(work, name, engine, m)
     p, _ = run(braid, path, feeds, d, engine)
     if p.returncode != 0:
-        return f"FAIL {name}: braid run failed: {p.stderr.strip()[-400:]}"
-    worst = 0.0
-    for out, ref in zip(m.graph.output, refs):
-        got = np.load(os.path.join(d, out.name + ".npy"))
-        if got.shape != np.shape(ref):
-            return f"FAIL {name}: output {out.name} has shape {got.shape}, reference {np.shape(ref)}"
-        err = float(np.max(np.abs(got - ref))) if got.size else 0.0
-        worst = max(worst, err / max(1.0, float(np.max(np.abs(ref))) if got.size else 1.0))
-    if worst > TOL:
-        return f"FAIL {name}: max relative error {worst:.3g} > {TOL}"
+        return f"FAIL {label}: braid run failed: {p.stderr.strip()[-400:]}"
+    worst, failed = compare(m, d, refs, label)
+    if failed:
+        return failed
     if name in SHAPES:
         p = subprocess.run([braid, "inspect", path, "--engine", engine], capture_output=True,
                            text=True, timeout=60)
         if SHAPES[name] not in p.stdout:
-            return f"FAIL {name}: inspect does not show '{SHAPES[name]}':\n{p.stdout}{p.stderr}"
-    return f"ok   {name}: max relative error {worst:.3g}"
-
-
-def check_error(braid, work, name, m, feeds, want):
-    d = os.path.join(work, name)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(m, path)
-    try:
-        p, secs = run(braid, path, feeds, d, "dnnl,native")
-    except subprocess.TimeoutExpired:
-        return f"FAIL {name}: still running after 60 s"
-    if p.returncode == 0:
-        return f"FAIL {name}: braid ran it"
-    if want not in p.stderr:
-        return f"FAIL {name}: error without '{want}': {p.stderr.strip()[-300:]}"
-    return f"ok   {name}: refused in {secs:.1f} s: {p.stderr.strip().splitlines()[-1][-160:]}"
+            return f"FAIL {label}: inspect does not show '{SHAPES[name]}':\n{p.stdout}{p.stderr}"
+    return f"ok   {label}: max relative error {worst:.3g}"
 
 
 def main(argv):
@@ -419,7 +364,7 @@ def main(argv):
                        ("loop_growing_long", lambda: loop_growing(100000)[:2] + ("shapes changed more than",)),
                        ("loop_body_output_count", body_output_count)]:
         m, feeds, want = make()
-        lines.append(check_error(braid, work, name, m, feeds, want))
+        lines.append(check_error(braid, work, name, m, feeds, "dnnl,native", want))
         print(lines[-1], flush=True)
     failed = [l for l in lines if l.startswith("FAIL")]
     print(f"{len(lines) - len(failed)} of {len(lines)} control-flow cases passed")

@@ -19,30 +19,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 import onnx
 
-OPSET = 17
-TOL = 1e-5      # relative to max(1, max |reference|)
-F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
-
-
-def model(name, nodes, inputs, outputs, inits=()):
-    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    m.ir_version = 8
-    return m
-
-
-def vi(name, dtype, shape):
-    return helper.make_tensor_value_info(name, dtype, shape)
-
-
-def const(name, arr):
-    return numpy_helper.from_array(np.asarray(arr), name)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from run_cases import B, F, I64, check_error, compare, const, model, run, save, vi  # noqa: E402
 
 
 # ---- references ---------------------------------------------------------------------------
@@ -180,18 +163,6 @@ def expand_huge():
 # ---- running ------------------------------------------------------------------------------
 
 
-def run(braid, path, feeds, outdir, engine):
-    args = [braid, "run", path, "--output", outdir]
-    if engine:
-        args += ["--engine", engine]
-    for k, v in feeds.items():
-        np.save(os.path.join(outdir, "in_" + k + ".npy"), v)
-        args += ["--input", f"{k}={os.path.join(outdir, 'in_' + k + '.npy')}"]
-    t0 = time.monotonic()
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
-    return p, time.monotonic() - t0
-
-
 def ort_nodes(braid, path, engine):
     args = [braid, "inspect", path] + (["--engine", engine] if engine else [])
     p = subprocess.run(args, capture_output=True, text=True, timeout=60)
@@ -203,24 +174,13 @@ def ort_nodes(braid, path, engine):
 
 
 def check(braid, work, name, m, feeds, refs, engine, want_ort=0):
-    d = os.path.join(work, name + "_" + (engine or "auto").replace(",", "_"))
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(m, path)
-    label = f"{name} [{engine or 'auto'}]"
+    d, path, label = save(work, name, engine, m)
     p, _ = run(braid, path, feeds, d, engine)
     if p.returncode != 0:
         return f"FAIL {label}: braid run failed: {p.stderr.strip()[-400:]}"
-    worst = 0.0
-    for out, ref in zip(m.graph.output, refs):
-        got = np.load(os.path.join(d, out.name + ".npy"))
-        if got.shape != np.shape(ref):
-            return f"FAIL {label}: output {out.name} has shape {got.shape}, reference {np.shape(ref)}"
-        if got.size:
-            err = float(np.max(np.abs(got.astype(np.float64) - ref)))
-            worst = max(worst, err / max(1.0, float(np.max(np.abs(ref)))))
-    if worst > TOL:
-        return f"FAIL {label}: max relative error {worst:.3g} > {TOL}"
+    worst, failed = compare(m, d, refs, label)
+    if failed:
+        return failed
     n_ort, text = ort_nodes(braid, path, engine)
     if n_ort != want_ort:
         return f"FAIL {label}: {n_ort} node(s) on ONNX Runtime, expected {want_ort}:\n{text}"
@@ -244,23 +204,6 @@ def check_onednn(braid, work, name, m, feeds, want):
     if p.returncode != 0 or not any(want in l for l in lines):
         return f"FAIL {name} [oneDNN]: no oneDNN matmul of {want} executed: {lines[:3]} {p.stderr[-300:]}"
     return f"ok   {name} [oneDNN]: {lines[0].split(',')[4]} {want}"
-
-
-def check_error(braid, work, name, m, feeds, engine, want):
-    d = os.path.join(work, name + "_" + (engine or "auto").replace(",", "_"))
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(m, path)
-    label = f"{name} [{engine or 'auto'}]"
-    try:
-        p, secs = run(braid, path, feeds, d, engine)
-    except subprocess.TimeoutExpired:
-        return f"FAIL {label}: still running after 60 s"
-    if p.returncode == 0:
-        return f"FAIL {label}: braid ran it"
-    if want not in p.stderr:
-        return f"FAIL {label}: error without '{want}': {p.stderr.strip()[-300:]}"
-    return f"ok   {label}: refused in {secs:.1f} s: {p.stderr.strip().splitlines()[-1][-200:]}"
 
 
 def main(argv):
