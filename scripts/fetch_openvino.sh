@@ -14,30 +14,5 @@
 set -euo pipefail
 
 version="${BRAID_OPENVINO_VERSION:-2026.4.1}"
-cache="${HOME:?fetch_openvino: HOME is not set}/.cache/braid"
-venv="${BRAID_OV_VENV:-$cache/ov-venv}"
-stamp="$venv/.braid-openvino-$version"
-
-if [ -f "$stamp" ] && [ -x "$venv/bin/python" ]; then
-  echo "$venv/bin/python"
-  exit 0
-fi
-mkdir -p "$cache"
-exec 9>"$cache/.fetch_openvino.lock"
-command -v flock >/dev/null && flock 9
-
-if [ ! -x "$venv/bin/python" ]; then
-  py=""
-  for p in python3.11 python3 /usr/bin/python3; do
-    command -v "$p" >/dev/null && "$p" -c 'import venv, ensurepip' 2>/dev/null && { py="$p"; break; }
-  done
-  [ -n "$py" ] || { echo "fetch_openvino: no Python with the venv module (apt-get install python3-venv)" >&2; exit 1; }
-  echo "fetch_openvino: creating $venv with $py" >&2
-  "$py" -m venv "$venv"
-fi
-echo "fetch_openvino: pip install openvino==$version numpy" >&2
-PIP_CACHE_DIR="$cache/pip" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "openvino==$version" numpy >&2
-"$venv/bin/python" -c 'import openvino, numpy; openvino.Core()' >&2
-touch "$stamp"
-echo "$venv/bin/python"
+. "$(dirname "$0")/lib/pip_venv.sh"
+pip_venv fetch_openvino "${BRAID_OV_VENV:-$HOME/.cache/braid/ov-venv}" "openvino-$version" 'import openvino, numpy; openvino.Core()' "openvino==$version" numpy
