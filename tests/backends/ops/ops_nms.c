@@ -1,7 +1,7 @@
 /* NonMaxSuppression cases and reference: corner boxes suppressed by IoU (ONNX's example),
  * centre boxes over two classes with a score threshold, equal scores (the lower index first),
- * no max_output_boxes_per_class (nothing selected), random boxes over batches and classes, and
- * more rows than one pass keeps. The output's row count is the run's.
+ * no max_output_boxes_per_class (nothing selected), two batch elements and two classes, and
+ * more rows than one pass keeps (random boxes, none suppressed: the count is known). The output's row count is the run's.
  * The reference picks the best remaining candidate again and again. */
 #include <math.h>
 #include <stdio.h>
@@ -77,6 +77,10 @@ static void ref_nms(const op_case *c, const tensor *in, tensor *out)
 #define k_scores_ctr  VF(0.9f, 0.8f, 0.7f, 0.6f, 0.1f, 0.95f, 0.3f, 0.85f)
 #define k_boxes_apart VF(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5)
 #define k_scores_tie  VF(0.5f, 0.7f, 0.5f)
+#define k_boxes_batches  VF(0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, \
+                            0, 0, 1, 1, 5, 5, 6, 6, 0, 0.05f, 1, 1.05f, 5, 5.1f, 6, 6.1f)
+#define k_scores_batches VF(0.9f, 0.8f, 0.7f, 0.6f, 0.6f, 0.7f, 0.8f, 0.9f, \
+                            0.5f, 0.9f, 0.6f, 0.8f, 0.9f, 0.5f, 0.8f, 0.6f)
 
 static const op_case k_cases[] = {
     { "nms_corners_iou", "NonMaxSuppression", NULL, 5, { FEDF(F32, k_boxes_iou, 1, 6, 4),
@@ -92,11 +96,11 @@ static const op_case k_cases[] = {
     { "nms_no_max_output", "NonMaxSuppression", NULL, 2, { FEDF(F32, k_boxes_apart, 1, 3, 4),
       FEDF(F32, k_scores_tie, 1, 1, 3) }, NO_ATTR, OUTT(INT64, 0, 3), ref_nms,
       .runtime_shape = true },
-    /* random boxes over two batch elements and three classes, 73 of 120 possible rows kept (ORT
-     * agrees): extents recomputed per element */
-    { "nms_random_batches_classes", "NonMaxSuppression", NULL, 5,
-      { FEDR(F32, 0, 10, 2, 50, 4), FEDR(F32, 0, 1, 2, 3, 50), FEDS(INT64, 20), FEDSF(F32, 0.05f),
-        FEDSF(F32, 0.1f) }, NO_ATTR, OUTT(INT64, 73, 3), ref_nms, .runtime_shape = true },
+    /* two batch elements whose overlapping pairs differ ((0,1), (2,3) in the first; (0,2),
+     * (1,3) in the second), two classes: 2 boxes kept per batch element and class */
+    { "nms_batches_classes", "NonMaxSuppression", NULL, 4,
+      { FEDF(F32, k_boxes_batches, 2, 4, 4), FEDF(F32, k_scores_batches, 2, 2, 4), FEDS(INT64, 4),
+        FEDSF(F32, 0.5f) }, NO_ATTR, OUTT(INT64, 8, 3), ref_nms, .runtime_shape = true },
     /* IoU threshold 1 keeps all 1200 x 60 boxes: 72,000 rows, past what one pass keeps in
      * scratch (NMS_ONE_PASS_ROWS), so the second pass writes them */
     { "nms_rows_past_one_pass", "NonMaxSuppression", NULL, 4,
