@@ -22,8 +22,8 @@ static bool params_ok(const bd_node *n, int *ax)
     *ax = -1;
     if (!nv_value_ok(sc, NV_DT(BD_DT_FLOAT)) || sc->shape.rank > 1)
         return false;
-    if (zp && (!nv_value_ok(zp, NV_DT_NUMERIC) || zp->shape.rank != sc->shape.rank ||
-               nv_shape_numel(&zp->shape) != count))
+    if (zp && (!nv_value_ok(zp, NV_DT_NUMERIC) || nv_shape_numel(&zp->shape) != count ||
+               (zp->shape.rank != sc->shape.rank && count != 1)))   /* [] and [1]: per tensor */
         return false;
     if (sc->shape.rank == 1 && count != 1) {
         *ax = nv_axis(bd_node_attr_int(n, "axis", 1), x->shape.rank);

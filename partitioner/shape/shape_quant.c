@@ -44,6 +44,11 @@ int shp_quantize(bd_graph *g, bd_node *n, bd_error *err)
             for (int i = 0; same && i < zp->shape.rank; i++)
                 same = zp->shape.dims[i] < 0 || scale->shape.dims[i] < 0 ||
                        zp->shape.dims[i] == scale->shape.dims[i];
+            /* one value each, a scalar and a [1]: per tensor both (onnxruntime's quantizer
+             * writes such pairs, and onnxruntime runs them) */
+            if (!same && bd_shape_is_static(&zp->shape) && bd_shape_is_static(&scale->shape) &&
+                bd_shape_numel(&zp->shape) == 1 && bd_shape_numel(&scale->shape) == 1)
+                same = true;
             if (!same) {
                 char bz[96], bs[96];
                 return shp_fail(err, n, "zero point '%s' %s must have the scale's shape %s",

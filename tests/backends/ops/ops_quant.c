@@ -1,6 +1,6 @@
 /* Quantization cases and references: QuantizeLinear (UINT8 and INT8, per tensor and per axis,
  * saturation, halfway values rounding to even), DequantizeLinear (INT8 per axis, INT32 without
- * a zero point) and DynamicQuantizeLinear. */
+ * a zero point), both with a [1] scale and a scalar zero point, and DynamicQuantizeLinear. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +69,12 @@ static const op_case k_cases[] = {
       OUT(2, 3, 4), ref_quant },
     { "dequantizelinear_i32", "DequantizeLinear", NULL, 2, { FED(INT32, 5),
       CSTSF(F32, 0.5f) }, NO_ATTR, OUT(5), ref_quant },
+    /* a [1] scale with a scalar zero point: per tensor (onnxruntime's quantizer writes these
+     * for the bias of a LayerNorm, and runs them) */
+    { "dequantizelinear_scale_1_zero_point_scalar", "DequantizeLinear", NULL, 3,
+      { FED(UINT8, 2, 5), CSTF(F32, VF(0.25f), 1), CSTS(UINT8, 7) }, NO_ATTR, OUT(2, 5), ref_quant },
+    { "quantizelinear_scale_1_zero_point_scalar", "QuantizeLinear", NULL, 3,
+      { INR(-2, 2, 2, 5), CSTF(F32, VF(0.02f), 1), CSTS(INT8, -3) }, NO_ATTR, OUTT(INT8, 2, 5), ref_quant },
     /* DynamicQuantizeLinear */
     { "dynamicquantizelinear", "DynamicQuantizeLinear", NULL, 1, { INR(-3, 5, 3, 4) },
       NO_ATTR, OUTS(O(UINT8, 3, 4), O(F32), O(UINT8)), ref_dynquant },
