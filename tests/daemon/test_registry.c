@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/registry_internal.h"
+#include "daemon/registry/registry_internal.h"
 #include "tests/daemon/daemon_testlib.h"
 #include "tests/lib/tl_file.h"
 

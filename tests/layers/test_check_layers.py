@@ -56,9 +56,9 @@ PLANTS = [
      lambda r: append(r, "runtime/plan.c", '#include "backends/ort/ort_backend.h"\n'),
      "names the ort engine outside backends/ort/"),
     ("engine function named outside its folder",
-     lambda r: append(r, "daemon/status_json.c", "const char *bd_ort_version(void);\n"
+     lambda r: append(r, "daemon/stats/status_json.c", "const char *bd_ort_version(void);\n"
                       "const char *engine_version(void) { return bd_ort_version(); }\n"),
-     "daemon/status_json.c: bd_ort_version names the ort engine outside backends/ort/"),
+     "daemon/stats/status_json.c: bd_ort_version names the ort engine outside backends/ort/"),
     ("include loop",
      lambda r: (write(r, "core/loop_a.h", '#ifndef BD_CORE_LOOP_A_H\n#define BD_CORE_LOOP_A_H\n'
                       '#include "core/loop_b.h"\n#endif\n'),
@@ -69,10 +69,10 @@ PLANTS = [
      lambda r: append(r, "partitioner/tf/tf_ops.c", '#include "partitioner/tf/tf_translate.h"\n'),
      "include loop: partitioner/tf/tf_ops <-> partitioner/tf/tf_translate"),
     ("public prefix on an internal function",
-     lambda r: append(r, "daemon/registry_internal.h",
+     lambda r: append(r, "daemon/registry/registry_internal.h",
                       "static inline int bd_registry_peek(const bd_registry *r)\n"
                       "{\n    return r != 0;\n}\n"),
-     "daemon/registry_internal.h: bd_registry_peek is internal"),
+     "daemon/registry/registry_internal.h: bd_registry_peek is internal"),
     ("relative spelling", lambda r: append(r, "core/arena.c", '#include "error.h"\n'),
      'include "error.h": spell it from the root'),
     ("wrong guard",
