@@ -20,6 +20,7 @@
 
 #include <pb_encode.h>
 
+#include "core/ir/dtype.h"
 #include "proto/inference.pb.h"
 #include "daemon/infer/infer_batch.h"
 #include "daemon/infer/infer_bind.h"
@@ -176,7 +177,7 @@ static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph
             shapes[k][d] = t->shape[d];
             ok = t->shape[d] >= 0 && !__builtin_mul_overflow(numel, (size_t)t->shape[d], &numel);
         }
-        if (!ok || __builtin_mul_overflow(numel, (size_t)((t->dtype.bits + 7u) / 8u), &bytes)) {
+        if (!ok || __builtin_mul_overflow(numel, bd_dl_elem_bytes(t->dtype), &bytes)) {
             rc = bd_error_set(&err, BD_EBACKEND, "output '%s': the run produced an invalid tensor", v->name);
             break;
         }

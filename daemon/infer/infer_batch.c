@@ -5,10 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t elem_bytes(DLDataType t)
-{
-    return ((size_t)t.bits * t.lanes + 7u) / 8u;
-}
+#include "core/ir/dtype.h"
 
 bool bd_batch_joins(const bd_infer_binding *a, const bd_infer_binding *b)
 {
@@ -41,7 +38,7 @@ void bd_batch_inputs_free(bd_batch_inputs *in)
 /* Bytes of one row (dims 1..) of T, overflow-checked. */
 static bool row_bytes(const DLTensor *t, size_t *out)
 {
-    size_t b = elem_bytes(t->dtype);
+    size_t b = bd_dl_elem_bytes(t->dtype);
     for (int d = 1; d < t->ndim; d++)
         if (t->shape[d] < 0 || __builtin_mul_overflow(b, (size_t)t->shape[d], &b))
             return false;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ir/dtype.h"
+
 typedef enum { K_F32, K_F64, K_SIGNED, K_UNSIGNED } kind;
 
 typedef struct entry {
@@ -146,7 +148,7 @@ int bd_classify(const DLTensor *t, const char *name, bool batched, uint64_t k,
         return bd_error_set(err, BD_ENOMEM, "output '%s': out of memory classifying", name);
     }
     const uint8_t *base = (const uint8_t *)t->data + t->byte_offset;
-    size_t elem = (t->dtype.bits + 7u) / 8u, total = 0;
+    size_t elem = bd_dl_elem_bytes(t->dtype), total = 0;
     for (size_t r = 0; r < rows && total <= limit; r++) {
         const void *p = base + r * classes * elem;
         size_t m = 0;

@@ -1,5 +1,5 @@
-/* A batching version's ladder (registry_internal.h, served_plan_ladder): the batch sizes its
- * batcher may form (batch_form.h, bd_batch_ladder), planned at load before the version turns
+/* A batching version's ladder (batch_ladder.h, served_plan_ladder): the batch sizes its
+ * batcher may form (bd_batch_ladder), planned at load before the version turns
  * ready, so that no batch compiles a plan on the request path (a compile of MobileNetV2 takes
  * longer than hundreds of runs). Sizes are planned smallest first, and the first that cannot
  * be planned ends the ladder: a larger batch needs more memory (max_run_memory_bytes) and
@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "daemon/sched/batch_form.h"
 #include "daemon/log.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/batch_ladder.h"
+#include "daemon/registry/registry_served_internal.h"
 
 #define LADDER_RUNS      5                          /* timed, after one untimed */
 #define LADDER_MIN_GAIN  0.10                       /* 10% cheaper per row than smaller ones */
@@ -57,7 +57,7 @@ static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *in
         in[i] = inputs[i];
         in[i].byte_offset = 0;
         in[i].strides = NULL;
-        size_t bytes = served_tensor_bytes(&in[i]);
+        size_t bytes = bd_dl_tensor_bytes(&in[i]);
         in[i].data = buf[i] = calloc(1, bytes ? bytes : 1);
         if (!buf[i])
             rc = bd_error_set(&err, BD_ENOMEM, "out of memory");
@@ -86,6 +86,32 @@ static uint64_t ns_per_row(bd_served *s, const bd_plan *plan, const DLTensor *in
     }
     uint64_t per_row = fastest / (uint64_t)k;
     return per_row ? per_row : 1;
+}
+
+static int insert_sorted(int *out, int n, int size)
+{
+    int at = 0;
+    while (at < n && out[at] < size)
+        at++;
+    if (at < n && out[at] == size)
+        return n;
+    for (int i = n; i > at; i--)
+        out[i] = out[i - 1];
+    out[at] = size;
+    return n + 1;
+}
+
+int bd_batch_ladder(int max_rows, const int *preferred, int n_preferred, int *out)
+{
+    int n = 0;
+    for (int64_t p = 1; p < max_rows && n < 31; p *= 2)
+        n = insert_sorted(out, n, (int)p);
+    for (int i = 0; i < n_preferred && i < BD_BATCH_MAX_PREFERRED; i++)
+        if (preferred[i] >= 1 && preferred[i] <= max_rows)
+            n = insert_sorted(out, n, preferred[i]);
+    if (max_rows >= 1)
+        n = insert_sorted(out, n, max_rows);
+    return n;
 }
 
 void served_plan_ladder(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel)

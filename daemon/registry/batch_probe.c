@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "daemon/log.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/batch_probe.h"
+#include "daemon/registry/registry_served_internal.h"
 
 /* Plan INPUTS with B rows on dim 0: "" in WHY when every output of the plan has B on dim 0. */
 static void probe_shapes(bd_model *model, DLTensor *inputs, size_t n, int64_t b, char *why, size_t size)
@@ -57,14 +58,6 @@ static void run_out_free(run_out *r)
     memset(r, 0, sizeof *r);
 }
 
-size_t served_tensor_bytes(const DLTensor *t)
-{
-    size_t b = ((size_t)t->dtype.bits * t->dtype.lanes + 7u) / 8u;
-    for (int d = 0; d < t->ndim; d++)
-        b *= (size_t)t->shape[d];           /* shapes planned already: no overflow */
-    return b;
-}
-
 /* Run IN (N inputs) on S and copy every output into OUT; 0 or a BD_E* code. */
 static int run_copy(bd_served *s, const DLTensor *in, size_t n, run_out *out, bd_error *err)
 {
@@ -88,7 +81,7 @@ static int run_copy(bd_served *s, const DLTensor *in, size_t n, run_out *out, bd
         const DLTensor *t = bd_exec_output(exec, o);
         if (!t || t->strides)
             rc = bd_error_set(err, BD_EBACKEND, "output %zu is not a contiguous tensor", o);
-        else if (!(out->data[o] = malloc((out->bytes[o] = served_tensor_bytes(t)) + 1)))
+        else if (!(out->data[o] = malloc((out->bytes[o] = bd_dl_tensor_bytes(t)) + 1)))
             rc = bd_error_set(err, BD_ENOMEM, "out of memory");
         else
             memcpy(out->data[o], (const char *)t->data + t->byte_offset, out->bytes[o]);
@@ -147,7 +140,7 @@ static void probe_rows(bd_served *s, const DLTensor *model_in, size_t n, int64_t
     for (size_t i = 0; !rc && i < n; i++) {
         DLTensor t = model_in[i];
         t.shape[0] = base;
-        size_t half = served_tensor_bytes(&t);
+        size_t half = bd_dl_tensor_bytes(&t);
         if (!(bufs[i] = aligned_alloc(64, ((2 * half + 63) & ~(size_t)63) + 64))) {
             rc = bd_error_set(&err, BD_ENOMEM, "out of memory");
             break;
@@ -207,7 +200,7 @@ static void probe_rows(bd_served *s, const DLTensor *model_in, size_t n, int64_t
     free(tab);
 }
 
-void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n, const atomic_bool *cancel)
+void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n)
 {
     const bd_batching_config *bc = &s->config.batching;
     int max = s->config.max_batch_size;
@@ -239,5 +232,4 @@ void served_probe_batching(bd_served *s, DLTensor *inputs, size_t n, const atomi
     }
     bd_log(BD_LOG_INFO, s->name, s->version, "dynamic_batching: up to %d rows per run, "
            "max_queue_delay %llu us", max, (unsigned long long)bc->max_queue_delay_us);
-    served_plan_ladder(s, inputs, n, cancel);
 }

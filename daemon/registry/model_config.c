@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "core/json_text.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/model_config.h"
 #include "daemon/registry/warmup.h"
 
 /* Platforms a config may declare (Triton's names; "onnx" is braid's spelling of ONNX). */

@@ -21,7 +21,11 @@
 #include <dirent.h>
 
 #include "daemon/log.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/model_config.h"
+#include "daemon/registry/model_name.h"
+#include "daemon/registry/registry.h"
+#include "daemon/registry/registry_load.h"
+#include "daemon/registry/upload.h"
 
 typedef struct reg_entry {
     struct reg_entry *next;        /* sorted by name */
@@ -342,8 +346,8 @@ static void after_load(uv_work_t *w, int status)
             q->config_keep = NULL;
         }
         r->stats.loads_ok++;
-        const bd_partition_summary *s = &e->served->summary;
-        bd_log(BD_LOG_INFO, e->name, e->served->version, "loaded in %.1f ms (%zu nodes, %zu after fusion, %zu steps)%s",
+        const bd_partition_summary *s = bd_served_summary(e->served);
+        bd_log(BD_LOG_INFO, e->name, bd_served_version(e->served), "loaded in %.1f ms (%zu nodes, %zu after fusion, %zu steps)%s",
                s->load_ms, s->nodes_imported, s->nodes_planned, s->steps,
                old ? "; the previous version finishes its requests and is freed" : "");
         bd_served_release(old);
@@ -356,7 +360,7 @@ static void after_load(uv_work_t *w, int status)
         r->stats.loads_failed++;
         if (e->served) {
             snprintf(e->reason, sizeof e->reason, "reload failed, version %s keeps serving: %.440s",
-                     e->served->version, t->err.msg);
+                     bd_served_version(e->served), t->err.msg);
             e->state = BD_STATE_READY;
         } else {
             snprintf(e->reason, sizeof e->reason, "%s", t->err.msg);
@@ -411,7 +415,7 @@ static int load_impl(bd_registry *r, const char *name, const char *config_json,
                      const bd_upload *uploads, size_t n_uploads, bool scan, bool startup,
                      bd_registry_cb cb, void *arg, bd_error *err)
 {
-    int rc = registry_check_name(name, err);
+    int rc = model_name_check(name, err);
     if (rc)
         return rc;
     if (r->destroyed || r->draining)
@@ -561,7 +565,7 @@ static void do_unload(bd_registry *r, reg_entry *e, bd_registry_cb cb, void *arg
     e->unloaded = true;
     r->stats.unloads++;
     if (old) {
-        bd_log(BD_LOG_INFO, e->name, old->version, "unloaded; requests already running finish first");
+        bd_log(BD_LOG_INFO, e->name, bd_served_version(old), "unloaded; requests already running finish first");
         bd_served_release(old);   /* in-flight requests hold their own references */
     }
     post_cb(r, cb, arg, 0, "");
@@ -611,7 +615,7 @@ static bool wants_load(bd_registry *r, reg_entry *e)
     char dir[8192], version[32];
     snprintf(dir, sizeof dir, "%s/%s", r->repo, e->name);
     return repo_highest_version(dir, e->name, version, sizeof version, NULL) == 0 &&
-           strcmp(version, e->served->version) != 0;
+           strcmp(version, bd_served_version(e->served)) != 0;
 }
 
 int bd_registry_scan(bd_registry *r, bool load, bd_error *err)
@@ -633,7 +637,7 @@ int bd_registry_scan(bd_registry *r, bool load, bd_error *err)
         if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         bd_error nerr = { 0 };
-        if (registry_check_name(de->d_name, &nerr)) {
+        if (model_name_check(de->d_name, &nerr)) {
             bd_log(BD_LOG_WARN, NULL, NULL, "repository: skipping '%s': %s", de->d_name, nerr.msg);
             continue;
         }
@@ -667,9 +671,9 @@ int bd_registry_acquire(bd_registry *r, const char *name, const char *version, b
             return bd_error_set(err, BD_EUNAVAIL, "model '%s' is not ready: %s", name, e->reason);
         return bd_error_set(err, BD_EUNAVAIL, "model '%s' is not loaded (load it with RepositoryModelLoad)", name);
     }
-    if (version && version[0] && strcmp(version, e->served->version) != 0)
+    if (version && version[0] && strcmp(version, bd_served_version(e->served)) != 0)
         return bd_error_set(err, BD_ENOTFOUND, "model '%s' has no version '%s' (version %s is served)", name,
-                            version, e->served->version);
+                            version, bd_served_version(e->served));
     bd_served_retain(e->served);
     *out = e->served;
     return 0;
@@ -689,7 +693,7 @@ size_t bd_registry_snapshot(bd_registry *r, bd_registry_entry **out)
     size_t i = 0;
     for (reg_entry *e = r->entries; e; e = e->next, i++) {
         snprintf(a[i].name, sizeof a[i].name, "%s", e->name);
-        snprintf(a[i].version, sizeof a[i].version, "%s", e->served ? e->served->version : "");
+        snprintf(a[i].version, sizeof a[i].version, "%s", e->served ? bd_served_version(e->served) : "");
         a[i].state = e->state;
         snprintf(a[i].reason, sizeof a[i].reason, "%s", e->reason);
         a[i].served = e->served;

@@ -18,8 +18,8 @@
 #include <uv.h>
 
 #include "daemon/config.h"
-#include "daemon/stats/metrics.h"
-#include "runtime/model.h"
+#include "daemon/registry/registry_served.h"
+#include "daemon/registry/upload.h"
 
 typedef enum bd_model_state {
     BD_STATE_UNAVAILABLE = 0,  /* known (e.g. found in the repository) but not serving   */
@@ -34,80 +34,6 @@ typedef enum bd_model_state {
 const char *bd_model_state_name(int state);
 
 typedef struct bd_registry bd_registry;
-typedef struct bd_served   bd_served;
-
-/* config.json "dynamic_batching" (Triton's ModelDynamicBatching; docs/config.md). */
-#define BD_BATCH_MAX_PREFERRED 16
-#define BD_BATCH_MAX_PRIORITY_LEVELS 64
-/* Batch sizes a version's batcher forms (batch_form.h, its ladder): powers of two up to 2^30
- * (max_batch_size's bound), the preferred sizes and the largest batch. */
-#define BD_BATCH_MAX_LADDER (31 + BD_BATCH_MAX_PREFERRED + 1)
-typedef struct bd_batching_config {
-    bool     enabled;                  /* the key was given */
-    int      preferred[BD_BATCH_MAX_PREFERRED];  /* preferred_batch_size, as listed */
-    int      n_preferred;
-    uint64_t max_queue_delay_us;       /* max_queue_delay_microseconds */
-    bool     timeout_delay;            /* default_queue_policy.timeout_action: DELAY (else REJECT) */
-    uint64_t default_timeout_us;       /* default_queue_policy.default_timeout_microseconds; 0 = none */
-    bool     allow_timeout_override;
-    uint32_t max_queue_size;           /* per priority level; 0 = only queue_limit */
-    uint32_t priority_levels;          /* 0 = one level */
-    uint32_t default_priority_level;   /* 1..priority_levels when levels are used */
-    bool     wait_when_idle;           /* braid's: the oldest request waits the delay even when
-                                        * no run of the model is in progress (Triton's rule) */
-    bool     measure_ladder;           /* braid's: batch sizes not faster per row than smaller
-                                        * ones are dropped from the ladder at load (batch_ladder.c) */
-} bd_batching_config;
-
-
-/* What the partitioner made of a loaded version (computed once at load, from the plan for
- * the model's own shapes with dynamic dims = 1). */
-typedef struct bd_partition_summary {
-    size_t nodes_imported;                   /* nodes in the model file */
-    size_t nodes_planned;                    /* after fusion */
-    size_t steps;                            /* subgraphs */
-    size_t nodes_per_backend[BD_MAX_BACKENDS];
-    size_t fused_composites;                 /* nodes carrying a composite */
-    double load_ms;                          /* import + plan + warm-up run */
-    const bd_plan *plan;                     /* the plan summarised (lives as long as the model):
-                                              * bd_plan_partition gives its subgraphs and the
-                                              * nodes off oneDNN with reasons */
-} bd_partition_summary;
-
-/* ---- one loaded version (any thread) ------------------------------------------------ */
-
-void              bd_served_retain(bd_served *s);
-void              bd_served_release(bd_served *s);        /* NULL is allowed */
-const char       *bd_served_name(const bd_served *s);
-const char       *bd_served_version(const bd_served *s);   /* "1", "2", ... */
-const char       *bd_served_platform(const bd_served *s);  /* "onnx" */
-bd_model         *bd_served_model(const bd_served *s);     /* bd_model_plan is thread-safe */
-bd_model_stats   *bd_served_stats(bd_served *s);
-const bd_partition_summary *bd_served_summary(const bd_served *s);
-/* Borrow an execution context for PLAN (a plan of S's model, on which the caller holds a
- * reference until this returns): reused across requests, created on first need. A context
- * holds its own reference to its plan; contexts of plans the model's cache evicted are freed
- * when idle (at the next acquire or release), the others with the version. Return it with
- * bd_served_exec_release. Any thread. */
-int               bd_served_exec_acquire(bd_served *s, const bd_plan *plan, bd_exec **out,
-                                         bd_error *err);
-void              bd_served_exec_release(bd_served *s, bd_exec *e);
-/* Per-model limits from config.json (or the daemon defaults). */
-int               bd_served_queue_limit(const bd_served *s);
-/* config.json's max_batch_size: 0 = no batch dim (full shapes); N > 0 = every input's first
- * dim is the batch, at most N (Triton's convention; checked at load). */
-int               bd_served_max_batch_size(const bd_served *s);
-/* config.json's dynamic_batching as given (enabled = false without it), and whether S
- * gathers requests into batches: the key was given and the load saw every output follow the
- * input batch on dim 0. */
-const bd_batching_config *bd_served_batching_config(const bd_served *s);
-bool              bd_served_batches(const bd_served *s);
-/* The batch sizes S's batcher forms, ascending (their plans were compiled at load), into
- * *SIZES (S's own array); returns their count, 0 when S does not batch. */
-int               bd_served_batch_ladder(const bd_served *s, const int **sizes);
-/* The class labels of graph output OUTPUT (config.json "labels"), NULL when it has none. */
-struct bd_labels;
-const struct bd_labels *bd_served_labels(const bd_served *s, size_t output);
 
 /* ---- lifecycle (loop thread) ---------------------------------------------------------- */
 
@@ -126,14 +52,6 @@ int  bd_registry_scan(bd_registry *r, bool load, bd_error *err);
  * callback is never called; when they return 0 it is called exactly once (never from inside
  * the call itself). Loads and unloads of one model run one after another, in request order. */
 typedef void (*bd_registry_cb)(void *arg, int status, const char *message);
-
-/* A model file uploaded with RepositoryModelLoad: PATH relative to the model's directory
- * ("1/model.onnx"); DATA must stay valid until the load's callback has run. */
-typedef struct bd_upload {
-    const char *path;
-    const void *data;
-    size_t      len;
-} bd_upload;
 
 /* Load (or reload) NAME off the loop thread: write UPLOADS into <repo>/<name>/ (paths
  * confined to that directory: absolute paths, "..", and symlinks rejected; needs

@@ -12,7 +12,12 @@
 #include "core/model_file.h"
 #include "daemon/log.h"
 #include "runtime/import.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/batch_ladder.h"
+#include "daemon/registry/batch_probe.h"
+#include "daemon/registry/model_config.h"
+#include "daemon/registry/registry_load.h"
+#include "daemon/registry/registry_served_internal.h"
+#include "daemon/registry/upload.h"
 #include "daemon/registry/warmup.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -338,7 +343,9 @@ static int load(bd_load_task *t)
         bd_served_exec_release(s, exec);
     }
     if (rc == 0 && mc.batching.enabled)
-        served_probe_batching(s, w.t, w.n, t->cancel);
+        served_probe_batching(s, w.t, w.n);
+    if (rc == 0 && s->batching)
+        served_plan_ladder(s, w.t, w.n, t->cancel);
     warm_free(&w);
     if (rc == 0 && mc.has_warmup)
         rc = run_model_warmup(s, t, model_dir, err);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "daemon/infer/labels.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/registry_served_internal.h"
 
 static atomic_long live_count;
 

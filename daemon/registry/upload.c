@@ -9,26 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/model_name.h"
+#include "daemon/registry/upload.h"
 
 #define UPLOAD_PATH_MAX 1024
-
-int registry_check_name(const char *name, bd_error *err)
-{
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > 128)
-        return bd_error_set(err, BD_EINVAL, "model name '%s': expected 1 to 128 characters", name ? name : "");
-    if (name[0] == '.')
-        return bd_error_set(err, BD_EINVAL, "model name '%s': must not start with '.'", name);
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-'))
-            return bd_error_set(err, BD_EINVAL,
-                                "model name '%s': only letters, digits, '_', '.' and '-' are allowed", name);
-    }
-    return 0;
-}
 
 int upload_check_path(const char *path, bd_error *err)
 {
@@ -93,7 +77,7 @@ static int write_all(int fd, const void *data, size_t len)
 int upload_write(const char *repo, const char *name, const char *path, const void *data,
                  size_t len, bd_error *err)
 {
-    int rc = registry_check_name(name, err);
+    int rc = model_name_check(name, err);
     if (rc || (rc = upload_check_path(path, err)))
         return rc;
     int dfd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

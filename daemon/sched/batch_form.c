@@ -58,29 +58,3 @@ size_t bd_batch_form(const bd_batch_rule *r, const bd_job *h, bool busy, uint64_
         *wake = due;
     return 0;
 }
-
-static int insert_sorted(int *out, int n, int size)
-{
-    int at = 0;
-    while (at < n && out[at] < size)
-        at++;
-    if (at < n && out[at] == size)
-        return n;
-    for (int i = n; i > at; i--)
-        out[i] = out[i - 1];
-    out[at] = size;
-    return n + 1;
-}
-
-int bd_batch_ladder(int max_rows, const int *preferred, int n_preferred, int *out)
-{
-    int n = 0;
-    for (int64_t p = 1; p < max_rows && n < 31; p *= 2)
-        n = insert_sorted(out, n, (int)p);
-    for (int i = 0; i < n_preferred && i < BD_BATCH_MAX_PREFERRED; i++)
-        if (preferred[i] >= 1 && preferred[i] <= max_rows)
-            n = insert_sorted(out, n, preferred[i]);
-    if (max_rows >= 1)
-        n = insert_sorted(out, n, max_rows);
-    return n;
-}

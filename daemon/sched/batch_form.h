@@ -5,8 +5,6 @@
  *
  *   bd_batch_form     how many jobs of a queue (the head, then those joining it, in queue
  *                     order) to run as one batch now; 0 = not yet, and when to look again
- *   bd_batch_ladder   the batch sizes to plan at load: the preferred sizes, the powers of two
- *                     below the largest batch, and the largest batch, ascending
  *
  * The rules, in order. A head that carries no rows, cannot join or fills a batch alone runs
  * alone. A full batch, or one reaching the largest preferred size or the largest ladder size,
@@ -46,10 +44,5 @@ typedef struct bd_batch_rule {
  * jobs' enqueue_ns are on one clock. */
 size_t bd_batch_form(const bd_batch_rule *r, const bd_job *head, bool busy, uint64_t now,
                      uint64_t *wake);
-
-/* The ladder for batches of at most MAX_ROWS (>= 1) and PREFERRED[0..N_PREFERRED) (sizes
- * over MAX_ROWS are left out) into OUT (BD_BATCH_MAX_LADDER entries): ascending, each size
- * once. Returns the count. */
-int    bd_batch_ladder(int max_rows, const int *preferred, int n_preferred, int *out);
 
 #endif

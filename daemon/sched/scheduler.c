@@ -1,4 +1,4 @@
-/* The worker pool: per-version queues (hanging off each bd_served, see registry_internal.h),
+/* The worker pool: per-version queues (hanging off each bd_served, registry_served_internal.h),
  * served round-robin by N workers under one mutex, and a timer thread that answers queued
  * jobs as they expire. A queued job holds a reference to its version, so a queue never
  * outlives the version it belongs to.
@@ -18,7 +18,7 @@
 
 #include "daemon/sched/batch_form.h"
 #include "daemon/log.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/registry_served_internal.h"
 
 /* How often the timer looks at queued jobs for a cancellation (nothing signals one). */
 #define CANCEL_POLL_MS 20

@@ -12,7 +12,8 @@
 
 #include "daemon/sched/batch_form.h"
 #include "daemon/infer/infer_batch.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/batch_ladder.h"
+#include "daemon/registry/model_config.h"
 
 /* A binding of two inputs: x FP32 [rows, 3] = BASE + i, s INT32 [rows, 2] = -(BASE + i). */
 typedef struct fake_req {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/registry_served_internal.h"
 #include "daemon/sched/scheduler.h"
 #include "tests/daemon/daemon_testlib.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/ir/graph.h"
-#include "daemon/registry/registry_internal.h"
+#include "daemon/registry/model_config.h"
 #include "daemon/registry/warmup.h"
 
 static bd_graph *graph(void)

@@ -69,10 +69,10 @@ PLANTS = [
      lambda r: append(r, "partitioner/tf/tf_ops.c", '#include "partitioner/tf/tf_translate.h"\n'),
      "include loop: partitioner/tf/tf_ops <-> partitioner/tf/tf_translate"),
     ("public prefix on an internal function",
-     lambda r: append(r, "daemon/registry/registry_internal.h",
-                      "static inline int bd_registry_peek(const bd_registry *r)\n"
-                      "{\n    return r != 0;\n}\n"),
-     "daemon/registry/registry_internal.h: bd_registry_peek is internal"),
+     lambda r: append(r, "runtime/plan_internal.h",
+                      "static inline int bd_plan_peek(const void *p)\n"
+                      "{\n    return p != 0;\n}\n"),
+     "runtime/plan_internal.h: bd_plan_peek is internal"),
     ("relative spelling", lambda r: append(r, "core/arena.c", '#include "error.h"\n'),
      'include "error.h": spell it from the root'),
     ("wrong guard",
