@@ -10,6 +10,7 @@
 
 #include "daemon/registry/model_config.h"
 #include "daemon/registry/registry_served.h"
+#include "daemon/sched/sched_queue.h"
 
 /* An execution context in a version's pool. */
 typedef struct bd_exec_slot {
@@ -41,14 +42,7 @@ struct bd_served {
     pthread_mutex_t      pool_lock;        /* guards POOL */
     bd_exec_slot        *pool;
 
-    /* The scheduler's FIFO for this version, guarded by the scheduler's lock. A queued job
-     * holds a reference to the version, so the queue never outlives it. */
-    struct bd_job       *q_head, *q_tail;
-    int                  q_len;
-    int                  q_level_len[BD_BATCH_MAX_PRIORITY_LEVELS + 1];  /* queued per level */
-    bool                 q_active;         /* linked into the scheduler's round-robin ring */
-    int                  q_runs;           /* runs taken by workers and not finished */
-    struct bd_served    *q_next;
+    bd_sched_queue       queue;            /* the scheduler's, and only its (sched_queue.h) */
 };
 
 /* A new version with one reference, owning MODEL (closed with the version, also when this

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "daemon/sched/batch_form.h"
+#include "daemon/sched/sched_queue.h"
 #include "daemon/log.h"
 #include "daemon/registry/registry_served_internal.h"
 
@@ -61,10 +62,10 @@ static bool key_le(const bd_job *a, const bd_job *b)       /* a's key <= b's key
 
 static void ring_push(bd_scheduler *s, bd_served *v)
 {
-    v->q_active = true;
-    v->q_next = NULL;
+    v->queue.active = true;
+    v->queue.next = NULL;
     if (s->ring_tail)
-        s->ring_tail->q_next = v;
+        s->ring_tail->queue.next = v;
     else
         s->ring_head = v;
     s->ring_tail = v;
@@ -73,38 +74,38 @@ static void ring_push(bd_scheduler *s, bd_served *v)
 static void ring_remove(bd_scheduler *s, bd_served *v)
 {
     bd_served *prev = NULL;
-    for (bd_served *x = s->ring_head; x && x != v; x = x->q_next)
+    for (bd_served *x = s->ring_head; x && x != v; x = x->queue.next)
         prev = x;
     if (prev)
-        prev->q_next = v->q_next;
+        prev->queue.next = v->queue.next;
     else
-        s->ring_head = v->q_next;
+        s->ring_head = v->queue.next;
     if (s->ring_tail == v)
         s->ring_tail = prev;
-    v->q_next = NULL;
-    v->q_active = false;
+    v->queue.next = NULL;
+    v->queue.active = false;
 }
 
 static void q_insert(bd_scheduler *s, bd_served *v, bd_job *job)
 {
     bd_job *prev = NULL;
-    if (v->q_tail && key_le(v->q_tail, job))
-        prev = v->q_tail;
+    if (v->queue.tail && key_le(v->queue.tail, job))
+        prev = v->queue.tail;
     else
-        for (bd_job *x = v->q_head; x && key_le(x, job); x = x->next)
+        for (bd_job *x = v->queue.head; x && key_le(x, job); x = x->next)
             prev = x;
-    job->next = prev ? prev->next : v->q_head;
+    job->next = prev ? prev->next : v->queue.head;
     if (prev)
         prev->next = job;
     else
-        v->q_head = job;
+        v->queue.head = job;
     if (!job->next)
-        v->q_tail = job;
-    v->q_len++;
-    v->q_level_len[job->level]++;
+        v->queue.tail = job;
+    v->queue.len++;
+    v->queue.level_len[job->level]++;
     s->queued++;
     atomic_fetch_add_explicit(&v->stats.queued, 1, memory_order_relaxed);
-    if (!v->q_active)
+    if (!v->queue.active)
         ring_push(s, v);
 }
 
@@ -114,22 +115,22 @@ static void q_unlink(bd_scheduler *s, bd_served *v, bd_job *prev, bd_job *job)
     if (prev)
         prev->next = job->next;
     else
-        v->q_head = job->next;
-    if (v->q_tail == job)
-        v->q_tail = prev;
+        v->queue.head = job->next;
+    if (v->queue.tail == job)
+        v->queue.tail = prev;
     job->next = NULL;
-    v->q_len--;
-    v->q_level_len[job->level]--;
+    v->queue.len--;
+    v->queue.level_len[job->level]--;
     s->queued--;
     atomic_fetch_sub_explicit(&v->stats.queued, 1, memory_order_relaxed);
-    if (v->q_len == 0)
+    if (v->queue.len == 0)
         ring_remove(s, v);
 }
 
 /* V to the back of the ring (the other models go first), if it still has jobs. */
 static void ring_rotate(bd_scheduler *s, bd_served *v)
 {
-    if (!v->q_active || s->ring_tail == v)
+    if (!v->queue.active || s->ring_tail == v)
         return;
     ring_remove(s, v);
     ring_push(s, v);
@@ -155,13 +156,13 @@ static size_t batch_size_now(const bd_served *v, uint64_t now, uint64_t *wake)
         .delay_ns       = b->max_queue_delay_us * 1000u,
         .wait_when_idle = b->wait_when_idle,
     };
-    return bd_batch_form(&r, v->q_head, v->q_runs > 0, now, wake);
+    return bd_batch_form(&r, v->queue.head, v->queue.runs > 0, now, wake);
 }
 
 /* Unlink the first N jobs of V that may join its head, as a list in queue order. */
 static bd_job *take_batch(bd_scheduler *s, bd_served *v, size_t n)
 {
-    bd_job *h = v->q_head, *list = NULL, **tail = &list;
+    bd_job *h = v->queue.head, *list = NULL, **tail = &list;
     bd_job *prev = NULL;
     for (bd_job *j = h, *next; j && n > 0; j = next) {
         next = j->next;
@@ -181,7 +182,7 @@ static bd_job *take_batch(bd_scheduler *s, bd_served *v, size_t n)
  * a batch that is waiting for more jobs is due). Round-robin over the versions. */
 static bd_job *take_ready(bd_scheduler *s, uint64_t now, size_t *n, uint64_t *wake)
 {
-    for (bd_served *v = s->ring_head; v; v = v->q_next) {
+    for (bd_served *v = s->ring_head; v; v = v->queue.next) {
         size_t k = v->batching ? batch_size_now(v, now, wake) : 1;
         if (k == 0)
             continue;
@@ -238,9 +239,9 @@ static void *timer_main(void *arg)
         uint64_t now = bd_now_ns(), next = UINT64_MAX;
         bd_job *gone = NULL, *delayed = NULL;
         for (bd_served *v = s->ring_head, *vnext; v; v = vnext) {
-            vnext = v->q_next;                  /* V may leave the ring below */
+            vnext = v->queue.next;                  /* V may leave the ring below */
             bd_job *prev = NULL;
-            for (bd_job *j = v->q_head, *jn; j; j = jn) {
+            for (bd_job *j = v->queue.head, *jn; j; j = jn) {
                 jn = j->next;
                 bool was_delayed = j->delayed;
                 int st = expired(j, v, now);
@@ -304,7 +305,7 @@ static void *worker_main(void *arg)
          * reference keeps V alive until the count is back, whatever RUN releases. */
         bd_served *v = list->served;
         bd_served_retain(v);
-        v->q_runs++;
+        v->queue.runs++;
         s->running += (int)n;
         if (s->ring_head)
             pthread_cond_signal(&s->work);      /* more may be ready for another worker */
@@ -339,7 +340,7 @@ static void *worker_main(void *arg)
         }
 
         pthread_mutex_lock(&s->lock);
-        v->q_runs--;
+        v->queue.runs--;
         s->running -= (int)n;
         pthread_cond_broadcast(&s->idle);      /* (V's queue, idle now, is this worker's next look) */
         pthread_mutex_unlock(&s->lock);
@@ -398,13 +399,13 @@ int bd_scheduler_submit(bd_scheduler *s, bd_job *job, bd_error *err)
         pthread_mutex_unlock(&s->lock);
         return bd_error_set(err, BD_EUNAVAIL, "the server is shutting down");
     }
-    if (b->max_queue_size > 0 && v->q_level_len[job->level] >= (int)b->max_queue_size) {
+    if (b->max_queue_size > 0 && v->queue.level_len[job->level] >= (int)b->max_queue_size) {
         pthread_mutex_unlock(&s->lock);
         return bd_error_set(err, BD_EUNAVAIL, "model '%s': exceeds maximum queue size (%u requests "
                             "waiting, the queue policy's max_queue_size); retry later", v->name,
                             b->max_queue_size);
     }
-    if (v->q_len >= v->queue_limit) {
+    if (v->queue.len >= v->queue_limit) {
         pthread_mutex_unlock(&s->lock);
         return bd_error_set(err, BD_EBUSY, "model '%s': queue full (%d requests waiting); retry later",
                             v->name, v->queue_limit);
@@ -426,7 +427,7 @@ static bd_job *take_all(bd_scheduler *s)
     bd_job *head = NULL, **tail = &head;
     while (s->ring_head) {
         bd_served *v = s->ring_head;
-        bd_job *j = v->q_head;
+        bd_job *j = v->queue.head;
         q_unlink(s, v, NULL, j);
         *tail = j;
         tail = &j->next;
