@@ -4,9 +4,11 @@
  * the counters braid_* already shows, in Triton's units: durations are cumulative
  * microseconds, the load time a gauge in seconds. docs/operations.md maps each to its
  * braid_* twin and says where the meanings differ. */
-#include "daemon/stats/prometheus_internal.h"
+#include "daemon/stats/prometheus_triton.h"
 
 #include <inttypes.h>
+
+#include "daemon/stats/prometheus_text.h"
 
 /* Per-model counters with only {model,version}. */
 typedef enum {

@@ -1,7 +1,8 @@
-/* Internal to the /metrics renderer (prometheus.c, prometheus_triton.c): the writers every
- * family uses, so braid's families and Triton's are spelled by the same code. */
-#ifndef BD_DAEMON_STATS_PROMETHEUS_INTERNAL_H
-#define BD_DAEMON_STATS_PROMETHEUS_INTERNAL_H
+/* Internal to stats/: the writers of the Prometheus text format (prometheus_text.c) that
+ * every family uses, so braid's families (prometheus.c) and Triton's (prometheus_triton.c)
+ * are spelled by the same code. */
+#ifndef BD_DAEMON_STATS_PROMETHEUS_TEXT_H
+#define BD_DAEMON_STATS_PROMETHEUS_TEXT_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +17,5 @@ void prom_family(FILE *f, const char *name, const char *type, const char *help);
 void prom_open_model(FILE *f, const char *name, const bd_model_view *m);
 /* A relaxed read of a counter another thread is adding to. */
 uint64_t prom_load(const _Atomic uint64_t *a);
-
-/* Triton's nv_inference_* and nv_model_* families (prometheus_triton.c). */
-void prom_render_triton(FILE *f, const bd_status_view *v);
 
 #endif
