@@ -10,20 +10,10 @@
 
 enum { WT_LEN = 2 };   /* length-delimited */
 
-static size_t varint_size(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 /* Tag + length + payload of a length-delimited field of PAYLOAD bytes. */
 static size_t len_field_size(size_t payload)
 {
-    return 1 + varint_size(payload) + payload;
+    return 1 + bd_wire_varint_size(payload) + payload;
 }
 
 static size_t string_size(const char *s)
@@ -35,7 +25,7 @@ static size_t shape_payload(const inference_ModelInferResponse_InferOutputTensor
 {
     size_t n = 0;
     for (pb_size_t d = 0; d < o->shape_count; d++)
-        n += varint_size((uint64_t)o->shape[d]);     /* int64: negatives take 10 bytes */
+        n += bd_wire_varint_size((uint64_t)o->shape[d]);     /* int64: negatives take 10 bytes */
     return n;
 }
 
@@ -61,27 +51,17 @@ bool bd_infer_response_size(const inference_ModelInferResponse *rsp, size_t *siz
     const bd_wire_spans *raw = &rsp->raw_output_contents;
     for (size_t k = 0; k < raw->list.count; k++) {
         size_t len = raw->list.items[k].size;
-        if (__builtin_add_overflow(n, 1 + varint_size(len), &n) || __builtin_add_overflow(n, len, &n))
+        if (__builtin_add_overflow(n, 1 + bd_wire_varint_size(len), &n) || __builtin_add_overflow(n, len, &n))
             return false;                            /* nanopb then says it cannot */
     }
     *size = n;
     return true;
 }
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 static uint8_t *put_len(uint8_t *p, uint32_t field, size_t len)
 {
     *p++ = (uint8_t)(field << 3 | WT_LEN);
-    return put_varint(p, len);
+    return p + bd_wire_put_varint(p, len);
 }
 
 static uint8_t *put_string(uint8_t *p, uint32_t field, const char *s)
@@ -108,7 +88,7 @@ void bd_infer_response_write(const inference_ModelInferResponse *rsp, uint8_t *d
         if (o->shape_count) {
             p = put_len(p, inference_ModelInferResponse_InferOutputTensor_shape_tag, shape_payload(o));
             for (pb_size_t d = 0; d < o->shape_count; d++)
-                p = put_varint(p, (uint64_t)o->shape[d]);
+                p += bd_wire_put_varint(p, (uint64_t)o->shape[d]);
         }
     }
     const bd_wire_spans *raw = &rsp->raw_output_contents;
