@@ -2,7 +2,7 @@
  * RPC), its state, and the loaded version requests run against.
  *
  * Threads: every bd_registry_* function runs on the libuv loop thread. A bd_served (one
- * loaded model version) is reference counted: bd_served_retain/release and the accessors are
+ * loaded model version, registry_served.h) is reference counted: bd_served_retain/release and the accessors are
  * safe from any thread, and the version is freed when its last reference goes — so a hot
  * reload swaps the new version in atomically while requests on the old one finish, and a
  * failed load or reload leaves the previous version serving.
