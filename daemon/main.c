@@ -22,18 +22,18 @@
 
 #include "runtime/omp_env.h"
 #include "daemon/config.h"
-#include "daemon/cpu_budget.h"
-#include "daemon/http_status.h"
+#include "daemon/sched/cpu_budget.h"
+#include "daemon/http/http_status.h"
 #include "daemon/log.h"
-#include "daemon/memory_budget.h"
+#include "daemon/sched/memory_budget.h"
 #include "daemon/notify.h"
-#include "daemon/registry.h"
-#include "daemon/rest_server.h"
-#include "daemon/rpc.h"
-#include "daemon/scheduler.h"
+#include "daemon/registry/registry.h"
+#include "daemon/rest/rest_server.h"
+#include "daemon/grpc/rpc.h"
+#include "daemon/sched/scheduler.h"
 #include "daemon/security.h"
-#include "daemon/server.h"
-#include "daemon/shm_region.h"
+#include "daemon/grpc/server.h"
+#include "daemon/infer/shm_region.h"
 
 typedef struct braidd {
     uv_loop_t        loop;

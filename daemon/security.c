@@ -1,10 +1,10 @@
 /* The daemon-level security steps (security.h). */
 #include "daemon/security.h"
 
-#include "daemon/auth.h"
-#include "daemon/bind_policy.h"
+#include "daemon/security/auth.h"
+#include "daemon/security/bind_policy.h"
 #include "daemon/log.h"
-#include "daemon/tls_config.h"
+#include "daemon/security/tls_config.h"
 
 int bd_security_check(bd_daemon_config *cfg, bd_error *err)
 {

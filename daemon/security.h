@@ -11,10 +11,10 @@
 #define BD_DAEMON_SECURITY_H
 
 #include "daemon/config.h"
-#include "daemon/http_status.h"
-#include "daemon/rest_server.h"
+#include "daemon/http/http_status.h"
+#include "daemon/rest/rest_server.h"
 #include "core/error.h"
-#include "daemon/server.h"
+#include "daemon/grpc/server.h"
 
 /* Check CFG before anything binds (it may set load_all_at_start for the none and poll
  * modes). BD_E* with a message naming the flag and the fix. */

@@ -419,7 +419,7 @@ void bd_wire_spans_borrow(bd_wire_spans *s, bd_wire_span *items, size_t n)
     s->reader = NULL;
 }
 
-static size_t put_varint(uint8_t *out, uint64_t v)
+size_t bd_wire_put_varint(uint8_t *out, uint64_t v)
 {
     size_t n = 0;
     while (v >= 0x80) {
@@ -430,11 +430,21 @@ static size_t put_varint(uint8_t *out, uint64_t v)
     return n;
 }
 
+size_t bd_wire_varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 size_t bd_wire_field_header(uint8_t out[BD_WIRE_HEADER_MAX], uint32_t field_number,
                             uint64_t payload_size)
 {
-    size_t n = put_varint(out, ((uint64_t)field_number << 3) | PB_WT_STRING);
-    return n + put_varint(out + n, payload_size);
+    size_t n = bd_wire_put_varint(out, ((uint64_t)field_number << 3) | PB_WT_STRING);
+    return n + bd_wire_put_varint(out + n, payload_size);
 }
 
 static bool encode_spans(pb_ostream_t *stream, const pb_field_t *field, const bd_wire_spans *s)

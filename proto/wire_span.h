@@ -146,6 +146,11 @@ long bd_wire_spans_read_varints(const bd_wire_spans *s, uint64_t *dst, size_t ds
  * valid until encoding is done). Nothing to free. */
 void bd_wire_spans_borrow(bd_wire_spans *s, bd_wire_span *items, size_t n);
 
+/* Write V as a protobuf varint into OUT (room for 10 bytes); returns the bytes written. */
+size_t bd_wire_put_varint(uint8_t *out, uint64_t v);
+/* The bytes bd_wire_put_varint writes for V (1 to 10; an int64 below zero takes 10). */
+size_t bd_wire_varint_size(uint64_t v);
+
 /* Write the tag and length that precede a length-delimited field FIELD_NUMBER carrying
  * PAYLOAD_SIZE bytes (e.g. inference_ModelInferResponse_raw_output_contents_tag) into OUT;
  * returns the number of bytes written (<= BD_WIRE_HEADER_MAX). Appending this header and

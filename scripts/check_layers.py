@@ -7,6 +7,9 @@ Reads every .c and .h under the layer folders and fails (exit 1, one line per pr
   - an include is not spelled from the root ("core/error.h", never "../error.h" or "error.h");
   - an include runs upward or sideways: a folder includes only its own floor's folder or the
     floors below it (tests/ may include anything);
+  - inside daemon/, a room includes a room (or a header of one) that DAEMON_ROOMS does not
+    let it include, or a file of the daemon's root other than its shared headers; a folder
+    of daemon/ that is no room is a problem too;
   - a file outside backends/X includes backends/X, or uses a name backends/X's headers declare
     with the engine's prefix (bd_X_..., X_...), except the engine registry
     (runtime/engines.c), the tests and the benchmarks;
@@ -28,6 +31,25 @@ FLOORS = {
     "runtime": 2,
     "daemon": 3, "cli": 3, "bench": 3,
     "tests": 4,
+}
+# The rooms inside daemon/ (docs/architecture.md, "The daemon's rooms") and what each may
+# include besides itself and DAEMON_SHARED: "room/" is a whole room, "room/file.h" one header
+# of it. The root (main.c and the steps it calls) may include every room; no room includes
+# the root except for DAEMON_SHARED. The floors this keeps: http/ knows nothing of gRPC;
+# infer/, stats/, sched/, registry/ and security/ know nothing of the ports (grpc/, rest/,
+# http/); infer/ and security/ know nothing of the rest of the daemon.
+DAEMON_SHARED = ("daemon/config.h", "daemon/log.h")
+DAEMON_ROOMS = {
+    "security": [],
+    "infer":    [],
+    "registry": ["infer/labels.h", "stats/metrics.h", "sched/sched_queue.h"],
+    "sched":    ["registry/"],
+    "stats":    ["registry/"],
+    "http":     ["security/", "stats/", "registry/"],
+    "grpc":     ["security/", "stats/", "registry/", "sched/", "infer/"],
+    # rest/ reaches the gRPC handlers through bd_server_call_local until both ports share one
+    # request (issue 26, item 3)
+    "rest":     ["http/", "grpc/", "security/", "stats/", "registry/", "sched/", "infer/"],
 }
 ENGINE_REGISTRY = "runtime/engines.c"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -139,6 +161,31 @@ def engine_names(root, files):
     return names
 
 
+def daemon_room(path):
+    """The room of a file inside daemon/ ("" for the daemon's root), None outside daemon/."""
+    parts = path.split("/")
+    if parts[0] != "daemon":
+        return None
+    return parts[1] if len(parts) > 2 else ""
+
+
+def daemon_problem(path, inc):
+    """Why PATH may not include INC inside daemon/ (None: it may)."""
+    room, target = daemon_room(path), daemon_room(inc)
+    if room is None or target is None or room == "" or room == target or room not in DAEMON_ROOMS:
+        return None
+    if target == "":
+        if inc in DAEMON_SHARED:
+            return None
+        return (f'{path}: include "{inc}": of the daemon\'s root a room includes only '
+                f'{", ".join(DAEMON_SHARED)}')
+    allowed = DAEMON_ROOMS[room]
+    if target + "/" in allowed or inc[len("daemon/"):] in allowed:
+        return None
+    return (f'{path}: include "{inc}": {room}/ may not include {target}/ (daemon/{room}/ may '
+            f'include {", ".join(allowed) or "no other room"})')
+
+
 def check(root):
     problems = []
     files = list(sources(root))
@@ -148,6 +195,10 @@ def check(root):
     for path in files:
         seen_names.setdefault(os.path.basename(path), []).append(path)
         top = path.split("/")[0]
+        room = daemon_room(path)
+        if room and room not in DAEMON_ROOMS:
+            problems.append(f"{path}: daemon/{room}/ is no room of daemon/ (name it in "
+                            f"DAEMON_ROOMS with what it may include)")
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
             text = f.read()
         for inc in INCLUDE.findall(text):
@@ -163,6 +214,9 @@ def check(root):
                 problems.append(f'{path}: include "{inc}" runs up or sideways '
                                 f"({top}/ is floor {FLOORS[top]}, {target_top}/ is floor "
                                 f"{FLOORS[target_top]})")
+            why = daemon_problem(path, inc)
+            if why:
+                problems.append(why)
             engine = engine_of(inc)
             if (engine and engine != engine_of(path) and path != ENGINE_REGISTRY
                     and top not in ("tests", "bench")):

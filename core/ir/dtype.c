@@ -75,6 +75,19 @@ int bd_dtype_from_dl(DLDataType t)
     return BD_DT_UNDEFINED;
 }
 
+size_t bd_dl_elem_bytes(DLDataType t)
+{
+    return ((size_t)t.bits * t.lanes + 7u) / 8u;
+}
+
+size_t bd_dl_tensor_bytes(const DLTensor *t)
+{
+    size_t b = bd_dl_elem_bytes(t->dtype);
+    for (int d = 0; d < t->ndim; d++)
+        b *= (size_t)t->shape[d];
+    return b;
+}
+
 int64_t bd_shape_numel(const bd_shape *s)
 {
     if (s->rank < 0)

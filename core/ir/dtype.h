@@ -38,6 +38,11 @@ int         bd_dtype_from_name(const char *name);
 bool        bd_dtype_to_dl(int dtype, DLDataType *out);
 /* IR dtype of a DLPack type, BD_DT_UNDEFINED if none. */
 int         bd_dtype_from_dl(DLDataType t);
+/* Bytes of one element of a DLPack type: bits x lanes, rounded up to whole bytes. */
+size_t      bd_dl_elem_bytes(DLDataType t);
+/* Bytes of T's elements, row-major: bd_dl_elem_bytes x every dim (for shapes checked or
+ * planned already: no overflow check). */
+size_t      bd_dl_tensor_bytes(const DLTensor *t);
 
 #define BD_MAX_RANK 8
 

@@ -1,4 +1,4 @@
-/* Bearer tokens (daemon/auth.h): the token file's format and permission rules, the
+/* Bearer tokens (daemon/security/auth.h): the token file's format and permission rules, the
  * Authorization value parser, roles, reload, and the constant-time comparison. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/auth.h"
-#include "daemon/operation.h"
+#include "daemon/security/auth.h"
+#include "daemon/security/operation.h"
 #include "tests/daemon/daemon_testlib.h"
 
 #define INF "inference-token-0123456789"

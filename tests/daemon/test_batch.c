@@ -10,9 +10,10 @@
 
 #include <cmocka.h>
 
-#include "daemon/batch_form.h"
-#include "daemon/infer_batch.h"
-#include "daemon/registry_internal.h"
+#include "daemon/sched/batch_form.h"
+#include "daemon/infer/infer_batch.h"
+#include "daemon/registry/batch_ladder.h"
+#include "daemon/registry/model_config.h"
 
 /* A binding of two inputs: x FP32 [rows, 3] = BASE + i, s INT32 [rows, 2] = -(BASE + i). */
 typedef struct fake_req {

@@ -1,4 +1,4 @@
-/* Where braidd may listen unprotected (daemon/bind_policy.h): loopback addresses pass; any
+/* Where braidd may listen unprotected (daemon/security/bind_policy.h): loopback addresses pass; any
  * other address needs TLS on that port and a token file, or --allow-insecure-bind (which
  * passes with a warning). No socket is opened. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/bind_policy.h"
+#include "daemon/security/bind_policy.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
 

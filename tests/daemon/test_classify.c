@@ -1,5 +1,5 @@
-/* Triton's classification extension (daemon/infer_classify.c) and label files
- * (daemon/labels.c): ordering, formatting, shapes, limits, hostile label files. The expected
+/* Triton's classification extension (daemon/infer/infer_classify.c) and label files
+ * (daemon/infer/labels.c): ordering, formatting, shapes, limits, hostile label files. The expected
  * strings are written out by hand from Triton's rule (value as "%f" or an integer, ':', the
  * index, ':' and the label when there is one). */
 #include <ftw.h>
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/infer_classify.h"
-#include "daemon/labels.h"
+#include "daemon/infer/infer_classify.h"
+#include "daemon/infer/labels.h"
 
 static DLTensor tensor(void *data, DLDataType dt, int64_t *shape, int ndim)
 {

@@ -13,8 +13,8 @@
 #include "backends/tf/tf_backend.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
-#include "daemon/cpu_budget.h"
-#include "daemon/memory_budget.h"
+#include "daemon/sched/cpu_budget.h"
+#include "daemon/sched/memory_budget.h"
 #include "tests/daemon/daemon_testlib.h"
 
 static char dir[4096];

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <pb_encode.h>
 
-#include "daemon/infer_response.h"
+#include "daemon/infer/infer_response.h"
 #include "proto/wire_span.h"
 
 #define MAX_OUT 40

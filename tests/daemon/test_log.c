@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "daemon/log.h"
-#include "daemon/metrics.h"
+#include "daemon/stats/metrics.h"
 #include "tests/daemon/daemon_testlib.h"
 
 /* Run the log calls in FN with stderr sent to a file; return what was written. */

@@ -17,7 +17,9 @@
 
 #include <cmocka.h>
 
-#include "daemon/registry_internal.h"
+#include "daemon/registry/model_name.h"
+#include "daemon/registry/registry.h"
+#include "daemon/registry/registry_served_internal.h"
 #include "tests/daemon/daemon_testlib.h"
 #include "tests/lib/tl_file.h"
 
@@ -407,14 +409,14 @@ static void test_model_names(void **state)
 {
     const char *bad[] = { "", ".hidden", "a/b", "..", "sp ace", "semi;colon", "é" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_int_equal(registry_check_name(bad[i], NULL), BD_EINVAL);
+        assert_int_equal(model_name_check(bad[i], NULL), BD_EINVAL);
     char long_name[130];
     memset(long_name, 'a', 129);
     long_name[129] = '\0';
-    assert_int_equal(registry_check_name(long_name, NULL), BD_EINVAL);
+    assert_int_equal(model_name_check(long_name, NULL), BD_EINVAL);
     long_name[128] = '\0';
-    assert_int_equal(registry_check_name(long_name, NULL), 0);
-    assert_int_equal(registry_check_name("resnet-50_v1.5", NULL), 0);
+    assert_int_equal(model_name_check(long_name, NULL), 0);
+    assert_int_equal(model_name_check("resnet-50_v1.5", NULL), 0);
 
     fixture *f = *state;
     open_registry(f);

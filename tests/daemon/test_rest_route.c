@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <http_parser.h>
 
-#include "daemon/operation.h"
-#include "daemon/rest_route.h"
+#include "daemon/security/operation.h"
+#include "daemon/rest/rest_route.h"
 
 typedef struct canon {
     const char *path;

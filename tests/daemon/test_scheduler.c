@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/registry_internal.h"
-#include "daemon/scheduler.h"
+#include "daemon/registry/registry_served_internal.h"
+#include "daemon/sched/scheduler.h"
 #include "tests/daemon/daemon_testlib.h"
 
 typedef struct test_job {

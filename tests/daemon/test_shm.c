@@ -1,4 +1,4 @@
-/* System shared memory regions (daemon/shm_region.h) and the SIGBUS guard (shm_guard.h):
+/* System shared memory regions (daemon/infer/shm_region.h) and the SIGBUS guard (shm_guard.h):
  * what a client controls is checked (names, keys, ranges, limits), a region outlives its
  * unregistration while a request holds it, and an object truncated under a mapping turns
  * the SIGBUS of the next access into a broken region (on this thread and another), while a
@@ -20,9 +20,9 @@
 #include <cmocka.h>
 
 #include "core/ir/graph.h"
-#include "daemon/infer_bind.h"
-#include "daemon/shm_guard.h"
-#include "daemon/shm_region.h"
+#include "daemon/infer/infer_bind.h"
+#include "daemon/infer/shm_guard.h"
+#include "daemon/infer/shm_region.h"
 
 #define OBJ_BYTES 16384
 

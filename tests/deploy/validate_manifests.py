@@ -388,7 +388,7 @@ def dockerignore():
 
 
 def triton_families():
-    with open(os.path.join(SOURCE_ROOT, "daemon", "prometheus_triton.c")) as f:
+    with open(os.path.join(SOURCE_ROOT, "daemon", "stats", "prometheus_triton.c")) as f:
         return set(re.findall(r'"(nv_[a-z_]+)"', f.read()))
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """braidd's REST and status ports against the clients of the audit's "Security round 3"
-(daemon/http_server.h), over the real wire:
+(daemon/http/http_server.h), over the real wire:
 
 - pipelined infer and metadata requests, in one write and in random splits with pauses, so
   bytes arrive while an inference runs on a worker and right after its answer: every request

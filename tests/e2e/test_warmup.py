@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Triton's model_warmup (config.json, daemon/warmup.h) against a live braidd.
+"""Triton's model_warmup (config.json, daemon/registry/warmup.h) against a live braidd.
 
 A version with warm-up samples runs them at load, before it turns ready: the log names each
 sample and its runs, the plan cache holds the warmed shapes (a real request of a warmed batch

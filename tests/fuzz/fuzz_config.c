@@ -1,4 +1,4 @@
-/* Fuzz a model's config.json (daemon/model_config.c, daemon/warmup.h): the file a client with
+/* Fuzz a model's config.json (daemon/registry/model_config.c, daemon/registry/warmup.h): the file a client with
  * the admin role may upload with RepositoryModelLoad. The input is the JSON text. It goes
  * through the parser braidd runs at every load; a config whose model_warmup parses has each
  * sample turned into input tensors for a small graph (input "x", FP32 [-1, 4]), as the load
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "core/ir/graph.h"
-#include "daemon/registry_internal.h"
-#include "daemon/warmup.h"
+#include "daemon/registry/model_config.h"
+#include "daemon/registry/warmup.h"
 
 static bd_graph *graph(void)
 {

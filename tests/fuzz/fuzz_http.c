@@ -13,8 +13,8 @@
 
 #include <http_parser.h>
 
-#include "daemon/auth.h"
-#include "daemon/http_server.h"
+#include "daemon/security/auth.h"
+#include "daemon/http/http_server.h"
 
 static bd_auth *tokens;
 

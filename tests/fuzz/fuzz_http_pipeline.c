@@ -22,7 +22,7 @@
 
 #include <http_parser.h>
 
-#include "daemon/http_server.h"
+#include "daemon/http/http_server.h"
 
 /* A broken invariant: say which, then crash for the fuzzer. */
 static void fail(const char *why)

@@ -29,7 +29,7 @@
 
 #include <pb_decode.h>
 
-#include "daemon/infer_bind.h"
+#include "daemon/infer/infer_bind.h"
 #include "proto/inference.pb.h"
 #include "proto/wire_span.h"
 

@@ -1,4 +1,4 @@
-/* Fuzz the REST infer path without a server (daemon/rest_infer.h, rest_codec.h): the code
+/* Fuzz the REST infer path without a server (daemon/rest/rest_infer.h, rest_codec.h): the code
  * braidd runs on a POST .../infer body before anything reaches the gRPC method.
  *
  * Input: byte 0 picks the mode, the rest is the body.
@@ -21,8 +21,8 @@
 
 #include <pb_decode.h>
 
-#include "daemon/rest_codec.h"
-#include "daemon/rest_infer.h"
+#include "daemon/rest/rest_codec.h"
+#include "daemon/rest/rest_infer.h"
 #include "proto/inference.pb.h"
 #include "proto/wire_span.h"
 

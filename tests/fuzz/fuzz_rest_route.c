@@ -1,4 +1,4 @@
-/* The REST router and its role decision (daemon/rest_route.h, operation.h), the code that
+/* The REST router and its role decision (daemon/rest/rest_route.h, operation.h), the code that
  * decides which operation a request runs and so which role its token needs.
  *
  * Input: byte 0 is the HTTP method (http_parser's enum, taken modulo 8); the rest, up to the
@@ -20,8 +20,8 @@
 
 #include <http_parser.h>
 
-#include "daemon/operation.h"
-#include "daemon/rest_route.h"
+#include "daemon/security/operation.h"
+#include "daemon/rest/rest_route.h"
 
 static bd_rest_route got, again;
 

@@ -4,8 +4,9 @@
 Copies the tree's C files into a temporary directory, plants one violation at a time
 (an upward include, a sideways one, an engine named outside its folder by an include or by
 one of its functions, an include loop, a bd_ function in an _internal.h header, a relative
-spelling, a wrong guard, a duplicate name) and checks that the checker exits 1 and names the
-problem, and that it exits 0 on the untouched copy."""
+spelling, a wrong guard, a duplicate name; inside daemon/, a room including a room its floor
+does not allow or the daemon's root, and a folder that is no room) and checks that the
+checker exits 1 and names the problem, and that it exits 0 on the untouched copy."""
 import os
 import shutil
 import subprocess
@@ -56,9 +57,9 @@ PLANTS = [
      lambda r: append(r, "runtime/plan.c", '#include "backends/ort/ort_backend.h"\n'),
      "names the ort engine outside backends/ort/"),
     ("engine function named outside its folder",
-     lambda r: append(r, "daemon/status_json.c", "const char *bd_ort_version(void);\n"
+     lambda r: append(r, "daemon/stats/status_json.c", "const char *bd_ort_version(void);\n"
                       "const char *engine_version(void) { return bd_ort_version(); }\n"),
-     "daemon/status_json.c: bd_ort_version names the ort engine outside backends/ort/"),
+     "daemon/stats/status_json.c: bd_ort_version names the ort engine outside backends/ort/"),
     ("include loop",
      lambda r: (write(r, "core/loop_a.h", '#ifndef BD_CORE_LOOP_A_H\n#define BD_CORE_LOOP_A_H\n'
                       '#include "core/loop_b.h"\n#endif\n'),
@@ -69,10 +70,10 @@ PLANTS = [
      lambda r: append(r, "partitioner/tf/tf_ops.c", '#include "partitioner/tf/tf_translate.h"\n'),
      "include loop: partitioner/tf/tf_ops <-> partitioner/tf/tf_translate"),
     ("public prefix on an internal function",
-     lambda r: append(r, "daemon/registry_internal.h",
-                      "static inline int bd_registry_peek(const bd_registry *r)\n"
-                      "{\n    return r != 0;\n}\n"),
-     "daemon/registry_internal.h: bd_registry_peek is internal"),
+     lambda r: append(r, "runtime/plan_internal.h",
+                      "static inline int bd_plan_peek(const void *p)\n"
+                      "{\n    return p != 0;\n}\n"),
+     "runtime/plan_internal.h: bd_plan_peek is internal"),
     ("relative spelling", lambda r: append(r, "core/arena.c", '#include "error.h"\n'),
      'include "error.h": spell it from the root'),
     ("wrong guard",
@@ -80,6 +81,26 @@ PLANTS = [
      "core/guarded.h: include guard should be BD_CORE_GUARDED_H"),
     ("duplicate name", lambda r: write(r, "daemon/arena.c", "int x;\n"),
      "two files named arena.c"),
+    # the floors inside daemon/ (DAEMON_ROOMS)
+    ("HTTP server that knows gRPC",
+     lambda r: append(r, "daemon/http/http_server.c", '#include "daemon/grpc/server.h"\n'),
+     'daemon/http/http_server.c: include "daemon/grpc/server.h": http/ may not include grpc/'),
+    ("request binding that knows a port",
+     lambda r: append(r, "daemon/infer/infer_bind.c", '#include "daemon/rest/rest_infer.h"\n'),
+     'daemon/infer/infer_bind.c: include "daemon/rest/rest_infer.h": infer/ may not include rest/'),
+    ("renderer that knows the gRPC port",
+     lambda r: append(r, "daemon/stats/status_json.c", '#include "daemon/grpc/status_map.h"\n'),
+     "stats/ may not include grpc/"),
+    ("registry that knows more of the scheduler than its queue",
+     lambda r: append(r, "daemon/registry/registry.c", '#include "daemon/sched/scheduler.h"\n'),
+     'daemon/registry/registry.c: include "daemon/sched/scheduler.h": registry/ may not '
+     "include sched/"),
+    ("room that includes the daemon's assembly",
+     lambda r: append(r, "daemon/sched/scheduler.c", '#include "daemon/security.h"\n'),
+     'daemon/sched/scheduler.c: include "daemon/security.h": of the daemon\'s root a room '
+     "includes only"),
+    ("folder of daemon/ that is no room", lambda r: write(r, "daemon/attic/old.c", "int x;\n"),
+     "daemon/attic/old.c: daemon/attic/ is no room of daemon/"),
 ]
 
 

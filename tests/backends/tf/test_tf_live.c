@@ -406,7 +406,7 @@ static void test_run_time_error_carries_tensorflows_message(void **state)
         fail_msg("%s", err.msg);
     int rc = bd_exec_run(e, &in, 1, &err);
     printf("run error: %s\n", err.msg);
-    assert_int_equal(rc, BD_EBACKEND);          /* braidd answers INTERNAL (daemon/status_map.c) */
+    assert_int_equal(rc, BD_EBACKEND);          /* braidd answers INTERNAL (daemon/grpc/status_map.c) */
     assert_non_null(strstr(err.msg, "braid-live-check : Tensor had NaN values"));
     assert_non_null(strstr(err.msg, "step from 'z'"));
     x[1] = 2;                                   /* the context still works after an error */

@@ -41,7 +41,7 @@ FAMILIES = {
     "braid_backend_seconds": "counter",
     "braid_plan_cache_plans": "gauge", "braid_plan_cache_bytes": "gauge",
     "braid_plan_compiles": "counter", "braid_plan_evictions": "counter",
-    # Triton's names (daemon/prometheus_triton.c); tests/e2e/test_metrics.py checks their values
+    # Triton's names (daemon/stats/prometheus_triton.c); tests/e2e/test_metrics.py checks their values
     "nv_inference_request_success": "counter", "nv_inference_request_failure": "counter",
     "nv_inference_count": "counter", "nv_inference_exec_count": "counter",
     "nv_inference_request_duration_us": "counter", "nv_inference_queue_duration_us": "counter",

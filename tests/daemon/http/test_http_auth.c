@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/auth.h"
-#include "daemon/http_server.h"
+#include "daemon/security/auth.h"
+#include "daemon/http/http_server.h"
 
 #define INF "inference-token-0123456789"
 #define ADM "admin-token-abcdefghijklmnop"

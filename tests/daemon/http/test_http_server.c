@@ -1,4 +1,4 @@
-/* The status endpoint's HTTP server (daemon/http_server.h) with a stub handler: routing
+/* The status endpoint's HTTP server (daemon/http/http_server.h) with a stub handler: routing
  * results, HEAD, keep-alive, pipelining, every bound a client controls (head, URL, body,
  * time, connections, unread output), and a clean shutdown with connections still open; for
  * the REST port's mode (keep_body): bodies (chunked too) and headers reach the handler, a
@@ -25,7 +25,7 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "daemon/http_server.h"
+#include "daemon/http/http_server.h"
 #include "tests/daemon/http/http_client.h"
 
 #define BIG_BYTES (1024 * 1024)
@@ -794,7 +794,7 @@ static void test_pipelined_requests_in_any_split_answered_in_order(void **state)
     stop(f);
 }
 
-/* What the REST port uses (daemon/rest_server.c, bd_rest_start). */
+/* What the REST port uses (daemon/rest/rest_server.c, bd_rest_start). */
 static bd_http_limits rest_limits(void)
 {
     bd_http_limits l = limits();

@@ -1,4 +1,4 @@
-/* The status endpoint as braidd runs it (daemon/http_status.h): bd_http over a live registry
+/* The status endpoint as braidd runs it (daemon/http/http_status.h): bd_http over a live registry
  * holding the demo model (tinycnn) and a model that fails to load. Checks every route, the
  * content types, HEAD, 404/405, 100 keep-alive requests on one connection, and that
  * bd_http_close with a connection still open leaves the loop with no handle. */
@@ -20,8 +20,8 @@
 #include <uv.h>
 
 #include "daemon/config.h"
-#include "daemon/http_status.h"
-#include "daemon/registry.h"
+#include "daemon/http/http_status.h"
+#include "daemon/registry/registry.h"
 #include "tests/daemon/http/http_client.h"
 
 #ifndef BRAID_SOURCE_ROOT

@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "runtime/engines.h"
-#include "daemon/prometheus.h"
-#include "daemon/status_json.h"
+#include "daemon/stats/prometheus.h"
+#include "daemon/stats/status_json.h"
 
 /* ---- a hand-built view: one READY model with traffic, one UNAVAILABLE with an awkward name */
 
