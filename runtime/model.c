@@ -85,9 +85,13 @@ static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
 
 /* The cache of laid-out constants, with the graph's initializers declared stable: they keep
  * their address and bytes while the model is open (weights.c reads any given back before a
- * compile), so kernels key those by address and hash only what a plan's passes make. */
+ * compile), so kernels key those by address and hash only what a plan's passes make.
+ * BRAID_SHARE_WEIGHTS=0: none, every plan lays out its own (to measure what sharing saves). */
 static int open_consts(bd_model *m, bd_error *err)
 {
+    const char *env = getenv("BRAID_SHARE_WEIGHTS");
+    if (env && !strcmp(env, "0"))
+        return 0;
     if (bd_const_cache_create(&m->consts))
         return bd_error_set(err, BD_ENOMEM, "out of memory opening a model");
     size_t nv = bd_graph_num_values(m->graph);
@@ -462,8 +466,9 @@ void bd_model_plan_cache_stats(bd_model *m, bd_plan_cache_stats *out)
     out->max_plans = m->opts.plan_cache_max_plans;
     out->max_bytes = m->opts.plan_cache_max_bytes;
     out->weights_released = weights_released_bytes(m->weights);
-    bd_const_cache_stats cs;
-    bd_const_cache_stats_get(m->consts, &cs);
+    bd_const_cache_stats cs = { 0 };
+    if (m->consts)
+        bd_const_cache_stats_get(m->consts, &cs);
     out->consts_bytes = cs.bytes;
     out->consts_shared = cs.hits;
     out->consts_shared_bytes = cs.hit_bytes;
