@@ -297,6 +297,40 @@ static int hold(dn_compiler *c, bd_const_block *b)
     return 0;
 }
 
+/* MD field by field into the zeroed OUT: a desc built on a stack may carry garbage in its
+ * padding and in dims past ndims, which a byte-wise key would take for a different layout. */
+static void md_canon(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md)
+{
+    int n = md->ndims > 0 && md->ndims <= DNNL_MAX_NDIMS ? md->ndims : 0;
+    out->ndims = md->ndims;
+    out->data_type = md->data_type;
+    out->offset0 = md->offset0;
+    out->format_kind = md->format_kind;
+    for (int i = 0; i < n; i++) {
+        out->dims[i] = md->dims[i];
+        out->padded_dims[i] = md->padded_dims[i];
+        out->padded_offsets[i] = md->padded_offsets[i];
+    }
+    if (md->format_kind == dnnl_blocked) {
+        const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+        dnnl_blocking_desc_t *o = &out->format_desc.blocking;
+        int nb = b->inner_nblks > 0 && b->inner_nblks <= DNNL_MAX_NDIMS ? b->inner_nblks : 0;
+        o->inner_nblks = b->inner_nblks;
+        for (int i = 0; i < n; i++)
+            o->strides[i] = b->strides[i];
+        for (int i = 0; i < nb; i++) {
+            o->inner_blks[i] = b->inner_blks[i];
+            o->inner_idxs[i] = b->inner_idxs[i];
+        }
+    } else {
+        out->format_desc = md->format_desc;    /* opaque kinds (Winograd, RNN packing): as is */
+    }
+    out->extra.flags = md->extra.flags;
+    out->extra.compensation_mask = md->extra.compensation_mask;
+    out->extra.scale_adjust = md->extra.scale_adjust;
+    out->extra.asymm_compensation_mask = md->extra.asymm_compensation_mask;
+}
+
 static void const_key(const dn_compiler *c, dn_const_key *k, const void *data,
                       const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *dst_md)
 {
@@ -309,8 +343,8 @@ static void const_key(const dn_compiler *c, dn_const_key *k, const void *data,
     } else {
         bd_const_hash(data, n, k->src);
     }
-    memcpy(&k->src_md, src_md, sizeof *src_md);
-    memcpy(&k->dst_md, dst_md, sizeof *dst_md);
+    md_canon(&k->src_md, src_md);
+    md_canon(&k->dst_md, dst_md);
 }
 
 /* The constant KEY as another kernel of the model laid it out: *BUF reads its bytes there.
