@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "core/error.h"
 
 typedef struct entry {
@@ -128,37 +130,13 @@ bool bd_const_cache_is_stable(const bd_const_cache *c, const void *data, size_t 
 
 /* ---- hashing ---------------------------------------------------------------------------- */
 
-#define P1 0x9E3779B185EBCA87u
-#define P2 0xC2B2AE3D27D4EB4Fu
-#define P3 0x165667B19E3779F9u
-
-static uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-static uint64_t round64(uint64_t acc, uint64_t x) { return rotl(acc + x * P2, 31) * P1; }
-static uint64_t avalanche(uint64_t h)
+/* SHA-256 (libcrypto): a content key must not collide even for bytes a model file chose to
+ * collide, so a fast non-cryptographic hash will not do; hashing runs once per constant per
+ * plan, a few hundred MB/s at worst against the layout it saves. */
+bool bd_const_hash(const void *p, size_t n, uint8_t out[BD_CONST_HASH_BYTES])
 {
-    h ^= h >> 33;
-    h *= P2;
-    h ^= h >> 29;
-    h *= P3;
-    return h ^ (h >> 32);
-}
-
-void bd_const_hash(const void *p, size_t n, uint64_t out[2])
-{
-    const unsigned char *b = p;
-    uint64_t l[4] = { P1 + P2, P2, 0, (uint64_t)0 - P1 };
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; k++) {
-            uint64_t x;
-            memcpy(&x, b + i + 8 * k, 8);
-            l[k] = round64(l[k], x);
-        }
-    uint64_t tail = 0x27D4EB2F165667C5u ^ n;
-    for (; i < n; i++)
-        tail = (tail ^ b[i]) * P3;
-    out[0] = avalanche(rotl(l[0], 1) + rotl(l[1], 7) + rotl(l[2], 12) + rotl(l[3], 18) + tail);
-    out[1] = avalanche((l[0] ^ rotl(l[2], 29)) * P3 + (l[1] ^ rotl(l[3], 41)) * P1 + avalanche(tail));
+    unsigned int len = 0;
+    return EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) == 1 && len == BD_CONST_HASH_BYTES;
 }
 
 static uint64_t key_hash(const void *key, size_t len)

@@ -47,8 +47,10 @@ int  bd_const_cache_add_stable(bd_const_cache *c, const void *data, size_t n);
 /* Do the N bytes at DATA lie within one stable range? */
 bool bd_const_cache_is_stable(const bd_const_cache *c, const void *data, size_t n);
 
-/* A 128-bit hash of the N bytes at P (two 64-bit halves in OUT), for content keys. */
-void bd_const_hash(const void *p, size_t n, uint64_t out[2]);
+/* The SHA-256 of the N bytes at P into OUT, for content keys; false when libcrypto failed
+ * (no memory): then the constant has no key and is not shared. */
+#define BD_CONST_HASH_BYTES 32
+bool bd_const_hash(const void *p, size_t n, uint8_t out[BD_CONST_HASH_BYTES]);
 
 /* A block of SIZE bytes at DATA, which FREE_FN(DATA, SIZE) frees when the last reference
  * goes; the caller holds that one reference. BD_ENOMEM (then DATA is not freed) or 0. */

@@ -331,20 +331,23 @@ static void md_canon(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md)
     out->extra.asymm_compensation_mask = md->extra.asymm_compensation_mask;
 }
 
-static void const_key(const dn_compiler *c, dn_const_key *k, const void *data,
+/* False when the constant gets no key (its hash failed): it is laid out, not shared. */
+static bool const_key(const dn_compiler *c, dn_const_key *k, const void *data,
                       const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *dst_md)
 {
     memset(k, 0, sizeof *k);
     size_t n = dnnl_memory_desc_get_size(src_md);
     k->src_bytes = n;
     if (bd_const_cache_is_stable(c->shared, data, n)) {
+        uintptr_t a = (uintptr_t)data;
         k->by_address = 1;
-        k->src[0] = (uintptr_t)data;
-    } else {
-        bd_const_hash(data, n, k->src);
+        memcpy(k->src, &a, sizeof a);
+    } else if (!bd_const_hash(data, n, k->src)) {
+        return false;
     }
     md_canon(&k->src_md, src_md);
     md_canon(&k->dst_md, dst_md);
+    return true;
 }
 
 /* The constant KEY as another kernel of the model laid it out: *BUF reads its bytes there.
@@ -377,8 +380,8 @@ static int make_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t
 {
     size_t size = dnnl_memory_desc_get_size(dst_md), room = align_up(size ? size : 1);
     dn_const_key key;
-    if (c->shared) {
-        const_key(c, &key, data, src_md, dst_md);
+    bool keyed = c->shared && const_key(c, &key, data, src_md, dst_md);
+    if (keyed) {
         int found = shared_const(c, &key, size, buf);
         if (found)
             return found < 0 ? found : 0;
@@ -442,7 +445,7 @@ static int make_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t
     c->bufs[*buf].own = own;
     if (!own)
         c->block_used += room;
-    if (c->shared)
+    if (keyed)
         c->made[c->n_made++] = (dn_made_const){ key, *buf };
     return 0;
 }

@@ -170,7 +170,7 @@ typedef struct dn_const_entry {
  * hash of their contents: constants a plan's passes made, which every plan makes anew), how
  * they are read and the layout written. Zeroed before it is filled: compared byte for byte. */
 typedef struct dn_const_key {
-    uint64_t           src[2];
+    uint8_t            src[BD_CONST_HASH_BYTES];   /* the address, or the contents' hash */
     uint64_t           by_address;
     uint64_t           src_bytes;
     dnnl_memory_desc_t src_md, dst_md;
