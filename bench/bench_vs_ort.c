@@ -68,7 +68,9 @@ typedef struct args {
     double      gflop;              /* model FLOPs per inference, for GFLOP/s; 0 = unknown */
     double      atol;               /* outputs must agree within atol * max(1, max|ORT|) */
     int         reloads;            /* braid opens and plans the model again this many times */
-    int         new_shape;          /* > 0: braid plans again with every dynamic dim this size */
+    int         new_shape[4];       /* [0] > 0: braid plans again, the k-th dynamic dim of each
+                                     * input this size (the last given for the rest) */
+    int         n_new_shape;
     unsigned long long seed;
     const char *input[MAX_INPUTS];  /* "NAME=FILE.npy" */
     int         n_input;
@@ -101,8 +103,28 @@ static void usage(FILE *f)
         "  --reloads N   after timing, braid opens and plans the model N more times in this\n"
         "                process (a hot reload: each new copy open while the old one serves),\n"
         "                and prints the median (braid_reload_ms)\n"
-        "  --new-shape D after timing, braid plans the model again with every dynamic dim D\n"
-        "                (dynamic dims are 1 for the first plan): braid_new_shape_ms and its phases\n");
+        "  --new-shape D[,D2..] after timing, braid plans the model again with every dynamic\n"
+        "                dim D, or the k-th dynamic dim of each input Dk (4,384: batch 4 and\n"
+        "                384 tokens; the last given for the rest): braid_new_shape_ms and its phases\n");
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out);
+
+/* --new-shape D[,D2...]: at most 4 sizes. */
+static int parse_new_shape(const char *s, args *a)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", s);
+    a->n_new_shape = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (a->n_new_shape == 4) {
+            fprintf(stderr, "braid-bench-ort: --new-shape: at most 4 sizes\n");
+            return -1;
+        }
+        if (parse_int("--new-shape", tok, 1, 1 << 20, &a->new_shape[a->n_new_shape++]))
+            return -1;
+    }
+    return a->n_new_shape ? 0 : parse_int("--new-shape", "", 1, 1 << 20, &a->new_shape[0]);
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
@@ -168,7 +190,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 'b': rc = parse_int("--block", optarg, 1, 1000, &a->block); break;
         case 'p': rc = parse_int("--pause-ms", optarg, 0, 10000, &a->pause_ms); break;
         case 'R': rc = parse_int("--reloads", optarg, 0, 1000, &a->reloads); break;
-        case 'N': rc = parse_int("--new-shape", optarg, 1, 1 << 20, &a->new_shape); break;
+        case 'N': rc = parse_new_shape(optarg, a); break;
         case 'S': rc = parse_int("--ort-spin", optarg, 0, 1, &spin); break;
         case 's': rc = parse_int("--seed", optarg, 0, 0x7fffffff, &seed); break;
         case 'g': rc = parse_double("--gflop", optarg, &a->gflop); break;
@@ -478,9 +500,10 @@ static double braid_new_shape(const args *a, braid_side *b, ort_runner *ort_sig,
         int dtype, rank;
         int64_t dims[BENCH_MAX_RANK];
         ort_runner_input_type(ort_sig, i, &dtype, &rank, dims);
-        for (int d = 0; d < rank; d++)
+        for (int d = 0, k = 0; d < rank; d++)
             if (dims[d] < 0) {
-                dims[d] = a->new_shape;
+                dims[d] = a->new_shape[k < a->n_new_shape ? k : a->n_new_shape - 1];
+                k++;
                 dynamic = true;
             }
         rc = bench_tensor_init(&t[i], ort_runner_input_name(ort_sig, i), dtype, rank, dims, why, sizeof why);
@@ -505,7 +528,10 @@ static double braid_new_shape(const args *a, braid_side *b, ort_runner *ort_sig,
             snprintf(phases, len, "weights_read=%.1f,infer=%.1f,fold=%.1f,rewrite=%.1f,partition=%.1f,"
                      "compile=%.1f,weights=%.1f,release=%.1f", pt->weights_ms, pt->infer_ms, pt->fold_ms,
                      pt->rewrite_ms, pt->partition_ms, pt->compile_ms, pt->consts_ms, pt->release_ms);
-            printf("new shape (dynamic dims %d): plan %.1f ms (%s)\n", a->new_shape, ms, phases);
+            const bd_kernel_stats *rs = &bd_plan_partition(plan)->run;
+            printf("new shape (dynamic dims %d%s): plan %.1f ms (%s); constants %zu bytes, %zu of them "
+                   "(%zu bytes) laid out by the first plan\n", a->new_shape[0], a->n_new_shape > 1 ? ",..." : "",
+                   ms, phases, rs->const_bytes, rs->shared_consts, rs->shared_const_bytes);
         } else {
             fprintf(stderr, "braid-bench-ort: new shape: %s\n", err.msg);
         }
@@ -663,7 +689,7 @@ int main(int argc, char **argv)
     /* ORT's session is gone with --braid-only: the new shape's dims are read before */
     double reload_ms = -1, new_shape_ms = -1;
     char new_phases[256] = "-";
-    if (!rc && !a.ort_only && a.new_shape)
+    if (!rc && !a.ort_only && a.n_new_shape)
         new_shape_ms = braid_new_shape(&a, &braid, ort, n_in, new_phases, sizeof new_phases);
     if (!rc && a.braid_only) {        /* its thread pool leaves the process with the session */
         ort_runner_close(ort);

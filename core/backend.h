@@ -16,6 +16,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "core/const_cache.h"
 #include "core/error.h"
 #include "core/ir/graph.h"
 
@@ -35,6 +36,9 @@ typedef struct bd_subgraph {
     size_t           n_outputs;
     size_t           max_run_bytes; /* the model's max_run_memory_bytes (0: none): an output
                                      * sized at run time larger than this is an error */
+    bd_const_cache  *consts;        /* the model's constants laid out by its other kernels, to
+                                     * read instead of laying them out again, and to publish
+                                     * this kernel's in (core/const_cache.h); NULL: none */
 } bd_subgraph;
 
 typedef struct bd_kernel     bd_kernel;       /* defined by each backend */
@@ -61,6 +65,9 @@ typedef struct bd_kernel_stats {
                               * kernel; NULL when the engine does not say */
     double const_ms;         /* compile time spent laying those out (weight reorders, packing);
                               * 0 for an engine that does not say */
+    size_t shared_consts;    /* of the constants, those another kernel of the model had laid
+                              * out already (bd_subgraph.consts): read, not laid out again */
+    size_t shared_const_bytes; /* their bytes (in const_bytes too, but held once) */
 } bd_kernel_stats;
 
 /* Process-wide settings for one engine (bd_backend.configure). */

@@ -154,10 +154,10 @@ static int plan_node(const bd_model_options *opts, const bd_graph *g, const bd_s
         bd_model_options o = *opts;
         o.engine = "native";
         bd_error quiet = { 0 };
-        if (plan_build(g, shapes, &o, out, &quiet) == 0)
+        if (plan_build(g, shapes, &o, NULL, out, &quiet) == 0)
             return 0;
     }
-    return plan_build(g, shapes, opts, out, err);
+    return plan_build(g, shapes, opts, NULL, out, err);
 }
 
 /* What errors call B's graph: "body" (control flow) or its own kind. */

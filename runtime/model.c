@@ -43,6 +43,7 @@ struct bd_model {
     plan_entry      *head, *tail;
     bd_plan_cache_stats stats;
     weights         *weights;     /* the model file's weights, given back between compiles */
+    bd_const_cache  *consts;      /* constants its plans' kernels laid out, shared by them */
     bd_model_timings timings;
 };
 
@@ -82,6 +83,26 @@ static int set_options(bd_model *m, const bd_model_options *opts, bd_error *err)
     return bd_place_engines(&popts, backends, nb, &allowed, err);
 }
 
+/* The cache of laid-out constants, with the graph's initializers declared stable: they keep
+ * their address and bytes while the model is open (weights.c reads any given back before a
+ * compile), so kernels key those by address and hash only what a plan's passes make.
+ * BRAID_SHARE_WEIGHTS=0: none, every plan lays out its own (to measure what sharing saves). */
+static int open_consts(bd_model *m, bd_error *err)
+{
+    const char *env = getenv("BRAID_SHARE_WEIGHTS");
+    if (env && !strcmp(env, "0"))
+        return 0;
+    if (bd_const_cache_create(&m->consts))
+        return bd_error_set(err, BD_ENOMEM, "out of memory opening a model");
+    size_t nv = bd_graph_num_values(m->graph);
+    for (size_t i = 0; i < nv; i++) {
+        const bd_value *v = bd_graph_value(m->graph, i);
+        if (v->data && bd_const_cache_add_stable(m->consts, v->data, v->nbytes))
+            return bd_error_set(err, BD_ENOMEM, "out of memory opening a model");
+    }
+    return 0;
+}
+
 int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **out, bd_error *err)
 {
     double t0 = clock_ms();
@@ -111,6 +132,8 @@ int bd_model_from_graph(bd_graph *g, const bd_model_options *opts, bd_model **ou
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->built, NULL);
     rc = weights_create(g, &m->weights, err);
+    if (rc == 0)
+        rc = open_consts(m, err);
     if (rc == 0 && opts)
         rc = set_options(m, opts, err);
     if (rc) {
@@ -150,6 +173,7 @@ void bd_model_close(bd_model *m)
     }
     pthread_cond_destroy(&m->built);
     pthread_mutex_destroy(&m->lock);
+    bd_const_cache_release(m->consts);     /* freed with the last plan reading it */
     weights_destroy(m->weights);
     free(m->ranges);
     bd_graph_destroy(m->graph);
@@ -382,7 +406,7 @@ int bd_model_plan_acquire(bd_model *m, const DLTensor *inputs, size_t n_inputs, 
     rc = weights_acquire(m->weights, &build_err);
     double read_ms = clock_ms() - t0;
     if (rc == 0) {
-        rc = plan_build(m->graph, shapes, &m->opts, &p, &build_err);
+        rc = plan_build(m->graph, shapes, &m->opts, m->consts, &p, &build_err);
         t0 = clock_ms();
         weights_release(m->weights, rc == 0 ? p : NULL);
         /* what the compile freed, back to the system: braidd serving ResNet-50 and BERT-base
@@ -442,4 +466,10 @@ void bd_model_plan_cache_stats(bd_model *m, bd_plan_cache_stats *out)
     out->max_plans = m->opts.plan_cache_max_plans;
     out->max_bytes = m->opts.plan_cache_max_bytes;
     out->weights_released = weights_released_bytes(m->weights);
+    bd_const_cache_stats cs = { 0 };
+    if (m->consts)
+        bd_const_cache_stats_get(m->consts, &cs);
+    out->consts_bytes = cs.bytes;
+    out->consts_shared = cs.hits;
+    out->consts_shared_bytes = cs.hit_bytes;
 }

@@ -31,7 +31,8 @@
 /* What a model's plan cache holds and has done (bd_model_plan_cache_stats). */
 typedef struct bd_plan_cache_stats {
     size_t   plans;        /* cached now (compiles in progress not counted) */
-    size_t   bytes;        /* bd_plan_bytes of the cached plans */
+    size_t   bytes;        /* bd_plan_bytes of the cached plans (constants one plan reads from
+                            * another's kernels count in the plan that laid them out) */
     uint64_t hits;         /* lookups answered from the cache (or by waiting for a compile) */
     uint64_t compiles;     /* plans compiled (successful or not) */
     uint64_t evictions;    /* plans dropped to stay within the bounds */
@@ -39,6 +40,12 @@ typedef struct bd_plan_cache_stats {
     size_t   max_bytes;
     size_t   weights_released; /* bytes of the model file's weights given back to the system
                                 * between compiles (oneDNN holds its own copies) */
+    size_t   consts_bytes;     /* constants laid out by the plans' kernels and alive now (some
+                                * plan reads them), each counted once however many plans read
+                                * it: those of evicted plans still running included */
+    uint64_t consts_shared;    /* constants a compile read from another plan's kernels instead
+                                * of laying them out again (core/const_cache.h) */
+    uint64_t consts_shared_bytes; /* their bytes */
 } bd_plan_cache_stats;
 
 typedef struct bd_model bd_model;

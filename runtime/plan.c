@@ -44,6 +44,7 @@ struct bd_plan {
     size_t     n_inputs;
     int        threads;
     size_t     max_run_bytes;  /* the model's max_run_memory_bytes, for the steps (0: none) */
+    bd_const_cache    *consts;     /* during the build: the model's cache, for the kernels */
     bd_node_place      *places;    /* per node index: what annotation decided */
     bd_subgraph_info   *sg_info;   /* the partition report's parts */
     bd_fallback_info   *fb_info;
@@ -313,6 +314,8 @@ static void report_stats(bd_plan *p)
         p->report.run.const_bytes += st->const_bytes;
         p->report.run.ref_steps += st->ref_steps;
         p->report.run.const_ms += st->const_ms;
+        p->report.run.shared_consts += st->shared_consts;
+        p->report.run.shared_const_bytes += st->shared_const_bytes;
     }
 }
 
@@ -324,7 +327,7 @@ static int compile_each(bd_plan *p, bd_error *err)
             .graph = p->graph, .nodes = s->nodes, .n_nodes = s->n_nodes,
             .inputs = s->inputs, .n_inputs = s->n_inputs,
             .outputs = s->outputs, .n_outputs = s->n_outputs,
-            .max_run_bytes = p->max_run_bytes,
+            .max_run_bytes = p->max_run_bytes, .consts = p->consts,
         };
         int rc = s->backend->compile(&sg, &s->kernel, err);
         if (rc)
@@ -450,8 +453,9 @@ static void release_plan_constants(bd_plan *p, const bd_graph *model_graph)
 }
 
 /* bd_plan_bytes' estimate (model.h): the arena, constants the plan's passes made (not shared
- * with MODEL_GRAPH), constants a oneDNN step reads (reordered into its own copy), and fixed
- * overheads for graph records and compiled primitives. */
+ * with MODEL_GRAPH), the constants its kernels laid out (their own layout; what they read from
+ * another plan's kernels is that plan's), and fixed overheads for graph records and compiled
+ * primitives. */
 #define PLAN_BYTES_PER_VALUE 256
 #define PLAN_BYTES_PER_NODE  512
 #define PLAN_BYTES_PER_STEP  (16 * 1024)
@@ -466,13 +470,7 @@ static size_t estimate_bytes(const bd_plan *p, const bd_graph *model_graph)
         total += PLAN_BYTES_PER_VALUE + (v->data && !shared ? v->nbytes : 0);
     }
     total += bd_graph_num_nodes(g) * PLAN_BYTES_PER_NODE + p->n_steps * PLAN_BYTES_PER_STEP;
-    for (size_t si = 0; si < p->n_steps; si++) {
-        const plan_step *s = &p->steps[si];
-        for (size_t k = 0; s->backend->kind == BD_ENGINE_FAST_PATH && k < s->n_inputs; k++)
-            if (is_const(s->inputs[k]))
-                total += s->inputs[k]->nbytes;
-    }
-    return total;
+    return total + (p->report.run.const_bytes - p->report.run.shared_const_bytes);
 }
 
 #ifdef BD_TEST_HOOKS
@@ -536,7 +534,7 @@ static int check_run_bytes(const bd_graph *g, size_t limit, bd_error *err)
 }
 
 static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
-                 const bd_model_options *opts, bd_plan **out, bd_error *err)
+                 const bd_model_options *opts, bd_const_cache *consts, bd_plan **out, bd_error *err)
 {
     double t0 = clock_ms(), t = t0;
     bd_model_options none = { 0 };
@@ -554,6 +552,7 @@ static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
     atomic_init(&p->evicted, false);
     p->threads  = opts->threads;
     p->max_run_bytes = opts->max_run_memory_bytes;
+    p->consts   = consts;
     p->n_inputs = bd_graph_num_inputs(p->graph);
     p->input_shapes = malloc((p->n_inputs ? p->n_inputs : 1) * sizeof *p->input_shapes);
     int rc = p->input_shapes ? 0 : bd_error_set(err, BD_ENOMEM, "out of memory building a plan");
@@ -612,6 +611,7 @@ static int build(const bd_graph *model_graph, const bd_shape *input_shapes,
         plan_destroy(p);
         return rc;
     }
+    p->consts = NULL;                  /* the model's: a plan may outlive it */
     p->bytes = estimate_bytes(p, model_graph);
     tm->total_ms = clock_ms() - t0;
     *out = p;
@@ -624,11 +624,11 @@ static _Thread_local const bd_model_options *building;
 const bd_model_options *plan_building_options(void) { return building; }
 
 int plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
-               const bd_model_options *opts, bd_plan **out, bd_error *err)
+               const bd_model_options *opts, bd_const_cache *consts, bd_plan **out, bd_error *err)
 {
     const bd_model_options *outer = building;
     building = opts;
-    int rc = build(model_graph, input_shapes, opts, out, err);
+    int rc = build(model_graph, input_shapes, opts, consts, out, err);
     building = outer;
     return rc;
 }

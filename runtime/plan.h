@@ -54,9 +54,11 @@ void bd_plan_release(const bd_plan *p);                 /* NULL is allowed; the 
 /* True once the cache dropped P: a pool of execution contexts should not keep P's. */
 bool bd_plan_evicted(const bd_plan *p);
 /* P's memory as the cache counts it: its arena (one execution context's worth), the
- * constants its passes created, the constants its oneDNN steps reorder into their own
- * layout, and a fixed per-step and per-node overhead for primitives and graph records.
- * An estimate (docs/architecture.md, "Plans and execution"). */
+ * constants its passes created, the constants its oneDNN steps laid out into their own
+ * layout (not those they read from an earlier plan of the model, counted in that plan: a
+ * weight shared by several plans counts once), and a fixed per-step and per-node overhead
+ * for primitives and graph records. An estimate (docs/architecture.md, "Plans and
+ * execution"). */
 size_t bd_plan_bytes(const bd_plan *p);
 /* The plan's specialised graph (shapes static except where they depend on data) — for
  * reports and tests. */

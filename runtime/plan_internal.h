@@ -14,9 +14,11 @@
  * tensors and compile each step's kernel. A zero-size input whose outputs are all empty gets
  * a plan of no steps; a failure for an empty input, or shape inference failing on these
  * shapes, is BD_EINVAL (the caller's shapes). MODEL_GRAPH must outlive the plan; OPTS is read
- * during the call only (NULL = defaults). The plan starts with one reference. */
+ * during the call only (NULL = defaults). CONSTS (may be NULL) is the model's cache of laid-out
+ * constants: the kernels read what other plans of the model laid out and publish their own
+ * (core/const_cache.h). The plan starts with one reference. */
 int  plan_build(const bd_graph *model_graph, const bd_shape *input_shapes,
-                const bd_model_options *opts, bd_plan **out, bd_error *err);
+                const bd_model_options *opts, bd_const_cache *consts, bd_plan **out, bd_error *err);
 void plan_destroy(bd_plan *p);           /* NULL is allowed; ignores references */
 /* The options of the plan_build running on this thread (NULL outside one, or for defaults):
  * an engine compiling a step may plan subgraphs of its own with them (control flow). */

@@ -285,10 +285,110 @@ int dn_add_native(dn_compiler *c, dn_step_kind kind, const dn_arg *args, int nar
 
 /* ---- constants ------------------------------------------------------------------------ */
 
+/* Keep a reference to B for the kernel (on failure B is released). */
+static int hold(dn_compiler *c, bd_const_block *b)
+{
+    int rc = grow(c, (void **)&c->held, &c->cap_held, c->n_held + 1, sizeof *c->held);
+    if (rc) {
+        bd_const_block_release(b);
+        return rc;
+    }
+    c->held[c->n_held++] = b;
+    return 0;
+}
+
+/* MD field by field into the zeroed OUT: a desc built on a stack may carry garbage in its
+ * padding and in dims past ndims, which a byte-wise key would take for a different layout. */
+static void md_canon(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md)
+{
+    int n = md->ndims > 0 && md->ndims <= DNNL_MAX_NDIMS ? md->ndims : 0;
+    out->ndims = md->ndims;
+    out->data_type = md->data_type;
+    out->offset0 = md->offset0;
+    out->format_kind = md->format_kind;
+    for (int i = 0; i < n; i++) {
+        out->dims[i] = md->dims[i];
+        out->padded_dims[i] = md->padded_dims[i];
+        out->padded_offsets[i] = md->padded_offsets[i];
+    }
+    if (md->format_kind == dnnl_blocked) {
+        const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+        dnnl_blocking_desc_t *o = &out->format_desc.blocking;
+        int nb = b->inner_nblks > 0 && b->inner_nblks <= DNNL_MAX_NDIMS ? b->inner_nblks : 0;
+        o->inner_nblks = b->inner_nblks;
+        for (int i = 0; i < n; i++)
+            o->strides[i] = b->strides[i];
+        for (int i = 0; i < nb; i++) {
+            o->inner_blks[i] = b->inner_blks[i];
+            o->inner_idxs[i] = b->inner_idxs[i];
+        }
+    } else {
+        out->format_desc = md->format_desc;    /* opaque kinds (Winograd, RNN packing): as is */
+    }
+    out->extra.flags = md->extra.flags;
+    out->extra.compensation_mask = md->extra.compensation_mask;
+    out->extra.scale_adjust = md->extra.scale_adjust;
+    out->extra.asymm_compensation_mask = md->extra.asymm_compensation_mask;
+}
+
+/* False when the constant gets no key (its hash failed): it is laid out, not shared. */
+static bool const_key(const dn_compiler *c, dn_const_key *k, const void *data,
+                      const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *dst_md)
+{
+    memset(k, 0, sizeof *k);
+    size_t n = dnnl_memory_desc_get_size(src_md);
+    k->src_bytes = n;
+    if (bd_const_cache_is_stable(c->shared, data, n)) {
+        uintptr_t a = (uintptr_t)data;
+        k->by_address = 1;
+        memcpy(k->src, &a, sizeof a);
+    } else if (!bd_const_hash(data, n, k->src)) {
+        return false;
+    }
+    md_canon(&k->src_md, src_md);
+    md_canon(&k->dst_md, dst_md);
+    return true;
+}
+
+/* The constant KEY as another kernel of the model laid it out: *BUF reads its bytes there.
+ * 1 when found, 0 when not, or a negative code. */
+static int shared_const(dn_compiler *c, const dn_const_key *key, size_t size, int *buf)
+{
+    size_t got = 0;
+    bd_const_block *b = NULL;
+    const void *p = bd_const_cache_find(c->shared, key, sizeof *key, &got, &b);
+    if (!p)
+        return 0;
+    if (got != size) {                    /* cannot be for one key: lay it out anew */
+        bd_const_block_release(b);
+        return 0;
+    }
+    int rc = hold(c, b);
+    if (!rc)
+        rc = new_buffer(c, DN_BUF_CONST, -1, size, buf);
+    if (rc)
+        return rc;
+    c->bufs[*buf].data = (void *)p;
+    c->bufs[*buf].own = false;
+    c->shared_consts++;
+    c->shared_bytes += size;
+    return 1;
+}
+
 static int make_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t *src_md,
                       const dnnl_memory_desc_t *dst_md, int *buf)
 {
     size_t size = dnnl_memory_desc_get_size(dst_md), room = align_up(size ? size : 1);
+    dn_const_key key;
+    bool keyed = c->shared && const_key(c, &key, data, src_md, dst_md);
+    if (keyed) {
+        int found = shared_const(c, &key, size, buf);
+        if (found)
+            return found < 0 ? found : 0;
+        int rc = grow(c, (void **)&c->made, &c->cap_made, c->n_made + 1, sizeof *c->made);
+        if (rc)
+            return rc;
+    }
     bool own = !c->block || c->block_size - c->block_used < room;
     void *p = own ? aligned_alloc(DN_ALIGN, room) : c->block + c->block_used;
     if (!p)
@@ -345,6 +445,8 @@ static int make_const(dn_compiler *c, const void *data, const dnnl_memory_desc_t
     c->bufs[*buf].own = own;
     if (!own)
         c->block_used += room;
+    if (keyed)
+        c->made[c->n_made++] = (dn_made_const){ key, *buf };
     return 0;
 }
 
@@ -729,6 +831,41 @@ static void block_adopt(dn_compiler *c, bd_kernel *k)
     c->block = NULL;
 }
 
+static void free_own(void *p, size_t n)
+{
+    (void)n;
+    free(p);
+}
+
+/* After a successful compile: hand K's constants to the model's cache (C->shared) so the
+ * model's later kernels read them instead of laying them out again. Its weights block and
+ * each constant of its own become blocks of the cache, which K holds (and frees through);
+ * when memory for that is short, K keeps them as before, unpublished. */
+static void publish(dn_compiler *c, bd_kernel *k)
+{
+    if (!c->shared || c->n_made == 0 ||
+        grow(c, (void **)&c->held, &c->cap_held, c->n_held + 1 + c->n_made, sizeof *c->held))
+        return;
+    bd_const_block *block = NULL;
+    if (k->weights && bd_const_block_create(c->shared, k->weights, k->weights_size, bd_big_free, &block) == 0) {
+        k->weights = NULL;
+        c->held[c->n_held++] = block;
+    }
+    for (int i = 0; i < c->n_made; i++) {
+        dn_buffer *b = &k->bufs[c->made[i].buf];
+        bd_const_block *owner = block;
+        if (b->own) {
+            if (bd_const_block_create(c->shared, b->data, b->size, free_own, &owner))
+                continue;
+            b->own = false;
+            c->held[c->n_held++] = owner;
+        } else if (!owner) {
+            continue;                 /* in a block the cache does not hold */
+        }
+        bd_const_cache_put(c->shared, &c->made[i].key, sizeof c->made[i].key, owner, b->data, b->size);
+    }
+}
+
 void dn_kernel_release(bd_kernel *k)
 {
     if (!k)
@@ -736,6 +873,9 @@ void dn_kernel_release(bd_kernel *k)
     free_steps(k->steps, k->n_steps);
     free_bufs(k->bufs, k->n_bufs);
     bd_big_free(k->weights, k->weights_size);
+    for (int i = 0; i < k->n_held; i++)
+        bd_const_block_release(k->held[i]);
+    free(k->held);
     free(k->in_shapes);
     free(k->out_shapes);
     free(k->impls);
@@ -747,6 +887,10 @@ static void compiler_free(dn_compiler *c)
     free_steps(c->steps, c->n_steps);
     free_bufs(c->bufs, c->n_bufs);
     bd_big_free(c->block, c->block_size);
+    for (int i = 0; i < c->n_held; i++)
+        bd_const_block_release(c->held[i]);
+    free(c->held);
+    free(c->made);
     free(c->t);
     free(c->cache);
     free(c->consts);
@@ -985,6 +1129,7 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     if (rc)
         return rc;
     c.n_t = bd_graph_num_values(sg->graph);
+    c.shared = sg->consts;
     c.t = calloc(c.n_t ? c.n_t : 1, sizeof *c.t);
     c.out_bound = calloc(sg->n_outputs + 1, sizeof *c.out_bound);
     if (!c.t || !c.out_bound) {
@@ -1033,6 +1178,13 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     c.n_bufs = 0;
     double t0 = clock_ms();
     block_adopt(&c, k);
+    publish(&c, k);
+    k->held = c.held;
+    k->n_held = c.n_held;
+    k->shared_consts = c.shared_consts;
+    k->shared_bytes = c.shared_bytes;
+    c.held = NULL;
+    c.n_held = 0;
     k->const_ms = c.const_ms + (clock_ms() - t0);
     compiler_free(&c);
     summarize_impls(k);
@@ -1078,7 +1230,8 @@ bool bd_dnnl_kernel_step_is_cliff(const bd_kernel *k, int i)
 void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)
 {
     *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps, .ref_steps = k->ref_steps, .impls = k->impls,
-                              .const_ms = k->const_ms };
+                              .const_ms = k->const_ms, .shared_consts = k->shared_consts,
+                              .shared_const_bytes = k->shared_bytes };
     for (int i = 0; i < k->n_steps; i++)
         if (k->steps[i].reorder_bytes) {
             out->reorders++;

@@ -111,8 +111,13 @@ struct bd_kernel {
     size_t     scratch_size;      /* max scratchpad over the steps */
     int        n_inputs, n_outputs;
     bd_shape  *in_shapes, *out_shapes;
-    void      *weights;           /* every CONST buffer's data, packed (bd_big_alloc); or NULL */
+    void      *weights;           /* every CONST buffer's data, packed (bd_big_alloc); or NULL
+                                   * (none, or it is in HELD: the model's cache frees it) */
     size_t     weights_size;
+    bd_const_block **held;        /* blocks of the model's constant cache this kernel reads
+                                   * (its own, published, and other kernels'): one reference each */
+    int        n_held;
+    size_t     shared_consts, shared_bytes; /* constants read from other kernels' blocks */
     size_t     ref_steps;         /* steps on a reference implementation (dn_impl_is_cliff) */
     char      *impls;             /* "jit:avx2 x12, ..." (bd_kernel_stats.impls) */
     double     const_ms;          /* compile time spent laying out the constants */
@@ -160,6 +165,23 @@ typedef struct dn_const_entry {
     int                buf;
 } dn_const_entry;
 
+/* What identifies a constant laid out for the model's cache (bd_subgraph.consts): the source
+ * bytes (their address when the cache calls them stable, the model's own initializers; else a
+ * hash of their contents: constants a plan's passes made, which every plan makes anew), how
+ * they are read and the layout written. Zeroed before it is filled: compared byte for byte. */
+typedef struct dn_const_key {
+    uint8_t            src[BD_CONST_HASH_BYTES];   /* the address, or the contents' hash */
+    uint64_t           by_address;
+    uint64_t           src_bytes;
+    dnnl_memory_desc_t src_md, dst_md;
+} dn_const_key;
+
+/* A constant this kernel laid out, to publish when the compile succeeds. */
+typedef struct dn_made_const {
+    dn_const_key key;
+    int          buf;
+} dn_made_const;
+
 typedef struct dn_compiler {
     const bd_subgraph *sg;
     const bd_node     *node;        /* node being built (error messages) */
@@ -181,6 +203,12 @@ typedef struct dn_compiler {
     char              *block;       /* the constants' block (bd_big_alloc), taken larger than
                                      * needed at the start and cut to BLOCK_USED at the end */
     size_t             block_size, block_used;
+    bd_const_cache    *shared;      /* the model's cache (bd_subgraph.consts), or NULL */
+    bd_const_block   **held;        /* blocks of it the kernel reads, one reference each */
+    int                n_held, cap_held;
+    dn_made_const     *made;        /* constants laid out here, published at the end */
+    int                n_made, cap_made;
+    size_t             shared_consts, shared_bytes;
 } dn_compiler;
 
 /* The subgraph compiler and kernel teardown (dnnl_compile.c), contexts (dnnl_exec.c). */

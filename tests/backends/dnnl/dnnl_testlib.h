@@ -192,7 +192,7 @@ static trun *t_compile(tg *t)
         ins[i] = bd_graph_input(t->g, i);
     for (size_t i = 0; i < no; i++)
         outs[i] = bd_graph_output(t->g, i);
-    r->sg = (bd_subgraph){ t->g, nodes, nn, ins, ni, outs, no, 0 };
+    r->sg = (bd_subgraph){ t->g, nodes, nn, ins, ni, outs, no, 0, NULL };
     bd_error err = { 0 };
     int rc = bd_dnnl_backend.compile(&r->sg, &r->k, &err);
     if (rc)

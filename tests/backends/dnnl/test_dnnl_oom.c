@@ -54,7 +54,7 @@ static int compile_with_each_failure(tg *t)
         ins[i] = bd_graph_input(t->g, i);
     for (size_t i = 0; i < no; i++)
         outs[i] = bd_graph_output(t->g, i);
-    bd_subgraph sg = { t->g, nodes, nn, ins, ni, outs, no, 0 };
+    bd_subgraph sg = { t->g, nodes, nn, ins, ni, outs, no, 0, NULL };
     int failures = 0;
     for (long k = 1; k < 100000; k++) {
         bd_kernel *kernel = NULL;

@@ -61,8 +61,8 @@ static void make_steps(steps *s)
     s->b_nodes[0] = s->fx.n_idn;
     s->b_in[0] = s->fx.mid;
     s->b_out[0] = s->fx.idn;
-    s->a = (bd_subgraph){ s->fx.g, s->a_nodes, 2, s->a_in, 1, s->a_out, 1, 0 };
-    s->b = (bd_subgraph){ s->fx.g, s->b_nodes, 1, s->b_in, 1, s->b_out, 1, 0 };
+    s->a = (bd_subgraph){ s->fx.g, s->a_nodes, 2, s->a_in, 1, s->a_out, 1, 0, NULL };
+    s->b = (bd_subgraph){ s->fx.g, s->b_nodes, 1, s->b_in, 1, s->b_out, 1, 0, NULL };
 }
 
 static void test_supports_tensorflow_nodes_with_a_nodedef(void **state)

@@ -136,8 +136,8 @@ static void run_fixture(bool check_identity)
     fx_build(&fx);
     bd_node *a_nodes[2] = { fx.n_neg, fx.n_add }, *b_nodes[1] = { fx.n_idn };
     bd_value *a_in[1] = { fx.x }, *a_out[1] = { fx.add }, *b_in[1] = { fx.mid }, *b_out[1] = { fx.idn };
-    bd_subgraph a = { fx.g, a_nodes, 2, a_in, 1, a_out, 1, 0 };
-    bd_subgraph b = { fx.g, b_nodes, 1, b_in, 1, b_out, 1, 0 };
+    bd_subgraph a = { fx.g, a_nodes, 2, a_in, 1, a_out, 1, 0, NULL };
+    bd_subgraph b = { fx.g, b_nodes, 1, b_in, 1, b_out, 1, 0, NULL };
     bd_kernel *ka = NULL, *kb = NULL;
     bd_kernel_ctx *ca = NULL, *cb = NULL;
     bd_error err = {0};
@@ -196,7 +196,7 @@ static void test_misaligned_input_is_copied_and_correct(void **state)
     fx_build(&fx);
     bd_node *a_nodes[2] = { fx.n_neg, fx.n_add };
     bd_value *a_in[1] = { fx.x }, *a_out[1] = { fx.add };
-    bd_subgraph a = { fx.g, a_nodes, 2, a_in, 1, a_out, 1, 0 };
+    bd_subgraph a = { fx.g, a_nodes, 2, a_in, 1, a_out, 1, 0, NULL };
     bd_kernel *ka = NULL;
     bd_kernel_ctx *ca = NULL;
     bd_error err = {0};

@@ -64,7 +64,7 @@ static void test_explicit_path_is_named(void **state)
 
     bd_node *nodes[1] = { fx.n_idn };
     bd_value *in[1] = { fx.mid }, *out[1] = { fx.idn };
-    bd_subgraph sg = { fx.g, nodes, 1, in, 1, out, 1, 0 };
+    bd_subgraph sg = { fx.g, nodes, 1, in, 1, out, 1, 0, NULL };
     bd_kernel *k = NULL;
     bd_error err = {0};
     assert_int_equal(bd_tf_backend.compile(&sg, &k, &err), BD_EUNSUPPORTED);
