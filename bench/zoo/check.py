@@ -11,7 +11,8 @@ $BRAID_ZOO_DIR, else ~/.cache/braid/zoo) it runs
     braid run DIR/NAME.onnx --input <name>=DIR/NAME.in<k>.npy ... --output TMP/
 
 and compares each output TMP/<name>.npy with DIR/NAME.ref<k>.npy: max abs diff, and the
-relative error max|braid - ref| / max|ref|, which must be <= --tol (default 1e-3, for FP32).
+relative error max|braid - ref| / max|ref|, which must be <= --tol (default 1e-3, for FP32),
+or the entry's own "tol" when it has one (the int8 entries of gen_zoo_int8.py).
 The zoo's TF.js models are checked the same way against TensorFlow.js's outputs: their
 DIR (BRAID_ZOO_DIR/tfjs/NAME, written by tfjs_bench.js --write) has a manifest.json of the
 same schema whose entry names the model file under "model" (a TF.js model.json) instead of
@@ -72,6 +73,7 @@ def check_model(args, entry):
                 print("  braid: %s" % ln)
             return "FAILED", None, None, err
         worst_abs, worst_rel, result, error = 0.0, 0.0, "ok", ""
+        tol = entry.get("tol", args.tol)        # an int8 entry carries its own budget
         for t in entry["outputs"]:
             ref = np.load(os.path.join(zoo, t["file"]))
             path = out_file(tmp, t["name"])
@@ -87,14 +89,14 @@ def check_model(args, entry):
             maxabs = float(np.nanmax(diff)) if np.all(np.isfinite(got)) else float("inf")
             scale = float(np.abs(ref).max())
             rel = maxabs / scale if scale > 0 else maxabs
-            good = rel <= args.tol
+            good = rel <= tol
             print("  output %-20s %-12s max abs diff %.3g, max |ref| %.3g, rel %.3g  %s" % (
                 t["name"], "x".join(map(str, ref.shape)), maxabs, scale, rel,
                 "ok" if good else "MISMATCH"))
             worst_abs, worst_rel = max(worst_abs, maxabs), max(worst_rel, rel)
             if not good:
                 result = "MISMATCH"
-                error = "output '%s' rel error %.3g > %g" % (t["name"], rel, args.tol)
+                error = "output '%s' rel error %.3g > %g" % (t["name"], rel, tol)
         return result, worst_abs, worst_rel, error
 
 

@@ -75,12 +75,15 @@ ZOO="$BRAID_ZOO_DIR"
 BENCH_TIMEOUT=1800                  # seconds for one process
 case "$OV_SHAPES" in auto|static|dynamic) ;; *) echo "$(bench_name): OV_SHAPES: auto, static or dynamic" >&2; exit 2 ;; esac
 
-# The generators and their models; MODELS names models or entries of any of them.
-GENS="gen_zoo.py gen_zoo_families.py gen_zoo_more.py"
+# The generators and their models; MODELS names models or entries of any of them. The int8
+# models are quantized by ONNX Runtime's quantizer, in a venv of their own (scripts/fetch_quant.sh).
+GENS="gen_zoo.py gen_zoo_families.py gen_zoo_more.py gen_zoo_int8.py"
+QPY="$("$ROOT/scripts/fetch_quant.sh")"
+py_of() { if [ "$1" = gen_zoo_int8.py ]; then echo "$QPY"; else echo "$PY"; fi; }
 declare -A GEN_OF
 ALL=""
 for g in $GENS; do
-  for m in $("$PY" "$HERE/$g" --list); do GEN_OF[$m]=$g; ALL+=" $m"; done
+  for m in $("$(py_of "$g")" "$HERE/$g" --list); do GEN_OF[$m]=$g; ALL+=" $m"; done
 done
 MODELS="${MODELS:-$ALL}"
 declare -A WANT
@@ -107,7 +110,7 @@ gen_status=0
 for g in $GENS; do
   [ -z "${WANT[$g]:-}" ] && continue
   # shellcheck disable=SC2086
-  "$PY" "$HERE/$g" --out "$ZOO" --only $(tr ' ' '\n' <<<"${WANT[$g]}" | sort -u) || gen_status=1
+  "$(py_of "$g")" "$HERE/$g" --out "$ZOO" --only $(tr ' ' '\n' <<<"${WANT[$g]}" | sort -u) || gen_status=1
   # gen_zoo.py's models are static, batch 1; their dynamic exports and variants (b8, ...):
   # shellcheck disable=SC2086
   [ "$g" != gen_zoo.py ] ||

@@ -1,5 +1,5 @@
 # Sourced by the fetch scripts that pip-install a pinned tool into a virtual environment
-# under ~/.cache/braid (fetch_openvino.sh, fetch_tritonclient.sh).
+# under ~/.cache/braid (fetch_openvino.sh, fetch_tritonclient.sh, fetch_quant.sh).
 #
 #   pip_venv TOOL VENV STAMP CHECK PACKAGE...
 #
