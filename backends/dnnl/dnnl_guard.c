@@ -24,8 +24,9 @@
  * and the first whose every primitive is not a cliff replaces it. One optimised implementation
  * counts as a cliff too: a gemm convolution with a binary post-op (slow_postops below). The
  * decision reads the implementation's name and attributes, never the CPU: the same code serves
- * AVX2 and AVX-512, whichever kernels oneDNN has there. What still lands on `ref:` is kept (the model still runs) and
- * counted (bd_kernel_stats.ref_steps in the partition report, `braid inspect`, /v2/status). */
+ * AVX2 and AVX-512, whichever kernels oneDNN has there. What still lands on a cliff is kept
+ * (the model still runs) and counted (bd_kernel_stats.ref_steps in the partition report,
+ * `braid inspect`, /v2/status). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,9 +3,10 @@
  * overlaps a kept one by an IoU above iou_threshold, at most max_output_boxes_per_class (0 when
  * absent) of them. The output, [selected, 3] INT64 rows (batch, class, box) in that order, is
  * shaped by the run: one pass keeps the rows in scratch (up to NMS_ONE_PASS_ROWS of them) and
- * copies them out once their count is known; past that, a second pass writes them. Boxes are corners ([y1, x1, y2, x2], in either
- * order) or centres ([x, y, w, h], center_point_box 1); IoU is computed in float as ONNX's
- * reference does, so thresholds split alike. A NaN score ranks below every number. */
+ * copies them out once their count is known; past that, a second pass writes them. Boxes are
+ * corners ([y1, x1, y2, x2], in either order) or centres ([x, y, w, h], center_point_box 1);
+ * IoU is computed in float as ONNX's reference does, so thresholds split alike. A NaN score
+ * ranks below every number. */
 #include <math.h>
 #include <string.h>
 

@@ -106,6 +106,9 @@ static cJSON *plan_cache(const bd_plan_cache_stats *c)
     cJSON_AddNumberToObject(o, "hits", (double)c->hits);
     cJSON_AddNumberToObject(o, "compiles", (double)c->compiles);
     cJSON_AddNumberToObject(o, "evictions", (double)c->evictions);
+    cJSON_AddNumberToObject(o, "weights_bytes", (double)c->consts_bytes);
+    cJSON_AddNumberToObject(o, "weights_shared", (double)c->consts_shared);
+    cJSON_AddNumberToObject(o, "weights_shared_bytes", (double)c->consts_shared_bytes);
     return o;
 }
 

@@ -204,6 +204,11 @@ class Batching(BraiddTestCase):
         self.assertEqual(model_status(self.d, "mlp")["batch_ladder"], [1, 2, 4, 8, 16])
         self.assertEqual(model_status(self.d, "gram")["batch_ladder"], [])   # not batched
         self.assertEqual(model_status(self.d, "mlp_gather")["batch_ladder"], [1, 2, 4, 8, 16])
+        # the ladder's five plans lay the weights out once: the later ones read the first's
+        cache = model_status(self.d, "mlp")["plan_cache"]
+        self.assertGreater(cache["weights_bytes"], 0, cache)
+        self.assertGreater(cache["weights_shared"], 0, cache)
+        self.assertGreater(cache["weights_shared_bytes"], 0, cache)
         before_stats = stats(self.stub, "mlp_gather")
         before = model_status(self.d, "mlp_gather")["plan_cache"]
         self.assertEqual(self.run_mlp_clients("mlp_gather", clients=16, rounds=8, rows=1, seed=300), [])
