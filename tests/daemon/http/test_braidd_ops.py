@@ -243,7 +243,8 @@ class BraiddOps(unittest.TestCase):
                                   "queue", "stats", "plan_cache", "batch_ladder"})
         self.assertEqual(m["batch_ladder"], [])                   # tinycnn does not batch
         self.assertEqual(set(m["plan_cache"]), {"plans", "bytes", "max_plans", "max_bytes", "hits",
-                                                "compiles", "evictions"})
+                                                "compiles", "evictions", "weights_bytes",
+                                                "weights_shared", "weights_shared_bytes"})
         self.assertGreaterEqual(m["plan_cache"]["plans"], 1)      # the warm-up's plan
         self.assertEqual((m["name"], m["version"], m["state"], m["platform"]),
                          ("tinycnn", "1", "READY", "onnx"))
