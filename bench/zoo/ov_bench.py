@@ -3,7 +3,7 @@
 
     PY=$(scripts/fetch_openvino.sh)
     $PY bench/zoo/ov_bench.py [--zoo DIR] [--threads N] [--runs R] [--warmup W]
-                              [--shapes auto|static|dynamic] [--tol 1e-3] NAME
+                              [--shapes auto|static|dynamic] [--tol T] NAME
 
 NAME is a manifest entry (gen_zoo.py's models, or a family model or variant of
 gen_zoo_families.py / gen_zoo_more.py, e.g. minilm_l6.b4). Runs in the venv of
@@ -22,7 +22,7 @@ rel error 0.6, and right with dynamic dims), and compiles it for the CPU with
 infer request; the inputs are the entry's own .npy files (DIR/NAME.in<k>.npy, the bytes braid
 and ONNX Runtime get), set once as tensors that share the arrays' memory. The first run's
 outputs are compared with PyTorch's (DIR/NAME.ref<k>.npy; rel = max|ov - ref| / max|ref|,
-as check.py), then WARMUP untimed and RUNS timed runs of infer() (synchronous; the outputs
+as check.py, within --tol or the entry's own "tol" as for an int8 entry), then WARMUP untimed and RUNS timed runs of infer() (synchronous; the outputs
 stay in OpenVINO's buffers, as braid's and ORT's do in braid-bench-ort). Last line:
 
     OV model=NAME threads=N runs=R median_ms=X p90_ms=Y min_ms=Z load_ms=L check=ok|MISMATCH
@@ -114,7 +114,8 @@ def main(argv=None):
     ap.add_argument("--shapes", choices=("auto", "static", "dynamic"), default="auto",
                     help="fix the inputs' shapes to the entry's arrays, or keep the file's dynamic "
                          "dims; auto (default): static, and dynamic if static does not match")
-    ap.add_argument("--tol", type=float, default=1e-3, help="max rel error (default: %(default)g)")
+    ap.add_argument("--tol", type=float, default=None,
+                    help="max rel error (default: the entry's own tol, else 1e-3)")
     ap.add_argument("name", metavar="NAME")
     args = ap.parse_args(argv)
     try:
@@ -123,6 +124,8 @@ def main(argv=None):
     except (OSError, ValueError, KeyError) as e:
         print("ov_bench: no manifest entry %r in %s (%s)" % (args.name, args.zoo, e), file=sys.stderr)
         return 2
+    if args.tol is None:
+        args.tol = entry.get("tol", 1e-3)       # an int8 entry carries its own budget
     feeds = {t["name"]: np.load(os.path.join(args.zoo, t["file"])) for t in entry["inputs"]}
     refs = [(t["name"], np.load(os.path.join(args.zoo, t["file"]))) for t in entry["outputs"]]
 
