@@ -3,6 +3,7 @@ ONNX graphs written with onnx.helper, saved into a case folder, run with `braid 
 outputs compared with references computed by the tests (numpy, PyTorch)."""
 import os
 import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -38,9 +39,10 @@ def save(work, name, engine, m):
     return d, path, f"{name} [{engine or 'auto'}]"
 
 
-def run(braid, path, feeds, outdir, engine):
+def run(braid, path, feeds, outdir, engine, env=None):
     """`braid run PATH` on FEEDS (saved as .npy into OUTDIR, where its outputs go too), with
-    --engine ENGINE unless None; (the finished process, seconds). At most 60 s."""
+    --engine ENGINE unless None, in ENV (None: this one); (the finished process, seconds). At
+    most 60 s."""
     args = [braid, "run", path, "--output", outdir]
     if engine:
         args += ["--engine", engine]
@@ -48,7 +50,7 @@ def run(braid, path, feeds, outdir, engine):
         np.save(os.path.join(outdir, "in_" + k + ".npy"), v)
         args += ["--input", f"{k}={os.path.join(outdir, 'in_' + k + '.npy')}"]
     t0 = time.monotonic()
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
     return p, time.monotonic() - t0
 
 
@@ -66,6 +68,22 @@ def compare(m, outdir, refs, label):
     if worst > TOL:
         return None, f"FAIL {label}: max relative error {worst:.3g} > {TOL}"
     return worst, None
+
+
+def run_and_compare(braid, work, name, m, feeds, refs, engine):
+    """M saved, run and its outputs compared with REFS: (its path, the case's label, the worst
+    relative error, None) or (path, label, None, a FAIL line)."""
+    d, path, label = save(work, name, engine, m)
+    p, _ = run(braid, path, feeds, d, engine)
+    if p.returncode != 0:
+        return path, label, None, f"FAIL {label}: braid run failed: {p.stderr.strip()[-400:]}"
+    worst, failed = compare(m, d, refs, label)
+    return path, label, worst, failed
+
+
+def work_dir(argv, prefix):
+    """Where the cases go: --keep DIR from ARGV, else a new temporary directory."""
+    return argv[argv.index("--keep") + 1] if "--keep" in argv else tempfile.mkdtemp(prefix=prefix)
 
 
 def check_error(braid, work, name, m, feeds, engine, want):

@@ -22,7 +22,7 @@ import onnx
 from onnx import helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from run_cases import B, F, I64, OPSET, check_error, compare, const, model, run, save, vi  # noqa: E402
+from run_cases import B, F, I64, OPSET, check_error, const, model, run_and_compare, vi, work_dir  # noqa: E402
 
 # ---- the cases: (name, model, {input: array}, [reference outputs]) ----------------------------
 
@@ -305,11 +305,7 @@ SHAPES = {
 
 
 def check(braid, work, name, m, feeds, refs, engine="dnnl,native"):
-    d, path, label = save(work, name, engine, m)
-    p, _ = run(braid, path, feeds, d, engine)
-    if p.returncode != 0:
-        return f"FAIL {label}: braid run failed: {p.stderr.strip()[-400:]}"
-    worst, failed = compare(m, d, refs, label)
+    path, label, worst, failed = run_and_compare(braid, work, name, m, feeds, refs, engine)
     if failed:
         return failed
     if name in SHAPES:
@@ -325,8 +321,7 @@ def main(argv):
         print(__doc__)
         return 2
     braid = argv[1]
-    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
-    work = keep or tempfile.mkdtemp(prefix="braid-control-")
+    work = work_dir(argv, "braid-control-")
     cases = [
         ("loop_state_scan", lambda: loop_state_and_scan(False)),
         ("loop_state_scan_early", lambda: loop_state_and_scan(True)),

@@ -18,14 +18,12 @@ Exit status 0 when every case passed, 1 otherwise; one line per case.
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 from onnx import helper
-import onnx
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from run_cases import B, F, I64, check_error, compare, const, model, run, save, vi  # noqa: E402
+from run_cases import B, F, I64, check_error, const, model, run, run_and_compare, save, vi, work_dir  # noqa: E402,E501
 
 
 # ---- references ---------------------------------------------------------------------------
@@ -174,11 +172,7 @@ def ort_nodes(braid, path, engine):
 
 
 def check(braid, work, name, m, feeds, refs, engine, want_ort=0):
-    d, path, label = save(work, name, engine, m)
-    p, _ = run(braid, path, feeds, d, engine)
-    if p.returncode != 0:
-        return f"FAIL {label}: braid run failed: {p.stderr.strip()[-400:]}"
-    worst, failed = compare(m, d, refs, label)
+    path, label, worst, failed = run_and_compare(braid, work, name, m, feeds, refs, engine)
     if failed:
         return failed
     n_ort, text = ort_nodes(braid, path, engine)
@@ -190,16 +184,8 @@ def check(braid, work, name, m, feeds, refs, engine, want_ort=0):
 def check_onednn(braid, work, name, m, feeds, want):
     """The region's MatMul, large enough, runs as a oneDNN primitive (ONEDNN_VERBOSE shows its
     execution with the run-time row count WANT in its shapes)."""
-    d = os.path.join(work, name + "_verbose")
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(m, path)
-    args = [braid, "run", path, "--output", d, "--engine", "dnnl,native"]
-    for k, v in feeds.items():
-        np.save(os.path.join(d, "in_" + k + ".npy"), v)
-        args += ["--input", f"{k}={os.path.join(d, 'in_' + k + '.npy')}"]
-    env = dict(os.environ, ONEDNN_VERBOSE="1")
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
+    d, path, _ = save(work, name + "_verbose", "dnnl,native", m)
+    p, _ = run(braid, path, feeds, d, "dnnl,native", env=dict(os.environ, ONEDNN_VERBOSE="1"))
     lines = [l for l in p.stdout.splitlines() if l.startswith("onednn_verbose,exec,cpu,matmul")]
     if p.returncode != 0 or not any(want in l for l in lines):
         return f"FAIL {name} [oneDNN]: no oneDNN matmul of {want} executed: {lines[:3]} {p.stderr[-300:]}"
@@ -211,8 +197,7 @@ def main(argv):
         print(__doc__)
         return 2
     braid = argv[1]
-    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
-    work = keep or tempfile.mkdtemp(prefix="braid-dynamic-")
+    work = work_dir(argv, "braid-dynamic-")
     cases = [("nms_tail", lambda: nms_tail(1)), ("nms_tail_other_boxes", lambda: nms_tail(7)),
              ("nms_tail_none_kept", lambda: nms_tail(1, 1.0)),
              ("nonzero_gathernd", nonzero_gathernd), ("compress_matmul", compress_matmul),
