@@ -907,10 +907,8 @@ static int build_threaded(dn_compiler *c, const bd_node *n, dn_build_fn_t build,
     if (serial && saved > 1)
         omp_set_num_threads(1);
     int rc = build(c, n);
-    if (rc == 0 && dn_swish_tail(n)) {     /* the swish dn_postops_build left out */
-        const dn_tensor *t = &c->t[n->outputs[0]->index];
-        rc = dn_swish_append(c, n->outputs[0], t->buf, &t->md, n->post[n->n_post - 1].alpha);
-    }
+    if (rc == 0 && dn_native_tail(n))      /* the step dn_postops_build left out */
+        rc = dn_native_tail_append(c, n);
     if (serial && saved > 1)
         omp_set_num_threads(saved);
     for (int s = first; rc == 0 && s < c->n_steps; s++)

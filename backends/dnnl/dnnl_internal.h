@@ -59,6 +59,7 @@ typedef enum dn_step_kind {
     DN_STEP_BCAST,            /* y = x op s[c], c the innermost axis of x (dnnl_bcast.c) */
     DN_STEP_RECURRENCE,       /* an LSTM's or GRU's recurrence at small batch (dnnl_recurrence.c) */
     DN_STEP_INTERLEAVE,       /* a ChannelShuffle of several parts (dnnl_interleave.c) */
+    DN_STEP_FAKEQUANT,        /* a QDQ pair's float result over a dense buffer (dnnl_fakequant.c) */
 } dn_step_kind;
 
 /* The ops of a BCAST step. */
@@ -244,6 +245,9 @@ void dn_md_reshape_plain(dnnl_memory_desc_t *out, int rank, const int64_t *dims)
 void dn_md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims);
 /* Same md? */
 bool dn_md_equal(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b);
+/* MD is f32 and covers its buffer densely from offset 0 (every element its dims and padding
+ * name, no gaps): a kernel may run over its bytes as one flat array. */
+bool dn_md_dense(const dnnl_memory_desc_t *md);
 
 /* The current tensor of V (constants are materialised on first use). NULL on failure. */
 const dn_tensor *dn_tensor_of(dn_compiler *c, const bd_value *v);
@@ -458,19 +462,36 @@ bool dn_filter_oihw(const bd_node *n, const bd_shape *w, int64_t *dims);
 int  dn_filter_md(dn_compiler *c, const bd_node *n, const bd_shape *w, int64_t group,
                   dnnl_memory_desc_t *md);
 
+/* ---- post-ops braid runs after the primitive (dnnl_postops.c) ------------------------- */
+
+/* N's last post-op runs as braid's own step after N's primitive, in place over its output: a
+ * swish on AVX-512 (dnnl_swish.c) or a fake quantization (dnnl_fakequant.c). dn_postops_build
+ * leaves it out of the primitive; the compiler appends it with dn_native_tail_append. */
+bool dn_native_tail(const bd_node *n);
+int  dn_native_tail_append(dn_compiler *c, const bd_node *n);
+
 /* ---- swish on braid's own kernel (dnnl_swish.c) -------------------------------------- */
 
-/* N's last post-op is a swish the native kernel runs after N's primitive (dn_postops_build
- * leaves it out; the compiler appends the step with dn_swish_append). */
+/* N's last post-op is a swish the native kernel runs after N's primitive. */
 bool dn_swish_tail(const bd_node *n);
-/* MD covers its buffer densely from offset 0 (the kernel may run over it as a flat array). */
-bool dn_swish_dense(const dnnl_memory_desc_t *md);
 /* Append a SWISH step from BUF (layout SMD, dense, the size of Y's) into Y's buffer. */
 int  dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
                      float alpha);
 /* Y[i] = X[i] * sigmoid(ALPHA X[i]) for N floats (X == Y allowed), on the current OpenMP
  * thread count when N is large. */
 void dn_swish_run(const float *x, float *y, size_t n, float alpha);
+
+/* ---- a QDQ pair's float result (dnnl_fakequant.c) -------------------------------------- */
+
+bool dn_fakequant_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_fakequant_build   (dn_compiler *c, const bd_node *n);
+/* N's last post-op is a fake quantization (BD_ELT_FAKEQUANT_*), and P's parameters are valid. */
+bool dn_fakequant_tail(const bd_node *n);
+bool dn_fakequant_postop_ok(const bd_postop *p);
+/* Append the step for N's last post-op, in place over N's output. */
+int  dn_fakequant_tail_append(dn_compiler *c, const bd_node *n);
+/* Run FAKEQUANT step S on its memories (X == Y allowed), on the OpenMP threads when large. */
+void dn_fakequant_run(const dn_step *s, dnnl_memory_t *mems);
 
 /* ---- binary ops with an innermost-axis operand (dnnl_bcast.c) -------------------------- */
 

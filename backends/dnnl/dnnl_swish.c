@@ -76,23 +76,11 @@ void dn_swish_run(const float *x, float *y, size_t n, float alpha)
     }
 }
 
-/* MD covers its buffer densely from the start (every element its dims and padding name, no
- * gaps): a kernel may run over its bytes as one flat array. */
-static bool dense(const dnnl_memory_desc_t *md)
-{
-    if (md->format_kind != dnnl_blocked || md->data_type != dnnl_f32 || md->offset0 != 0)
-        return false;
-    size_t n = 1;
-    for (int i = 0; i < md->ndims; i++)
-        n *= (size_t)md->padded_dims[i];
-    return dnnl_memory_desc_get_size(md) == n * sizeof(float);
-}
-
 int dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
                     float alpha)
 {
     const dn_tensor *t = &c->t[y->index];
-    if (!t->defined || t->strided_view || !dense(&t->md) || !dense(smd) ||
+    if (!t->defined || t->strided_view || !dn_md_dense(&t->md) || !dn_md_dense(smd) ||
         dnnl_memory_desc_get_size(smd) != dnnl_memory_desc_get_size(&t->md))
         return dn_fail(c, BD_EBACKEND, "swish of '%s' needs a dense output in its input's layout",
                        y->name);
@@ -101,9 +89,4 @@ int dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memo
     nat.fp[0] = alpha;
     dn_arg a[2] = { { DNNL_ARG_SRC, sbuf, *smd }, { DNNL_ARG_DST, t->buf, t->md } };
     return dn_add_native(c, DN_STEP_SWISH, a, 2, &nat);
-}
-
-bool dn_swish_dense(const dnnl_memory_desc_t *md)
-{
-    return dense(md);
 }

@@ -1,6 +1,8 @@
 /* Quantization cases and references: QuantizeLinear (UINT8 and INT8, per tensor and per axis,
  * saturation, halfway values rounding to even), DequantizeLinear (INT8 per axis, INT32 without
- * a zero point), both with a [1] scale and a scalar zero point, and DynamicQuantizeLinear. */
+ * a zero point), both with a [1] scale and a scalar zero point, DynamicQuantizeLinear, and
+ * braid's FakeQuantize (a QDQ pair as one node, which only the oneDNN backend runs: its AVX2
+ * loop, its scalar tail, its threads), compared exactly with the pair's float result. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +54,29 @@ static void ref_dynquant(const op_case *c, const tensor *in, tensor *out)
     out[2].i[0] = (int64_t)zp;
 }
 
+/* FakeQuantize: (saturate(round(x / s) + z) - z) * s, NaN quantized to 0 (as the native
+ * QuantizeLinear does: ONNX leaves it undefined). */
+static void ref_fakequant(const op_case *c, const tensor *in, tensor *out)
+{
+    float s = attr_f(c, "scale", 0);
+    int64_t z = attr_i(c, "zero_point", 0);
+    bool u8 = attr_i(c, "to", UINT8) == UINT8;
+    double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    for (size_t i = 0; i < in[0].n; i++) {
+        double q = nearbyint((double)((float)in[0].f[i] / s));
+        q = q != q ? 0 : q + (double)z;
+        q = q < lo ? lo : q > hi ? hi : q;
+        out->f[i] = (double)((float)(q - (double)z) * s);
+    }
+}
+
 #define k_halves VF(0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 300, -300)
+
+/* Halfway values both ways, both ends of INT8 past saturation, infinities, NaN, -0. */
+#define k_fq_edges VF(0.25f, 0.75f, 1.25f, -0.25f, -0.75f, -1.25f, 63.25f, 63.75f, 64.25f, \
+                      -62.75f, -62.25f, -61.75f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN, -0.0f, \
+                      0.2499f, 3.0f)
+#define FQ_ONLY { "native,ort", "braid's FakeQuantize runs on oneDNN alone" }
 
 static const op_case k_cases[] = {
     /* QuantizeLinear */
@@ -78,6 +102,17 @@ static const op_case k_cases[] = {
     /* DynamicQuantizeLinear */
     { "dynamicquantizelinear", "DynamicQuantizeLinear", NULL, 1, { INR(-3, 5, 3, 4) },
       NO_ATTR, OUTS(O(UINT8, 3, 4), O(F32), O(UINT8)), ref_dynquant },
+    /* FakeQuantize: exact (tol 1e-9: the float result itself, any rounding apart is a step) */
+    { "fakequantize_u8(braid)", "FakeQuantize", "braid", 1, { INR(-3, 5, 2, 3, 7, 5) },
+      { AF("scale", 0.03f), AI("zero_point", 97), AI("to", UINT8) }, OUT(2, 3, 7, 5),
+      ref_fakequant, .tol = 1e-9, .skip = FQ_ONLY },
+    { "fakequantize_i8_halves_saturate(braid)", "FakeQuantize", "braid", 1,
+      { { SHAPE(20), .fvals = k_fq_edges } },
+      { AF("scale", 0.5f), AI("zero_point", -3), AI("to", INT8) }, OUT(20), ref_fakequant,
+      .tol = 1e-9, .skip = FQ_ONLY },
+    { "fakequantize_threads(braid)", "FakeQuantize", "braid", 1, { INR(-1, 1, 1, 24, 56, 56) },
+      { AF("scale", 0.0078125f), AI("zero_point", 128), AI("to", UINT8) }, OUT(1, 24, 56, 56),
+      ref_fakequant, .tol = 1e-9, .threads = 2, .skip = FQ_ONLY },
 };
 
 const case_table ops_quant_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };
