@@ -12,8 +12,9 @@ run every node on oneDNN (`braid inspect`: each activation pair one FakeQuantize
 the Conv before it; no node on the native engine), put every output on the grid, and match
 numpy's exact QDQ arithmetic: at least 97% of the elements equal, none more than 2 steps
 apart (a float sum in another order may round an intermediate to the next step). `--engine
-native` (each Q and DQ as its own node) must match the same way. Needs Debian's python3-onnx
-and numpy.
+native` (each Q and DQ as its own node) must match the same way. A MatMul whose INT8 weight
+dequantizes past the plan's 64 MiB folding budget must still have it folded (one oneDNN node).
+Needs Debian's python3-onnx and numpy.
 
 Exit status 0 when every case passed, 1 otherwise; one line per case.
 """
@@ -140,6 +141,23 @@ def qdq_cnn(qtype, seed):
     return m, x, yv, 0.04
 
 
+def big_weight():
+    """A MatMul whose INT8 weight dequantizes to 71 MB of floats, past the 64 MiB a plan folds
+    of other constant subexpressions: the DequantizeLinear of a model's own initializer is
+    folded all the same (runtime/plan_fold.c), so no run dequantizes it again."""
+    rng = np.random.default_rng(3)
+    k, n = 4096, 4352
+    wq = rng.integers(-127, 128, (k, n), dtype=np.int8)
+    x = rng.normal(0, 1, (2, k)).astype(np.float32)
+    inits = [const("wq", wq), const("ws", np.array(0.01, np.float32)),
+             const("wz", np.array(0, np.int8))]
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"]),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    m = model("big_weight", nodes, [vi("x", F, [2, k])], [vi("y", F, [2, n])], inits)
+    ref = x.astype(np.float64) @ (wq.astype(np.float64) * np.float64(np.float32(0.01)))
+    return m, x, ref
+
+
 # ---- the cases --------------------------------------------------------------------------------
 
 
@@ -182,6 +200,18 @@ def main():
                 why = placement(braid, path)
             print(f"FAIL {label}: {why}" if why else f"ok   {label}")
             failed += why is not None
+    m, x, ref = big_weight()
+    d, path, label = save(work, "big_weight", None, m)
+    p, _ = run(braid, path, {"x": x}, d, None)
+    why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
+    if not why:
+        err = np.max(np.abs(np.load(os.path.join(d, "y.npy")) - ref)) / max(1.0, np.max(np.abs(ref)))
+        why = f"max relative error {err:.3g}" if err > 1e-5 else None
+    if not why:
+        out = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60).stdout
+        why = None if "native 0 of" in out and "dnnl   1 of 1" in out else "not folded:\n" + out[-1200:]
+    print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+    failed += why is not None
     return 1 if failed else 0
 
 
