@@ -11,7 +11,6 @@
  * its output (every element of the buffer: a blocked layout's padding holds zeros, and the
  * pair maps 0 to 0), and a standalone one the same way from its input. */
 #include <math.h>
-#include <omp.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -68,8 +67,9 @@ static void fq_avx2(const float *x, float *y, size_t n, const float *p)
     fq_scalar(x + i, y + i, n - i, p);
 }
 
-static void fq_range(const float *x, float *y, size_t n, const float *p)
+static void fq_range(const float *x, float *y, size_t n, const void *params)
 {
+    const float *p = params;
     if (g_avx2)
         fq_avx2(x, y, n, p);
     else
@@ -81,16 +81,7 @@ static void fq_range(const float *x, float *y, size_t n, const float *p)
 static void fq_run(const float *x, float *y, size_t n, const float *p)
 {
     pthread_once(&g_avx2_once, probe_avx2);
-    size_t chunks = (n + DN_FQ_CHUNK - 1) / DN_FQ_CHUNK;
-    if (chunks < 4 || omp_get_max_threads() < 2) {
-        fq_range(x, y, n, p);
-        return;
-    }
-    #pragma omp parallel for schedule(static)
-    for (size_t k = 0; k < chunks; k++) {
-        size_t at = k * DN_FQ_CHUNK, len = n - at < DN_FQ_CHUNK ? n - at : DN_FQ_CHUNK;
-        fq_range(x + at, y + at, len, p);
-    }
+    dn_elementwise(x, y, n, DN_FQ_CHUNK, fq_range, p);
 }
 
 void dn_fakequant_run(const dn_step *s, dnnl_memory_t *mems)

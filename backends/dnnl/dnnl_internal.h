@@ -551,6 +551,12 @@ double dn_serial_us(void);
 bool dn_serial_node(const bd_node *n);
 /* Is a memory-bound step moving BYTES below that? */
 bool dn_serial_bytes(size_t bytes);
+/* An elementwise kernel over [X, X + N) into Y (X == Y allowed) with PARAMS. */
+typedef void (*dn_range_fn)(const float *x, float *y, size_t n, const void *params);
+/* RANGE over N floats, split into tasks of CHUNK floats on the OpenMP threads when there are
+ * at least 4 of them (else on the calling thread). */
+void dn_elementwise(const float *x, float *y, size_t n, size_t chunk, dn_range_fn range,
+                    const void *params);
 
 /* ---- small shared checks (dnnl_backend.c) --------------------------------------------- */
 

@@ -7,7 +7,6 @@
  * blocked layout's padding holds zeros, and swish(0) = 0), and a standalone Swish node runs
  * here too. EfficientNet-B0 has 4.2 million such elements per inference. */
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include <immintrin.h>
@@ -58,22 +57,18 @@ static void swish_scalar(const float *x, float *y, size_t n, float alpha)
 
 #define DN_SWISH_CHUNK 8192                 /* elements per task when split across threads */
 
+static void swish_task(const float *x, float *y, size_t n, const void *alpha)
+{
+    swish_range(x, y, n, *(const float *)alpha);
+}
+
 void dn_swish_run(const float *x, float *y, size_t n, float alpha)
 {
     if (!dn_avx512()) {
         swish_scalar(x, y, n, alpha);
         return;
     }
-    size_t chunks = (n + DN_SWISH_CHUNK - 1) / DN_SWISH_CHUNK;
-    if (chunks < 4 || omp_get_max_threads() < 2) {
-        swish_range(x, y, n, alpha);
-        return;
-    }
-    #pragma omp parallel for schedule(static)
-    for (size_t k = 0; k < chunks; k++) {
-        size_t at = k * DN_SWISH_CHUNK, len = n - at < DN_SWISH_CHUNK ? n - at : DN_SWISH_CHUNK;
-        swish_range(x + at, y + at, len, alpha);
-    }
+    dn_elementwise(x, y, n, DN_SWISH_CHUNK, swish_task, &alpha);
 }
 
 int dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
