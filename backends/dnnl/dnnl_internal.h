@@ -384,6 +384,19 @@ int  dn_postops_bind_residual(dn_compiler *c, const_dnnl_primitive_desc_t pd,
 
 bool dn_conv_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_conv_build      (dn_compiler *c, const bd_node *n);
+
+/* A convolution's geometry (dnnl_conv.c), channels-first whatever the data_format. */
+typedef struct dn_conv_geom {
+    int     nsp;
+    bool    last;                 /* data_format NHWC */
+    int64_t group;
+    int64_t xd[BD_MAX_RANK], wd[BD_MAX_RANK], yd[BD_MAX_RANK];   /* channels-first, OIHW */
+    int64_t stride[3], dil[3], ext[3], pl[3], pr[3];
+} dn_conv_geom;
+/* Build N (geometry G) as an int8 convolution when it reads a fake-quantized tensor, its
+ * weights are integers times a scale per channel, and oneDNN sums them exactly on this CPU
+ * (dnnl_conv_int8.c); *BUILT false (and nothing appended) otherwise. */
+int  dn_conv_int8_build (dn_compiler *c, const bd_node *n, const dn_conv_geom *g, bool *built);
 bool dn_deconv_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_deconv_build    (dn_compiler *c, const bd_node *n);
 bool dn_matmul_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);

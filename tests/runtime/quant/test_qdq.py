@@ -14,11 +14,14 @@ numpy's exact QDQ arithmetic: at least 97% of the elements equal, none more than
 apart (a float sum in another order may round an intermediate to the next step). `--engine
 native` (each Q and DQ as its own node) must match the same way. A MatMul whose INT8 weight
 dequantizes past the plan's 64 MiB folding budget must still have it folded (one oneDNN node).
+The cases with weight integers within +-64 (onnxruntime's reduce_range) must run both Convs on
+oneDNN's int8 kernel (exact there on any CPU); the full-range ones on whatever is exact.
 Needs Debian's python3-onnx and numpy.
 
 Exit status 0 when every case passed, 1 otherwise; one line per case.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -68,8 +71,8 @@ def maxpool2(x):
 class Builder:
     """Nodes, initializers and the running numpy value of a QDQ graph."""
 
-    def __init__(self, qtype, rng):
-        self.qtype, self.rng = qtype, rng
+    def __init__(self, qtype, rng, wmax):
+        self.qtype, self.rng, self.wmax = qtype, rng, wmax
         self.nodes, self.inits, self.k = [], [], 0
 
     def name(self, base):
@@ -90,8 +93,8 @@ class Builder:
     def conv(self, x, val, cin, cout, s_in):
         """Conv with per-channel INT8 weights and an INT32 bias, both behind DequantizeLinear."""
         w = self.rng.normal(0, 0.3, (cout, cin, 3, 3)).astype(np.float32)
-        ws = (np.abs(w).reshape(cout, -1).max(axis=1) / 127).astype(np.float32)
-        wq = np.clip(np.rint(w / ws.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
+        ws = (np.abs(w).reshape(cout, -1).max(axis=1) / self.wmax).astype(np.float32)
+        wq = np.clip(np.rint(w / ws.reshape(-1, 1, 1, 1)), -self.wmax, self.wmax).astype(np.int8)
         bs = (np.float32(s_in) * ws).astype(np.float32)
         bq = np.rint(self.rng.normal(0, 0.1, cout) / bs).astype(np.int32)
         names = [self.name(n) for n in ("wq", "ws", "wz", "w", "bq", "bs", "bz", "b", "c")]
@@ -105,10 +108,10 @@ class Builder:
         return y, conv(val, wf, (bq.astype(np.float32) * bs).astype(np.float32), 1)
 
 
-def qdq_cnn(qtype, seed):
-    """The case's model, its input and numpy's output."""
+def qdq_cnn(qtype, seed, wmax):
+    """The case's model (weight integers within +-WMAX), its input and numpy's output."""
     rng = np.random.default_rng(seed)
-    b = Builder(qtype, rng)
+    b = Builder(qtype, rng, wmax)
     x = rng.normal(0, 1, (2, 3, 16, 16)).astype(np.float32)
     s_x, s_a = 0.03, 0.05
     h, v = b.qdq("x", x, s_x)
@@ -172,13 +175,18 @@ def check(got, ref, s):
     return None
 
 
-def placement(braid, path):
+def placement(braid, path, int8):
+    """Every node on oneDNN, each Conv with its FakeQuantize; with INT8, both Convs on oneDNN's
+    int8 kernel (exact there: weight integers within +-64, or a CPU with VNNI)."""
     p = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         return f"inspect failed: {p.stderr.strip()[-300:]}"
     out = p.stdout
     if "native 0 of" not in out or "Conv+FakeQuantize" not in out:
         return "not every node on oneDNN, or no Conv+FakeQuantize:\n" + out[-1500:]
+    impls = [line for line in out.splitlines() if "implementations:" in line]
+    if int8 and not any(re.search(r"int8[^,]* x2", line) for line in impls):
+        return "the Convs are not on an int8 kernel: " + " / ".join(impls)
     return None
 
 
@@ -188,8 +196,9 @@ def main():
         return 2
     braid, work = sys.argv[1], work_dir(sys.argv, "braid_qdq_")
     failed = 0
-    for qname, qtype in (("u8", U8), ("i8", I8)):
-        m, x, ref, s = qdq_cnn(qtype, seed=7 if qtype == U8 else 11)
+    for qname, qtype, wmax in (("u8", U8, 127), ("i8", I8, 127), ("u8_7bit", U8, 64),
+                               ("i8_7bit", I8, 63)):
+        m, x, ref, s = qdq_cnn(qtype, 7 if qtype == U8 else 11, wmax)
         for engine in (None, "native"):
             d, path, label = save(work, f"qdq_cnn_{qname}", engine, m)
             p, _ = run(braid, path, {"x": x}, d, engine)
@@ -197,7 +206,7 @@ def main():
             if not why:
                 why = check(np.load(os.path.join(d, "y.npy")), ref, s)
             if not why and engine is None:
-                why = placement(braid, path)
+                why = placement(braid, path, wmax <= 64)
             print(f"FAIL {label}: {why}" if why else f"ok   {label}")
             failed += why is not None
     m, x, ref = big_weight()
