@@ -395,8 +395,19 @@ typedef struct dn_conv_geom {
 } dn_conv_geom;
 /* Build N (geometry G) as an int8 convolution when it reads a fake-quantized tensor, its
  * weights are integers times a scale per channel, and oneDNN sums them exactly on this CPU
- * (dnnl_conv_int8.c); *BUILT false (and nothing appended) otherwise. */
+ * (dnnl_int8.c); *BUILT false (and nothing appended) otherwise. */
 int  dn_conv_int8_build (dn_compiler *c, const bd_node *n, const dn_conv_geom *g, bool *built);
+/* A MatMul [M, K] x [K, N] with constant weights, collapsed to 2-D (dnnl_matmul.c). */
+typedef struct dn_mm_int8 {
+    int64_t             m, k, n;
+    int                 src_buf;      /* X's plain f32 buffer, seen as SRC_MD [M, K] */
+    dnnl_memory_desc_t  src_md;
+    const void         *w;            /* [K, N] floats, row-major */
+    const void         *bias;         /* [N] floats (the leading Add post-op), or NULL */
+    int                 first_post;   /* the node's first post-op after that Add */
+} dn_mm_int8;
+/* Build N as an int8 matmul on the same terms as dn_conv_int8_build. */
+int  dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm, bool *built);
 bool dn_deconv_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_deconv_build    (dn_compiler *c, const bd_node *n);
 bool dn_matmul_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);

@@ -70,6 +70,8 @@ MODELS = collections.OrderedDict([
     ("resnet18_qdq7", ("resnet18", "qdq7")),
     ("resnet50_qdq7", ("resnet50", "qdq7")),
     ("mobilenet_v2_qdq7", ("mobilenet_v2", "qdq7")),
+    ("vit_b_16_qdq7", ("vit_b_16", "qdq7")),
+    ("bert_base_qdq7", ("bert_base", "qdq7")),
     ("bert_base_dynq", ("bert_base", "dynamic")),
 ])
 

@@ -15,7 +15,8 @@ apart (a float sum in another order may round an intermediate to the next step).
 native` (each Q and DQ as its own node) must match the same way. A MatMul whose INT8 weight
 dequantizes past the plan's 64 MiB folding budget must still have it folded (one oneDNN node).
 The cases with weight integers within +-64 (onnxruntime's reduce_range) must run both Convs on
-oneDNN's int8 kernel (exact there on any CPU); the full-range ones on whatever is exact.
+oneDNN's int8 kernel (exact there on any CPU), and a projection MatMul (bias, Relu) likewise;
+the full-range ones on whatever is exact.
 Needs Debian's python3-onnx and numpy.
 
 Exit status 0 when every case passed, 1 otherwise; one line per case.
@@ -144,6 +145,39 @@ def qdq_cnn(qtype, seed, wmax):
     return m, x, yv, 0.04
 
 
+def qdq_matmul(qtype, seed, wmax):
+    """x [2, 5, 16] -> QDQ -> MatMul with per-column INT8 weights [16, 24] -> Add(bias) -> Relu
+    -> QDQ: a transformer's projection as onnxruntime quantizes it."""
+    rng = np.random.default_rng(seed)
+    b = Builder(qtype, rng, wmax)
+    x = rng.normal(0, 1, (2, 5, 16)).astype(np.float32)
+    s_x = 0.03
+    h, v = b.qdq("x", x, s_x)
+    w = rng.normal(0, 0.3, (16, 24)).astype(np.float32)
+    ws = (np.abs(w).max(axis=0) / wmax).astype(np.float32)
+    wq = np.clip(np.rint(w / ws), -wmax, wmax).astype(np.int8)
+    bias = rng.normal(0, 0.2, 24).astype(np.float32)
+    b.inits += [const("mwq", wq), const("mws", ws), const("mwz", np.zeros(24, np.int8)),
+                const("mb", bias)]
+    b.nodes += [helper.make_node("DequantizeLinear", ["mwq", "mws", "mwz"], ["mw"], axis=1),
+                helper.make_node("MatMul", [h, "mw"], ["mm"]),
+                helper.make_node("Add", ["mm", "mb"], ["mba"]),
+                helper.make_node("Relu", ["mba"], ["mr"])]
+    wf = (wq.astype(np.float32) * ws).astype(np.float32)
+    mv = np.maximum((v.astype(np.float64) @ wf + bias).astype(np.float32), 0)
+    y, yv = b.qdq("mr", mv, 0.05)
+    b.nodes.append(helper.make_node("Identity", [y], ["y"]))
+    m = model("qdq_matmul", b.nodes, [vi("x", F, [2, 5, 16])], [vi("y", F, [2, 5, 24])], b.inits)
+    return m, x, yv, 0.05
+
+
+def int8_matmul(braid, path, feeds, d):
+    """Does braid run the model's MatMul on an int8 kernel (ONEDNN_VERBOSE: a u8 source)?"""
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    p, _ = run(braid, path, feeds, d, None, env=env)
+    return any(",matmul," in line and "src_u8" in line for line in p.stdout.splitlines())
+
+
 def big_weight():
     """A MatMul whose INT8 weight dequantizes to 71 MB of floats, past the 64 MiB a plan folds
     of other constant subexpressions: the DequantizeLinear of a model's own initializer is
@@ -209,6 +243,17 @@ def main():
                 why = placement(braid, path, wmax <= 64)
             print(f"FAIL {label}: {why}" if why else f"ok   {label}")
             failed += why is not None
+    for qname, qtype, wmax in (("u8", U8, 127), ("i8_7bit", I8, 63)):
+        m, x, ref, s = qdq_matmul(qtype, 5, wmax)
+        d, path, label = save(work, f"qdq_matmul_{qname}", None, m)
+        p, _ = run(braid, path, {"x": x}, d, None)
+        why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
+        if not why:
+            why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+        if not why and wmax <= 64 and not int8_matmul(braid, path, {"x": x}, d):
+            why = "the MatMul is not on an int8 kernel"
+        print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+        failed += why is not None
     m, x, ref = big_weight()
     d, path, label = save(work, "big_weight", None, m)
     p, _ = run(braid, path, {"x": x}, d, None)

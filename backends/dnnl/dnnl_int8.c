@@ -1,17 +1,18 @@
-/* A Conv of a QDQ model as oneDNN's int8 convolution, where that is exact.
+/* A Conv or MatMul of a QDQ model as oneDNN's int8 convolution or matmul, where that is exact.
  *
- * In the QDQ format (docs/partitioning.md, "Quantized models") a Conv reads a FakeQuantize's
- * output, values on a grid x = s_in (q - z), and its weights were an int8 tensor times a scale
- * per output channel (dequantized at plan time). Such a Conv is an integer convolution: u8
- * source (an s8 grid is shifted by 128 into u8), s8 weights, an s32 sum, scaled per channel by
- * s_in * w_scale into an f32 destination, the bias and post-ops as before. oneDNN 2.6 runs it
- * 2-3x faster than the f32 convolution on AVX2 (64 -> 64 channels at 56x56: 2.7 -> 1.2-1.6 ms).
+ * In the QDQ format (docs/partitioning.md, "Quantized models") a Conv or MatMul reads a
+ * FakeQuantize's output, values on a grid x = s_in (q - z), and its weights were an int8
+ * tensor times a scale per output channel (dequantized at plan time). Such a node is an
+ * integer product: u8 source (an s8 grid is shifted by 128 into u8), s8 weights, an s32 sum,
+ * scaled per output channel by s_in * w_scale into an f32 destination, the bias and post-ops as
+ * before. oneDNN 2.6 runs it 2-3x faster than f32 on AVX2 (a 64 -> 64 channel convolution at
+ * 56x56: 2.7 -> 1.2-1.6 ms; a [128, 768] x [768, 768] matmul: 4x).
  *
  * Exact only where oneDNN's kernel cannot saturate: without VNNI it adds two u8 x s8 products
  * into an int16 (`vpmaddubsw`), which holds 255 * 64 * 2 but not 255 * 127 * 2. So the int8
- * convolution is taken when the CPU has VNNI (32-bit sums), or when every weight's integer is
+ * primitive is taken when the CPU has VNNI (32-bit sums), or when every weight's integer is
  * within +-64 (onnxruntime's `reduce_range` quantization, which it recommends for such CPUs);
- * else the f32 convolution runs on the dequantized weights, as exact as the QDQ semantics.
+ * else the f32 primitive runs on the dequantized weights, as exact as the QDQ semantics.
  * BRAID_DNNL_INT8=0 turns this off. */
 #include <math.h>
 #include <stdlib.h>
@@ -22,17 +23,18 @@
 /* The largest weight integer oneDNN's non-VNNI kernels sum without saturating (above). */
 #define Q8_NO_VNNI_MAX 64
 
-typedef struct q8_conv {
+typedef struct q8_op {
     float    s_in;          /* the source grid: x = s_in * (q - z_u8), q in 0..255 */
     int32_t  z_u8;
-    int8_t  *wq;            /* the weights' integers, in the initializer's order */
+    int8_t  *wq;            /* the weights' integers: a Conv's in the initializer's order
+                             * [O, I/G, k...], a MatMul's [K, N] */
     float   *oscale;        /* per output channel: s_in * w_scale */
     float   *bias;          /* per output channel: bias / oscale (oneDNN 2.6 adds the bias to
                              * the s32 sum before scaling), or NULL */
     int      qmax;          /* the largest |weight integer| */
-} q8_conv;
+} q8_op;
 
-static void q8_free(q8_conv *q)
+static void q8_free(q8_op *q)
 {
     free(q->wq);
     free(q->oscale);
@@ -47,7 +49,7 @@ static bool cpu_has_vnni(void)
 }
 
 /* The grid X's producer puts X on: a FakeQuantize node, or a node whose last post-op is one. */
-static bool source_grid(const bd_value *x, q8_conv *q)
+static bool source_grid(const bd_value *x, q8_op *q)
 {
     const bd_node *p = x->producer;
     if (!p || p->n_outputs < 1 || p->outputs[0] != x)
@@ -104,58 +106,81 @@ static bool channel_grid(const float *w, size_t k, int8_t *wq, float *scale)
     return false;
 }
 
-/* Fill Q for N (source grid, weights on a per-channel grid, scales, bias); false when N is
- * not such a convolution. */
-static bool plan_q8(const bd_node *n, const dn_conv_geom *g, q8_conv *q)
+/* N's post-ops from FIRST on are all eltwise (a residual or a binary keeps the f32 path). */
+static bool eltwise_posts(const bd_node *n, int first)
 {
-    const bd_value *x = n->inputs[0], *w = n->inputs[1];
-    const bd_value *b = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
-    memset(q, 0, sizeof *q);
-    if (g->last || !w->data || w->dtype != BD_DT_FLOAT || (b && (!b->data || b->dtype != BD_DT_FLOAT)) ||
-        bd_node_attr(n, "filter_format") || !source_grid(x, q))
-        return false;
-    for (int i = 0; i < n->n_post; i++)
+    for (int i = first; i < n->n_post; i++)
         if (n->post[i].kind != BD_POST_ELTWISE)
-            return false;                          /* a residual: kept on the f32 path */
-    size_t m = (size_t)g->wd[0], k = 1;
-    for (int d = 1; d < g->nsp + 2; d++)
-        k *= (size_t)g->wd[d];
-    if (w->nbytes < m * k * sizeof(float) || (b && b->nbytes < m * sizeof(float)))
-        return false;
+            return false;
+    return true;
+}
+
+/* Q's weights, scales and bias from W: M output channels of K weights each, weight k of
+ * channel m at W[m * MS + k * KS] (floats); integers written as M x K (MS_Q, KS_Q likewise).
+ * BIAS (M floats) may be NULL. False, Q freed, when a channel is not on an integer grid. */
+static bool weights_q8(q8_op *q, const void *w, size_t m, size_t k, size_t ms, size_t ks,
+                       size_t ms_q, size_t ks_q, const void *bias)
+{
     q->wq = malloc(m * k);
     q->oscale = malloc(m * sizeof *q->oscale);
-    q->bias = b ? malloc(m * sizeof *q->bias) : NULL;
+    q->bias = bias ? malloc(m * sizeof *q->bias) : NULL;
     float *wf = malloc(k * sizeof *wf);
-    bool ok = q->wq && q->oscale && (!b || q->bias) && wf;
+    int8_t *col = malloc(k);
+    bool ok = q->wq && q->oscale && (!bias || q->bias) && wf && col;
     for (size_t c = 0; ok && c < m; c++) {
         float ws = 1.0f;
         for (size_t i = 0; i < k; i++)
-            wf[i] = dn_f32_at(w->data, (int64_t)(c * k + i));
-        ok = channel_grid(wf, k, q->wq + c * k, &ws);
+            wf[i] = dn_f32_at(w, (int64_t)(c * ms + i * ks));
+        ok = channel_grid(wf, k, col, &ws);
+        for (size_t i = 0; ok && i < k; i++) {
+            q->wq[c * ms_q + i * ks_q] = col[i];
+            q->qmax = abs(col[i]) > q->qmax ? abs(col[i]) : q->qmax;
+        }
         q->oscale[c] = q->s_in * ws;
-        if (b)
-            q->bias[c] = dn_f32_at(b->data, (int64_t)c) / q->oscale[c];
+        if (bias)
+            q->bias[c] = dn_f32_at(bias, (int64_t)c) / q->oscale[c];
     }
     free(wf);
-    for (size_t i = 0; ok && i < m * k; i++)
-        q->qmax = abs(q->wq[i]) > q->qmax ? abs(q->wq[i]) : q->qmax;
+    free(col);
     if (!ok)
         q8_free(q);
     return ok;
 }
 
+/* May Q run on oneDNN's int8 kernels exactly here, and are they wanted? */
+static bool int8_exact(const q8_op *q)
+{
+    const char *env = getenv("BRAID_DNNL_INT8");
+    return !(env && !strcmp(env, "0")) && (q->qmax <= Q8_NO_VNNI_MAX || cpu_has_vnni());
+}
+
+/* Fill Q for Conv N (source grid, weights on a per-channel grid, scales, bias); false when N
+ * is not such a convolution. */
+static bool plan_conv(const bd_node *n, const dn_conv_geom *g, q8_op *q)
+{
+    const bd_value *x = n->inputs[0], *w = n->inputs[1];
+    const bd_value *b = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
+    memset(q, 0, sizeof *q);
+    if (g->last || !w->data || w->dtype != BD_DT_FLOAT || (b && (!b->data || b->dtype != BD_DT_FLOAT)) ||
+        bd_node_attr(n, "filter_format") || !eltwise_posts(n, 0) || !source_grid(x, q))
+        return false;
+    size_t m = (size_t)g->wd[0], k = 1;
+    for (int d = 1; d < g->nsp + 2; d++)
+        k *= (size_t)g->wd[d];
+    if (w->nbytes < m * k * sizeof(float) || (b && b->nbytes < m * sizeof(float)))
+        return false;
+    return weights_q8(q, w->data, m, k, k, 1, k, 1, b ? b->data : NULL);
+}
+
 /* X (f32, on Q's grid) as u8 in layout SMD: a reorder by 1 / s_in plus the zero point, exact
- * on the grid; made once per X and layout. */
-static int source_u8(dn_compiler *c, const bd_value *x, const q8_conv *q,
-                     const dnnl_memory_desc_t *smd, int *sbuf)
+ * on the grid, from XBUF (X's buffer seen as XMD, of SMD's dims); made once per X and layout. */
+static int source_u8(dn_compiler *c, const bd_value *x, int xbuf, const dnnl_memory_desc_t *xmd,
+                     const q8_op *q, const dnnl_memory_desc_t *smd, int *sbuf)
 {
     static const int64_t whole[3] = { 0 };
     if ((*sbuf = dn_cached_copy(c, x, smd, whole)) >= 0)
         return 0;
-    int xbuf, rc = dn_input(c, x, NULL, &xbuf);
-    if (rc)
-        return rc;
-    dnnl_memory_desc_t xmd = c->t[x->index].md;
+    int rc;
     dnnl_primitive_attr_t attr = dn_attr(c, NULL);
     float inv = 1.0f / q->s_in;
     dnnl_primitive_desc_t pd = NULL;
@@ -164,7 +189,7 @@ static int source_u8(dn_compiler *c, const bd_value *x, const q8_conv *q,
     rc = dn_check(c, dnnl_primitive_attr_set_output_scales(attr, 1, 0, &inv), "set_output_scales") ||
          dn_check(c, dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &q->z_u8),
                   "set_zero_points") ||
-         dn_check(c, dnnl_reorder_primitive_desc_create(&pd, &xmd, c->eng, smd, c->eng, attr),
+         dn_check(c, dnnl_reorder_primitive_desc_create(&pd, xmd, c->eng, smd, c->eng, attr),
                   "dnnl_reorder_primitive_desc_create (int8 source)");
     dnnl_primitive_attr_destroy(attr);
     if (rc)
@@ -173,7 +198,7 @@ static int source_u8(dn_compiler *c, const bd_value *x, const q8_conv *q,
         dnnl_primitive_desc_destroy(pd);
         return rc;
     }
-    dn_arg args[2] = { { DNNL_ARG_FROM, xbuf, xmd }, { DNNL_ARG_TO, *sbuf, *smd } };
+    dn_arg args[2] = { { DNNL_ARG_FROM, xbuf, *xmd }, { DNNL_ARG_TO, *sbuf, *smd } };
     rc = dn_push_prim(c, pd, args, 2);
     return rc ? rc : dn_cache_copy(c, x, smd, whole, *sbuf);
 }
@@ -196,7 +221,7 @@ static int weight_dims(const dn_conv_geom *g, dnnl_dims_t dims)
 
 /* The int8 pd for N with Q, post-ops PO (consumed); NULL when oneDNN has none but a reference
  * kernel, or none at all. */
-static dnnl_primitive_desc_t int8_pd(dn_compiler *c, const dn_conv_geom *g, const q8_conv *q,
+static dnnl_primitive_desc_t int8_pd(dn_compiler *c, const dn_conv_geom *g, const q8_op *q,
                                      dnnl_post_ops_t po, bool bias)
 {
     int rank = g->nsp + 2;
@@ -240,11 +265,10 @@ static dnnl_primitive_desc_t int8_pd(dn_compiler *c, const dn_conv_geom *g, cons
 int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, bool *built)
 {
     *built = false;
-    const char *env = getenv("BRAID_DNNL_INT8");
-    q8_conv q;
-    if ((env && !strcmp(env, "0")) || !plan_q8(n, g, &q))
+    q8_op q;
+    if (!plan_conv(n, g, &q))
         return 0;
-    if (q.qmax > Q8_NO_VNNI_MAX && !cpu_has_vnni()) {
+    if (!int8_exact(&q)) {
         q8_free(&q);
         return 0;                                   /* could saturate: the f32 path is exact */
     }
@@ -270,8 +294,11 @@ int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, 
                   "dnnl_memory_desc_init_by_strides (int8 weights)") ||
          dn_check(c, dnnl_memory_desc_init_by_tag(&bplain, 1, bd, dnnl_f32, dnnl_a),
                   "dnnl_memory_desc_init_by_tag (bias)") ? BD_EBACKEND : 0;
+    int xbuf = -1;
     if (!rc)
-        rc = source_u8(c, x, &q, smd, &sbuf);
+        rc = dn_input(c, x, NULL, &xbuf);
+    if (!rc)
+        rc = source_u8(c, x, xbuf, &c->t[x->index].md, &q, smd, &sbuf);
     if (!rc)
         rc = dn_const(c, q.wq, &wplain, wmd, &wbuf);
     if (!rc && q.bias)
@@ -290,6 +317,79 @@ int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, 
     if (bbuf >= 0)
         args[na++] = (dn_arg){ DNNL_ARG_BIAS, bbuf, *bmd };
     args[na++] = (dn_arg){ DNNL_ARG_DST, dbuf, *dmd };
+    for (int i = 0; i < pa.nargs; i++)
+        args[na++] = pa.args[i];
+    *built = true;
+    return dn_push_prim(c, pd, args, na);
+}
+
+int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm, bool *built)
+{
+    *built = false;
+    const bd_value *x = n->inputs[0], *y = n->outputs[0];
+    size_t K = (size_t)mm->k, N = (size_t)mm->n;
+    q8_op q;
+    memset(&q, 0, sizeof q);
+    if (!eltwise_posts(n, mm->first_post) || !source_grid(x, &q) ||
+        !weights_q8(&q, mm->w, N, K, 1, N, 1, N, mm->bias))
+        return 0;
+    if (!int8_exact(&q)) {
+        q8_free(&q);
+        return 0;
+    }
+    dnnl_memory_desc_t src, wei, wplain, bmd, dst, yplain;
+    dnnl_dims_t sd = { mm->m, mm->k }, wd = { mm->k, mm->n }, bd = { 1, mm->n }, dd = { mm->m, mm->n };
+    dnnl_post_ops_t po = NULL;
+    dn_post_args pa;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_matmul_desc_t desc;
+    int rc = dn_check(c, dnnl_memory_desc_init_by_tag(&src, 2, sd, dnnl_u8, dnnl_ab), "md") ||
+             dn_check(c, dnnl_memory_desc_init_by_tag(&wei, 2, wd, dnnl_s8, dnnl_format_tag_any), "md") ||
+             dn_check(c, dnnl_memory_desc_init_by_tag(&wplain, 2, wd, dnnl_s8, dnnl_ab), "md") ||
+             dn_check(c, dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_f32, dnnl_ab), "md") ||
+             dn_check(c, dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab), "md") ? BD_EBACKEND : 0;
+    if (!rc)
+        rc = dn_postops_build_as(c, mm->first_post, 2, dst.dims, false, NULL, &po, &pa);
+    dnnl_primitive_attr_t attr = rc ? NULL : dn_attr(c, po);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr &&
+        (dnnl_primitive_attr_set_output_scales(attr, mm->n, 1 << 1, q.oscale) != dnnl_success ||
+         dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &q.z_u8) != dnnl_success ||
+         dnnl_matmul_desc_init(&desc, &src, &wei, q.bias ? &bmd : NULL, &dst) != dnnl_success ||
+         dnnl_primitive_desc_create(&pd, &desc, attr, c->eng, NULL) != dnnl_success || dn_pd_is_cliff(pd))) {
+        if (pd)
+            dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (!pd) {
+        q8_free(&q);
+        return rc;                                  /* none: the f32 path */
+    }
+    const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
+    int sbuf, wbuf, bbuf = -1, dbuf;
+    dn_md_of_shape(&yplain, y);
+    rc = source_u8(c, x, mm->src_buf, &mm->src_md, &q, &src, &sbuf);
+    if (!rc)
+        rc = dn_const(c, q.wq, &wplain, wmd, &wbuf);
+    if (!rc && q.bias)
+        rc = dn_const(c, q.bias, &bmd, &bmd, &bbuf);
+    if (!rc)
+        rc = dn_output(c, y, &yplain, &dbuf);
+    q8_free(&q);
+    if (rc) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    dn_arg args[4 + BD_MAX_POSTOPS];
+    int na = 0;
+    args[na++] = (dn_arg){ DNNL_ARG_SRC, sbuf, src };
+    args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS, wbuf, *wmd };
+    if (bbuf >= 0)
+        args[na++] = (dn_arg){ DNNL_ARG_BIAS, bbuf, bmd };
+    args[na++] = (dn_arg){ DNNL_ARG_DST, dbuf, dst };
     for (int i = 0; i < pa.nargs; i++)
         args[na++] = pa.args[i];
     *built = true;
