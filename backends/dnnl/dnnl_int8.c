@@ -41,11 +41,12 @@ static void q8_free(q8_op *q)
     free(q->bias);
 }
 
+/* oneDNN's ISA values are sets of bits: each VNNI ISA holds all of one of these two. */
 static bool cpu_has_vnni(void)
 {
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return isa == dnnl_cpu_isa_avx512_core_vnni || isa == dnnl_cpu_isa_avx512_core_bf16 ||
-           isa == dnnl_cpu_isa_avx512_core_amx || isa == dnnl_cpu_isa_avx2_vnni;
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
 }
 
 /* The grid X's producer puts X on: a FakeQuantize node, or a node whose last post-op is one. */
