@@ -263,6 +263,40 @@ static dnnl_primitive_desc_t int8_pd(dn_compiler *c, const dn_conv_geom *g, cons
     return pd;
 }
 
+/* Append PD (consumed) reading the u8 source SBUF: Q's weights (plain as WPLAIN) and bias
+ * (BPLAIN) laid out as PD wants them, Y defined as PD's destination seen as YMD, post-op
+ * arguments PA. Frees Q. */
+static int emit(dn_compiler *c, dnnl_primitive_desc_t pd, q8_op *q, int sbuf,
+                const dnnl_memory_desc_t *wplain, const dnnl_memory_desc_t *bplain,
+                const bd_value *y, const dnnl_memory_desc_t *ymd, const dn_post_args *pa)
+{
+    const dnnl_memory_desc_t *smd = dn_pd_md(pd, dnnl_query_src_md);
+    const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
+    const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);
+    const dnnl_memory_desc_t *bmd = q->bias ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1) : NULL;
+    int wbuf, bbuf = -1, dbuf;
+    int rc = dn_const(c, q->wq, wplain, wmd, &wbuf);
+    if (!rc && q->bias)
+        rc = dn_const(c, q->bias, bplain, bmd, &bbuf);
+    if (!rc)
+        rc = dn_output(c, y, ymd, &dbuf);
+    q8_free(q);
+    if (rc) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    dn_arg args[4 + BD_MAX_POSTOPS];
+    int na = 0;
+    args[na++] = (dn_arg){ DNNL_ARG_SRC, sbuf, *smd };
+    args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS, wbuf, *wmd };
+    if (bbuf >= 0)
+        args[na++] = (dn_arg){ DNNL_ARG_BIAS, bbuf, *bmd };
+    args[na++] = (dn_arg){ DNNL_ARG_DST, dbuf, *dmd };
+    for (int i = 0; i < pa->nargs; i++)
+        args[na++] = pa->args[i];
+    return dn_push_prim(c, pd, args, na);
+}
+
 int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, bool *built)
 {
     *built = false;
@@ -284,13 +318,11 @@ int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, 
         return rc;                                  /* none: the f32 path */
     }
     const dnnl_memory_desc_t *smd = dn_pd_md(pd, dnnl_query_src_md);
-    const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
     const dnnl_memory_desc_t *dmd = dn_pd_md(pd, dnnl_query_dst_md);
-    const dnnl_memory_desc_t *bmd = q.bias ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1) : NULL;
     dnnl_memory_desc_t wplain, bplain;
     dnnl_dims_t wdims, bd = { g->wd[0] };
     int wrank = weight_dims(g, wdims);
-    int sbuf, wbuf, bbuf = -1, dbuf;
+    int sbuf;
     rc = dn_check(c, dnnl_memory_desc_init_by_strides(&wplain, wrank, wdims, dnnl_s8, NULL),
                   "dnnl_memory_desc_init_by_strides (int8 weights)") ||
          dn_check(c, dnnl_memory_desc_init_by_tag(&bplain, 1, bd, dnnl_f32, dnnl_a),
@@ -300,28 +332,13 @@ int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, 
         rc = dn_input(c, x, NULL, &xbuf);
     if (!rc)
         rc = source_u8(c, x, xbuf, &c->t[x->index].md, &q, smd, &sbuf);
-    if (!rc)
-        rc = dn_const(c, q.wq, &wplain, wmd, &wbuf);
-    if (!rc && q.bias)
-        rc = dn_const(c, q.bias, &bplain, bmd, &bbuf);
-    if (!rc)
-        rc = dn_output(c, y, dmd, &dbuf);
-    q8_free(&q);
     if (rc) {
+        q8_free(&q);
         dnnl_primitive_desc_destroy(pd);
         return rc;
     }
-    dn_arg args[4 + BD_MAX_POSTOPS];
-    int na = 0;
-    args[na++] = (dn_arg){ DNNL_ARG_SRC, sbuf, *smd };
-    args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS, wbuf, *wmd };
-    if (bbuf >= 0)
-        args[na++] = (dn_arg){ DNNL_ARG_BIAS, bbuf, *bmd };
-    args[na++] = (dn_arg){ DNNL_ARG_DST, dbuf, *dmd };
-    for (int i = 0; i < pa.nargs; i++)
-        args[na++] = pa.args[i];
     *built = true;
-    return dn_push_prim(c, pd, args, na);
+    return emit(c, pd, &q, sbuf, &wplain, &bplain, y, dmd, &pa);
 }
 
 int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm, bool *built)
@@ -369,30 +386,14 @@ int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm,
         q8_free(&q);
         return rc;                                  /* none: the f32 path */
     }
-    const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
-    int sbuf, wbuf, bbuf = -1, dbuf;
+    int sbuf;
     dn_md_of_shape(&yplain, y);
     rc = source_u8(c, x, mm->src_buf, &mm->src_md, &q, &src, &sbuf);
-    if (!rc)
-        rc = dn_const(c, q.wq, &wplain, wmd, &wbuf);
-    if (!rc && q.bias)
-        rc = dn_const(c, q.bias, &bmd, &bmd, &bbuf);
-    if (!rc)
-        rc = dn_output(c, y, &yplain, &dbuf);
-    q8_free(&q);
     if (rc) {
+        q8_free(&q);
         dnnl_primitive_desc_destroy(pd);
         return rc;
     }
-    dn_arg args[4 + BD_MAX_POSTOPS];
-    int na = 0;
-    args[na++] = (dn_arg){ DNNL_ARG_SRC, sbuf, src };
-    args[na++] = (dn_arg){ DNNL_ARG_WEIGHTS, wbuf, *wmd };
-    if (bbuf >= 0)
-        args[na++] = (dn_arg){ DNNL_ARG_BIAS, bbuf, bmd };
-    args[na++] = (dn_arg){ DNNL_ARG_DST, dbuf, dst };
-    for (int i = 0; i < pa.nargs; i++)
-        args[na++] = pa.args[i];
     *built = true;
-    return dn_push_prim(c, pd, args, na);
+    return emit(c, pd, &q, sbuf, &wplain, &bmd, y, &yplain, &pa);
 }
