@@ -906,8 +906,9 @@ static int build_threaded(dn_compiler *c, const bd_node *n, dn_build_fn_t build,
     int first = c->n_steps, saved = omp_get_max_threads();
     if (serial && saved > 1)
         omp_set_num_threads(1);
+    c->tail_fused = false;
     int rc = build(c, n);
-    if (rc == 0 && dn_native_tail(n))      /* the step dn_postops_build left out */
+    if (rc == 0 && dn_native_tail(n) && !c->tail_fused)   /* the step dn_postops_build left out */
         rc = dn_native_tail_append(c, n);
     if (serial && saved > 1)
         omp_set_num_threads(saved);

@@ -13,6 +13,10 @@
  * primitive is taken when the CPU has VNNI (32-bit sums), or when every weight's integer is
  * within +-64 (onnxruntime's `reduce_range` quantization, which it recommends for such CPUs);
  * else the f32 primitive runs on the dequantized weights, as exact as the QDQ semantics.
+ * A fake quantization after the node (its output's QDQ pair) is done inside the primitive:
+ * the output scale divided by its step, then round, clip to its range and scale back, as
+ * oneDNN post-ops, where braid's own step would read and write the f32 output again.
+ *
  * BRAID_DNNL_INT8=0 turns this off. */
 #include <math.h>
 #include <stdlib.h>
@@ -146,6 +150,42 @@ static bool weights_q8(q8_op *q, const void *w, size_t m, size_t k, size_t ms, s
     if (!ok)
         q8_free(q);
     return ok;
+}
+
+/* N's post-ops from FIRST on, as oneDNN post-ops *PO for a destination of RANK dims DIMS, with a
+ * last fake quantization taken into the primitive when what precedes it is at most one ReLU
+ * (the only one of them that commutes with the division by the step): Q's output scales are
+ * then divided by the step, and *FUSED says so (c->tail_fused). */
+static int int8_postops(dn_compiler *c, const bd_node *n, int first, int rank, const int64_t *dims,
+                        q8_op *q, size_t m, dnnl_post_ops_t *po, dn_post_args *pa)
+{
+    *po = NULL;
+    const bd_postop *t = dn_fakequant_tail(n) ? &n->post[n->n_post - 1] : NULL;
+    bool relu_only = n->n_post - first == 1 ||
+                     (n->n_post - first == 2 && n->post[first].kind == BD_POST_ELTWISE &&
+                      n->post[first].alg == BD_ELT_RELU && n->post[first].alpha == 0.0f);
+    if (!t || !relu_only)
+        return dn_postops_build_as(c, first, rank, dims, false, NULL, po, pa);
+    memset(pa, 0, sizeof *pa);
+    pa->sum_index = pa->residual_arg = -1;
+    bool u8 = t->alg == BD_ELT_FAKEQUANT_U8;
+    float lo = (u8 ? 0.0f : -128.0f) - t->beta, hi = (u8 ? 255.0f : 127.0f) - t->beta;
+    for (size_t i = 0; i < m; i++)
+        q->oscale[i] /= t->alpha;
+    int rc = dn_check(c, dnnl_post_ops_create(po), "dnnl_post_ops_create") ||
+             (n->n_post - first == 2 &&
+              dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f), "relu")) ||
+             dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_round, 0.0f, 0.0f), "round") ||
+             dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_clip, lo, hi), "clip") ||
+             dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_linear, t->alpha, 0.0f),
+                      "linear") ? BD_EBACKEND : 0;
+    if (rc) {
+        dnnl_post_ops_destroy(*po);
+        *po = NULL;
+        return rc;
+    }
+    c->tail_fused = true;
+    return 0;
 }
 
 /* May Q run on oneDNN's int8 kernels exactly here, and are they wanted? */
@@ -311,9 +351,10 @@ int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, 
     int rank = g->nsp + 2;
     dnnl_post_ops_t po = NULL;
     dn_post_args pa;
-    int rc = dn_postops_build_ex(c, 0, rank, y->shape.dims, false, &po, &pa);
+    int rc = int8_postops(c, n, 0, rank, y->shape.dims, &q, (size_t)g->wd[0], &po, &pa);
     dnnl_primitive_desc_t pd = rc ? NULL : int8_pd(c, g, &q, po, q.bias != NULL);
     if (!pd) {
+        c->tail_fused = false;
         q8_free(&q);
         return rc;                                  /* none: the f32 path */
     }
@@ -367,7 +408,7 @@ int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm,
              dn_check(c, dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_f32, dnnl_ab), "md") ||
              dn_check(c, dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab), "md") ? BD_EBACKEND : 0;
     if (!rc)
-        rc = dn_postops_build_as(c, mm->first_post, 2, dst.dims, false, NULL, &po, &pa);
+        rc = int8_postops(c, n, mm->first_post, 2, dst.dims, &q, N, &po, &pa);
     dnnl_primitive_attr_t attr = rc ? NULL : dn_attr(c, po);
     if (po)
         dnnl_post_ops_destroy(po);
@@ -383,6 +424,7 @@ int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm,
     if (attr)
         dnnl_primitive_attr_destroy(attr);
     if (!pd) {
+        c->tail_fused = false;
         q8_free(&q);
         return rc;                                  /* none: the f32 path */
     }

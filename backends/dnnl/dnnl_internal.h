@@ -210,6 +210,8 @@ typedef struct dn_compiler {
     dn_made_const     *made;        /* constants laid out here, published at the end */
     int                n_made, cap_made;
     size_t             shared_consts, shared_bytes;
+    bool               tail_fused;  /* the node being built took its native tail (a fake
+                                     * quantization) into its own primitive (dnnl_int8.c) */
 } dn_compiler;
 
 /* The subgraph compiler and kernel teardown (dnnl_compile.c), contexts (dnnl_exec.c). */
