@@ -15,7 +15,8 @@
  * else the f32 primitive runs on the dequantized weights, as exact as the QDQ semantics.
  * A fake quantization after the node (its output's QDQ pair) is done inside the primitive:
  * the output scale divided by its step, then round, clip to its range and scale back, as
- * oneDNN post-ops, where braid's own step would read and write the f32 output again.
+ * oneDNN post-ops, where braid's own step would read and write the f32 output again (one
+ * scaling where the graph has two: a value on a rounding tie may land one step away).
  *
  * BRAID_DNNL_INT8=0 turns this off. */
 #include <math.h>
