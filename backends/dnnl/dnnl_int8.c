@@ -81,37 +81,6 @@ static bool source_grid(const bd_value *x, q8_op *q)
     return q->z_u8 >= 0 && q->z_u8 <= 255;
 }
 
-/* Channel M's weights W[0..K) as integers times one scale: the scale that puts their largest
- * magnitude on 127, 64 or 63 (full range, or onnxruntime's reduce_range) and every weight
- * within 1e-3 of an integer step. False when none does. */
-static bool channel_grid(const float *w, size_t k, int8_t *wq, float *scale)
-{
-    float amax = 0.0f;
-    for (size_t i = 0; i < k; i++)
-        amax = fmaxf(amax, fabsf(w[i]));
-    if (!(amax > 0.0f) || !isfinite(amax)) {
-        memset(wq, 0, k);
-        *scale = 1.0f;
-        return amax == 0.0f;
-    }
-    static const float tops[] = { 127.0f, 64.0f, 63.0f };
-    for (size_t t = 0; t < sizeof tops / sizeof tops[0]; t++) {
-        float s = amax / tops[t];
-        size_t i = 0;
-        for (; i < k; i++) {
-            float v = w[i] / s, r = nearbyintf(v);
-            if (fabsf(v - r) > 1e-3f || fabsf(r) > 127.0f)
-                break;
-            wq[i] = (int8_t)r;
-        }
-        if (i == k) {
-            *scale = s;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* N's post-ops from FIRST on are all eltwise (a residual or a binary keeps the f32 path). */
 static bool eltwise_posts(const bd_node *n, int first)
 {
@@ -121,33 +90,80 @@ static bool eltwise_posts(const bd_node *n, int first)
     return true;
 }
 
-/* Q's weights, scales and bias from W: M output channels of K weights each, weight k of
- * channel m at W[m * MS + k * KS] (floats); integers written as M x K (MS_Q, KS_Q likewise).
- * BIAS (M floats) may be NULL. False, Q freed, when a channel is not on an integer grid. */
-static bool weights_q8(q8_op *q, const void *w, size_t m, size_t k, size_t ms, size_t ks,
-                       size_t ms_q, size_t ks_q, const void *bias)
+/* V rounded to the nearest integer (ties to even) when |V| < 2^22, without a libm call: the
+ * weights' check below rejects anything past 127 anyway. */
+static inline float round_small(float v)
 {
+    const float big = 12582912.0f;             /* 1.5 * 2^23: its ulp is 1 */
+    return (v + big) - big;
+}
+
+/* The magnitudes the largest weight integer of a channel may have: full range, or
+ * onnxruntime's reduce_range. */
+static const float k_tops[] = { 127.0f, 64.0f, 63.0f };
+
+/* Q's weights, scales and bias from W: M output channels of K weights each, weight k of
+ * channel m at W[m * MS + k * KS] (floats, MS and KS one of them 1, the other its extent);
+ * integers written at the same index. A channel's scale is the one that puts its largest
+ * magnitude on a k_tops value and every weight within 1e-3 of an integer step. BIAS (M floats)
+ * may be NULL. False, Q freed, when a channel has no such scale. The passes run in memory
+ * order: BERT-base's 85 M weights take ~0.2 s. */
+static bool weights_q8(q8_op *q, const void *w, size_t m, size_t k, size_t ms, size_t ks,
+                       const void *bias)
+{
+    size_t outer = ms > ks ? m : k, inner = ms > ks ? k : m;      /* memory order */
     q->wq = malloc(m * k);
     q->oscale = malloc(m * sizeof *q->oscale);
     q->bias = bias ? malloc(m * sizeof *q->bias) : NULL;
-    float *wf = malloc(k * sizeof *wf);
-    int8_t *col = malloc(k);
-    bool ok = q->wq && q->oscale && (!bias || q->bias) && wf && col;
-    for (size_t c = 0; ok && c < m; c++) {
-        float ws = 1.0f;
-        for (size_t i = 0; i < k; i++)
-            wf[i] = dn_f32_at(w, (int64_t)(c * ms + i * ks));
-        ok = channel_grid(wf, k, col, &ws);
-        for (size_t i = 0; ok && i < k; i++) {
-            q->wq[c * ms_q + i * ks_q] = col[i];
-            q->qmax = abs(col[i]) > q->qmax ? abs(col[i]) : q->qmax;
+    float *amax = calloc(m, sizeof *amax), *scale = malloc(m * sizeof *scale);
+    float *inv = malloc(m * sizeof *inv);
+    unsigned char *top = calloc(m, 1), *bad = calloc(m, 1);
+    bool ok = q->wq && q->oscale && (!bias || q->bias) && amax && scale && inv && top && bad;
+    for (size_t o = 0; ok && o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+            size_t c = ms > ks ? o : i;
+            float v = fabsf(dn_f32_at(w, (int64_t)(o * inner + i)));
+            amax[c] = v > amax[c] || v != v ? v : amax[c];          /* a NaN stays */
         }
-        q->oscale[c] = q->s_in * ws;
+    for (size_t c = 0; ok && c < m; c++)
+        ok = isfinite(amax[c]);
+    for (int pass = 0, redo = 1; ok && redo && pass < (int)(sizeof k_tops / sizeof *k_tops); pass++) {
+        redo = 0;
+        for (size_t c = 0; c < m; c++) {
+            scale[c] = amax[c] > 0.0f ? amax[c] / k_tops[top[c]] : 1.0f;
+            inv[c] = 1.0f / scale[c];
+        }
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < inner; i++) {
+                size_t c = ms > ks ? o : i, at = o * inner + i;
+                if (pass && !bad[c])
+                    continue;                                       /* settled before */
+                float v = dn_f32_at(w, (int64_t)at) * inv[c], r = round_small(v);
+                if (fabsf(v - r) > 1e-3f || fabsf(r) > 127.0f)
+                    bad[c] = 2;
+                q->wq[at] = (int8_t)(fabsf(r) <= 127.0f ? r : 0.0f);
+            }
+        for (size_t c = 0; c < m; c++) {
+            bad[c] = bad[c] == 2;                 /* failed this pass: the next magnitude */
+            if (bad[c] && ++top[c] >= sizeof k_tops / sizeof *k_tops)
+                ok = false;
+            redo |= bad[c];
+        }
+        if (redo && pass + 1 == (int)(sizeof k_tops / sizeof *k_tops))
+            ok = false;
+    }
+    for (size_t c = 0; ok && c < m; c++) {
+        q->oscale[c] = q->s_in * scale[c];
         if (bias)
             q->bias[c] = dn_f32_at(bias, (int64_t)c) / q->oscale[c];
     }
-    free(wf);
-    free(col);
+    for (size_t e = 0; ok && e < m * k; e++)
+        q->qmax = abs(q->wq[e]) > q->qmax ? abs(q->wq[e]) : q->qmax;
+    free(amax);
+    free(scale);
+    free(inv);
+    free(top);
+    free(bad);
     if (!ok)
         q8_free(q);
     return ok;
@@ -211,7 +227,7 @@ static bool plan_conv(const bd_node *n, const dn_conv_geom *g, q8_op *q)
         k *= (size_t)g->wd[d];
     if (w->nbytes < m * k * sizeof(float) || (b && b->nbytes < m * sizeof(float)))
         return false;
-    return weights_q8(q, w->data, m, k, k, 1, k, 1, b ? b->data : NULL);
+    return weights_q8(q, w->data, m, k, k, 1, b ? b->data : NULL);
 }
 
 /* X (f32, on Q's grid) as u8 in layout SMD: a reorder by 1 / s_in plus the zero point, exact
@@ -391,7 +407,7 @@ int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm,
     q8_op q;
     memset(&q, 0, sizeof q);
     if (!eltwise_posts(n, mm->first_post) || !source_grid(x, &q) ||
-        !weights_q8(&q, mm->w, N, K, 1, N, 1, N, mm->bias))
+        !weights_q8(&q, mm->w, N, K, 1, N, mm->bias))
         return 0;
     if (!int8_exact(&q)) {
         q8_free(&q);

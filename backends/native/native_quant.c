@@ -5,6 +5,7 @@
  * are per tensor (one element) or per axis (one per element of `axis`). Divisions happen in
  * float, as ONNX's reference and ONNX Runtime compute them, so halfway cases round alike. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/native/native_internal.h"
@@ -84,6 +85,25 @@ static void dequant_block(const void *x, int dtype, size_t at, size_t len, int64
     }
 }
 
+/* DequantizeLinear along X's last axis (a MatMul's per-column weights [K, N]): ROWS rows of
+ * LEN elements, element c of a row with scale S[c] and zero point Z[c]. */
+static void dequant_rows(const void *x, int dtype, size_t rows, size_t len, const int64_t *z,
+                         const float *s, float *y)
+{
+    for (size_t r = 0; r < rows; r++, y += len) {
+        size_t at = r * len;
+        if (dtype == BD_DT_UINT8)
+            for (size_t c = 0; c < len; c++)
+                y[c] = (float)((int64_t)((const uint8_t *)x)[at + c] - z[c]) * s[c];
+        else if (dtype == BD_DT_INT8)
+            for (size_t c = 0; c < len; c++)
+                y[c] = (float)((int64_t)((const int8_t *)x)[at + c] - z[c]) * s[c];
+        else
+            for (size_t c = 0; c < len; c++)
+                y[c] = (float)((int64_t)((const int32_t *)x)[at + c] - z[c]) * s[c];
+    }
+}
+
 static int quant_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                      bd_error *err)
 {
@@ -98,6 +118,16 @@ static int quant_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_r
     if (ax < 0)
         inner = x->numel;                       /* one block: the whole tensor */
     const float *scale = sc->data;
+    if (s->op == QT_DEQUANT && ax >= 0 && inner == 1 && len > 1) {
+        int64_t *z = calloc(len, sizeof *z);
+        if (z) {
+            for (size_t c = 0; zp && c < len; c++)
+                z[c] = nv_get_i(zp->data, zp->dtype, c);
+            dequant_rows(x->data, x->dtype, x->numel / len, len, z, scale, out[0].data);
+            free(z);
+            return 0;
+        }                                       /* no memory: the blocks below, slower */
+    }
     /* Blocks of INNER elements share one scale and zero point (all of X per tensor). */
     for (size_t at = 0, b = 0; at < x->numel; at += inner, b++) {
         size_t c = ax >= 0 ? b % len : 0, n = x->numel - at < inner ? x->numel - at : inner;

@@ -91,6 +91,10 @@ static const op_case k_cases[] = {
     { "dequantizelinear_i8_axis", "DequantizeLinear", NULL, 3, { FED(INT8, 2, 3, 4),
       CSTF(F32, VF(0.1f, 0.2f, 0.5f), 3), CSTV(INT8, V(1, -2, 0), 3) }, { AI("axis", -2) },
       OUT(2, 3, 4), ref_quant },
+    /* along the last axis (a MatMul's per-column weights): the native engine's row loop */
+    { "dequantizelinear_u8_last_axis", "DequantizeLinear", NULL, 3, { FED(UINT8, 3, 5),
+      CSTF(F32, VF(0.1f, 0.2f, 0.5f, 0.25f, 2.0f), 5), CSTV(UINT8, V(0, 3, 128, 255, 7), 5) },
+      { AI("axis", -1) }, OUT(3, 5), ref_quant },
     { "dequantizelinear_i32", "DequantizeLinear", NULL, 2, { FED(INT32, 5),
       CSTSF(F32, 0.5f) }, NO_ATTR, OUT(5), ref_quant },
     /* a [1] scale with a scalar zero point: per tensor (onnxruntime's quantizer writes these
