@@ -74,8 +74,8 @@ static bool source_grid(const bd_value *x, q8_op *q)
     } else {
         return false;
     }
-    if (!(s > 0.0f) || !isfinite(s))
-        return false;
+    if (!isnormal(s) || !(s > 0.0f) || !isfinite(1.0f / s))
+        return false;                             /* a hostile file's scale: the f32 path */
     q->s_in = s;
     q->z_u8 = (int32_t)z + (u8 ? 0 : 128);       /* an s8 grid, shifted into u8 */
     return q->z_u8 >= 0 && q->z_u8 <= 255;
@@ -156,6 +156,7 @@ static bool weights_q8(q8_op *q, const void *w, size_t m, size_t k, size_t ms, s
         q->oscale[c] = q->s_in * scale[c];
         if (bias)
             q->bias[c] = dn_f32_at(bias, (int64_t)c) / q->oscale[c];
+        ok = isnormal(q->oscale[c]) && (!bias || isfinite(q->bias[c]));   /* else the f32 path */
     }
     for (size_t e = 0; ok && e < m * k; e++)
         q->qmax = abs(q->wq[e]) > q->qmax ? abs(q->wq[e]) : q->qmax;
@@ -181,6 +182,8 @@ static int int8_postops(dn_compiler *c, const bd_node *n, int first, int rank, c
     bool relu_only = n->n_post - first == 1 ||
                      (n->n_post - first == 2 && n->post[first].kind == BD_POST_ELTWISE &&
                       n->post[first].alg == BD_ELT_RELU && n->post[first].alpha == 0.0f);
+    for (size_t i = 0; t && i < m; i++)
+        relu_only &= isnormal(q->oscale[i] / t->alpha);   /* a hostile step: left to the tail */
     if (!t || !relu_only)
         return dn_postops_build_as(c, first, rank, dims, false, NULL, po, pa);
     memset(pa, 0, sizeof *pa);

@@ -109,12 +109,13 @@ class Builder:
         return y, conv(val, wf, (bq.astype(np.float32) * bs).astype(np.float32), 1)
 
 
-def qdq_cnn(qtype, seed, wmax):
-    """The case's model (weight integers within +-WMAX), its input and numpy's output."""
+def qdq_cnn(qtype, seed, wmax, s_x=0.03):
+    """The case's model (weight integers within +-WMAX, the input's step S_X), its input and
+    numpy's output."""
     rng = np.random.default_rng(seed)
     b = Builder(qtype, rng, wmax)
     x = rng.normal(0, 1, (2, 3, 16, 16)).astype(np.float32)
-    s_x, s_a = 0.03, 0.05
+    s_a = 0.05
     h, v = b.qdq("x", x, s_x)
     h, v = b.conv(h, v, 3, 8, s_x)
     v = np.maximum(v, 0)
@@ -265,6 +266,29 @@ def main():
             why = "the MatMul is not on an int8 kernel"
         print(f"FAIL {label}: {why}" if why else f"ok   {label}")
         failed += why is not None
+    # hostile steps: a subnormal input step (1e-40: x / s overflows to inf, every input
+    # saturates; the int8 kernels refuse it, their scales would not be normal floats) and a
+    # huge one (1e30: every input rounds to the zero point); braid must run them, within one
+    # output step of the native engine (a degenerate bias puts many sums on rounding ties)
+    for qname, s_x in (("subnormal_step", 1e-40), ("huge_step", 1e30)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            m, x, _, _ = qdq_cnn(U8, 3, 64, s_x=s_x)
+        outs = {}
+        for engine in (None, "native"):
+            d, path, label = save(work, f"qdq_cnn_{qname}", engine, m)
+            p, _ = run(braid, path, {"x": x}, d, engine)
+            if p.returncode:
+                outs = None
+                print(f"FAIL {label}: braid run failed: {p.stderr.strip()[-400:]}")
+                failed += 1
+                break
+            outs[engine] = np.load(os.path.join(d, "y.npy"))
+        if outs is not None:
+            steps = np.abs(outs[None].astype(np.float64) - outs["native"]) / 0.04
+            why = f"{np.max(steps):.2f} steps apart" if not np.max(steps) <= 1.001 else None
+            label = f"qdq_cnn_{qname} [auto against native]"
+            print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+            failed += why is not None
     m, x, ref = big_weight()
     d, path, label = save(work, "big_weight", None, m)
     p, _ = run(braid, path, {"x": x}, d, None)
