@@ -31,10 +31,10 @@
 #include "daemon/infer/infer_bind.h"
 #include "daemon/infer/infer_reply.h"
 #include "daemon/infer/infer_request.h"
-#include "daemon/infer/infer_response.h"
 #include "daemon/log.h"
 #include "daemon/grpc/rpc.h"
 #include "daemon/grpc/rpc_infer_request.h"
+#include "daemon/grpc/rpc_infer_response.h"
 #include "daemon/grpc/status_map.h"
 
 #define JOB_SMALL BD_INFER_SMALL
@@ -170,7 +170,7 @@ static void record_success(const infer_job *j, const bd_exec *exec, const run_ti
 }
 
 /* An answer as a ModelInferResponse (its tensors borrowed from the bd_infer_reply), sized:
- * by arithmetic when infer_response.c can write it (every plain inference), else by nanopb's
+ * by arithmetic when rpc_infer_response.c can write it (every plain inference), else by nanopb's
  * sizing pass. Sizing copies no tensor. */
 typedef struct pb_answer {
     inference_ModelInferResponse rsp;
