@@ -79,8 +79,10 @@ static int input(bd_infer_input *in, const inference_ModelInferRequest_InferInpu
             return rc;
     }
     if (raw->list.count > 0 && !in->shm.region) {
+        if (*next_raw >= raw->list.count)               /* counted by the caller; defensive */
+            return bd_error_set(err, BD_EINVAL, "input '%s': no raw_input_contents entry", in->name);
         in->has_raw = true;
-        in->raw = raw->list.items[(*next_raw)++];       /* counted by the caller */
+        in->raw = raw->list.items[(*next_raw)++];
     }
     in->has_values = t->has_contents;
     if (t->has_contents)
