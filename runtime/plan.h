@@ -1,6 +1,7 @@
 /* A compiled plan: one model specialised to one set of input shapes, partitioned into steps
  * over the engines, and the execution contexts that run it (runtime/model.h makes and caches
- * plans; plan_internal.h builds them).
+ * plans; plan_internal.h builds them). Two halves: the plan (plan.c builds it) and its
+ * execution (plan_exec.c, from bd_exec_create on).
  *
  *   bd_exec_create(plan)           per-thread execution context (all memory allocated here)
  *   bd_exec_run(exec, inputs)      one inference; no allocation on this path

@@ -1,9 +1,53 @@
-/* Internal to runtime/: building and freeing one plan (model.c owns the cache). */
+/* Internal to runtime/: building and freeing one plan (model.c owns the cache), and the
+ * plan's layout that its two halves share (plan.c builds it, plan_exec.c runs it). */
 #ifndef BD_RUNTIME_PLAN_INTERNAL_H
 #define BD_RUNTIME_PLAN_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "runtime/plan.h"
 #include "partitioner/passes/partition.h"
+
+/* ---- the layout (plan.c and plan_exec.c only) --------------------------------------------- */
+
+typedef struct plan_step {
+    const bd_backend *backend;
+    int               backend_index;   /* position in the backend table */
+    bd_kernel        *kernel;
+    bd_node         **nodes;   size_t n_nodes;
+    bd_value        **inputs;  size_t n_inputs;
+    bd_value        **outputs; size_t n_outputs;
+} plan_step;
+
+#define NO_OFFSET SIZE_MAX
+
+struct bd_plan {
+    atomic_int  refs;          /* the cache's, callers', execution contexts' */
+    atomic_bool evicted;       /* the cache dropped it */
+    size_t      bytes;         /* bd_plan_bytes' estimate */
+    bd_graph  *graph;          /* specialised clone: shapes inferred, folded nodes removed */
+    plan_step *steps;
+    size_t     n_steps;
+    size_t    *offset;         /* per value index: arena offset, or NO_OFFSET */
+    size_t     arena_size;
+    int       *dyn_slot;       /* per value index: slot of a run-time-shaped value, or -1 */
+    size_t     n_dyn;
+    bd_shape  *input_shapes;
+    size_t     n_inputs;
+    int        threads;
+    size_t     max_run_bytes;  /* the model's max_run_memory_bytes, for the steps (0: none) */
+    bd_const_cache    *consts;     /* during the build: the model's cache, for the kernels */
+    bd_node_place      *places;    /* per node index: what annotation decided */
+    bd_subgraph_info   *sg_info;   /* the partition report's parts */
+    bd_fallback_info   *fb_info;
+    bd_partition_report report;
+    bd_plan_timings     timings;
+};
+
+/* V's bytes (its shape static), saturating at SIZE_MAX. */
+size_t plan_value_bytes(const bd_value *v);
+
+/* ---- building ------------------------------------------------------------------------------- */
 
 /* Specialise MODEL_GRAPH to INPUT_SHAPES (one per graph input), infer shapes (values whose
  * shape depends on data stay dynamic), fold nodes of constants (plan_fold_constants), drop

@@ -8,8 +8,9 @@ Reads every .c and .h under the layer folders and fails (exit 1, one line per pr
   - an include runs upward or sideways: a folder includes only its own floor's folder or the
     floors below it (tests/ may include anything);
   - inside daemon/, a room includes a room (or a header of one) that DAEMON_ROOMS does not
-    let it include, or a file of the daemon's root other than its shared headers; a folder
-    of daemon/ that is no room is a problem too;
+    let it include, or a file of the daemon's root other than its shared headers, or a room
+    other than a port's includes a port's wire schema (PORT_SCHEMAS); a folder of daemon/
+    that is no room is a problem too;
   - a file outside backends/X includes backends/X, or uses a name backends/X's headers declare
     with the engine's prefix (bd_X_..., X_...), except the engine registry
     (runtime/engines.c), the tests and the benchmarks;
@@ -47,10 +48,16 @@ DAEMON_ROOMS = {
     "stats":    ["registry/"],
     "http":     ["security/", "stats/", "registry/"],
     "grpc":     ["security/", "stats/", "registry/", "sched/", "infer/"],
-    # rest/ reaches the gRPC handlers through bd_server_call_local until both ports share one
-    # request (issue 26, item 3)
-    "rest":     ["http/", "grpc/", "security/", "stats/", "registry/", "sched/", "infer/"],
+    # rest/ hands an inference to the one ModelInfer handler as the neutral request
+    # (infer/infer_request.h) and runs the other operations as local gRPC calls: of grpc/ it
+    # knows the local call alone
+    "rest":     ["http/", "grpc/server.h", "security/", "stats/", "registry/", "infer/"],
 }
+# The ports' wire schemas (generated into the build tree): only the ports read them, so the
+# rooms that know nothing of the ports never see a protobuf message either (infer/ binds the
+# neutral request, infer/infer_request.h).
+PORT_SCHEMAS = ("proto/inference.pb.h", "proto/health.pb.h")
+PORT_ROOMS = ("grpc", "rest")
 ENGINE_REGISTRY = "runtime/engines.c"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 GUARD = re.compile(r"^#ifndef (\w+)\n#define \1\b", re.M)
@@ -172,6 +179,9 @@ def daemon_room(path):
 def daemon_problem(path, inc):
     """Why PATH may not include INC inside daemon/ (None: it may)."""
     room, target = daemon_room(path), daemon_room(inc)
+    if room and room in DAEMON_ROOMS and room not in PORT_ROOMS and inc in PORT_SCHEMAS:
+        return (f'{path}: include "{inc}": {room}/ knows nothing of the ports, their wire '
+                f'schemas included (only {", ".join(r + "/" for r in PORT_ROOMS)} read them)')
     if room is None or target is None or room == "" or room == target or room not in DAEMON_ROOMS:
         return None
     if target == "":

@@ -3,12 +3,17 @@
  *   cq      decode (tensor bytes stay in the received message; counts bounded and strings
  *           checked first, wire_span.h), take the model version from the server's
  *           served-version table (on a miss, the loop acquires it from the registry and fills
- *           the table), bind the request to the model's signature (infer_bind.h: DLTensors
- *           pointing INTO the message), and queue a job with the call's deadline.
+ *           the table), read the message as the neutral request (rpc_infer_request.h), bind
+ *           it to the model's signature (infer_bind.h: DLTensors pointing INTO the message),
+ *           and queue a job with the call's deadline.
  *   worker  plan for these shapes, refuse a response the plan already shows too large for
- *           the send limit, borrow an execution context, run, size the response (refused
- *           over the limit, before anything is allocated for it), encode it straight from the
- *           context's output tensors, send it, record statistics.
+ *           the send limit, borrow an execution context, run, take the answer from the
+ *           context's output tensors (infer_reply.h), size its encoding (refused over the
+ *           limit, before anything is allocated for it), record statistics, send it.
+ *
+ * The REST port hands the same handler its request in memory (bd_server_call_local_request:
+ * a bd_infer_request, no protobuf on the way), and gets the answer in memory
+ * (bd_call_reply_in_memory: the bd_infer_reply), after the same checks and statistics.
  *
  * A model whose runs take microseconds runs on the cq thread itself while none of its
  * requests is queued or running (runs_inline: waking a worker would cost more than the run). */
@@ -24,10 +29,12 @@
 #include "proto/inference.pb.h"
 #include "daemon/infer/infer_batch.h"
 #include "daemon/infer/infer_bind.h"
-#include "daemon/infer/infer_classify.h"
-#include "daemon/infer/infer_response.h"
+#include "daemon/infer/infer_reply.h"
+#include "daemon/infer/infer_request.h"
 #include "daemon/log.h"
 #include "daemon/grpc/rpc.h"
+#include "daemon/grpc/rpc_infer_request.h"
+#include "daemon/grpc/rpc_infer_response.h"
 #include "daemon/grpc/status_map.h"
 
 #define JOB_SMALL BD_INFER_SMALL
@@ -35,7 +42,11 @@
 typedef struct infer_job {
     bd_job       base;                       /* first: the scheduler hands us &base */
     bd_call     *call;
-    inference_ModelInferRequest *req;        /* owned by the call */
+    const char  *model, *version;            /* what the request names */
+    const inference_ModelInferRequest *msg;  /* the decoded message (owned by the call), or
+                                                NULL: the request came in memory */
+    const bd_infer_request *req;             /* what is bound: FROM_MSG, or the call's */
+    bd_infer_request from_msg;
     const bd_graph *graph;                   /* the model's signature (lives with served) */
     bd_infer_binding b;                      /* inputs (signature order), requested outputs */
     uint64_t     start_ns;
@@ -46,6 +57,7 @@ static void job_free(void *p)
 {
     infer_job *j = p;
     bd_infer_binding_release(&j->b);
+    bd_infer_request_free(&j->from_msg);
     bd_served_release(j->base.served);
     free(j);
 }
@@ -108,19 +120,6 @@ static void write_response(const void *rsp, uint8_t *dst)
     bd_infer_response_write(rsp, dst);
 }
 
-/* What job_run allocated for a response; each array may be its small storage or NULL. */
-static void free_response(void *outs, void *outs_small, void *spans, void *spans_small,
-                          void *shapes, void *shapes_small, uint8_t **classified,
-                          uint8_t **classified_small, size_t n_out)
-{
-    for (size_t k = 0; classified && k < n_out; k++)
-        free(classified[k]);
-    bd_infer_free_unless(classified, classified_small);
-    bd_infer_free_unless(outs, outs_small);
-    bd_infer_free_unless(spans, spans_small);
-    bd_infer_free_unless(shapes, shapes_small);
-}
-
 /* Run B on EXEC, outputs sent to shared memory written straight into their regions where the
  * runtime can (bd_exec_run_into's conditions); bd_infer_shm_outputs copies the others. */
 static int run_into_shm(bd_exec *exec, const bd_infer_binding *b, bd_error *err)
@@ -138,127 +137,114 @@ static int run_into_shm(bd_exec *exec, const bd_infer_binding *b, bd_error *err)
     return rc;
 }
 
-/* Answer J from a finished run: its outputs are OUTS[graph output] when given (its rows of a
- * batch), else EXEC's. Records J's statistics (RUN_ROWS > 0: also the run's own, of that many
- * rows: once per plan run) and answers the call either way; the caller releases EXEC. T0..T2:
- * before gathering/planning, before the run, after it. */
-static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph, uint64_t t0,
-                      uint64_t t1, uint64_t t2, uint64_t run_rows)
+/* When a run's steps happened, and the rows it ran (0: counted with an earlier reply). */
+typedef struct run_times {
+    uint64_t t0, t1, t2;                    /* before gathering/planning, before the run, after */
+    uint64_t rows;
+} run_times;
+
+/* Statistics before the reply: a client that reads them after its response must see its own
+ * request counted. Triton's: each request counts its rows and the whole run's compute time;
+ * execution_count counts plan runs (T->rows > 0: the run's own, once per plan run). */
+static void record_success(const infer_job *j, const bd_exec *exec, const run_times *t)
 {
-    bd_served *s = j->base.served;
-    bd_model_stats *st = bd_served_stats(s);
-    bd_error err = {0};
-    int rc = 0;
-
-    /* The response: outputs (requested, or all) with raw bytes streamed from the run. */
-    const bd_graph *g = j->graph;
-    size_t n_out = j->b.n_out;
-    inference_ModelInferResponse_InferOutputTensor outs_small[JOB_SMALL];
-    bd_wire_span spans_small[JOB_SMALL];
-    int64_t shapes_small[JOB_SMALL][BD_MAX_RANK];
-    inference_ModelInferResponse_InferOutputTensor *outs = NULL;
-    bd_wire_span *spans = NULL;
-    int64_t (*shapes)[BD_MAX_RANK] = NULL;
-    uint8_t *classified_small[JOB_SMALL];
-    uint8_t **classified = NULL;            /* the BYTES of classified outputs, owned here */
-    outs = bd_infer_small_or_calloc(outs_small, n_out, sizeof *outs);
-    spans = bd_infer_small_or_calloc(spans_small, n_out, sizeof *spans);
-    shapes = bd_infer_small_or_calloc(shapes_small, n_out, sizeof *shapes);
-    classified = bd_infer_small_or_calloc(classified_small, n_out, sizeof *classified);
-    if (!outs || !spans || !shapes || !classified)
-        rc = bd_error_set(&err, BD_ENOMEM, "out of memory building the response");
-    for (size_t k = 0; !rc && k < n_out; k++) {
-        const DLTensor *t = outs_by_graph ? &outs_by_graph[j->b.out_idx[k]]
-                                          : bd_exec_output(exec, j->b.out_idx[k]);
-        const bd_value *v = bd_graph_output(g, j->b.out_idx[k]);
-        size_t numel = 1, bytes = 0;
-        bool ok = t && t->ndim >= 0 && t->ndim <= BD_MAX_RANK;
-        for (int d = 0; ok && d < t->ndim; d++) {
-            shapes[k][d] = t->shape[d];
-            ok = t->shape[d] >= 0 && !__builtin_mul_overflow(numel, (size_t)t->shape[d], &numel);
-        }
-        if (!ok || __builtin_mul_overflow(numel, bd_dl_elem_bytes(t->dtype), &bytes)) {
-            rc = bd_error_set(&err, BD_EBACKEND, "output '%s': the run produced an invalid tensor", v->name);
-            break;
-        }
-        outs[k].name = (char *)v->name;
-        outs[k].datatype = (char *)bd_dtype_name(v->dtype);
-        outs[k].shape_count = (pb_size_t)t->ndim;
-        outs[k].shape = shapes[k];
-        spans[k] = (bd_wire_span){ (const uint8_t *)t->data + t->byte_offset, bytes };
-        if (j->b.classify[k]) {
-            bd_classified cl;
-            rc = bd_classify(t, v->name, bd_served_max_batch_size(s) > 0, j->b.classify[k],
-                             bd_served_labels(s, j->b.out_idx[k]),
-                             bd_call_config(j->call)->max_message_bytes, &cl, &err);
-            if (rc)
-                break;
-            classified[k] = cl.data;
-            outs[k].datatype = (char *)"BYTES";
-            outs[k].shape_count = (pb_size_t)cl.ndim;
-            memcpy(shapes[k], cl.shape, sizeof cl.shape);
-            spans[k] = (bd_wire_span){ cl.data, cl.bytes };
-        }
-    }
-    uint64_t shm_in_place = 0, shm_copied = 0;
-    if (!rc)        /* outputs sent to shared memory; inputs read from it intact */
-        rc = bd_infer_shm_outputs(&j->b, g, spans, &shm_in_place, &shm_copied, &err);
-    atomic_fetch_add(&st->shm_out_in_place_bytes, shm_in_place);
-    atomic_fetch_add(&st->shm_out_copied_bytes, shm_copied);
-    inference_ModelInferResponse rsp = {
-        .model_name = (char *)bd_served_name(s),
-        .model_version = (char *)bd_served_version(s),
-        .id = j->req->id,
-        .outputs_count = (pb_size_t)n_out,
-        .outputs = outs,
-    };
-    bd_wire_spans_borrow(&rsp.raw_output_contents, spans, n_out);
-    /* Sized by arithmetic when infer_response.c can write it (every plain inference), else
-     * by nanopb's sizing pass. Sizing copies no tensor. */
-    size_t rsp_size = 0;
-    bool by_hand = bd_infer_response_size(&rsp, &rsp_size);
-    if (!rc && !by_hand && !pb_get_encoded_size(&rsp_size, inference_ModelInferResponse_fields, &rsp))
-        rc = bd_error_set(&err, BD_EIO, "cannot encode the response");
-    if (!rc)
-        rc = check_response_size(j, rsp_size, false, &err);
-    if (rc) {
-        bd_log(rc == BD_EINVAL ? BD_LOG_DEBUG : BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
-               "inference failed: %s", err.msg);
-        free_response(outs, outs_small, spans, spans_small, shapes, shapes_small, classified,
-                      classified_small, n_out);
-        fail(j, rc, err.msg);
-        bd_call_unhold(j->call);
-        return;
-    }
-
-    /* Statistics before the reply: a client that reads them after its response must see
-     * its own request counted. Triton's: each request counts its rows and the whole run's
-     * compute time; execution_count counts plan runs. */
+    bd_model_stats *st = bd_served_stats(j->base.served);
     uint64_t t3 = bd_now_ns();
     uint64_t total = t3 - j->start_ns;
-    if (run_rows > 0) {                 /* the run's own, before the batch's first reply */
+    if (t->rows > 0) {
         uint64_t backend_ns[BD_MAX_BACKENDS];
         size_t nb = bd_exec_backend_ns(exec, backend_ns, BD_MAX_BACKENDS);
         for (size_t b = 0; b < nb; b++)
             atomic_fetch_add(&st->backend_ns[b], backend_ns[b]);
         atomic_fetch_add(&st->execution_count, 1);
-        bd_batch_stat_add(st, run_rows, t1 - t0, t2 - t1, t3 - t2);
+        bd_batch_stat_add(st, t->rows, t->t1 - t->t0, t->t2 - t->t1, t3 - t->t2);
     }
     bd_duration_add(&st->success, total);
-    bd_duration_add(&st->compute_input, j->input_ns + (t1 - t0));
-    bd_duration_add(&st->compute_infer, t2 - t1);
-    bd_duration_add(&st->compute_output, t3 - t2);
-    bd_histogram_observe(&st->compute_hist, t2 - t1);
+    bd_duration_add(&st->compute_input, j->input_ns + (t->t1 - t->t0));
+    bd_duration_add(&st->compute_infer, t->t2 - t->t1);
+    bd_duration_add(&st->compute_output, t3 - t->t2);
+    bd_histogram_observe(&st->compute_hist, t->t2 - t->t1);
     bd_histogram_observe(&st->total_hist, total);
     atomic_fetch_add(&st->inference_count, j->b.batch);
     atomic_store(&st->last_inference_ms, bd_wall_ms());
+}
 
-    if (by_hand)                        /* encodes (copies) now */
-        bd_call_reply_sized(j->call, inference_ModelInferResponse_fields, &rsp, rsp_size, write_response);
+/* An answer as a ModelInferResponse (its tensors borrowed from the bd_infer_reply), sized:
+ * by arithmetic when rpc_infer_response.c can write it (every plain inference), else by nanopb's
+ * sizing pass. Sizing copies no tensor. */
+typedef struct pb_answer {
+    inference_ModelInferResponse rsp;
+    inference_ModelInferResponse_InferOutputTensor *outs;
+    size_t size;
+    bool   by_hand;
+    inference_ModelInferResponse_InferOutputTensor outs_small[JOB_SMALL];
+} pb_answer;
+
+static int pb_answer_build(pb_answer *a, const infer_job *j, const bd_infer_reply *r, bd_error *err)
+{
+    a->outs = bd_infer_small_or_calloc(a->outs_small, r->n, sizeof *a->outs);
+    if (!a->outs)
+        return bd_error_set(err, BD_ENOMEM, "out of memory building the response");
+    for (size_t k = 0; k < r->n; k++)
+        a->outs[k] = (inference_ModelInferResponse_InferOutputTensor){
+            .name = (char *)r->out[k].name, .datatype = (char *)r->out[k].datatype,
+            .shape_count = (pb_size_t)r->out[k].ndim, .shape = (int64_t *)r->out[k].shape };
+    a->rsp = (inference_ModelInferResponse){
+        .model_name = (char *)r->model, .model_version = (char *)r->version, .id = (char *)r->id,
+        .outputs_count = (pb_size_t)r->n, .outputs = a->outs };
+    bd_wire_spans_borrow(&a->rsp.raw_output_contents, r->data, r->n);
+    a->by_hand = bd_infer_response_size(&a->rsp, &a->size);
+    if (!a->by_hand && !pb_get_encoded_size(&a->size, inference_ModelInferResponse_fields, &a->rsp))
+        return bd_error_set(err, BD_EIO, "cannot encode the response");
+    return check_response_size(j, a->size, false, err);     /* one limit for both ports */
+}
+
+/* Answer J with R as its request came: in memory (REST), or encoded (now: it copies). */
+static void send_answer(const infer_job *j, const bd_infer_reply *r, const pb_answer *a)
+{
+    if (!j->msg)
+        bd_call_reply_in_memory(j->call, r);
+    else if (a->by_hand)
+        bd_call_reply_sized(j->call, inference_ModelInferResponse_fields, &a->rsp, a->size,
+                            write_response);
     else
-        bd_call_reply(j->call, inference_ModelInferResponse_fields, &rsp);
-    free_response(outs, outs_small, spans, spans_small, shapes, shapes_small, classified,
-                  classified_small, n_out);
+        bd_call_reply(j->call, inference_ModelInferResponse_fields, &a->rsp);
+}
+
+static const bd_labels *served_labels(const void *served, size_t graph_output)
+{
+    return bd_served_labels(served, graph_output);
+}
+
+/* Answer J from a finished run: its outputs are OUTS_BY_GRAPH[graph output] when given (its
+ * rows of a batch), else EXEC's. Records J's statistics and answers the call either way; the
+ * caller releases EXEC. */
+static void job_reply(infer_job *j, bd_exec *exec, const DLTensor *outs_by_graph, const run_times *t)
+{
+    bd_served *s = j->base.served;
+    bd_model_stats *st = bd_served_stats(s);
+    bd_infer_classify_opts opts = {
+        .batched = bd_served_max_batch_size(s) > 0, .labels = served_labels, .labels_arg = s,
+        .limit = bd_call_config(j->call)->max_message_bytes };
+    bd_infer_reply r = { .model = bd_served_name(s), .version = bd_served_version(s),
+                         .id = j->req->id };
+    pb_answer a = {0};
+    bd_error err = {0};
+    int rc = bd_infer_reply_build(&r, &j->b, j->graph, exec, outs_by_graph, &opts, &err);
+    atomic_fetch_add(&st->shm_out_in_place_bytes, r.shm_in_place);
+    atomic_fetch_add(&st->shm_out_copied_bytes, r.shm_copied);
+    if (!rc)
+        rc = pb_answer_build(&a, j, &r, &err);
+    if (rc) {
+        bd_log(rc == BD_EINVAL ? BD_LOG_DEBUG : BD_LOG_ERROR, bd_served_name(s), bd_served_version(s),
+               "inference failed: %s", err.msg);
+        fail(j, rc, err.msg);
+    } else {
+        record_success(j, exec, t);
+        send_answer(j, &r, &a);
+    }
+    bd_infer_free_unless(a.outs, a.outs_small);
+    bd_infer_reply_free(&r);
     bd_call_unhold(j->call);
 }
 
@@ -295,7 +281,7 @@ static void job_run(bd_job *base)
         bd_call_unhold(j->call);
         return;
     }
-    job_reply(j, exec, NULL, t0, t1, t2, j->b.batch ? j->b.batch : 1);
+    job_reply(j, exec, NULL, &(run_times){ t0, t1, t2, j->b.batch ? j->b.batch : 1 });
     bd_served_exec_release(s, exec);
 }
 
@@ -402,7 +388,7 @@ static void job_run_batch(bd_job *list, size_t n)
             bd_call_unhold(j->call);
             continue;
         }
-        job_reply(j, exec, views, t0, t1, t2, run_rows);
+        job_reply(j, exec, views, &(run_times){ t0, t1, t2, run_rows });
         run_rows = 0;                               /* counted once, with the first reply */
     }
     bd_served_exec_release(s, exec);
@@ -480,13 +466,15 @@ static void run_inline(infer_job *j)
 
 /* ---- the handlers ---------------------------------------------------------------------------- */
 
-/* Decode C's request into a new job, set as the call's state; NULL when already answered
- * (malformed, out of memory). */
+/* C's request (decoded, or the one it carries in memory) in a new job, set as the call's
+ * state; NULL when already answered (malformed, out of memory). */
 static infer_job *job_new(bd_call *c)
 {
     uint64_t start = bd_now_ns();
-    inference_ModelInferRequest *req = BD_CALL_DECODE(c, inference_ModelInferRequest, "ModelInferRequest");
-    if (!req)
+    const bd_infer_request *in_memory = bd_call_local_request(c);
+    const inference_ModelInferRequest *msg = in_memory ? NULL :
+        BD_CALL_DECODE(c, inference_ModelInferRequest, "ModelInferRequest");
+    if (!in_memory && !msg)
         return NULL;
     infer_job *j = calloc(1, sizeof *j);
     if (!j) {
@@ -495,9 +483,24 @@ static infer_job *job_new(bd_call *c)
     }
     bd_call_set_state(c, j, job_free);
     j->call = c;
-    j->req = req;
+    j->msg = msg;
+    j->req = in_memory;
+    j->model = msg ? (msg->model_name ? msg->model_name : "") : in_memory->model;
+    j->version = msg ? msg->model_version : in_memory->version;
     j->start_ns = start;
     return j;
+}
+
+/* J's request (read from its message first, when it came as one) bound to its model. */
+static int bind_request(infer_job *j, bd_error *err)
+{
+    if (j->msg) {
+        int rc = bd_rpc_infer_request(&j->from_msg, j->msg, err);
+        if (rc)
+            return rc;
+        j->req = &j->from_msg;
+    }
+    return bd_infer_bind(&j->b, j->req, j->graph, err);
 }
 
 /* max_batch_size > 0 (config.json, Triton's convention): every input's first dim is the
@@ -527,20 +530,6 @@ static int check_batch(const infer_job *j, bd_error *err)
     return 0;
 }
 
-/* An integer request parameter (int64 or uint64, >= 0) into *OUT; BD_EINVAL otherwise. */
-static int uint_parameter(const inference_InferParameter *v, bool has, const char *key, uint64_t *out,
-                          bd_error *err)
-{
-    if (has && v->which_parameter_choice == inference_InferParameter_uint64_param_tag)
-        *out = v->parameter_choice.uint64_param;
-    else if (has && v->which_parameter_choice == inference_InferParameter_int64_param_tag &&
-             v->parameter_choice.int64_param >= 0)
-        *out = (uint64_t)v->parameter_choice.int64_param;
-    else
-        return bd_error_set(err, BD_EINVAL, "request parameter '%s' must be a non-negative integer", key);
-    return 0;
-}
-
 /* A batching model's queue placement (Triton's request parameters): "priority" (1 = first;
  * 0 or over priority_levels = the default level) and "timeout" (microseconds; lowers the
  * queue policy's default_timeout_microseconds when allow_timeout_override), and the batch
@@ -548,19 +537,10 @@ static int uint_parameter(const inference_InferParameter *v, bool has, const cha
 static int queue_parameters(infer_job *j, bd_error *err)
 {
     const bd_batching_config *bc = bd_served_batching_config(j->base.served);
-    uint64_t priority = 0, timeout_us = 0;
-    for (pb_size_t p = 0; p < j->req->parameters_count; p++) {
-        const char *key = j->req->parameters[p].key ? j->req->parameters[p].key : "";
-        int rc = 0;
-        if (!strcmp(key, "priority"))
-            rc = uint_parameter(&j->req->parameters[p].value, j->req->parameters[p].has_value, key,
-                                &priority, err);
-        else if (!strcmp(key, "timeout"))
-            rc = uint_parameter(&j->req->parameters[p].value, j->req->parameters[p].has_value, key,
-                                &timeout_us, err);
-        if (rc)
-            return rc;
-    }
+    if (j->req->bad_queue_param)
+        return bd_error_set(err, BD_EINVAL, "request parameter '%s' must be a non-negative integer",
+                            j->req->bad_queue_param);
+    uint64_t priority = j->req->priority, timeout_us = j->req->timeout_us;
     j->base.level = 0;
     if (bc->priority_levels > 0)
         j->base.level = priority == 0 || priority > bc->priority_levels ? bc->default_priority_level
@@ -586,7 +566,7 @@ static void job_start(infer_job *j, bool may_inline)
     int rc;
     j->graph = bd_model_graph(bd_served_model(j->base.served));
     j->b.shm_copy_limit = bd_call_config(c)->max_run_memory_bytes;
-    if ((rc = bd_infer_bind(&j->b, j->req, j->graph, &err)) != 0) {
+    if ((rc = bind_request(j, &err)) != 0) {
         bd_error_prefix(&err, "model '%s': ", bd_served_name(j->base.served));
         fail(j, rc, err.msg);
         return;
@@ -625,8 +605,7 @@ bool bd_rpc_model_infer_fast(bd_call *c)
     infer_job *j = job_new(c);
     if (!j)
         return true;
-    j->base.served = bd_call_cached_served(c, j->req->model_name ? j->req->model_name : "",
-                                           j->req->model_version);
+    j->base.served = bd_call_cached_served(c, j->model, j->version);
     if (!j->base.served)
         return false;                   /* the loop asks the registry (bd_rpc_model_infer) */
     job_start(j, true);
@@ -639,8 +618,7 @@ void bd_rpc_model_infer(bd_call *c)
     if (!j && !(j = job_new(c)))
         return;
     bd_error err = {0};
-    int rc = bd_registry_acquire(bd_call_registry(c), j->req->model_name ? j->req->model_name : "",
-                                 j->req->model_version, &j->base.served, &err);
+    int rc = bd_registry_acquire(bd_call_registry(c), j->model, j->version, &j->base.served, &err);
     if (rc) {
         bd_call_fail(c, rc, err.msg);
         return;

@@ -90,6 +90,10 @@ struct bd_call {
     void               *local_arg;
     uint8_t            *local_payload;
     bd_local_cancel    *local_cancel;
+    /* ... or LOCAL_REQUEST, a request in memory (bd_server_call_local_request), answered in
+     * memory too. */
+    void               *local_request;
+    void              (*local_request_free)(void *request);
     /* A stream (bd_call_stream_start): its hooks, its one read and one write, and its place
      * in the server's list of open streams (under the server's lock). */
     const bd_stream_hooks *stream;
@@ -317,6 +321,8 @@ static void call_free(bd_call *c)
     bd_wire_reader_free(&c->rd);
     if (c->state_free)
         c->state_free(c->state);
+    if (c->local_request_free)                  /* after the state that reads it */
+        c->local_request_free(c->local_request);
     if (c->payload)
         grpc_byte_buffer_destroy(c->payload);
     if (c->flat_owned)
@@ -795,6 +801,11 @@ static void reply_local(bd_call *c, const pb_msgdesc_t *fields, const void *msg)
     call_release(c);
 }
 
+void bd_call_reply_in_memory(bd_call *c, const void *msg)
+{
+    reply_local(c, NULL, msg);
+}
+
 void bd_call_reply_sized(bd_call *c, const pb_msgdesc_t *fields, const void *msg, size_t size,
                          void (*write)(const void *msg, uint8_t *dst))
 {
@@ -972,22 +983,23 @@ bool bd_call_stream_write(bd_call *c, bd_call_msg *m)
 
 /* ---- local calls (another transport: REST; a stream's requests) ------------------------------ */
 
-int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
-                         uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
-                         void *arg)
+void *bd_call_local_request(const bd_call *c) { return c->local_request; }
+
+/* A local call to PATH: its request PAYLOAD (bytes) or REQUEST (in memory), both taken. */
+static int call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
+                      void *request, void (*request_free)(void *), uint64_t deadline_ns,
+                      bd_local_cancel *cancel, bd_local_reply_fn reply, void *arg)
 {
     int m = -1;
     for (size_t i = 0; i < s->n_methods; i++)
         if (!strcmp(s->methods[i].path, path))
             m = (int)i;
-    if (m < 0) {
-        free(payload);
-        return BD_ENOTFOUND;
-    }
-    bd_call *c = calloc(1, sizeof *c);
+    bd_call *c = m < 0 ? NULL : calloc(1, sizeof *c);
     if (!c) {
         free(payload);
-        return BD_ENOMEM;
+        if (request_free)
+            request_free(request);
+        return m < 0 ? BD_ENOTFOUND : BD_ENOMEM;
     }
     static const uint8_t empty[1];
     c->srv = s;
@@ -995,6 +1007,8 @@ int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_
     c->local_reply = reply;
     c->local_arg = arg;
     c->local_payload = payload;
+    c->local_request = request;
+    c->local_request_free = request_free;
     if (cancel) {
         pthread_mutex_lock(&cancel->lock);
         cancel->refs++;
@@ -1023,6 +1037,20 @@ int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_
     }
     call_release(c);                            /* the handler's */
     return 0;
+}
+
+int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
+                         uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
+                         void *arg)
+{
+    return call_local(s, path, payload, len, NULL, NULL, deadline_ns, cancel, reply, arg);
+}
+
+int bd_server_call_local_request(bd_server *s, const char *path, void *request,
+                                 void (*request_free)(void *request), uint64_t deadline_ns,
+                                 bd_local_cancel *cancel, bd_local_reply_fn reply, void *arg)
+{
+    return call_local(s, path, NULL, 0, request, request_free, deadline_ns, cancel, reply, arg);
 }
 
 /* ---- server lifecycle -------------------------------------------------------------------------- */

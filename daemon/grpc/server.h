@@ -80,7 +80,8 @@ void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg);
 
 /* How a local call is answered, exactly once, on the thread that answers it (the loop or a
  * worker): STATUS OK with MSG (FIELDS describes it; valid only during the callback, tensor
- * spans included) or an error STATUS with MESSAGE (FIELDS and MSG NULL). */
+ * spans included; FIELDS NULL for a call made with its request in memory: MSG is then the
+ * method's answer in memory) or an error STATUS with MESSAGE (FIELDS and MSG NULL). */
 typedef void (*bd_local_reply_fn)(void *arg, grpc_status_code status, const char *message,
                                   const pb_msgdesc_t *fields, const void *msg);
 
@@ -104,6 +105,14 @@ void             bd_local_cancel_release(bd_local_cancel *k);
 int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
                          uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
                          void *arg);
+/* As bd_server_call_local, with the request in memory instead of bytes, for a method whose
+ * handler reads one (ModelInfer: a bd_infer_request, daemon/infer/infer_request.h; no
+ * protobuf on the way): REQUEST is taken, REQUEST_FREE(REQUEST) runs when the call is freed
+ * (at once when this fails). The answer comes back in memory: REPLY gets FIELDS NULL and MSG
+ * the method's answer (ModelInfer: a bd_infer_reply, daemon/infer/infer_reply.h). */
+int bd_server_call_local_request(bd_server *s, const char *path, void *request,
+                                 void (*request_free)(void *request), uint64_t deadline_ns,
+                                 bd_local_cancel *cancel, bd_local_reply_fn reply, void *arg);
 
 /* ---- one RPC (handlers in rpc_*.c) ------------------------------------------------------- */
 
@@ -157,6 +166,13 @@ void bd_call_watch_cancel(bd_call *c, atomic_bool *flag);
 bd_served *bd_call_cached_served(const bd_call *c, const char *name, const char *version);
 /* Tell the table S (just acquired from the registry) serves its name. Loop thread. */
 void       bd_call_remember_served(bd_call *c, bd_served *s);
+
+/* The request in memory a local call carries (bd_server_call_local_request), or NULL when
+ * the call came with bytes. */
+void *bd_call_local_request(const bd_call *c);
+/* Answer a call that carried its request in memory with MSG, its answer in memory (the
+ * method's type), exactly once, from any thread. */
+void  bd_call_reply_in_memory(bd_call *c, const void *msg);
 
 /* Decode the request into a zeroed message of SIZE bytes the call owns (*MSG; FIELDS e.g.
  * inference_ModelReadyRequest_fields), tensor payloads referenced in place. The message, its

@@ -1,4 +1,5 @@
-/* ModelInferRequest -> DLTensors against a model's signature (infer_bind.h).
+/* A neutral request (infer_request.h) -> DLTensors against a model's signature
+ * (infer_bind.h).
  *
  * A raw tensor is used in place when its bytes are aligned for its element type; otherwise
  * (protobuf gives no alignment guarantee) it is copied once into an aligned buffer, so no
@@ -12,8 +13,6 @@
 #include <string.h>
 
 #include <pb_decode.h>
-
-#include "proto/wire_span.h"
 
 void *bd_infer_small_or_calloc(void *small, size_t n, size_t size)
 {
@@ -65,36 +64,38 @@ static void *own(bd_infer_binding *b, size_t bytes)
 
 /* ---- typed contents ------------------------------------------------------------------------ */
 
-typedef struct contents_field {
-    const char *name;
-    size_t      offset;                         /* of its bd_wire_spans in InferTensorContents */
-} contents_field;
-
-#define FIELD(f) { #f, offsetof(inference_InferTensorContents, f) }
-static const contents_field CONTENTS_FIELDS[] = {
-    FIELD(bool_contents), FIELD(int_contents), FIELD(int64_contents), FIELD(uint_contents),
-    FIELD(uint64_contents), FIELD(fp32_contents), FIELD(fp64_contents), FIELD(bytes_contents),
+/* The typed values' fields, by kind (their names in gRPC's InferTensorContents). */
+static const char *const VALUE_FIELDS[BD_VALUES_KINDS] = {
+    [BD_VALUES_BOOL] = "bool_contents",   [BD_VALUES_INT] = "int_contents",
+    [BD_VALUES_INT64] = "int64_contents", [BD_VALUES_UINT] = "uint_contents",
+    [BD_VALUES_UINT64] = "uint64_contents", [BD_VALUES_FP32] = "fp32_contents",
+    [BD_VALUES_FP64] = "fp64_contents",   [BD_VALUES_BYTES] = "bytes_contents",
 };
-#undef FIELD
 
-static const bd_wire_spans *field_spans(const inference_InferTensorContents *tc, const contents_field *f)
-{
-    return (const bd_wire_spans *)((const char *)tc + f->offset);
-}
-
-/* The InferTensorContents field that carries DTYPE; NULL for types that travel raw only. */
-static const char *contents_field_name(int dtype)
+/* The kind of values that carries DTYPE; -1 for types that travel raw only. */
+static int value_kind(int dtype)
 {
     switch (dtype) {
-    case BD_DT_BOOL:   return "bool_contents";
-    case BD_DT_INT8: case BD_DT_INT16: case BD_DT_INT32: return "int_contents";
-    case BD_DT_INT64:  return "int64_contents";
-    case BD_DT_UINT8: case BD_DT_UINT16: case BD_DT_UINT32: return "uint_contents";
-    case BD_DT_UINT64: return "uint64_contents";
-    case BD_DT_FLOAT:  return "fp32_contents";
-    case BD_DT_DOUBLE: return "fp64_contents";
-    default:           return NULL;
+    case BD_DT_BOOL:   return BD_VALUES_BOOL;
+    case BD_DT_INT8: case BD_DT_INT16: case BD_DT_INT32: return BD_VALUES_INT;
+    case BD_DT_INT64:  return BD_VALUES_INT64;
+    case BD_DT_UINT8: case BD_DT_UINT16: case BD_DT_UINT32: return BD_VALUES_UINT;
+    case BD_DT_UINT64: return BD_VALUES_UINT64;
+    case BD_DT_FLOAT:  return BD_VALUES_FP32;
+    case BD_DT_DOUBLE: return BD_VALUES_FP64;
+    default:           return -1;
     }
+}
+
+static const char *contents_field_name(int dtype)
+{
+    int kind = value_kind(dtype);
+    return kind < 0 ? NULL : VALUE_FIELDS[kind];
+}
+
+static bool values_sent(const bd_infer_input *t, int kind)
+{
+    return t->values[kind] && t->values[kind]->list.count > 0;
 }
 
 /* Store the varint V of element I of DST (DTYPE); false when V is out of DTYPE's range. */
@@ -114,23 +115,23 @@ static bool store_varint(int dtype, void *dst, size_t i, uint64_t v)
     }
 }
 
-/* Typed contents TC of input NAME (DTYPE, NUMEL elements): only the field for DTYPE may be
- * set, with exactly NUMEL values. Counts them, then converts them into a buffer owned by B
+/* Typed values of input T (NAME, DTYPE, NUMEL elements): only the kind for DTYPE may be
+ * sent, with exactly NUMEL values. Counts them, then converts them into a buffer owned by B
  * (*DATA). */
-static int bind_contents(bd_infer_binding *b, const inference_InferTensorContents *tc, const char *name,
+static int bind_contents(bd_infer_binding *b, const bd_infer_input *t, const char *name,
                          int dtype, size_t numel, size_t esize, const void **data, bd_error *err)
 {
+    int kind = value_kind(dtype);
     const char *want = contents_field_name(dtype);
-    for (size_t f = 0; f < sizeof CONTENTS_FIELDS / sizeof *CONTENTS_FIELDS; f++) {
-        const contents_field *cf = &CONTENTS_FIELDS[f];
-        if (field_spans(tc, cf)->list.count == 0 || (want && strcmp(cf->name, want) == 0))
+    for (int f = 0; f < BD_VALUES_KINDS; f++) {
+        if (!values_sent(t, f) || f == kind)
             continue;
         if (!want)
             return bd_error_set(err, BD_EINVAL, "input '%s': %s data must be sent in raw_input_contents "
                                 "(typed contents cannot carry it), got contents.%s", name,
-                                bd_dtype_name(dtype), cf->name);
+                                bd_dtype_name(dtype), VALUE_FIELDS[f]);
         return bd_error_set(err, BD_EINVAL, "input '%s': %s values go in contents.%s, got contents.%s",
-                            name, bd_dtype_name(dtype), want, cf->name);
+                            name, bd_dtype_name(dtype), want, VALUE_FIELDS[f]);
     }
     if (!want) {                                /* nothing sent, as for an empty tensor */
         if (numel > 0)
@@ -141,14 +142,8 @@ static int bind_contents(bd_infer_binding *b, const inference_InferTensorContent
     }
 
     /* Count first: NUMEL comes from the client's shape, the count from the message. */
-    const bd_wire_spans *s =
-        dtype == BD_DT_BOOL ? &tc->bool_contents :
-        dtype == BD_DT_INT64 ? &tc->int64_contents :
-        dtype == BD_DT_UINT64 ? &tc->uint64_contents :
-        dtype == BD_DT_FLOAT ? &tc->fp32_contents :
-        dtype == BD_DT_DOUBLE ? &tc->fp64_contents :
-        (dtype == BD_DT_INT8 || dtype == BD_DT_INT16 || dtype == BD_DT_INT32) ? &tc->int_contents
-                                                                             : &tc->uint_contents;
+    static const bd_wire_spans none;
+    const bd_wire_spans *s = t->values[kind] ? t->values[kind] : &none;
     bool fixed = dtype == BD_DT_FLOAT || dtype == BD_DT_DOUBLE;
     size_t bytes = bd_wire_spans_bytes(s);
     size_t got = fixed ? bytes / esize : bd_wire_spans_count_varints(s);
@@ -191,57 +186,10 @@ static int bind_contents(bd_infer_binding *b, const inference_InferTensorContent
     return 0;
 }
 
-/* ---- shared memory parameters ------------------------------------------------------------ */
-
-/* A tensor's shared memory parameters, gathered from its parameter map. */
-typedef struct shm_ref {
-    const char *region;                     /* NULL: the tensor does not use shared memory */
-    uint64_t    offset, size;
-    bool        has_size;
-} shm_ref;
-
-static bool is_shm_key(const char *key)
-{
-    return !strcmp(key, "shared_memory_region") || !strcmp(key, "shared_memory_byte_size") ||
-           !strcmp(key, "shared_memory_offset");
-}
-
-/* One parameter KEY = V (HAS: a value was sent) of tensor WHAT into R; 0 when KEY is no
- * shared memory parameter. */
-static int shm_param(shm_ref *r, const char *key, bool has, const inference_InferParameter *v,
-                     const char *what, bd_error *err)
-{
-    if (!strcmp(key, "shared_memory_region")) {
-        if (!has || v->which_parameter_choice != inference_InferParameter_string_param_tag ||
-            !v->parameter_choice.string_param)
-            return bd_error_set(err, BD_EINVAL, "%s: parameter 'shared_memory_region' must be a "
-                                "string (a registered region's name)", what);
-        r->region = v->parameter_choice.string_param;
-        return 0;
-    }
-    bool is_size = !strcmp(key, "shared_memory_byte_size");
-    if (!is_size && strcmp(key, "shared_memory_offset") != 0)
-        return 0;
-    int64_t n = !has ? -1
-              : v->which_parameter_choice == inference_InferParameter_int64_param_tag
-                    ? v->parameter_choice.int64_param
-              : v->which_parameter_choice == inference_InferParameter_uint64_param_tag &&
-                v->parameter_choice.uint64_param <= (uint64_t)INT64_MAX
-                    ? (int64_t)v->parameter_choice.uint64_param : -1;
-    if (n < 0)
-        return bd_error_set(err, BD_EINVAL, "%s: parameter '%s' must be a non-negative integer "
-                            "(bytes)", what, key);
-    if (is_size) {
-        r->size = (uint64_t)n;
-        r->has_size = true;
-    } else {
-        r->offset = (uint64_t)n;
-    }
-    return 0;
-}
+/* ---- shared memory ---------------------------------------------------------------------- */
 
 /* The region R names, its reference kept by B; its bytes [offset, offset+size) in *DATA. */
-static int shm_use(bd_infer_binding *b, const shm_ref *r, const char *what, bd_shm_region **region,
+static int shm_use(bd_infer_binding *b, const bd_infer_shm_ref *r, const char *what, bd_shm_region **region,
                    void **data, bd_error *err)
 {
     if (!r->has_size)
@@ -264,19 +212,17 @@ static int shm_use(bd_infer_binding *b, const shm_ref *r, const char *what, bd_s
 
 /* ---- inputs ------------------------------------------------------------------------------ */
 
-/* Check request input T (its bytes raw_input_contents[K] when sent raw, or in the shared
- * memory SHM names) against signature input V and point DL (its shape stored in SHAPE) at
- * its data. */
-static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *req,
-                      const inference_ModelInferRequest_InferInputTensor *t, size_t k,
-                      const shm_ref *shm, const bd_value *v, DLTensor *dl, int64_t *shape,
-                      bd_error *err)
+/* Check request input T against signature input V and point DL (its shape stored in SHAPE)
+ * at its data. */
+static int bind_input(bd_infer_binding *b, const bd_infer_input *t, const bd_value *v,
+                      DLTensor *dl, int64_t *shape, bd_error *err)
 {
     char want[128], got[128];
-    int dt = bd_dtype_from_name(t->datatype ? t->datatype : "");
+    const bd_infer_shm_ref *shm = &t->shm;
+    int dt = bd_dtype_from_name(t->datatype);
     if (dt == BD_DT_UNDEFINED)
         return bd_error_set(err, BD_EINVAL, "input '%s': unknown datatype '%s' (expected %s)", v->name,
-                            t->datatype ? t->datatype : "", bd_dtype_name(v->dtype));
+                            t->datatype, bd_dtype_name(v->dtype));
     if (dt != v->dtype)
         return bd_error_set(err, BD_EINVAL, "input '%s': expected datatype %s, got %s", v->name,
                             bd_dtype_name(v->dtype), bd_dtype_name(dt));
@@ -286,10 +232,10 @@ static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *re
                             bd_dtype_name(dt));
 
     /* shape: the model's rank, every dim >= 0 and equal to the model's where it is fixed */
-    if (t->shape_count > BD_MAX_RANK)
-        return bd_error_set(err, BD_EINVAL, "input '%s': expected shape %s, got rank %u", v->name,
-                            bd_shape_str(&v->shape, want, sizeof want), (unsigned)t->shape_count);
-    bd_shape gs = { .rank = (int)t->shape_count };
+    if (t->rank > BD_MAX_RANK)
+        return bd_error_set(err, BD_EINVAL, "input '%s': expected shape %s, got rank %zu", v->name,
+                            bd_shape_str(&v->shape, want, sizeof want), t->rank);
+    bd_shape gs = { .rank = (int)t->rank };
     for (int d = 0; d < gs.rank; d++)
         gs.dims[d] = t->shape[d];
     bool ok = v->shape.rank < 0 || gs.rank == v->shape.rank;
@@ -314,7 +260,7 @@ static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *re
     if (shm->region) {
         char what[160];
         snprintf(what, sizeof what, "input '%s'", v->name);
-        if (t->has_contents)
+        if (t->has_values)
             return bd_error_set(err, BD_EINVAL, "input '%s': has both contents and "
                                 "shared_memory_region (send one or the other)", v->name);
         if (shm->has_size && shm->size != bytes)
@@ -340,13 +286,11 @@ static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *re
         if (bytes)
             memcpy(copy, at, bytes);
         data = copy;
-    } else if (req->raw_input_contents.list.count > 0) {
-        if (t->has_contents)
+    } else if (t->has_raw) {
+        if (t->has_values)
             return bd_error_set(err, BD_EINVAL, "input '%s': has both contents and raw_input_contents "
                                 "(send one or the other)", v->name);
-        if (k >= req->raw_input_contents.list.count)     /* counted in bind_inputs; defensive */
-            return bd_error_set(err, BD_EINVAL, "input '%s': no raw_input_contents entry", v->name);
-        const bd_wire_span *sp = &req->raw_input_contents.list.items[k];
+        const bd_wire_span *sp = &t->raw;
         if (sp->size != bytes)
             return bd_error_set(err, BD_EINVAL, "input '%s': expected %zu bytes of raw_input_contents "
                                 "for %s %s, got %zu", v->name, bytes, bd_dtype_name(dt),
@@ -360,8 +304,8 @@ static int bind_input(bd_infer_binding *b, const inference_ModelInferRequest *re
                 memcpy(copy, data, bytes);
             data = copy;
         }
-    } else if (t->has_contents) {
-        int rc = bind_contents(b, &t->contents, v->name, dt, (size_t)numel, esize, &data, err);
+    } else if (t->has_values) {
+        int rc = bind_contents(b, t, v->name, dt, (size_t)numel, esize, &data, err);
         if (rc)
             return rc;
     } else if (numel > 0) {
@@ -395,25 +339,20 @@ static const char *names(const bd_graph *g, bool inputs, char *buf, size_t size)
     return buf;
 }
 
-static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *req, const bd_graph *g,
+/* "byte_size / offset without region": shared memory parameters that say nothing. */
+static int shm_ref_check(const bd_infer_shm_ref *shm, const char *what, bd_error *err)
+{
+    if (!shm->region && (shm->has_size || shm->offset))
+        return bd_error_set(err, BD_EINVAL, "%s: shared_memory_byte_size / shared_memory_offset "
+                            "without 'shared_memory_region'", what);
+    return 0;
+}
+
+static int bind_inputs(bd_infer_binding *b, const bd_infer_request *req, const bd_graph *g,
                        bd_error *err)
 {
     char list[256];
     size_t n = bd_graph_num_inputs(g);
-    size_t n_shm = 0;
-    for (size_t k = 0; k < req->inputs_count; k++) {
-        bool in_shm = false;                /* a key given twice counts once */
-        for (pb_size_t p = 0; p < req->inputs[k].parameters_count; p++) {
-            const char *key = req->inputs[k].parameters[p].key;
-            in_shm |= key && !strcmp(key, "shared_memory_region");
-        }
-        n_shm += in_shm;
-    }
-    size_t n_raw = req->inputs_count - n_shm;
-    if (req->raw_input_contents.list.count > 0 && req->raw_input_contents.list.count != n_raw)
-        return bd_error_set(err, BD_EINVAL, "raw_input_contents has %zu entries for %zu inputs (expected "
-                            "one per input not in shared memory, in the order of 'inputs')",
-                            req->raw_input_contents.list.count, n_raw);
     b->n_inputs = n;
     bool seen_small[BD_INFER_SMALL];
     b->inputs = bd_infer_small_or_calloc(b->inputs_small, n, sizeof *b->inputs);
@@ -422,35 +361,23 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
     int rc = 0;
     if (!b->inputs || !b->shapes || !seen)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
-    for (size_t k = 0, raw = 0; k < req->inputs_count && !rc; k++) {
-        const inference_ModelInferRequest_InferInputTensor *t = &req->inputs[k];
-        const char *name = t->name ? t->name : "";
+    for (size_t k = 0; k < req->n_inputs && !rc; k++) {
+        const bd_infer_input *t = &req->inputs[k];
         char what[160];
-        snprintf(what, sizeof what, "input '%s'", name);
-        shm_ref shm = {0};
-        for (pb_size_t p = 0; p < t->parameters_count && !rc; p++)
-            rc = shm_param(&shm, t->parameters[p].key ? t->parameters[p].key : "",
-                           t->parameters[p].has_value, &t->parameters[p].value, what, err);
-        if (rc)
+        snprintf(what, sizeof what, "input '%s'", t->name);
+        if ((rc = shm_ref_check(&t->shm, what, err)) != 0)
             break;
-        if (!shm.region && (shm.has_size || shm.offset))
-            rc = bd_error_set(err, BD_EINVAL, "%s: shared_memory_byte_size / shared_memory_offset "
-                              "without 'shared_memory_region'", what);
         size_t i = 0;
-        while (i < n && strcmp(bd_graph_input(g, i)->name, name) != 0)
+        while (i < n && strcmp(bd_graph_input(g, i)->name, t->name) != 0)
             i++;
-        if (rc)
-            break;
         if (i == n)
-            rc = bd_error_set(err, BD_EINVAL, "unknown input '%s' (the model's inputs: %s)", name,
+            rc = bd_error_set(err, BD_EINVAL, "unknown input '%s' (the model's inputs: %s)", t->name,
                               names(g, true, list, sizeof list));
         else if (seen[i])
-            rc = bd_error_set(err, BD_EINVAL, "input '%s' is given twice", name);
+            rc = bd_error_set(err, BD_EINVAL, "input '%s' is given twice", t->name);
         else {
             seen[i] = true;
-            rc = bind_input(b, req, t, raw, &shm, bd_graph_input(g, i), &b->inputs[i], b->shapes[i],
-                            err);
-            raw += !shm.region;
+            rc = bind_input(b, t, bd_graph_input(g, i), &b->inputs[i], b->shapes[i], err);
         }
     }
     for (size_t i = 0; i < n && !rc; i++)
@@ -461,51 +388,9 @@ static int bind_inputs(bd_infer_binding *b, const inference_ModelInferRequest *r
     return rc;
 }
 
-/* A requested output's parameters: "classification" (Triton's classification extension: a
- * count of classes, 1 to 2^32 - 1) into *CLASSIFY; "binary_data" (Triton's HTTP flag, which
- * gRPC answers in raw bytes anyway) is accepted; anything else is refused by name, so a
- * client never believes an extension braid does not have took effect. */
-static int output_parameters(const inference_ModelInferRequest_InferRequestedOutputTensor *o,
-                             const char *name, uint32_t *classify, shm_ref *shm, bd_error *err)
-{
-    char what[160];
-    snprintf(what, sizeof what, "output '%s'", name);
-    for (pb_size_t p = 0; p < o->parameters_count; p++) {
-        const char *key = o->parameters[p].key ? o->parameters[p].key : "";
-        const inference_InferParameter *v = &o->parameters[p].value;
-        if (is_shm_key(key)) {
-            int rc = shm_param(shm, key, o->parameters[p].has_value, v, what, err);
-            if (rc)
-                return rc;
-        } else if (!strcmp(key, "classification")) {
-            int64_t n = v->which_parameter_choice == inference_InferParameter_int64_param_tag
-                            ? v->parameter_choice.int64_param
-                      : v->which_parameter_choice == inference_InferParameter_uint64_param_tag &&
-                        v->parameter_choice.uint64_param <= UINT32_MAX
-                            ? (int64_t)v->parameter_choice.uint64_param : -1;
-            if (!o->parameters[p].has_value || n < 1 || n > (int64_t)UINT32_MAX)
-                return bd_error_set(err, BD_EINVAL, "output '%s': parameter 'classification' must "
-                                    "be an integer from 1 to %" PRIu32 " (the number of classes "
-                                    "to return)", name, UINT32_MAX);
-            *classify = (uint32_t)n;
-        } else if (strcmp(key, "binary_data") != 0) {
-            return bd_error_set(err, BD_EINVAL, "output '%s': unknown parameter '%s' (braid "
-                                "knows 'classification', 'binary_data' and the shared_memory_* "
-                                "ones)", name, key);
-        }
-    }
-    if (!shm->region && (shm->has_size || shm->offset))
-        return bd_error_set(err, BD_EINVAL, "%s: shared_memory_byte_size / shared_memory_offset "
-                            "without 'shared_memory_region'", what);
-    if (shm->region && *classify)               /* as Triton: classes are not written there */
-        return bd_error_set(err, BD_EINVAL, "%s: 'shared_memory_region' and 'classification' "
-                            "cannot be combined", what);
-    return 0;
-}
-
 /* Response output K goes to the shared memory SHM names. */
-static int bind_output_shm(bd_infer_binding *b, size_t k, const shm_ref *shm, const char *name,
-                           bd_error *err)
+static int bind_output_shm(bd_infer_binding *b, size_t k, const bd_infer_shm_ref *shm,
+                           const char *name, bd_error *err)
 {
     if (!b->shm_out && !(b->shm_out = calloc(b->n_out, sizeof *b->shm_out)))
         return bd_error_set(err, BD_ENOMEM, "out of memory");
@@ -523,13 +408,29 @@ static int bind_output_shm(bd_infer_binding *b, size_t k, const shm_ref *shm, co
     return 0;
 }
 
+/* Requested output O (its graph output found) as response output K: its classification and
+ * its shared memory, which cannot be combined (as Triton: classes are not written there). */
+static int bind_output(bd_infer_binding *b, size_t k, const bd_infer_output *o, bd_error *err)
+{
+    char what[160];
+    snprintf(what, sizeof what, "output '%s'", o->name);
+    int rc = shm_ref_check(&o->shm, what, err);
+    if (rc)
+        return rc;
+    if (o->shm.region && o->classify)
+        return bd_error_set(err, BD_EINVAL, "%s: 'shared_memory_region' and 'classification' "
+                            "cannot be combined", what);
+    b->classify[k] = o->classify;
+    return o->shm.region ? bind_output_shm(b, k, &o->shm, o->name, err) : 0;
+}
+
 /* Requested outputs: none = all, in the model's order; else each known and named once. */
-static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *req, const bd_graph *g,
+static int bind_outputs(bd_infer_binding *b, const bd_infer_request *req, const bd_graph *g,
                         bd_error *err)
 {
     char list[256];
     size_t n_out = bd_graph_num_outputs(g);
-    b->n_out = req->outputs_count ? req->outputs_count : n_out;
+    b->n_out = req->n_outputs ? req->n_outputs : n_out;
     b->out_idx = bd_infer_small_or_calloc(b->out_idx_small, b->n_out, sizeof *b->out_idx);
     b->classify = bd_infer_small_or_calloc(b->classify_small, b->n_out, sizeof *b->classify);
     bool seen_small[BD_INFER_SMALL];
@@ -538,11 +439,11 @@ static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *
     if (!b->out_idx || !b->classify || !seen)
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
     for (size_t k = 0; k < b->n_out && !rc; k++) {
-        if (!req->outputs_count) {
+        if (!req->n_outputs) {
             b->out_idx[k] = k;
             continue;
         }
-        const char *name = req->outputs[k].name ? req->outputs[k].name : "";
+        const char *name = req->outputs[k].name;
         size_t o = 0;
         while (o < n_out && strcmp(bd_graph_output(g, o)->name, name) != 0)
             o++;
@@ -555,17 +456,14 @@ static int bind_outputs(bd_infer_binding *b, const inference_ModelInferRequest *
         else {
             seen[o] = true;
             b->out_idx[k] = o;
-            shm_ref shm = {0};
-            rc = output_parameters(&req->outputs[k], name, &b->classify[k], &shm, err);
-            if (!rc && shm.region)
-                rc = bind_output_shm(b, k, &shm, name, err);
+            rc = bind_output(b, k, &req->outputs[k], err);
         }
     }
     bd_infer_free_unless(seen, seen_small);
     return rc;
 }
 
-int bd_infer_bind(bd_infer_binding *b, const inference_ModelInferRequest *req, const bd_graph *g,
+int bd_infer_bind(bd_infer_binding *b, const bd_infer_request *req, const bd_graph *g,
                   bd_error *err)
 {
     int rc = bind_inputs(b, req, g, err);

@@ -1,6 +1,6 @@
-/* Binding a decoded ModelInferRequest to a model's signature: every check of what a client
- * sent that needs no server (no registry, no gRPC, no plan), so tests/fuzz/fuzz_infer.c runs
- * exactly the code braidd runs.
+/* Binding a request (infer_request.h, from either port) to a model's signature: every check
+ * of what a client sent that needs no server (no registry, no port, no plan), so
+ * tests/fuzz/fuzz_infer.c runs exactly the code braidd runs.
  *
  *   bd_infer_bind           match inputs by name; check datatype, shape, byte or value count;
  *                           point a DLTensor at each input's data (in the request, or in an
@@ -16,13 +16,12 @@
  *                           (shm_region.h), and check that no region the request used shrank
  *                           meanwhile
  *
- * Shared memory (Triton's extension): an input or requested output whose parameters name a
- * "shared_memory_region" (with "shared_memory_byte_size", optional "shared_memory_offset")
- * takes its bytes from / gives them to that region. An input in a region is copied into
- * memory the binding owns, read once (the client may rewrite its region at any time, and no
- * kernel may read memory that changes under it: docs/security.md); raw_input_contents then has one entry
- * per input NOT in shared memory, in the order of 'inputs' (what tritonclient sends). The
- * binding holds a reference on each region it uses until it is released.
+ * Shared memory (Triton's extension): an input or requested output with a shm reference
+ * (a region, its byte size, an optional offset) takes its bytes from / gives them to that
+ * region. An input in a region is copied into memory the binding owns, read once (the client
+ * may rewrite its region at any time, and no kernel may read memory that changes under it:
+ * docs/security.md). The binding holds a reference on each region it uses until it is
+ * released.
  *
  * Hostile input: every count and size below is checked before anything is allocated, and
  * every product is overflow-checked. A shape may describe at most BD_INFER_MAX_ELEMENTS
@@ -39,17 +38,15 @@
 
 #include <dlpack/dlpack.h>
 
-#include "proto/inference.pb.h"
 #include "core/error.h"
 #include "core/ir/graph.h"
+#include "daemon/infer/infer_request.h"
 #include "daemon/infer/shm_region.h"
 #include "runtime/plan.h"
 
 /* Elements one input shape may describe, 0 dims counted as 1: 2^31 - 1, more than a
  * message of gRPC's largest size (max_message_bytes <= 2^31 - 1) can carry. */
 #define BD_INFER_MAX_ELEMENTS INT64_C(2147483647)
-
-#define BD_INFER_SMALL 4            /* inputs/outputs kept without allocating */
 
 /* N elements of SIZE bytes: SMALL (room for BD_INFER_SMALL of them) zeroed when N fits, else
  * zeroed heap memory (NULL when out of memory). Release with bd_infer_free_unless(p, SMALL). */
@@ -87,10 +84,10 @@ typedef struct bd_infer_binding {
     uint32_t   classify_small[BD_INFER_SMALL];
 } bd_infer_binding;
 
-/* Bind REQ to G's signature (inputs and outputs only are read). REQ and its decoded buffer
+/* Bind REQ to G's signature (inputs and outputs only are read). The bytes REQ points at
  * must outlive B (raw inputs are used in place). On failure returns BD_EINVAL / BD_ENOMEM
  * with ERR naming the tensor; B must be released either way. */
-int  bd_infer_bind(bd_infer_binding *b, const inference_ModelInferRequest *req, const bd_graph *g,
+int  bd_infer_bind(bd_infer_binding *b, const bd_infer_request *req, const bd_graph *g,
                    bd_error *err);
 /* Free what bd_infer_bind allocated; B is zeroed again. NULL is allowed. */
 void bd_infer_binding_release(bd_infer_binding *b);

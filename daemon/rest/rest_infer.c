@@ -1,4 +1,4 @@
-/* REST infer bodies <-> ModelInferRequest / ModelInferResponse (rest_infer.h). */
+/* REST infer bodies <-> the neutral request and answer (rest_infer.h). */
 #include "daemon/rest/rest_infer.h"
 
 #include <inttypes.h>
@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <pb_encode.h>
 
 #include "core/json_text.h"
 #include "core/ir/dtype.h"
@@ -68,32 +67,42 @@ int bd_rest_json_check(const char *text, size_t len, size_t max_values, int max_
 
 /* ---- the request ----------------------------------------------------------------------- */
 
-/* What one request owns while it is built; freed together. */
-typedef struct req_build {
-    inference_ModelInferRequest req;
-    inference_ModelInferRequest_InferInputTensor *inputs;
-    inference_ModelInferRequest_InferRequestedOutputTensor *outputs;
-    inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *out_params;  /* OUT_PARAMS per output */
-    inference_ModelInferRequest_InferInputTensor_ParametersEntry *in_params;            /* SHM_PARAMS per input */
-    int64_t  (*shapes)[BD_MAX_RANK];
-    bd_wire_span *spans;            /* of the inputs not in shared memory */
-    size_t    n_spans;
-    void    **owned;                /* converted JSON data, one per input (or NULL) */
-    size_t    n_in;
-    inference_ModelInferRequest_ParametersEntry priority;   /* request parameter "priority" */
-} req_build;
+/* What one request owns: the views of its neutral request point into it. */
+struct bd_rest_request {
+    bd_infer_request req;
+    char    *model, *version;       /* copies: the route's strings live on the loop's stack */
+    cJSON   *root;                  /* names, datatypes, the id (JSON "data" dropped once
+                                       converted) */
+    char    *body;                  /* binary inputs are views into it (bd_rest_request_adopt) */
+    int64_t (*shapes)[BD_MAX_RANK];
+    void   **owned;                 /* converted JSON data, one per input (or NULL) */
+    size_t   n_in;
+};
 
-static void build_free(req_build *b)
+void bd_rest_request_free(bd_rest_request *r)
 {
-    for (size_t i = 0; b->owned && i < b->n_in; i++)
-        free(b->owned[i]);
-    free(b->owned);
-    free(b->inputs);
-    free(b->outputs);
-    free(b->out_params);
-    free(b->in_params);
-    free(b->shapes);
-    free(b->spans);
+    if (!r)
+        return;
+    for (size_t i = 0; r->owned && i < r->n_in; i++)
+        free(r->owned[i]);
+    free(r->owned);
+    free(r->shapes);
+    bd_infer_request_free(&r->req);
+    cJSON_Delete(r->root);
+    free(r->body);
+    free(r->model);
+    free(r->version);
+    free(r);
+}
+
+const bd_infer_request *bd_rest_request_get(const bd_rest_request *r)
+{
+    return &r->req;
+}
+
+void bd_rest_request_adopt(bd_rest_request *r, char *body)
+{
+    r->body = body;
 }
 
 static const char *json_name(const cJSON *o, const char *what, size_t i, char *buf, size_t n)
@@ -238,28 +247,31 @@ static bool is_shm_key(const char *key)
            !strcmp(key, "shared_memory_offset");
 }
 
-/* JSON parameter P (a shared_memory_* one) of WHAT into the gRPC parameter V. */
-static int shm_param(const cJSON *p, const char *what, inference_InferParameter *v, bd_error *err)
+/* JSON parameter P (a shared_memory_* one) of WHAT into SHM. */
+static int shm_param(const cJSON *p, const char *what, bd_infer_shm_ref *shm, bd_error *err)
 {
     if (!strcmp(p->string, "shared_memory_region")) {
         if (!cJSON_IsString(p))
             return bd_error_set(err, BD_EINVAL, "%s: shared_memory_region must be a string", what);
-        v->which_parameter_choice = inference_InferParameter_string_param_tag;
-        v->parameter_choice.string_param = p->valuestring;
+        shm->region = p->valuestring;
         return 0;
     }
     uint64_t n;
     if (!json_u64(p, &n))
         return bd_error_set(err, BD_EINVAL, "%s: %.32s must be a non-negative integer", what,
                             p->string);
-    v->which_parameter_choice = inference_InferParameter_int64_param_tag;
-    v->parameter_choice.int64_param = (int64_t)n;       /* <= 2^53 */
+    if (!strcmp(p->string, "shared_memory_byte_size")) {
+        shm->size = n;                                  /* <= 2^53 */
+        shm->has_size = true;
+    } else {
+        shm->offset = n;
+    }
     return 0;
 }
 
 /* One input: name, datatype, shape, and its bytes (binary, from *BIN, JSON "data", or shared
  * memory). */
-static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **bin,
+static int bind_input(bd_rest_request *b, size_t i, cJSON *in, const uint8_t **bin,
                       size_t *bin_left, bd_error *err)
 {
     char nb[32];
@@ -283,7 +295,7 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
     if (dtype == BD_DT_UNDEFINED)
         return bd_error_set(err, BD_EINVAL, "input '%s': unknown datatype \"%.32s\"", name,
                             jtype->valuestring);
-    inference_ModelInferRequest_InferInputTensor *t = &b->inputs[i];
+    bd_infer_input *t = &b->req.inputs[i];
     t->name = jname->valuestring;
     t->datatype = jtype->valuestring;
     t->shape = b->shapes[i];
@@ -300,7 +312,7 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
         if (__builtin_mul_overflow(numel, v ? v : 1, &numel) || numel > (uint64_t)INT64_MAX)
             return bd_error_set(err, BD_EINVAL, "input '%s': the shape holds too many elements", name);
     }
-    t->shape_count = (pb_size_t)rank;
+    t->rank = (size_t)rank;
     numel = 1;
     for (int d = 0; d < rank; d++)
         numel *= (uint64_t)b->shapes[i][d];                 /* checked above */
@@ -311,21 +323,16 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
         if (jdata || cJSON_GetObjectItemCaseSensitive(jparams, "binary_data_size"))
             return bd_error_set(err, BD_EINVAL, "%s: shared_memory_region with \"data\" or "
                                 "binary_data_size: send the tensor one way", what);
-        inference_ModelInferRequest_InferInputTensor_ParametersEntry *e = &b->in_params[i * SHM_PARAMS];
-        pb_size_t n = 0;
+        size_t n = 0;
         for (const cJSON *p = jparams->child; p; p = p->next) {
             if (!is_shm_key(p->string))
                 continue;
-            int rc = shm_param(p, what, &e[n].value, err);
+            int rc = shm_param(p, what, &t->shm, err);
             if (rc)
                 return rc;
-            e[n].key = p->string;
-            e[n++].has_value = true;
-            if (n == SHM_PARAMS)
+            if (++n == SHM_PARAMS)
                 break;
         }
-        t->parameters = e;
-        t->parameters_count = n;
         return 0;           /* region, range and size: infer_bind.c, as for gRPC */
     }
     const cJSON *jsize = cJSON_IsObject(jparams)
@@ -342,7 +349,8 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
             return bd_error_set(err, BD_EINVAL, "input '%s': binary_data_size %" PRIu64 " is more "
                                 "than the %zu bytes left after the JSON header", name, size,
                                 *bin_left);
-        b->spans[b->n_spans++] = (bd_wire_span){ *bin, (size_t)size };
+        t->has_raw = true;
+        t->raw = (bd_wire_span){ *bin, (size_t)size };
         *bin += size;
         *bin_left -= (size_t)size;
         return 0;           /* its size against the shape: infer_bind.c, as for gRPC */
@@ -367,7 +375,9 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
         b->owned[i] = buf;
         uint8_t *p = buf;
         bytes_fill(jdata, &p);
-        b->spans[b->n_spans++] = (bd_wire_span){ buf, bytes };
+        t->has_raw = true;
+        t->raw = (bd_wire_span){ buf, bytes };
+        cJSON_DeleteItemFromObjectCaseSensitive(in, "data");   /* converted: not kept twice */
         return 0;
     }
     size_t es = bd_dtype_size(dtype);
@@ -378,12 +388,14 @@ static int bind_input(req_build *b, size_t i, const cJSON *in, const uint8_t **b
     fill_ctx f = { .dtype = dtype, .out = buf, .name = name };
     if (fill_values(&f, jdata, err))
         return BD_EINVAL;
-    b->spans[b->n_spans++] = (bd_wire_span){ buf, leaves * es };
+    t->has_raw = true;
+    t->raw = (bd_wire_span){ buf, leaves * es };
+    cJSON_DeleteItemFromObjectCaseSensitive(in, "data");       /* converted: not kept twice */
     return 0;
 }
 
 /* A requested output: its name, classification count and binary_data flag. */
-static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *outs,
+static int bind_output(bd_rest_request *b, size_t k, const cJSON *o, bd_rest_outputs *outs,
                        bd_error *err)
 {
     char nb[32];
@@ -391,8 +403,8 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
     const cJSON *jname = cJSON_GetObjectItemCaseSensitive(o, "name");
     if (!cJSON_IsObject(o) || !cJSON_IsString(jname))
         return bd_error_set(err, BD_EINVAL, "%s: expected an object with \"name\"", name);
-    b->outputs[k].name = jname->valuestring;
-    b->outputs[k].parameters = &b->out_params[k * OUT_PARAMS];
+    bd_infer_output *out = &b->req.outputs[k];
+    out->name = jname->valuestring;
     outs->binary[k] = outs->binary_all;
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(o, "parameters");
     if (!params)
@@ -400,8 +412,9 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
     if (!cJSON_IsObject(params))
         return bd_error_set(err, BD_EINVAL, "output '%s': \"parameters\" must be an object", name);
     bool explicit_binary = false;
+    size_t n_params = 0;            /* classification and shared_memory_* ones */
     for (const cJSON *p = params->child; p; p = p->next) {
-        if (b->outputs[k].parameters_count == OUT_PARAMS &&
+        if (n_params == OUT_PARAMS &&
             (is_shm_key(p->string) || !strcmp(p->string, "classification")))
             return bd_error_set(err, BD_EINVAL, "output '%s': a parameter is given twice", name);
         if (!strcmp(p->string, "binary_data")) {
@@ -415,22 +428,15 @@ static int bind_output(req_build *b, size_t k, const cJSON *o, bd_rest_outputs *
             if (!json_u64(p, &n) || n < 1 || n > UINT32_MAX)
                 return bd_error_set(err, BD_EINVAL, "output '%s': classification must be an "
                                     "integer from 1 to %" PRIu32, name, UINT32_MAX);
-            inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *e =
-                &b->out_params[k * OUT_PARAMS + b->outputs[k].parameters_count++];
-            e->key = "classification";
-            e->has_value = true;
-            e->value.which_parameter_choice = inference_InferParameter_int64_param_tag;
-            e->value.parameter_choice.int64_param = (int64_t)n;
+            out->classify = (uint32_t)n;
+            n_params++;
         } else if (is_shm_key(p->string)) {
             char what[96];
             snprintf(what, sizeof what, "output '%.64s'", name);
-            inference_ModelInferRequest_InferRequestedOutputTensor_ParametersEntry *e =
-                &b->out_params[k * OUT_PARAMS + b->outputs[k].parameters_count++];
-            int rc = shm_param(p, what, &e->value, err);
+            n_params++;
+            int rc = shm_param(p, what, &out->shm, err);
             if (rc)
                 return rc;
-            e->key = p->string;
-            e->has_value = true;
             if (!strcmp(p->string, "shared_memory_region"))
                 outs->shm[k] = true;
         } else {
@@ -456,9 +462,98 @@ static int parse_header_length(const char *s, size_t len, size_t *out, bd_error 
     return 0;
 }
 
+/* The request-level fields of ROOT into B and OUTS: "id", "parameters" (binary_data_output,
+ * timeout, priority). */
+static int request_fields(bd_rest_request *b, const cJSON *root, bd_rest_outputs *outs,
+                          bd_error *err)
+{
+    const cJSON *jin = cJSON_GetObjectItemCaseSensitive(root, "inputs");
+    const cJSON *jout = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(root, "id");
+    const cJSON *jparams = cJSON_GetObjectItemCaseSensitive(root, "parameters");
+    if (!cJSON_IsObject(root) || !cJSON_IsArray(jin))
+        return bd_error_set(err, BD_EINVAL, "the request must be a JSON object with an \"inputs\" "
+                            "array");
+    if ((jout && !cJSON_IsArray(jout)) || (jid && !cJSON_IsString(jid)) ||
+        (jparams && !cJSON_IsObject(jparams)))
+        return bd_error_set(err, BD_EINVAL, "\"outputs\" must be an array, \"id\" a string and "
+                            "\"parameters\" an object");
+    const cJSON *bdo = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "binary_data_output") : NULL;
+    if (bdo && !cJSON_IsBool(bdo))
+        return bd_error_set(err, BD_EINVAL, "parameter binary_data_output must be true or false");
+    outs->binary_all = bdo && cJSON_IsTrue(bdo);
+    const cJSON *jto = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "timeout") : NULL;
+    if (jto && (!json_u64(jto, &outs->timeout_us) || outs->timeout_us > UINT64_C(1) << 40))
+        return bd_error_set(err, BD_EINVAL, "parameter timeout must be a number of microseconds");
+    /* "priority": Triton's, for a model with dynamic_batching priority levels (1 = first) */
+    const cJSON *jpri = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "priority") : NULL;
+    if (jpri && (!json_u64(jpri, &b->req.priority) || b->req.priority > UINT32_MAX))
+        return bd_error_set(err, BD_EINVAL, "parameter priority must be an integer from 0 to %u "
+                            "(1 = served first)", UINT32_MAX);
+    b->req.id = jid ? jid->valuestring : NULL;
+    return 0;
+}
+
+/* B's arrays for N_IN inputs and N_OUT outputs, and OUTS' flags; false when out of memory. */
+static bool alloc_tensors(bd_rest_request *b, size_t n_in, size_t n_out, bd_rest_outputs *outs)
+{
+    b->n_in = n_in;
+    b->shapes = calloc(n_in ? n_in : 1, sizeof *b->shapes);
+    b->owned = calloc(n_in ? n_in : 1, sizeof *b->owned);
+    outs->binary = calloc(n_out ? n_out : 1, sizeof *outs->binary);
+    outs->shm = calloc(n_out ? n_out : 1, sizeof *outs->shm);
+    outs->n = n_out;
+    return b->shapes && b->owned && outs->binary && outs->shm &&
+           bd_infer_request_alloc(&b->req, n_in, n_out);
+}
+
+/* ROOT's inputs (their binary data the BIN_LEFT bytes at BIN) and outputs into B. */
+static int tensors(bd_rest_request *b, cJSON *root, const uint8_t *bin, size_t bin_left,
+                   bd_rest_outputs *outs, bd_error *err)
+{
+    cJSON *jin = cJSON_GetObjectItemCaseSensitive(root, "inputs");
+    const cJSON *jout = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+    size_t n_in = (size_t)cJSON_GetArraySize(jin), n_out = jout ? (size_t)cJSON_GetArraySize(jout) : 0;
+    if (n_in > 1024 || n_out > 1024)
+        return bd_error_set(err, BD_EINVAL, "at most 1024 inputs and 1024 outputs");
+    if (!alloc_tensors(b, n_in, n_out, outs))
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    int rc;
+    size_t i = 0;
+    for (cJSON *in = jin->child; in; in = in->next, i++)
+        if ((rc = bind_input(b, i, in, &bin, &bin_left, err)) != 0)
+            return rc;
+    if (bin_left)
+        return bd_error_set(err, BD_EINVAL, "%zu bytes after the JSON header belong to no input "
+                            "(the inputs' binary_data_size add up to less)", bin_left);
+    size_t k = 0;
+    for (const cJSON *o = jout ? jout->child : NULL; o; o = o->next, k++)
+        if ((rc = bind_output(b, k, o, outs, err)) != 0)
+            return rc;
+    return 0;
+}
+
+/* BODY's JSON (its first JSON_LEN bytes), bounded, parsed, with nothing after it. */
+static int parse_json(const char *body, size_t json_len, cJSON **root, bd_error *err)
+{
+    int rc = bd_rest_json_check(body, json_len, BD_REST_MAX_JSON_VALUES, BD_REST_MAX_JSON_DEPTH, err);
+    if (rc)
+        return rc;
+    const char *end = NULL;
+    *root = cJSON_ParseWithLengthOpts(body, json_len, &end, 0);
+    if (!*root)
+        return bd_error_set(err, BD_EINVAL, "the request is not valid JSON (near byte %zu)",
+                            (size_t)((end ? end : cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : body) - body));
+    for (const char *p = end; p && p < body + json_len; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0')
+            return bd_error_set(err, BD_EINVAL, "bytes after the JSON request: set "
+                                "Inference-Header-Content-Length to send binary data");
+    return 0;
+}
+
 int bd_rest_infer_request(const char *body, size_t len, const char *header_length,
-                          const char *model, const char *version, uint8_t **out,
-                          size_t *out_len, bd_rest_outputs *outs, bd_error *err)
+                          const char *model, const char *version, bd_rest_request **out,
+                          bd_rest_outputs *outs, bd_error *err)
 {
     size_t json_len = len;
     int rc;
@@ -466,133 +561,25 @@ int bd_rest_infer_request(const char *body, size_t len, const char *header_lengt
     *outs = (bd_rest_outputs){0};
     if (header_length && (rc = parse_header_length(header_length, len, &json_len, err)) != 0)
         return rc;
-    if ((rc = bd_rest_json_check(body, json_len, BD_REST_MAX_JSON_VALUES, BD_REST_MAX_JSON_DEPTH,
-                                 err)) != 0)
-        return rc;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(body, json_len, &end, 0);
-    if (!root)
-        return bd_error_set(err, BD_EINVAL, "the request is not valid JSON (near byte %zu)",
-                            (size_t)((end ? end : cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : body) - body));
-    for (const char *p = end; p && p < body + json_len; p++)
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') {
-            cJSON_Delete(root);
-            return bd_error_set(err, BD_EINVAL, "bytes after the JSON request: set "
-                                "Inference-Header-Content-Length to send binary data");
-        }
-    req_build b = {0};
-    const cJSON *jin = cJSON_GetObjectItemCaseSensitive(root, "inputs");
-    const cJSON *jout = cJSON_GetObjectItemCaseSensitive(root, "outputs");
-    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(root, "id");
-    const cJSON *jparams = cJSON_GetObjectItemCaseSensitive(root, "parameters");
-    if (!cJSON_IsObject(root) || !cJSON_IsArray(jin)) {
-        rc = bd_error_set(err, BD_EINVAL, "the request must be a JSON object with an \"inputs\" "
-                          "array");
-        goto done;
-    }
-    if ((jout && !cJSON_IsArray(jout)) || (jid && !cJSON_IsString(jid)) ||
-        (jparams && !cJSON_IsObject(jparams))) {
-        rc = bd_error_set(err, BD_EINVAL, "\"outputs\" must be an array, \"id\" a string and "
-                          "\"parameters\" an object");
-        goto done;
-    }
-    const cJSON *bdo = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "binary_data_output") : NULL;
-    if (bdo && !cJSON_IsBool(bdo)) {
-        rc = bd_error_set(err, BD_EINVAL, "parameter binary_data_output must be true or false");
-        goto done;
-    }
-    outs->binary_all = bdo && cJSON_IsTrue(bdo);
-    const cJSON *jto = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "timeout") : NULL;
-    if (jto && (!json_u64(jto, &outs->timeout_us) || outs->timeout_us > UINT64_C(1) << 40)) {
-        rc = bd_error_set(err, BD_EINVAL, "parameter timeout must be a number of microseconds");
-        goto done;
-    }
-    /* "priority": Triton's, for a model with dynamic_batching priority levels (1 = first) */
-    const cJSON *jpri = jparams ? cJSON_GetObjectItemCaseSensitive(jparams, "priority") : NULL;
-    uint64_t priority = 0;
-    if (jpri && (!json_u64(jpri, &priority) || priority > UINT32_MAX)) {
-        rc = bd_error_set(err, BD_EINVAL, "parameter priority must be an integer from 0 to %u "
-                          "(1 = served first)", UINT32_MAX);
-        goto done;
-    }
-        size_t n_in = (size_t)cJSON_GetArraySize(jin), n_out = jout ? (size_t)cJSON_GetArraySize(jout) : 0;
-    if (n_in > 1024 || n_out > 1024) {
-        rc = bd_error_set(err, BD_EINVAL, "at most 1024 inputs and 1024 outputs");
-        goto done;
-    }
-    b.n_in = n_in;
-    b.inputs = calloc(n_in ? n_in : 1, sizeof *b.inputs);
-    b.shapes = calloc(n_in ? n_in : 1, sizeof *b.shapes);
-    b.spans = calloc(n_in ? n_in : 1, sizeof *b.spans);
-    b.owned = calloc(n_in ? n_in : 1, sizeof *b.owned);
-    b.outputs = calloc(n_out ? n_out : 1, sizeof *b.outputs);
-    b.out_params = calloc((n_out ? n_out : 1) * OUT_PARAMS, sizeof *b.out_params);
-    b.in_params = calloc((n_in ? n_in : 1) * SHM_PARAMS, sizeof *b.in_params);
-    outs->binary = calloc(n_out ? n_out : 1, sizeof *outs->binary);
-    outs->shm = calloc(n_out ? n_out : 1, sizeof *outs->shm);
-    outs->n = n_out;
-    if (!b.inputs || !b.shapes || !b.spans || !b.owned || !b.outputs || !b.out_params ||
-        !b.in_params || !outs->binary || !outs->shm) {
+    bd_rest_request *b = calloc(1, sizeof *b);
+    if (!b)
+        return bd_error_set(err, BD_ENOMEM, "out of memory");
+    b->model = strdup(model);
+    b->version = version ? strdup(version) : NULL;
+    if (!b->model || (version && !b->version))
         rc = bd_error_set(err, BD_ENOMEM, "out of memory");
-        goto done;
-    }
-    const uint8_t *bin = (const uint8_t *)body + json_len;
-    size_t bin_left = len - json_len;
-    size_t i = 0;
-    for (const cJSON *in = jin->child; in; in = in->next, i++)
-        if ((rc = bind_input(&b, i, in, &bin, &bin_left, err)) != 0)
-            goto done;
-    if (bin_left) {
-        rc = bd_error_set(err, BD_EINVAL, "%zu bytes after the JSON header belong to no input "
-                          "(the inputs' binary_data_size add up to less)", bin_left);
-        goto done;
-    }
-    size_t k = 0;
-    for (const cJSON *o = jout ? jout->child : NULL; o; o = o->next, k++)
-        if ((rc = bind_output(&b, k, o, outs, err)) != 0)
-            goto done;
-
-    b.req.model_name = (char *)model;
-    b.req.model_version = (char *)version;
-    b.req.id = jid ? jid->valuestring : NULL;
-    b.req.inputs_count = (pb_size_t)n_in;
-    b.req.inputs = b.inputs;
-    b.req.outputs_count = (pb_size_t)n_out;
-    b.req.outputs = b.outputs;
-    if (jpri) {
-        b.priority = (inference_ModelInferRequest_ParametersEntry){
-            .key = (char *)"priority", .has_value = true,
-            .value = { .which_parameter_choice = inference_InferParameter_uint64_param_tag,
-                       .parameter_choice.uint64_param = priority } };
-        b.req.parameters = &b.priority;
-        b.req.parameters_count = 1;
-    }
-        bd_wire_spans_borrow(&b.req.raw_input_contents, b.spans, b.n_spans);
-    size_t size = 0;
-    if (!pb_get_encoded_size(&size, inference_ModelInferRequest_fields, &b.req)) {
-        rc = bd_error_set(err, BD_EINVAL, "cannot encode the request");
-        goto done;
-    }
-    *out = malloc(size ? size : 1);
-    if (!*out) {
-        rc = bd_error_set(err, BD_ENOMEM, "out of memory");
-        goto done;
-    }
-    pb_ostream_t os = pb_ostream_from_buffer(*out, size);
-    if (!pb_encode(&os, inference_ModelInferRequest_fields, &b.req)) {
-        free(*out);
-        *out = NULL;
-        rc = bd_error_set(err, BD_EINVAL, "cannot encode the request: %s", PB_GET_ERROR(&os));
-        goto done;
-    }
-    *out_len = os.bytes_written;
-    rc = 0;
-done:
-    build_free(&b);
-    cJSON_Delete(root);
-    if (rc)
+    else if ((rc = parse_json(body, json_len, &b->root, err)) == 0 &&
+             (rc = request_fields(b, b->root, outs, err)) == 0)
+        rc = tensors(b, b->root, (const uint8_t *)body + json_len, len - json_len, outs, err);
+    if (rc) {
+        bd_rest_request_free(b);
         bd_rest_outputs_free(outs);
-    return rc;
+        return rc;
+    }
+    b->req.model = b->model;
+    b->req.version = b->version;
+    *out = b;
+    return 0;
 }
 
 /* ---- the response ---------------------------------------------------------------------- */
@@ -740,27 +727,25 @@ static int data_json(sbuf *b, int dtype, const uint8_t *p, size_t bytes, const c
     return 0;
 }
 
-int bd_rest_infer_response(const inference_ModelInferResponse *rsp, const bd_rest_outputs *outs,
+int bd_rest_infer_response(const bd_infer_reply *rsp, const bd_rest_outputs *outs,
                            size_t max_bytes, char **body, size_t *len, size_t *json_len,
                            bd_error *err)
 {
     sbuf b = { .max = max_bytes };
-    const bd_wire_spans *raw = &rsp->raw_output_contents;
     uint64_t bin_total = 0;
     *body = NULL;
     sb_put(&b, "{\"model_name\":", 14);
-    sb_str(&b, rsp->model_name ? rsp->model_name : "", rsp->model_name ? strlen(rsp->model_name) : 0);
+    sb_str(&b, rsp->model ? rsp->model : "", rsp->model ? strlen(rsp->model) : 0);
     sb_put(&b, ",\"model_version\":", 17);
-    sb_str(&b, rsp->model_version ? rsp->model_version : "",
-           rsp->model_version ? strlen(rsp->model_version) : 0);
+    sb_str(&b, rsp->version ? rsp->version : "", rsp->version ? strlen(rsp->version) : 0);
     if (rsp->id && rsp->id[0]) {
         sb_put(&b, ",\"id\":", 6);
         sb_str(&b, rsp->id, strlen(rsp->id));
     }
     sb_put(&b, ",\"outputs\":[", 12);
-    for (pb_size_t k = 0; k < rsp->outputs_count; k++) {
-        const inference_ModelInferResponse_InferOutputTensor *o = &rsp->outputs[k];
-        bd_wire_span sp = k < raw->list.count ? raw->list.items[k] : (bd_wire_span){0};
+    for (size_t k = 0; k < rsp->n; k++) {
+        const bd_infer_reply_output *o = &rsp->out[k];
+        bd_wire_span sp = rsp->data[k];
         const char *dt = o->datatype ? o->datatype : "";
         int dtype = !strcmp(dt, "BYTES") ? BD_DT_STRING : bd_dtype_from_name(dt);
         bool binary = outs->n ? (k < outs->n && outs->binary[k]) : outs->binary_all;
@@ -771,7 +756,7 @@ int bd_rest_infer_response(const inference_ModelInferResponse *rsp, const bd_res
         sb_put(&b, ",\"datatype\":", 12);
         sb_str(&b, dt, strlen(dt));
         sb_put(&b, ",\"shape\":[", 10);
-        for (pb_size_t d = 0; d < o->shape_count; d++)
+        for (int d = 0; d < o->ndim; d++)
             sb_printf(&b, d ? ",%" PRId64 : "%" PRId64, o->shape[d]);
         sb_put(&b, "]", 1);
         if (outs->n && k < outs->n && outs->shm && outs->shm[k]) {     /* its bytes are in the region */
@@ -799,10 +784,10 @@ int bd_rest_infer_response(const inference_ModelInferResponse *rsp, const bd_res
                             "smaller input", max_bytes);
     }
     *json_len = b.n;
-    for (pb_size_t k = 0; k < rsp->outputs_count; k++) {
+    for (size_t k = 0; k < rsp->n; k++) {
         bool binary = outs->n ? (k < outs->n && outs->binary[k] && !(outs->shm && outs->shm[k])) : outs->binary_all;
-        if (binary && k < raw->list.count && raw->list.items[k].size)
-            sb_put(&b, (const char *)raw->list.items[k].data, raw->list.items[k].size);
+        if (binary && rsp->data[k].size)
+            sb_put(&b, (const char *)rsp->data[k].data, rsp->data[k].size);
     }
     if (b.failed) {
         free(b.p);

@@ -2,18 +2,20 @@
  * (docs/protocol.md, "HTTP/REST").
  *
  *   bd_rest_json_check      bound a JSON text before cJSON allocates anything for it
- *   bd_rest_infer_request   a REST infer body -> the encoded inference.ModelInferRequest the
- *                           gRPC path decodes (so both transports share one binding, one
- *                           scheduler, one set of limits and statistics): JSON "data" is
- *                           converted to raw little-endian bytes, binary inputs are sliced
- *                           from the bytes after the JSON header
- *   bd_rest_infer_response  a ModelInferResponse -> the REST body: JSON "data" or, per
- *                           output, binary bytes after the JSON header
+ *   bd_rest_infer_request   a REST infer body -> the neutral request both ports hand to the
+ *                           one ModelInfer handler (daemon/infer/infer_request.h: one
+ *                           binding, one scheduler, one set of limits and statistics; no
+ *                           protobuf on the way): JSON "data" is converted to raw
+ *                           little-endian bytes, binary inputs are views into the bytes after
+ *                           the JSON header
+ *   bd_rest_infer_response  the handler's answer (daemon/infer/infer_reply.h) -> the REST
+ *                           body: JSON "data" or, per output, binary bytes after the JSON
+ *                           header
  *
  * Shared memory (Triton's extension): an input's or output's "shared_memory_region",
- * "shared_memory_byte_size" and "shared_memory_offset" parameters pass into the gRPC
- * message's tensor parameters (infer_bind.c checks them); such an input has no "data" and no
- * binary bytes, such an output no "data" in the response.
+ * "shared_memory_byte_size" and "shared_memory_offset" parameters become the tensor's shm
+ * reference (infer_bind.c checks it); such an input has no "data" and no binary bytes, such
+ * an output no "data" in the response.
  *
  * Hostile input: the JSON text is scanned first (at most BD_REST_MAX_JSON_VALUES values,
  * nesting at most BD_REST_MAX_JSON_DEPTH), every tensor's elements are counted and checked
@@ -28,8 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/inference.pb.h"
 #include "core/error.h"
+#include "daemon/infer/infer_reply.h"
+#include "daemon/infer/infer_request.h"
 
 #define BD_REST_MAX_JSON_VALUES (1u << 21)  /* JSON values in one body (cJSON: ~64 B each) */
 #define BD_REST_MAX_JSON_DEPTH  64
@@ -50,18 +53,26 @@ void bd_rest_outputs_free(bd_rest_outputs *o);
 int  bd_rest_json_check(const char *text, size_t len, size_t max_values, int max_depth,
                         bd_error *err);
 
-/* Turn BODY[0..LEN) into an encoded ModelInferRequest for MODEL / VERSION ("" = the newest)
- * in *OUT (malloc'ed, *OUT_LEN bytes). HEADER_LENGTH: the Inference-Header-Content-Length
- * header's value (NULL = the whole body is JSON). OUTS receives the outputs' binary flags.
- * BD_EINVAL / BD_ENOMEM with ERR naming what to fix. */
+/* A REST infer request: the neutral request and what its views point into. */
+typedef struct bd_rest_request bd_rest_request;
+
+/* Read BODY[0..LEN) (NUL after it) as a request for MODEL / VERSION (NULL or "" = the newest;
+ * both copied) into *OUT. HEADER_LENGTH: the Inference-Header-Content-Length header's value
+ * (NULL = the whole body is JSON). OUTS receives the outputs' binary flags. BODY must outlive
+ * *OUT: its binary inputs are views into it (bd_rest_request_adopt hands it over).
+ * BD_EINVAL / BD_ENOMEM with ERR naming what to fix; *OUT is then NULL. */
 int  bd_rest_infer_request(const char *body, size_t len, const char *header_length,
-                           const char *model, const char *version, uint8_t **out,
-                           size_t *out_len, bd_rest_outputs *outs, bd_error *err);
+                           const char *model, const char *version, bd_rest_request **out,
+                           bd_rest_outputs *outs, bd_error *err);
+const bd_infer_request *bd_rest_request_get(const bd_rest_request *r);
+/* R frees BODY (malloc'ed, the one it was read from; NULL = nothing to free) with itself. */
+void bd_rest_request_adopt(bd_rest_request *r, char *body);
+void bd_rest_request_free(bd_rest_request *r);                      /* NULL is allowed */
 
 /* The REST body for RSP: JSON, then the binary outputs' bytes. *BODY is malloc'ed (*LEN
  * bytes); *JSON_LEN is the JSON's length, == *LEN when no output is binary. A body over
  * MAX_BYTES is refused (BD_EINVAL) before it is allocated whole. */
-int  bd_rest_infer_response(const inference_ModelInferResponse *rsp, const bd_rest_outputs *outs,
+int  bd_rest_infer_response(const bd_infer_reply *rsp, const bd_rest_outputs *outs,
                             size_t max_bytes, char **body, size_t *len, size_t *json_len,
                             bd_error *err);
 

@@ -1,6 +1,8 @@
 /* The REST port's routes (rest_server.h): each request is turned into the gRPC method's
  * request message, run by bd_server_call_local, and its answer (on the loop, or on a worker
- * for infer) turned into JSON and handed back to the HTTP connection. */
+ * for infer) turned into JSON and handed back to the HTTP connection. An inference goes to
+ * the same handler as the neutral request in memory (rest_infer.h, no protobuf on the way)
+ * and comes back as the neutral answer. */
 #include "daemon/rest/rest_server.h"
 
 #include <inttypes.h>
@@ -333,7 +335,7 @@ static void on_reply(void *arg, grpc_status_code status, const char *message,
     case K_INDEX:      reply_json(&res, index_json(msg)); break;
     case K_SHM_STATUS: reply_json(&res, shm_status_json(msg)); break;
     case K_EMPTY:      res.status = 200; res.content_type = "application/json"; break;
-    case K_INFER: {
+    case K_INFER: {                             /* in memory: a bd_infer_reply */
         size_t json_len = 0;
         int e = bd_rest_infer_response(msg, &rc->outs, rc->max_bytes, &res.body, &res.len,
                                        &json_len, &err);
@@ -380,15 +382,20 @@ static uint8_t *encode(const pb_msgdesc_t *fields, const void *msg, size_t *len)
 static void cancel_fire(void *k)    { bd_local_cancel_fire(k); }
 static void cancel_release(void *k) { bd_local_cancel_release(k); }
 
-/* Run METHOD with PAYLOAD (taken) and answer REQ from its reply. */
+static void request_free(void *request) { bd_rest_request_free(request); }
+
+/* Run METHOD with PAYLOAD or, for an inference, REQUEST (whichever is given; taken) and
+ * answer REQ from its reply. */
 static void call(bd_rest *r, const bd_http_request *req, bd_http_response *res, const char *method,
-                 rest_kind kind, uint8_t *payload, size_t len, bd_rest_outputs *outs)
+                 rest_kind kind, uint8_t *payload, size_t len, bd_rest_request *request,
+                 bd_rest_outputs *outs)
 {
     rest_call *rc = calloc(1, sizeof *rc);
     bd_http_pending *p = rc ? bd_http_defer(req) : NULL;
     if (!p) {
         free(rc);
         free(payload);
+        bd_rest_request_free(request);
         bd_rest_outputs_free(outs);
         set_error(res, 503, "cannot take the request now (out of memory)");
         return;
@@ -407,7 +414,10 @@ static void call(bd_rest *r, const bd_http_request *req, bd_http_response *res, 
         if (outs->timeout_us)          /* Triton's "timeout": the request's deadline */
             deadline = bd_now_ns() + outs->timeout_us * 1000;
     }
-    if (bd_server_call_local(r->srv, method, payload, len, deadline, k, on_reply, rc) != 0) {
+    int e = request ? bd_server_call_local_request(r->srv, method, request, request_free, deadline,
+                                                   k, on_reply, rc)
+                    : bd_server_call_local(r->srv, method, payload, len, deadline, k, on_reply, rc);
+    if (e != 0) {
         bd_http_response e = {0};
         set_error(&e, 500, "internal error: unknown method");
         finish(rc, &e);
@@ -427,7 +437,7 @@ static void call_named(bd_rest *r, const bd_http_request *req, bd_http_response 
         set_error(res, 500, "cannot encode the request");
         return;
     }
-    call(r, req, res, method, kind, buf, len, NULL);
+    call(r, req, res, method, kind, buf, len, NULL, NULL);
 }
 
 /* ---- repository load: JSON parameters with base64 files ------------------------------------- */
@@ -548,30 +558,42 @@ static void load(bd_rest *r, const bd_http_request *req, bd_http_response *res, 
         set_error(res, 400, bad);
         return;
     }
-    call(r, req, res, SVC "RepositoryModelLoad", K_EMPTY, buf, len, NULL);
+    call(r, req, res, SVC "RepositoryModelLoad", K_EMPTY, buf, len, NULL, NULL);
 }
 
 /* ---- routing (rest_route.h decides; these run what it chose) -------------------------------- */
 
+/* /v2/models/NAME[/versions/V]/infer: BODY (*OWNED when it is a malloc'ed one the handler
+ * made, else REQ's) read as the neutral request, which keeps the body it points into. */
+static void infer(bd_rest *r, const bd_http_request *req, bd_http_response *res,
+                  const bd_rest_route *rt, const char *body, size_t body_len, char **owned)
+{
+    bd_error err = {0};
+    bd_rest_request *request = NULL;
+    bd_rest_outputs outs = {0};
+    if (bd_rest_infer_request(body, body_len,
+                              bd_http_request_header(req, "Inference-Header-Content-Length"),
+                              rt->model, rt->version, &request, &outs, &err) != 0) {
+        set_error(res, err.code == BD_ENOMEM ? 503 : 400, err.msg);
+        return;
+    }
+    if (owned) {
+        bd_rest_request_adopt(request, *owned);
+        *owned = NULL;
+    } else {
+        bd_rest_request_adopt(request, bd_http_request_take_body(req));
+    }
+    call(r, req, res, SVC "ModelInfer", K_INFER, NULL, 0, request, &outs);
+}
+
 /* /v2/models/NAME[/versions/V][/ACTION] */
 static void model_call(bd_rest *r, const bd_http_request *req, bd_http_response *res,
-                       const bd_rest_route *rt, const char *body, size_t body_len)
+                       const bd_rest_route *rt, const char *body, size_t body_len, char **owned)
 {
     const char *name = rt->model, *version = rt->version;
     switch (rt->op) {
-    case BD_OP_MODEL_INFER: {
-        bd_error err = {0};
-        uint8_t *buf = NULL;
-        size_t len = 0;
-        bd_rest_outputs outs = {0};
-        if (bd_rest_infer_request(body, body_len,
-                                  bd_http_request_header(req, "Inference-Header-Content-Length"),
-                                  name, version, &buf, &len, &outs, &err) != 0) {
-            set_error(res, err.code == BD_ENOMEM ? 503 : 400, err.msg);
-            return;
-        }
-        return call(r, req, res, SVC "ModelInfer", K_INFER, buf, len, &outs);
-    }
+    case BD_OP_MODEL_INFER:
+        return infer(r, req, res, rt, body, body_len, owned);
     case BD_OP_MODEL_METADATA:
         return call_named(r, req, res, SVC "ModelMetadata", K_MODEL_META,
                           inference_ModelMetadataRequest_fields, name, version);
@@ -613,13 +635,13 @@ static void shm_call(bd_rest *r, const bd_http_request *req, bd_http_response *r
         inference_SystemSharedMemoryStatusRequest m = { .name = (char *)name };
         if (!(b = encode(inference_SystemSharedMemoryStatusRequest_fields, &m, &len)))
             return set_error(res, 500, "cannot encode the request");
-        return call(r, req, res, SVC "SystemSharedMemoryStatus", K_SHM_STATUS, b, len, NULL);
+        return call(r, req, res, SVC "SystemSharedMemoryStatus", K_SHM_STATUS, b, len, NULL, NULL);
     }
     if (rt->op == BD_OP_SHM_UNREGISTER) {
         inference_SystemSharedMemoryUnregisterRequest m = { .name = (char *)name };
         if (!(b = encode(inference_SystemSharedMemoryUnregisterRequest_fields, &m, &len)))
             return set_error(res, 500, "cannot encode the request");
-        return call(r, req, res, SVC "SystemSharedMemoryUnregister", K_EMPTY, b, len, NULL);
+        return call(r, req, res, SVC "SystemSharedMemoryUnregister", K_EMPTY, b, len, NULL, NULL);
     }
     bd_error err = {0};
     cJSON *root = bd_rest_json_check(body, body_len, 64, 4, &err) == 0
@@ -642,7 +664,7 @@ static void shm_call(bd_rest *r, const bd_http_request *req, bd_http_response *r
     cJSON_Delete(root);
     if (!b)
         return set_error(res, 500, "cannot encode the request");
-    call(r, req, res, SVC "SystemSharedMemoryRegister", K_EMPTY, b, len, NULL);
+    call(r, req, res, SVC "SystemSharedMemoryRegister", K_EMPTY, b, len, NULL, NULL);
 }
 
 static void repository_index(bd_rest *r, const bd_http_request *req, bd_http_response *res,
@@ -667,7 +689,7 @@ static void repository_index(bd_rest *r, const bd_http_request *req, bd_http_res
     uint8_t *b = encode(inference_RepositoryIndexRequest_fields, &m, &len);
     if (!b)
         return set_error(res, 500, "cannot encode the request");
-    call(r, req, res, SVC "RepositoryIndex", K_INDEX, b, len, NULL);
+    call(r, req, res, SVC "RepositoryIndex", K_INDEX, b, len, NULL, NULL);
 }
 
 static void unload(bd_rest *r, const bd_http_request *req, bd_http_response *res, const char *name)
@@ -677,12 +699,12 @@ static void unload(bd_rest *r, const bd_http_request *req, bd_http_response *res
     uint8_t *b = encode(inference_RepositoryModelUnloadRequest_fields, &m, &len);
     if (!b)
         return set_error(res, 500, "cannot encode the request");
-    call(r, req, res, SVC "RepositoryModelUnload", K_EMPTY, b, len, NULL);
+    call(r, req, res, SVC "RepositoryModelUnload", K_EMPTY, b, len, NULL, NULL);
 }
 
-/* Run the operation RT chose. */
+/* Run the operation RT chose on BODY: REQ's, or *OWNED (which an inference may take). */
 static void dispatch(bd_rest *r, const bd_http_request *req, bd_http_response *res,
-                     const bd_rest_route *rt, const char *body, size_t body_len)
+                     const bd_rest_route *rt, const char *body, size_t body_len, char **owned)
 {
     switch (rt->op) {
     case BD_OP_SERVER_LIVE:
@@ -698,7 +720,7 @@ static void dispatch(bd_rest *r, const bd_http_request *req, bd_http_response *r
     case BD_OP_MODEL_READY:
     case BD_OP_MODEL_CONFIG:
     case BD_OP_MODEL_STATISTICS:
-        return model_call(r, req, res, rt, body, body_len);
+        return model_call(r, req, res, rt, body, body_len, owned);
     case BD_OP_REPOSITORY_INDEX:
         return repository_index(r, req, res, body, body_len);
     case BD_OP_REPOSITORY_LOAD:
@@ -737,7 +759,7 @@ static void handler(void *arg, const bd_http_request *req, bd_http_response *res
         return;
     }
     if (coding == BD_CODING_IDENTITY) {
-        dispatch(r, req, res, rt, req->body ? req->body : "", req->body_len);
+        dispatch(r, req, res, rt, req->body ? req->body : "", req->body_len, NULL);
         return;
     }
     char *plain = NULL;
@@ -748,7 +770,7 @@ static void handler(void *arg, const bd_http_request *req, bd_http_response *res
                        ? 413 : 400, err.msg);
         return;
     }
-    dispatch(r, req, res, rt, plain, plain_len);
+    dispatch(r, req, res, rt, plain, plain_len, &plain);
     free(plain);
 }
 

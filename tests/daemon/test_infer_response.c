@@ -1,4 +1,4 @@
-/* The hand-written ModelInferResponse encoder (infer_response.c) against nanopb's encoding of
+/* The hand-written ModelInferResponse encoder (rpc_infer_response.c) against nanopb's encoding of
  * the same struct: byte for byte, and the size, over the shapes job_reply builds (and the
  * edges: no id, empty strings, scalars, -1 and huge dims, empty and multi-byte-length
  * payloads, many outputs); the fields it leaves to nanopb are declined. */
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <pb_encode.h>
 
-#include "daemon/infer/infer_response.h"
+#include "daemon/grpc/rpc_infer_response.h"
 #include "proto/wire_span.h"
 
 #define MAX_OUT 40

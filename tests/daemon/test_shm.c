@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "core/ir/graph.h"
+#include "daemon/grpc/rpc_infer_request.h"
 #include "daemon/infer/infer_bind.h"
 #include "daemon/infer/shm_guard.h"
 #include "daemon/infer/shm_region.h"
@@ -248,8 +249,10 @@ static void test_bind_copies_inputs_out_of_the_region(void **state)
             .name = "y", .parameters = op, .parameters_count = 3 };
         inference_ModelInferRequest req = { .model_name = "m", .inputs = &in, .inputs_count = 1,
                                             .outputs = &out, .outputs_count = 1 };
+        bd_infer_request nreq = {0};           /* as the gRPC port reads it */
+        assert_int_equal(bd_rpc_infer_request(&nreq, &req, &err), 0);
         bd_infer_binding b = {0};
-        int rc = bd_infer_bind(&b, &req, g, &err);
+        int rc = bd_infer_bind(&b, &nreq, g, &err);
         if (rc)
             fail_msg("%s", err.msg);
         /* a copy, aligned or not: no kernel reads the client's region (docs/security.md) */
@@ -293,8 +296,9 @@ static void test_bind_copies_inputs_out_of_the_region(void **state)
 
         /* the copies are bounded (max_run_memory_bytes): 32 bytes over a limit of 16 */
         bd_infer_binding small = { .shm_copy_limit = 16 };
-        expect(bd_infer_bind(&small, &req, g, &err), BD_EINVAL, &err, "max_run_memory_bytes");
+        expect(bd_infer_bind(&small, &nreq, g, &err), BD_EINVAL, &err, "max_run_memory_bytes");
         bd_infer_binding_release(&small);
+        bd_infer_request_free(&nreq);
     }
     bd_graph_destroy(g);
     bd_shm_release(r);

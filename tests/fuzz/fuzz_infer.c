@@ -1,7 +1,8 @@
 /* Fuzz the ModelInfer request path without a server: the bytes are a ModelInferRequest as
  * braidd receives it, decoded exactly as bd_call_decode does (bd_wire_decode with the
- * request limits: counts bounded, NUL bytes refused) and bound with bd_infer_bind against
- * two fixed signatures built in code:
+ * request limits: counts bounded, NUL bytes refused), read as the neutral request
+ * (bd_rpc_infer_request) and bound with bd_infer_bind against fixed signatures built in
+ * code:
  *
  *   narrow  x FP32 [-1,4]                      -> y FP32 [-1,4], z INT64 [-1], w FP32 [2,2]
  *   wide    one input of every datatype and shape kind: x FP32 [-1,4], ids INT64 [-1],
@@ -29,6 +30,7 @@
 
 #include <pb_decode.h>
 
+#include "daemon/grpc/rpc_infer_request.h"
 #include "daemon/infer/infer_bind.h"
 #include "proto/inference.pb.h"
 #include "proto/wire_span.h"
@@ -163,12 +165,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bd_wire_reader rd = BD_WIRE_READER_INIT;
     rd.limits = &bd_wire_request_limits;
     inference_ModelInferRequest req = inference_ModelInferRequest_init_zero;
-    if (bd_wire_decode(&rd, data, size, inference_ModelInferRequest_fields, &req)) {
+    bd_infer_request nreq = {0};
+    bd_error rerr = {0};
+    int rrc = -1;
+    if (bd_wire_decode(&rd, data, size, inference_ModelInferRequest_fields, &req) &&
+        (rrc = bd_rpc_infer_request(&nreq, &req, &rerr)) != 0) {
+        if (!rerr.msg[0] || rrc != BD_EINVAL)
+            abort();                    /* the request's fault, with a reason */
+        if (verbose)
+            fprintf(stderr, "refused: %s\n", rerr.msg);
+    } else if (rrc == 0) {
         const bd_graph *graphs[] = { narrow, wide, text };
         for (size_t i = 0; i < sizeof graphs / sizeof *graphs; i++) {
             bd_infer_binding b = {0};
             bd_error err = {0};
-            int rc = bd_infer_bind(&b, &req, graphs[i], &err);
+            int rc = bd_infer_bind(&b, &nreq, graphs[i], &err);
             if (verbose)
                 fprintf(stderr, "%s: %s\n", bd_graph_name(graphs[i]), rc ? err.msg : "bound");
             if (rc == 0)
@@ -183,6 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (verbose) {
         fprintf(stderr, "refused: %s\n", rd.error);
     }
+    bd_infer_request_free(&nreq);
     pb_release(inference_ModelInferRequest_fields, &req);
     bd_wire_reader_free(&rd);
     return 0;

@@ -8,42 +8,46 @@
  *             Content-Encoding: gzip body is
  *   bit 2     binary outputs by default (binary_data_output) in the echoed response
  *
- * A body the parser accepts must encode a ModelInferRequest that braidd's own decoder
- * (bd_wire_decode with the request limits) accepts, with every raw input inside the body or
- * the converted copies; then the decoded inputs are echoed as a ModelInferResponse through
- * bd_rest_infer_response (JSON "data" for every datatype, binary outputs, BYTES parsing), so
- * both directions run on whatever the fuzzer finds. Deterministic, no I/O.
+ * A body the parser accepts becomes a neutral request (daemon/infer/infer_request.h) whose
+ * every input is in shared memory or has raw bytes (a view into the body or a converted copy:
+ * every byte is read, so ASan sees one past its buffer); then its inputs are echoed as an
+ * answer through bd_rest_infer_response (JSON "data" for every datatype, binary outputs,
+ * BYTES parsing), so both directions run on whatever the fuzzer finds. Deterministic, no
+ * I/O.
  * Seeds: tests/fuzz/corpus/rest. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <pb_decode.h>
-
+#include "core/ir/graph.h"
 #include "daemon/rest/rest_codec.h"
 #include "daemon/rest/rest_infer.h"
-#include "proto/inference.pb.h"
-#include "proto/wire_span.h"
 
-static void echo(const inference_ModelInferRequest *req, bool binary_all, const bd_rest_outputs *o)
+static void echo(const bd_infer_request *req, bool binary_all, const bd_rest_outputs *o)
 {
-    size_t n = req->inputs_count;
-    inference_ModelInferResponse_InferOutputTensor *outs = calloc(n ? n : 1, sizeof *outs);
+    size_t n = req->n_inputs;
+    bd_infer_reply_output *outs = calloc(n ? n : 1, sizeof *outs);
     bd_wire_span *spans = calloc(n ? n : 1, sizeof *spans);
+    volatile uint8_t sink = 0;
     if (!outs || !spans)
         goto done;
     for (size_t i = 0; i < n; i++) {
-        outs[i].name = req->inputs[i].name;
-        outs[i].datatype = req->inputs[i].datatype;
-        outs[i].shape = req->inputs[i].shape;
-        outs[i].shape_count = req->inputs[i].shape_count;
-        if (i < req->raw_input_contents.list.count)
-            spans[i] = req->raw_input_contents.list.items[i];
+        const bd_infer_input *in = &req->inputs[i];
+        if (!in->has_raw != !!in->shm.region || in->has_values)
+            abort();                                   /* raw bytes or shared memory, one */
+        for (size_t k = 0; k < in->raw.size; k++)
+            sink ^= in->raw.data[k];
+        outs[i].name = in->name;
+        outs[i].datatype = in->datatype;
+        outs[i].ndim = (int)in->rank;
+        if (in->rank > BD_MAX_RANK)
+            abort();
+        for (size_t d = 0; d < in->rank; d++)
+            outs[i].shape[d] = in->shape[d];
+        spans[i] = in->raw;
     }
-    inference_ModelInferResponse rsp = { .model_name = req->model_name, .id = req->id,
-                                         .outputs_count = (pb_size_t)n, .outputs = outs };
-    bd_wire_spans_borrow(&rsp.raw_output_contents, spans, n);
+    bd_infer_reply rsp = { .model = req->model, .id = req->id, .n = n, .out = outs, .data = spans };
     bd_rest_outputs echo_outs = { .binary_all = binary_all, .n = o->n, .binary = o->binary,
                                 .shm = o->shm };
     char *body = NULL;
@@ -55,6 +59,7 @@ static void echo(const inference_ModelInferRequest *req, bool binary_all, const 
         free(body);
     }
 done:
+    (void)sink;
     free(outs);
     free(spans);
 }
@@ -99,24 +104,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     memcpy(copy, body, len);
     copy[len] = '\0';
-    uint8_t *pb = NULL;
-    size_t pb_len = 0;
+    bd_rest_request *rq = NULL;
     bd_rest_outputs outs = {0};
-    if (bd_rest_infer_request(copy, len, hdr, "m", "", &pb, &pb_len, &outs, &err) == 0) {
-        inference_ModelInferRequest req = inference_ModelInferRequest_init_zero;
-        bd_wire_reader rd = BD_WIRE_READER_INIT;
-        rd.limits = &bd_wire_request_limits;
-        if (!bd_wire_decode(&rd, pb, pb_len, inference_ModelInferRequest_fields, &req)) {
-            fprintf(stderr, "fuzz_rest: the encoded request does not decode: %s\n",
-                    rd.error ? rd.error : "?");
-            abort();
-        }
-        echo(&req, binary_all, &outs);
-        pb_release(inference_ModelInferRequest_fields, &req);
-        bd_wire_reader_free(&rd);
-        free(pb);
+    if (bd_rest_infer_request(copy, len, hdr, "m", "", &rq, &outs, &err) == 0) {
+        bd_rest_request_adopt(rq, copy);               /* as braidd hands it the body */
+        copy = NULL;
+        echo(bd_rest_request_get(rq), binary_all, &outs);
+        bd_rest_request_free(rq);
         bd_rest_outputs_free(&outs);
-    } else if (pb) {
+    } else if (rq) {
         abort();                                       /* failure leaves *OUT NULL */
     }
     free(copy);

@@ -5,8 +5,9 @@ Copies the tree's C files into a temporary directory, plants one violation at a 
 (an upward include, a sideways one, an engine named outside its folder by an include or by
 one of its functions, an include loop, a bd_ function in an _internal.h header, a relative
 spelling, a wrong guard, a duplicate name; inside daemon/, a room including a room its floor
-does not allow or the daemon's root, and a folder that is no room) and checks that the
-checker exits 1 and names the problem, and that it exits 0 on the untouched copy."""
+does not allow or the daemon's root, a room that is no port including a port's wire schema,
+and a folder that is no room) and checks that the checker exits 1 and names the problem, and
+that it exits 0 on the untouched copy."""
 import os
 import shutil
 import subprocess
@@ -88,6 +89,13 @@ PLANTS = [
     ("request binding that knows a port",
      lambda r: append(r, "daemon/infer/infer_bind.c", '#include "daemon/rest/rest_infer.h"\n'),
      'daemon/infer/infer_bind.c: include "daemon/rest/rest_infer.h": infer/ may not include rest/'),
+    ("request binding that knows the gRPC messages",
+     lambda r: append(r, "daemon/infer/infer_bind.c", '#include "proto/inference.pb.h"\n'),
+     'daemon/infer/infer_bind.c: include "proto/inference.pb.h": infer/ knows nothing of the '
+     "ports"),
+    ("REST port that knows more of gRPC than the local call",
+     lambda r: append(r, "daemon/rest/rest_server.c", '#include "daemon/grpc/rpc.h"\n'),
+     'daemon/rest/rest_server.c: include "daemon/grpc/rpc.h": rest/ may not include grpc/'),
     ("renderer that knows the gRPC port",
      lambda r: append(r, "daemon/stats/status_json.c", '#include "daemon/grpc/status_map.h"\n'),
      "stats/ may not include grpc/"),

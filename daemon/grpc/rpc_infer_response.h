@@ -1,12 +1,12 @@
-/* A ModelInferResponse encoded without nanopb, for the shape every plain inference answers
- * with: model name, version and id, outputs with name, datatype and shape, and their raw
- * bytes. nanopb walks its field descriptors twice per output (a sizing pass per submessage)
+/* The gRPC port's encoding of an answer: a ModelInferResponse encoded without nanopb, for
+ * the shape every plain inference answers with: model name, version and id, outputs with
+ * name, datatype and shape, and their raw bytes. nanopb walks its field descriptors twice per output (a sizing pass per submessage)
  * and once more to size the whole; here sizing is arithmetic and writing one pass — a few
  * thousand instructions less on a microsecond model's call. The bytes are nanopb's
  * (tests/daemon/test_infer_response.c compares them); anything else (parameters, typed
  * contents) is left to nanopb. */
-#ifndef BD_DAEMON_INFER_INFER_RESPONSE_H
-#define BD_DAEMON_INFER_INFER_RESPONSE_H
+#ifndef BD_DAEMON_GRPC_RPC_INFER_RESPONSE_H
+#define BD_DAEMON_GRPC_RPC_INFER_RESPONSE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
-/* ModelInferResponse by hand (infer_response.h). Field numbers from proto/inference.proto;
+/* ModelInferResponse by hand (rpc_infer_response.h). Field numbers from proto/inference.proto;
  * every tag here is < 16, so one byte. As nanopb encodes proto3: a string is written when
  * its pointer is set (even empty), a repeated int64 packed and only when non-empty, a bytes
  * element always (an empty one too). */
-#include "daemon/infer/infer_response.h"
+#include "daemon/grpc/rpc_infer_response.h"
 
 #include <string.h>
 
