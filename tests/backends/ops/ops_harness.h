@@ -100,6 +100,14 @@ typedef struct tensor {
 typedef struct op_case op_case;
 /* Fill OUT[k].f (float outputs) or OUT[k].i (the others) from IN. */
 typedef void (*ref_fn)(const op_case *c, const tensor *in, tensor *out);
+/* A case of several nodes (a pattern an engine takes whole): adds them to G, reading the case's
+ * inputs IN and writing its outputs OUT (the runner made both), and returns the first node,
+ * the one supports() is asked about. */
+struct bd_graph;
+struct bd_node;
+struct bd_value;
+typedef struct bd_node *(*chain_fn)(struct bd_graph *g, struct bd_value *const *in,
+                                    struct bd_value *const *out);
 
 struct op_case {
     const char *name;
@@ -133,6 +141,8 @@ struct op_case {
     const char *env;          /* "NAME=VALUE" set while the case runs on every engine: an
                                * engine's switch, e.g. BRAID_DNNL_LSTM=0 to reach oneDNN's
                                * LSTM primitive on any CPU */
+    chain_fn    chain;        /* several nodes instead of OP (OP then only names the first);
+                               * the case's reference computes the whole chain */
 };
 
 /* The usual reason ORT is skipped: ORT's supports() claims every ONNX node, but its CPU
