@@ -21,6 +21,7 @@
  * values may cross a subgraph's boundary (a node forced to a fallback): a oneDNN subgraph takes
  * UINT8/INT8/INT32 inputs and outputs as well as FP32. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,9 +98,14 @@ static bool dq_local(const bd_node *n, char *why, size_t len)
 /* How large |w| may be in an s8 weight the int8 matmul multiplies exactly: without VNNI,
  * oneDNN's (and MLAS's) u8 x s8 kernels add pairs of products in 16 bits with saturation
  * (vpmaddubsw), so 255 * w1 + 255 * w2 must stay within int16: |w| <= 64. With VNNI (vpdpbusd)
- * products accumulate in 32 bits: 127. */
+ * products accumulate in 32 bits: 127. BRAID_DNNL_INT8_EXACT=0 takes 127 everywhere: one part,
+ * ~2.3x faster on BERT without VNNI, and pairs of large products saturate as in ONNX Runtime's
+ * own kernel there (docs/performance.md). */
 static int32_t dq_part_limit(void)
 {
+    const char *exact = getenv("BRAID_DNNL_INT8_EXACT");
+    if (exact && !strcmp(exact, "0"))
+        return 127;
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     return (isa & 0x40) || (isa & 0x400) ? 127 : 64;     /* avx512_core_vnni, avx2_vnni bits */
 }
@@ -400,7 +406,14 @@ static void dq_quant_avx2(const float *x, uint8_t *y, size_t n, float scale, flo
         y[i] = dq_one(x[i], scale, zp);
 }
 
-static bool g_avx2, g_avx2_probed;
+static bool g_avx2;
+static pthread_once_t g_avx2_once = PTHREAD_ONCE_INIT;
+
+static void probe_avx2(void)
+{
+    __builtin_cpu_init();
+    g_avx2 = __builtin_cpu_supports("avx2");
+}
 
 void dn_dynquant_run(const dn_step *s, dnnl_memory_t *mems)
 {
@@ -409,11 +422,7 @@ void dn_dynquant_run(const dn_step *s, dnnl_memory_t *mems)
         dnnl_memory_get_data_handle(mems[i], &p[i]);
     const float *x = p[0];
     size_t n = dnnl_memory_desc_get_size(&s->args[0].md) / sizeof(float);
-    if (!g_avx2_probed) {                    /* a benign race: every thread writes the same */
-        __builtin_cpu_init();
-        g_avx2 = __builtin_cpu_supports("avx2");
-        g_avx2_probed = true;
-    }
+    pthread_once(&g_avx2_once, probe_avx2);
     float lo, hi, scale;
     int32_t zp;
     if (g_avx2)
