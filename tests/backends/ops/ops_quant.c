@@ -138,6 +138,19 @@ static bd_node *chain_dq_matmul_scaled(bd_graph *g, bd_value *const *in, bd_valu
     return first;
 }
 
+/* ... -> Add(bias) -> Add(., residual) (IN[5], fed [.., N]): a residual after the fused matmul
+ * (it stays a binary step: the int8 matmul's probe does not take a sum after the bias). */
+static bd_node *chain_dq_matmul_residual(bd_graph *g, bd_value *const *in, bd_value *const *out)
+{
+    const bd_shape *ys = &out[0]->shape;
+    bd_value *t = tl_value(g, "biased", F32, ys->rank, ys->dims);
+    bd_value *mid[1] = { t };
+    bd_node *first = chain_dq_matmul_scaled(g, in, mid);
+    bd_value *ra[2] = { t, in[5] };
+    tl_op(g, "residual", "Add", ra, 2, out[0]);
+    return first;
+}
+
 static void ref_dq_cast(const op_case *c, const tensor *in, tensor *out)
 {
     (void)c;
@@ -153,8 +166,8 @@ static void ref_dq_cast(const op_case *c, const tensor *in, tensor *out)
 }
 
 /* The chains' product: sum over k of (q - x_zp) (W - W_zp[n]) in int64; with a scale (5
- * inputs), then float(acc) * (x_scale * W_scale[n]) + bias[n], each step in float as the
- * graph's nodes round. */
+ * inputs), then float(acc) * (x_scale * W_scale[n]) + bias[n] (+ residual[m, n], 6 inputs),
+ * each step in float as the graph's nodes round. */
 static void ref_dq_matmul(const op_case *c, const tensor *in, tensor *out)
 {
     const tensor *x = &in[0], *w = &in[1], *wz = &in[2];
@@ -174,7 +187,8 @@ static void ref_dq_matmul(const op_case *c, const tensor *in, tensor *out)
             }
             float s = xs * (float)in[3].f[in[3].n == 1 ? 0 : n];
             float y = (float)acc * s;
-            out->f[m * N + n] = y + (float)in[4].f[n];
+            y = y + (float)in[4].f[n];
+            out->f[m * N + n] = c->n_in > 5 ? y + (float)in[5].f[m * N + n] : y;
         }
     free(q);
 }
@@ -259,6 +273,10 @@ static const op_case k_cases[] = {
       { INR(-3, 1, 7, 50), CSTR(INT8, -100, 100, 50, 9), CSTS(INT8, -5), CSTSF(F32, 0.5f),
         WR(-1, 1, 9) }, NO_ATTR, OUT(7, 9), ref_dq_matmul, 1e-6, .chain = chain_dq_matmul_scaled,
       .skip = ORT_U8S8 },
+    { "dq_matmul_scaled_residual", "DynamicQuantizeLinear", NULL, 6,
+      { INR(-2, 2, 1, 6, 40), CSTR(UINT8, 0, 255, 40, 24), CSTS(UINT8, 119), CSTSF(F32, 0.03f),
+        WR(-1, 1, 24), INR(-3, 3, 1, 6, 24) }, NO_ATTR, OUT(1, 6, 24), ref_dq_matmul, 1e-6,
+      .chain = chain_dq_matmul_residual },
 };
 
 const case_table ops_quant_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };
