@@ -21,7 +21,8 @@
  *   ops_bcast.c        binary ops with a per-channel or last-axis operand, in the layouts
  *                      oneDNN picks
  *   ops_linalg.c       Gemm where oneDNN does not take it, Det
- *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+ *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and chains of
+ *                      the dynamic-quantization pattern (-> MatMulInteger -> Cast -> Mul -> Add)
  *   ops_conv.c         Conv with fed weights, DOUBLE, 1-D and 3-D; ConvInteger
  *   ops_tfidf.c        TfIdfVectorizer
  *   ops_nms.c          NonMaxSuppression
