@@ -28,7 +28,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: braid COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`braid COMMAND --help` describes each. Exit codes: 0 ok, 1 failure, 2 usage error.\n");
+    fprintf(f, "\n`braid COMMAND --help` describes each; `braid --version` prints the version.\n"
+               "Exit codes: 0 ok, 1 failure, 2 usage error.\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +38,10 @@ int main(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_USAGE : CLI_OK;
+    }
+    if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+        printf("braid %s\n", BRAID_VERSION);
+        return CLI_OK;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(argv[1], commands[i].name) == 0)

@@ -90,6 +90,9 @@ static void print_partition(const bd_partition_report *r)
 {
     printf("per run: %zu kernel step(s), %zu layout reorder(s) writing %.2f MB, %zu reference kernel(s)\n",
            r->run.steps, r->run.reorders, (double)r->run.reorder_bytes / 1e6, r->run.ref_steps);
+    if (r->run.products)
+        printf("precision: %zu of %zu convolutions and matrix products in int8, the rest in FP32\n",
+               r->run.int8_products, r->run.products);
     printf("subgraphs (in execution order):\n");
     for (size_t i = 0; i < r->n_subgraphs; i++) {
         const bd_subgraph_info *s = &r->subgraphs[i];
@@ -103,6 +106,10 @@ static void print_partition(const bd_partition_report *r)
         printf("\n");
         if (s->run.impls)
             printf("      implementations: %s\n", s->run.impls);
+        if (s->run.products)
+            printf("      precision: %s (%zu of %zu products in int8)\n",
+                   !s->run.int8_products ? "FP32" : s->run.int8_products == s->run.products ? "int8" : "mixed",
+                   s->run.int8_products, s->run.products);
         print_tensors("inputs ", s->inputs, s->n_inputs);
         print_tensors("outputs", s->outputs, s->n_outputs);
     }

@@ -68,6 +68,9 @@ typedef struct bd_kernel_stats {
     size_t shared_consts;    /* of the constants, those another kernel of the model had laid
                               * out already (bd_subgraph.consts): read, not laid out again */
     size_t shared_const_bytes; /* their bytes (in const_bytes too, but held once) */
+    size_t products;         /* of the steps, convolutions and matrix products */
+    size_t int8_products;    /* of those, the ones on int8 data (a QDQ model's, where exact:
+                              * docs/partitioning.md "Quantized models"); the rest run in FP32 */
 } bd_kernel_stats;
 
 /* Process-wide settings for one engine (bd_backend.configure). */

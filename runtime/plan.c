@@ -316,6 +316,8 @@ static void report_stats(bd_plan *p)
         p->report.run.const_ms += st->const_ms;
         p->report.run.shared_consts += st->shared_consts;
         p->report.run.shared_const_bytes += st->shared_const_bytes;
+        p->report.run.products += st->products;
+        p->report.run.int8_products += st->int8_products;
     }
 }
 

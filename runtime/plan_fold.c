@@ -11,7 +11,10 @@
  *
  * Folded bytes live in the plan graph's pool, bounded per plan (PLAN_FOLD_MAX_BYTES): a
  * constant subexpression that would expand past it (a Tile or Expand of a constant into a
- * huge tensor) is left to run per inference instead. */
+ * huge tensor) is left to run per inference instead. A DequantizeLinear of one of the model's
+ * own initializers is not bounded so: its float result is at most 4x bytes the model file
+ * already holds (a QDQ model's int8 weights: BERT-base's are 340 MB as floats), and the fast
+ * path lays it out at compile, after which release_plan_constants gives the pages back. */
 #include "runtime/plan_internal.h"
 
 #include <stdlib.h>
@@ -22,6 +25,15 @@
 
 #define PLAN_FOLD_MAX_BYTES   ((size_t)64 << 20)
 #define PLAN_FOLD_MAX_OUTPUTS 8
+
+/* N is a DequantizeLinear of an initializer of the model (not of a folded value, which a Tile
+ * may have expanded): its output is at most 4x that initializer's bytes. */
+static bool dequantizes_model_bytes(const bd_node *n)
+{
+    const bd_value *x = n->n_inputs ? n->inputs[0] : NULL;
+    return !strcmp(n->op_type, "DequantizeLinear") && (!n->domain || !n->domain[0]) && x && x->data && !x->producer &&
+           x->nbytes >= (size_t)bd_shape_numel(&x->shape) * bd_dtype_size(x->dtype);
+}
 
 /* Can N be folded: outputs static and small enough, every input a constant? */
 static bool foldable(const bd_node *n, size_t budget, size_t *bytes)
@@ -48,7 +60,9 @@ static bool foldable(const bd_node *n, size_t budget, size_t *bytes)
             return false;
     }
     *bytes = total;
-    return any_input && total <= budget;
+    if (any_input && dequantizes_model_bytes(n))
+        *bytes = 0;                    /* bounded by the model's size, not the budget */
+    return any_input && *bytes <= budget;
 }
 
 /* Run N once on ENGINE, its outputs written into fresh buffers of G's pool. */

@@ -191,6 +191,7 @@ static const dn_op k_ops[] = {
     { "Split",              dn_split_supports,     dn_split_build },
     { "Slice",              dn_slice_supports,     dn_slice_build },
     { "ChannelShuffle",     dn_shuffle_supports,   dn_shuffle_build },
+    { "FakeQuantize",       dn_fakequant_supports, dn_fakequant_build },
     { "LSTM",               dn_rnn_supports,       dn_rnn_build },
     { "GRU",                dn_rnn_supports,       dn_rnn_build },
     { "RNN",                dn_rnn_supports,       dn_rnn_build },

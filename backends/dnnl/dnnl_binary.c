@@ -169,7 +169,7 @@ int dn_binary_build(dn_compiler *c, const bd_node *n)
     bool padded = false;
     for (int i = 0; i < amd.ndims; i++)
         padded |= amd.padded_dims[i] != amd.dims[i];
-    bool post = (s0 == 1 && !commutes) || n->n_post > (dn_swish_tail(n) ? 1 : 0);
+    bool post = (s0 == 1 && !commutes) || n->n_post > (dn_native_tail(n) ? 1 : 0);
     if (pa.residual)
         rc = dn_output_with_residual(c, y, &amd, pa.residual, &dbuf);
     else if (!(padded && post) && dn_can_reuse(c, a, &amd)) {

@@ -925,11 +925,10 @@ static int build_threaded(dn_compiler *c, const bd_node *n, dn_build_fn_t build,
     int first = c->n_steps, saved = omp_get_max_threads();
     if (serial && saved > 1)
         omp_set_num_threads(1);
+    c->tail_fused = false;
     int rc = build(c, n);
-    if (rc == 0 && dn_swish_tail(n)) {     /* the swish dn_postops_build left out */
-        const dn_tensor *t = &c->t[n->outputs[0]->index];
-        rc = dn_swish_append(c, n->outputs[0], t->buf, &t->md, n->post[n->n_post - 1].alpha);
-    }
+    if (rc == 0 && dn_native_tail(n) && !c->tail_fused)   /* the step dn_postops_build left out */
+        rc = dn_native_tail_append(c, n);
     if (serial && saved > 1)
         omp_set_num_threads(saved);
     for (int s = first; rc == 0 && s < c->n_steps; s++)
@@ -1255,16 +1254,35 @@ bool bd_dnnl_kernel_step_is_cliff(const bd_kernel *k, int i)
     return cliff;
 }
 
+/* Count step S in OUT's products (and int8_products when its source is 8-bit integers). */
+static void count_product(const dn_step *s, bd_kernel_stats *out)
+{
+    const_dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    if (s->kind != DN_STEP_PRIM || !s->prim ||
+        dnnl_primitive_get_primitive_desc(s->prim, &pd) != dnnl_success ||
+        dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind) != dnnl_success ||
+        (kind != dnnl_convolution && kind != dnnl_matmul && kind != dnnl_inner_product &&
+         kind != dnnl_deconvolution))
+        return;
+    const dnnl_memory_desc_t *src = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    out->products++;
+    if (src && (src->data_type == dnnl_u8 || src->data_type == dnnl_s8))
+        out->int8_products++;
+}
+
 void dn_kernel_stats(const bd_kernel *k, bd_kernel_stats *out)
 {
     *out = (bd_kernel_stats){ .steps = (size_t)k->n_steps, .ref_steps = k->ref_steps, .impls = k->impls,
                               .const_ms = k->const_ms, .shared_consts = k->shared_consts,
                               .shared_const_bytes = k->shared_bytes };
-    for (int i = 0; i < k->n_steps; i++)
+    for (int i = 0; i < k->n_steps; i++) {
         if (k->steps[i].reorder_bytes) {
             out->reorders++;
             out->reorder_bytes += k->steps[i].reorder_bytes;
         }
+        count_product(&k->steps[i], out);
+    }
     for (int i = 0; i < k->n_bufs; i++)
         if (k->bufs[i].kind == DN_BUF_CONST)
             out->const_bytes += k->bufs[i].size;

@@ -8,15 +8,7 @@
 
 #include "backends/dnnl/dnnl_internal.h"
 
-typedef struct conv_geom {
-    int     nsp;
-    bool    last;                 /* data_format NHWC */
-    int64_t group;
-    int64_t xd[BD_MAX_RANK], wd[BD_MAX_RANK], yd[BD_MAX_RANK];   /* channels-first, OIHW */
-    int64_t stride[3], dil[3], ext[3], pl[3], pr[3];
-} conv_geom;
-
-static bool geom(const bd_node *n, conv_geom *g, char *why, size_t len)
+static bool geom(const bd_node *n, dn_conv_geom *g, char *why, size_t len)
 {
     const bd_value *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
     int rank = x->shape.rank;
@@ -67,7 +59,7 @@ bool dn_conv_supports(const bd_graph *gr, const bd_node *n, char *why, size_t le
     if (!n->inputs[1]->data)
         return dn_why(why, len, "Conv weights '%s' must be a constant", n->inputs[1]->name);
     const bd_value *b = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
-    conv_geom g;
+    dn_conv_geom g;
     if (!geom(n, &g, why, len))
         return false;
     if (b && (b->shape.rank != 1 || b->shape.dims[0] != g.wd[0]))
@@ -86,7 +78,7 @@ bool dn_conv_supports(const bd_graph *gr, const bd_node *n, char *why, size_t le
 #define WINOGRAD_MIN_CHANNELS 16
 #define WINOGRAD_MIN_FLOPS    10e6    /* of the direct convolution */
 
-static bool winograd_wanted(const conv_geom *g)
+static bool winograd_wanted(const dn_conv_geom *g)
 {
     const char *env = getenv("BRAID_DNNL_WINOGRAD");
     if ((env && !strcmp(env, "0")) || g->nsp != 2 || g->group != 1 ||
@@ -115,7 +107,7 @@ static bool winograd_wanted(const conv_geom *g)
 /* A Winograd primitive for DESC's shapes with post-ops PO (not consumed), or NULL when oneDNN
  * has none: F(4x4,3x3) where it wins (above) and oneDNN offers it, else oneDNN's first
  * choice. */
-static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t po, const conv_geom *g,
+static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t po, const dn_conv_geom *g,
                                          const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *wei,
                                          const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *dst,
                                          const dnnl_dims_t strides, const dnnl_dims_t dil,
@@ -161,7 +153,7 @@ static dnnl_primitive_desc_t winograd_pd(dn_compiler *c, const_dnnl_post_ops_t p
  * either way. So the pixels are picked first, by a pooling with a 1x1 window and the
  * convolution's strides (in the convolution's own source layout), and the convolution then
  * runs at stride 1. BRAID_DNNL_SUBSAMPLE=0 turns it off. */
-static bool subsample_first(const conv_geom *g)
+static bool subsample_first(const dn_conv_geom *g)
 {
     const char *env = getenv("BRAID_DNNL_SUBSAMPLE");
     if (env && !strcmp(env, "0"))
@@ -179,7 +171,7 @@ static bool subsample_first(const conv_geom *g)
  * SMD (the convolution's source: X's channels, the output's spatial dims). Made once per X,
  * strides and layout: ResNet's stride-2 blocks pick the same pixels for both 1x1
  * convolutions of the block (its first and its shortcut). */
-static int subsample_step(dn_compiler *c, const bd_value *x, const conv_geom *g,
+static int subsample_step(dn_compiler *c, const bd_value *x, const dn_conv_geom *g,
                           const dnnl_memory_desc_t *smd, int *buf)
 {
     dnnl_memory_desc_t xcf, xir;
@@ -214,10 +206,14 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
     const bd_value *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
     const bd_value *b = dn_num_op_inputs(n) > 2 ? n->inputs[2] : NULL;
     char why[160];
-    conv_geom g;
+    dn_conv_geom g;
     if (!geom(n, &g, why, sizeof why))
         return dn_fail(c, BD_EUNSUPPORTED, "%s", why);
     int rank = x->shape.rank;
+    bool int8;
+    int rc = dn_conv_int8_build(c, n, &g, &int8);       /* a QDQ model's Conv, where exact */
+    if (rc || int8)
+        return rc;
 
     bool sub = subsample_first(&g);
     int64_t cd[BD_MAX_RANK];               /* the primitive's source: X, or its picked pixels */
@@ -238,7 +234,7 @@ int dn_conv_build(dn_compiler *c, const bd_node *n)
         memcpy(wd, g.wd, sizeof *wd * (size_t)rank);
     }
     dn_md_any(&wei_any, wrank, wd);
-    int rc = dn_filter_md(c, n, &w->shape, g.group, &wei_src);
+    rc = dn_filter_md(c, n, &w->shape, g.group, &wei_src);
     if (rc)
         return rc;
     if (b)

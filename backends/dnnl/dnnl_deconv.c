@@ -247,7 +247,7 @@ int dn_deconv_build(dn_compiler *c, const bd_node *n)
     const dnnl_memory_desc_t *smd = dn_pd_md(pd, dnnl_query_src_md);
     const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
     dnnl_memory_desc_t dmd = *dn_pd_md(pd, dnnl_query_dst_md), wplain;   /* copied: PD goes */
-    int npost = n->n_post - (dn_swish_tail(n) ? 1 : 0);     /* a last swish runs after us */
+    int npost = n->n_post - (dn_native_tail(n) ? 1 : 0);    /* a native tail runs after us */
     bool epi = b || npost > 0, sum = false;
     for (int i = 0; i < npost; i++)
         sum |= n->post[i].kind == BD_POST_SUM;

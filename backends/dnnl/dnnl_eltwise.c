@@ -131,7 +131,7 @@ int dn_eltwise_build(dn_compiler *c, const bd_node *n)
     if (c->t[x->index].strided_view)
         dn_md_of_shape(&md, x);
     if (alg == dnnl_eltwise_swish && n->n_post == 0 && dn_avx512() &&
-        !c->t[x->index].strided_view && dn_swish_dense(&md)) {     /* dnnl_swish.c: faster */
+        !c->t[x->index].strided_view && dn_md_dense(&md)) {     /* dnnl_swish.c: faster */
         rc = dn_can_reuse(c, x, &md) ? dn_define_view(c, y, sbuf, &md, false)
                                      : dn_output(c, y, &md, &dbuf);
         return rc ? rc : dn_swish_append(c, y, sbuf, &md, alpha);

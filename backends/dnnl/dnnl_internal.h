@@ -60,6 +60,7 @@ typedef enum dn_step_kind {
     DN_STEP_RECURRENCE,       /* an LSTM's or GRU's recurrence at small batch (dnnl_recurrence.c) */
     DN_STEP_INTERLEAVE,       /* a ChannelShuffle of several parts (dnnl_interleave.c) */
     DN_STEP_DYNQUANT,         /* DynamicQuantizeLinear: f32 -> u8, scale, s32 zp (dnnl_integer.c) */
+    DN_STEP_FAKEQUANT,        /* a QDQ pair's float result over a dense buffer (dnnl_fakequant.c) */
 } dn_step_kind;
 
 /* The ops of a BCAST step. */
@@ -212,6 +213,8 @@ typedef struct dn_compiler {
     dn_made_const     *made;        /* constants laid out here, published at the end */
     int                n_made, cap_made;
     size_t             shared_consts, shared_bytes;
+    bool               tail_fused;  /* the node being built took its native tail (a fake
+                                     * quantization) into its own primitive (dnnl_int8.c) */
 } dn_compiler;
 
 /* The subgraph compiler and kernel teardown (dnnl_compile.c), contexts (dnnl_exec.c). */
@@ -250,6 +253,9 @@ void dn_md_reshape_plain(dnnl_memory_desc_t *out, int rank, const int64_t *dims)
 void dn_md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims);
 /* Same md? */
 bool dn_md_equal(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b);
+/* MD is f32 and covers its buffer densely from offset 0 (every element its dims and padding
+ * name, no gaps): a kernel may run over its bytes as one flat array. */
+bool dn_md_dense(const dnnl_memory_desc_t *md);
 
 /* The current tensor of V (constants are materialised on first use). NULL on failure. */
 const dn_tensor *dn_tensor_of(dn_compiler *c, const bd_value *v);
@@ -386,6 +392,30 @@ int  dn_postops_bind_residual(dn_compiler *c, const_dnnl_primitive_desc_t pd,
 
 bool dn_conv_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_conv_build      (dn_compiler *c, const bd_node *n);
+
+/* A convolution's geometry (dnnl_conv.c), channels-first whatever the data_format. */
+typedef struct dn_conv_geom {
+    int     nsp;
+    bool    last;                 /* data_format NHWC */
+    int64_t group;
+    int64_t xd[BD_MAX_RANK], wd[BD_MAX_RANK], yd[BD_MAX_RANK];   /* channels-first, OIHW */
+    int64_t stride[3], dil[3], ext[3], pl[3], pr[3];
+} dn_conv_geom;
+/* Build N (geometry G) as an int8 convolution when it reads a fake-quantized tensor, its
+ * weights are integers times a scale per channel, and oneDNN sums them exactly on this CPU
+ * (dnnl_int8.c); *BUILT false (and nothing appended) otherwise. */
+int  dn_conv_int8_build (dn_compiler *c, const bd_node *n, const dn_conv_geom *g, bool *built);
+/* A MatMul [M, K] x [K, N] with constant weights, collapsed to 2-D (dnnl_matmul.c). */
+typedef struct dn_mm_int8 {
+    int64_t             m, k, n;
+    int                 src_buf;      /* X's plain f32 buffer, seen as SRC_MD [M, K] */
+    dnnl_memory_desc_t  src_md;
+    const void         *w;            /* [K, N] floats, row-major */
+    const void         *bias;         /* [N] floats (the leading Add post-op), or NULL */
+    int                 first_post;   /* the node's first post-op after that Add */
+} dn_mm_int8;
+/* Build N as an int8 matmul on the same terms as dn_conv_int8_build. */
+int  dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm, bool *built);
 bool dn_deconv_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_deconv_build    (dn_compiler *c, const bd_node *n);
 bool dn_matmul_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
@@ -474,19 +504,36 @@ bool dn_filter_oihw(const bd_node *n, const bd_shape *w, int64_t *dims);
 int  dn_filter_md(dn_compiler *c, const bd_node *n, const bd_shape *w, int64_t group,
                   dnnl_memory_desc_t *md);
 
+/* ---- post-ops braid runs after the primitive (dnnl_postops.c) ------------------------- */
+
+/* N's last post-op runs as braid's own step after N's primitive, in place over its output: a
+ * swish on AVX-512 (dnnl_swish.c) or a fake quantization (dnnl_fakequant.c). dn_postops_build
+ * leaves it out of the primitive; the compiler appends it with dn_native_tail_append. */
+bool dn_native_tail(const bd_node *n);
+int  dn_native_tail_append(dn_compiler *c, const bd_node *n);
+
 /* ---- swish on braid's own kernel (dnnl_swish.c) -------------------------------------- */
 
-/* N's last post-op is a swish the native kernel runs after N's primitive (dn_postops_build
- * leaves it out; the compiler appends the step with dn_swish_append). */
+/* N's last post-op is a swish the native kernel runs after N's primitive. */
 bool dn_swish_tail(const bd_node *n);
-/* MD covers its buffer densely from offset 0 (the kernel may run over it as a flat array). */
-bool dn_swish_dense(const dnnl_memory_desc_t *md);
 /* Append a SWISH step from BUF (layout SMD, dense, the size of Y's) into Y's buffer. */
 int  dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
                      float alpha);
 /* Y[i] = X[i] * sigmoid(ALPHA X[i]) for N floats (X == Y allowed), on the current OpenMP
  * thread count when N is large. */
 void dn_swish_run(const float *x, float *y, size_t n, float alpha);
+
+/* ---- a QDQ pair's float result (dnnl_fakequant.c) -------------------------------------- */
+
+bool dn_fakequant_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_fakequant_build   (dn_compiler *c, const bd_node *n);
+/* N's last post-op is a fake quantization (BD_ELT_FAKEQUANT_*), and P's parameters are valid. */
+bool dn_fakequant_tail(const bd_node *n);
+bool dn_fakequant_postop_ok(const bd_postop *p);
+/* Append the step for N's last post-op, in place over N's output. */
+int  dn_fakequant_tail_append(dn_compiler *c, const bd_node *n);
+/* Run FAKEQUANT step S on its memories (X == Y allowed), on the OpenMP threads when large. */
+void dn_fakequant_run(const dn_step *s, dnnl_memory_t *mems);
 
 /* ---- binary ops with an innermost-axis operand (dnnl_bcast.c) -------------------------- */
 
@@ -546,6 +593,12 @@ double dn_serial_us(void);
 bool dn_serial_node(const bd_node *n);
 /* Is a memory-bound step moving BYTES below that? */
 bool dn_serial_bytes(size_t bytes);
+/* An elementwise kernel over [X, X + N) into Y (X == Y allowed) with PARAMS. */
+typedef void (*dn_range_fn)(const float *x, float *y, size_t n, const void *params);
+/* RANGE over N floats, split into tasks of CHUNK floats on the OpenMP threads when there are
+ * at least 4 of them (else on the calling thread). */
+void dn_elementwise(const float *x, float *y, size_t n, size_t chunk, dn_range_fn range,
+                    const void *params);
 
 /* ---- small shared checks (dnnl_backend.c) --------------------------------------------- */
 

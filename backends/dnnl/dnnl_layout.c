@@ -207,3 +207,13 @@ void dn_md_like(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *md, const int
         dnnl_memory_desc_init_by_tag(out, md->ndims, d, dnnl_f32, t) != dnnl_success)
         dn_md_plain(out, md->ndims, dims);
 }
+
+bool dn_md_dense(const dnnl_memory_desc_t *md)
+{
+    if (md->format_kind != dnnl_blocked || md->data_type != dnnl_f32 || md->offset0 != 0)
+        return false;
+    size_t n = 1;
+    for (int i = 0; i < md->ndims; i++)
+        n *= (size_t)md->padded_dims[i];
+    return dnnl_memory_desc_get_size(md) == n * sizeof(float);
+}

@@ -273,6 +273,11 @@ int dn_matmul_build(dn_compiler *c, const bd_node *n)
             s.bias = bias->data;
             s.first_post = 1;
         }
+        dn_mm_int8 q = { .m = M, .k = K, .n = N, .src_buf = s.src_buf, .src_md = s.src_md,
+                         .w = b->data, .bias = s.bias, .first_post = s.first_post };
+        bool int8;
+        if ((rc = dn_matmul_int8_build(c, n, &q, &int8)) || int8)   /* a QDQ model's, if exact */
+            return rc;
         return mm_emit(c, n, &s);
     }
 

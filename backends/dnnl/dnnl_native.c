@@ -188,6 +188,8 @@ void dn_native_run(const dn_step *s, dnnl_memory_t *mems)
         dn_interleave_run(s, mems);
     else if (s->kind == DN_STEP_DYNQUANT)
         dn_dynquant_run(s, mems);
+    else if (s->kind == DN_STEP_FAKEQUANT)
+        dn_fakequant_run(s, mems);
     else if (s->kind == DN_STEP_SWISH)
         dn_swish_run(x, y, dnnl_memory_desc_get_size(&s->args[0].md) / sizeof(float), s->nat.fp[0]);
 }

@@ -100,6 +100,12 @@ bool dn_postops_supported(const bd_graph *g, const bd_node *n, char *why, size_t
         }
         switch (p->kind) {
         case BD_POST_ELTWISE:
+            if (p->alg == BD_ELT_FAKEQUANT_U8 || p->alg == BD_ELT_FAKEQUANT_S8) {
+                if (i != n->n_post - 1 || !dn_fakequant_postop_ok(p))
+                    return dn_why(why, len, "post-op %d: a fake quantization must be the last "
+                                  "post-op, with a positive scale and an in-range zero point", i);
+                break;
+            }
             if (!eltwise_alg(p->alg, &a))
                 return dn_why(why, len, "post-op %d: eltwise algorithm %d has no oneDNN post-op", i, p->alg);
             break;
@@ -192,11 +198,11 @@ int dn_postops_build_as(dn_compiler *c, int first, int rank, const int64_t *dst_
     const bd_node *n = c->node;
     memset(pa, 0, sizeof *pa);
     pa->sum_index = pa->residual_arg = -1;
-    if (first >= n->n_post - (dn_swish_tail(n) ? 1 : 0))
+    if (first >= n->n_post - (dn_native_tail(n) ? 1 : 0))
         return 0;
     if (!*po && dn_check(c, dnnl_post_ops_create(po), "dnnl_post_ops_create"))
         return BD_EBACKEND;
-    int rc = 0, end = n->n_post - (dn_swish_tail(n) ? 1 : 0);   /* a native swish ends it */
+    int rc = 0, end = n->n_post - (dn_native_tail(n) ? 1 : 0);  /* a native tail ends it */
     for (int i = first; i < end && !rc; i++) {
         int idx = dnnl_post_ops_len(*po);           /* oneDNN's index of the post-op added now */
         const bd_postop *p = &n->post[i];
@@ -256,6 +262,19 @@ int dn_postops_build_as(dn_compiler *c, int first, int rank, const int64_t *dst_
         *po = NULL;
     }
     return rc;
+}
+
+bool dn_native_tail(const bd_node *n)
+{
+    return dn_swish_tail(n) || dn_fakequant_tail(n);
+}
+
+int dn_native_tail_append(dn_compiler *c, const bd_node *n)
+{
+    const dn_tensor *t = &c->t[n->outputs[0]->index];
+    if (dn_fakequant_tail(n))
+        return dn_fakequant_tail_append(c, n);
+    return dn_swish_append(c, n->outputs[0], t->buf, &t->md, n->post[n->n_post - 1].alpha);
 }
 
 bool dn_postops_sum_fell_to_ref(const_dnnl_primitive_desc_t pd, const dn_post_args *pa)

@@ -7,7 +7,6 @@
  * blocked layout's padding holds zeros, and swish(0) = 0), and a standalone Swish node runs
  * here too. EfficientNet-B0 has 4.2 million such elements per inference. */
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include <immintrin.h>
@@ -58,41 +57,25 @@ static void swish_scalar(const float *x, float *y, size_t n, float alpha)
 
 #define DN_SWISH_CHUNK 8192                 /* elements per task when split across threads */
 
+static void swish_task(const float *x, float *y, size_t n, const void *alpha)
+{
+    swish_range(x, y, n, *(const float *)alpha);
+}
+
 void dn_swish_run(const float *x, float *y, size_t n, float alpha)
 {
     if (!dn_avx512()) {
         swish_scalar(x, y, n, alpha);
         return;
     }
-    size_t chunks = (n + DN_SWISH_CHUNK - 1) / DN_SWISH_CHUNK;
-    if (chunks < 4 || omp_get_max_threads() < 2) {
-        swish_range(x, y, n, alpha);
-        return;
-    }
-    #pragma omp parallel for schedule(static)
-    for (size_t k = 0; k < chunks; k++) {
-        size_t at = k * DN_SWISH_CHUNK, len = n - at < DN_SWISH_CHUNK ? n - at : DN_SWISH_CHUNK;
-        swish_range(x + at, y + at, len, alpha);
-    }
-}
-
-/* MD covers its buffer densely from the start (every element its dims and padding name, no
- * gaps): a kernel may run over its bytes as one flat array. */
-static bool dense(const dnnl_memory_desc_t *md)
-{
-    if (md->format_kind != dnnl_blocked || md->data_type != dnnl_f32 || md->offset0 != 0)
-        return false;
-    size_t n = 1;
-    for (int i = 0; i < md->ndims; i++)
-        n *= (size_t)md->padded_dims[i];
-    return dnnl_memory_desc_get_size(md) == n * sizeof(float);
+    dn_elementwise(x, y, n, DN_SWISH_CHUNK, swish_task, &alpha);
 }
 
 int dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
                     float alpha)
 {
     const dn_tensor *t = &c->t[y->index];
-    if (!t->defined || t->strided_view || !dense(&t->md) || !dense(smd) ||
+    if (!t->defined || t->strided_view || !dn_md_dense(&t->md) || !dn_md_dense(smd) ||
         dnnl_memory_desc_get_size(smd) != dnnl_memory_desc_get_size(&t->md))
         return dn_fail(c, BD_EBACKEND, "swish of '%s' needs a dense output in its input's layout",
                        y->name);
@@ -101,9 +84,4 @@ int dn_swish_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memo
     nat.fp[0] = alpha;
     dn_arg a[2] = { { DNNL_ARG_SRC, sbuf, *smd }, { DNNL_ARG_DST, t->buf, t->md } };
     return dn_add_native(c, DN_STEP_SWISH, a, 2, &nat);
-}
-
-bool dn_swish_dense(const dnnl_memory_desc_t *md)
-{
-    return dense(md);
 }

@@ -5,6 +5,7 @@
  * (oneDNN sizes its work split from the thread count at creation). The estimate is the
  * node's time on one core at rates measured on these machines; the threshold is
  * BRAID_DNNL_SERIAL_US (docs/performance.md, "Threads"). */
+#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,4 +86,19 @@ bool dn_serial_node(const bd_node *n)
 bool dn_serial_bytes(size_t bytes)
 {
     return (double)bytes / DN_BYTES_PER_US < dn_serial_us();
+}
+
+void dn_elementwise(const float *x, float *y, size_t n, size_t chunk, dn_range_fn range,
+                    const void *params)
+{
+    size_t chunks = (n + chunk - 1) / chunk;
+    if (chunks < 4 || omp_get_max_threads() < 2) {
+        range(x, y, n, params);
+        return;
+    }
+    #pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < chunks; k++) {
+        size_t at = k * chunk, len = n - at < chunk ? n - at : chunk;
+        range(x + at, y + at, len, params);
+    }
 }

@@ -5,6 +5,7 @@
  * are per tensor (one element) or per axis (one per element of `axis`). Divisions happen in
  * float, as ONNX's reference and ONNX Runtime compute them, so halfway cases round alike. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/native/native_internal.h"
@@ -61,6 +62,48 @@ static int64_t saturate(double v, int dtype)
     return v != v ? 0 : v < lo ? (int64_t)lo : v > hi ? (int64_t)hi : (int64_t)v;
 }
 
+/* DequantizeLinear of LEN elements of X (DTYPE) from AT on, with one scale S and zero point Z:
+ * typed loops the compiler vectorizes (a model's int8 weights are dequantized here once per
+ * plan, tens of millions of them). */
+static void dequant_block(const void *x, int dtype, size_t at, size_t len, int64_t z, float s,
+                          float *y)
+{
+    if (dtype == BD_DT_UINT8) {
+        const uint8_t *p = (const uint8_t *)x + at;
+        int32_t z32 = (int32_t)z;
+        for (size_t i = 0; i < len; i++)
+            y[i] = (float)((int32_t)p[i] - z32) * s;
+    } else if (dtype == BD_DT_INT8) {
+        const int8_t *p = (const int8_t *)x + at;
+        int32_t z32 = (int32_t)z;
+        for (size_t i = 0; i < len; i++)
+            y[i] = (float)((int32_t)p[i] - z32) * s;
+    } else {
+        const int32_t *p = (const int32_t *)x + at;
+        for (size_t i = 0; i < len; i++)
+            y[i] = (float)((int64_t)p[i] - z) * s;
+    }
+}
+
+/* DequantizeLinear along X's last axis (a MatMul's per-column weights [K, N]): ROWS rows of
+ * LEN elements, element c of a row with scale S[c] and zero point Z[c]. */
+static void dequant_rows(const void *x, int dtype, size_t rows, size_t len, const int64_t *z,
+                         const float *s, float *y)
+{
+    for (size_t r = 0; r < rows; r++, y += len) {
+        size_t at = r * len;
+        if (dtype == BD_DT_UINT8)
+            for (size_t c = 0; c < len; c++)
+                y[c] = (float)((int64_t)((const uint8_t *)x)[at + c] - z[c]) * s[c];
+        else if (dtype == BD_DT_INT8)
+            for (size_t c = 0; c < len; c++)
+                y[c] = (float)((int64_t)((const int8_t *)x)[at + c] - z[c]) * s[c];
+        else
+            for (size_t c = 0; c < len; c++)
+                y[c] = (float)((int64_t)((const int32_t *)x)[at + c] - z[c]) * s[c];
+    }
+}
+
 static int quant_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_run_env *env,
                      bd_error *err)
 {
@@ -72,14 +115,28 @@ static int quant_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, nv_r
     size_t inner = 1, len = ax >= 0 ? (size_t)x->dims[ax] : 1;
     for (int d = ax + 1; ax >= 0 && d < x->rank; d++)
         inner *= (size_t)x->dims[d];
+    if (ax < 0)
+        inner = x->numel;                       /* one block: the whole tensor */
     const float *scale = sc->data;
-    for (size_t i = 0; i < x->numel; i++) {
-        size_t c = ax >= 0 ? i / inner % len : 0;
+    if (s->op == QT_DEQUANT && ax >= 0 && inner == 1 && len > 1) {
+        int64_t *z = calloc(len, sizeof *z);
+        if (z) {
+            for (size_t c = 0; zp && c < len; c++)
+                z[c] = nv_get_i(zp->data, zp->dtype, c);
+            dequant_rows(x->data, x->dtype, x->numel / len, len, z, scale, out[0].data);
+            free(z);
+            return 0;
+        }                                       /* no memory: the blocks below, slower */
+    }
+    /* Blocks of INNER elements share one scale and zero point (all of X per tensor). */
+    for (size_t at = 0, b = 0; at < x->numel; at += inner, b++) {
+        size_t c = ax >= 0 ? b % len : 0, n = x->numel - at < inner ? x->numel - at : inner;
         int64_t z = zp ? nv_get_i(zp->data, zp->dtype, c) : 0;
         if (s->op == QT_DEQUANT) {
-            nv_set_f(out[0].data, BD_DT_FLOAT, i,
-                     (float)(nv_get_i(x->data, x->dtype, i) - z) * scale[c]);
-        } else {
+            dequant_block(x->data, x->dtype, at, n, z, scale[c], (float *)out[0].data + at);
+            continue;
+        }
+        for (size_t i = at; i < at + n; i++) {
             float v = x->dtype == BD_DT_FLOAT ? ((const float *)x->data)[i]
                                               : (float)((const int32_t *)x->data)[i];
             nv_set_i(out[0].data, out[0].dtype, i,

@@ -12,7 +12,10 @@ $BRAID_ZOO_DIR, else ~/.cache/braid/zoo) it runs
 
 and compares each output TMP/<name>.npy with DIR/NAME.ref<k>.npy: max abs diff, and the
 relative error max|braid - ref| / max|ref|, which must be <= --tol (default 1e-3, for FP32),
-or the entry's own "tol" when it has one (the int8 entries of gen_zoo_int8.py).
+or the entry's own "tol" when it has one (the int8 entries of gen_zoo_int8.py). An int8 entry
+(one with "quantization") must also keep a classifier's top-1 (a 2-D output of 10 classes or
+more): on every row whose reference winner leads the runner-up by more than a tenth of the
+row's largest magnitude, braid's winner is the same.
 The zoo's TF.js models are checked the same way against TensorFlow.js's outputs: their
 DIR (BRAID_ZOO_DIR/tfjs/NAME, written by tfjs_bench.js --write) has a manifest.json of the
 same schema whose entry names the model file under "model" (a TF.js model.json) instead of
@@ -90,14 +93,36 @@ def check_model(args, entry):
             scale = float(np.abs(ref).max())
             rel = maxabs / scale if scale > 0 else maxabs
             good = rel <= tol
+            flips = top1_flips(got, ref) if "quantization" in entry else 0
+            good = good and flips == 0
             print("  output %-20s %-12s max abs diff %.3g, max |ref| %.3g, rel %.3g  %s" % (
                 t["name"], "x".join(map(str, ref.shape)), maxabs, scale, rel,
                 "ok" if good else "MISMATCH"))
             worst_abs, worst_rel = max(worst_abs, maxabs), max(worst_rel, rel)
+            if flips:
+                print("  output %-20s top-1 differs on %d row(s) where the reference's leads "
+                      "clearly" % (t["name"], flips))
             if not good:
                 result = "MISMATCH"
-                error = "output '%s' rel error %.3g > %g" % (t["name"], rel, tol)
+                error = ("output '%s' rel error %.3g > %g" % (t["name"], rel, tol) if rel > tol else
+                         "output '%s': top-1 differs on %d clear row(s)" % (t["name"], flips))
         return result, worst_abs, worst_rel, error
+
+
+# The int8 rule's "clear" winner: it leads the runner-up by this share of the row's largest
+# magnitude (one or two quantization steps of a logit are far less).
+TOP1_CLEAR_LEAD = 0.1
+
+
+def top1_flips(got, ref):
+    """Rows of a classifier's output (2-D, 10 classes or more) whose reference winner leads
+    clearly, where braid's winner differs (the int8 rule; 0 for other outputs)."""
+    if ref.ndim != 2 or ref.shape[1] < 10:
+        return 0
+    top2 = np.sort(ref, axis=1)[:, -2:]
+    lead = top2[:, 1] - top2[:, 0]
+    clear = lead > TOP1_CLEAR_LEAD * np.max(np.abs(ref), axis=1)
+    return int(np.sum(clear & (np.argmax(got, axis=1) != np.argmax(ref, axis=1))))
 
 
 def main(argv=None):

@@ -82,6 +82,9 @@ typedef enum bd_eltwise_alg {
     BD_ELT_LOG,
     BD_ELT_SOFTPLUS,          /* log(1 + exp(y)) */
     BD_ELT_POW,               /* alpha * y ^ beta */
+    BD_ELT_FAKEQUANT_U8,      /* (saturate(round(y / alpha) + beta) - beta) * alpha to UINT8's */
+    BD_ELT_FAKEQUANT_S8,      /* ... and INT8's range: a QDQ pair (alpha = scale, beta = zero
+                               * point); never a oneDNN post-op, always a chain's last */
 } bd_eltwise_alg;
 
 typedef enum bd_binary_alg { BD_BIN_ADD = 1, BD_BIN_SUB, BD_BIN_MUL, BD_BIN_DIV } bd_binary_alg;

@@ -38,6 +38,8 @@ static void partition_report(cJSON *o, const bd_partition_report *r)
     cJSON_AddNumberToObject(o, "reorders", (double)r->run.reorders);
     cJSON_AddNumberToObject(o, "reorder_bytes", (double)r->run.reorder_bytes);
     cJSON_AddNumberToObject(o, "ref_kernels", (double)r->run.ref_steps);
+    cJSON_AddNumberToObject(o, "products", (double)r->run.products);
+    cJSON_AddNumberToObject(o, "int8_products", (double)r->run.int8_products);
     cJSON *sgs = cJSON_AddArrayToObject(o, "subgraphs");
     for (size_t i = 0; i < r->n_subgraphs; i++) {
         const bd_subgraph_info *s = &r->subgraphs[i];
@@ -48,6 +50,8 @@ static void partition_report(cJSON *o, const bd_partition_report *r)
         cJSON_AddNumberToObject(j, "reorders", (double)s->run.reorders);
         cJSON_AddNumberToObject(j, "reorder_bytes", (double)s->run.reorder_bytes);
         cJSON_AddNumberToObject(j, "ref_kernels", (double)s->run.ref_steps);
+        cJSON_AddNumberToObject(j, "products", (double)s->run.products);
+        cJSON_AddNumberToObject(j, "int8_products", (double)s->run.int8_products);
         if (s->run.impls)
             cJSON_AddStringToObject(j, "implementations", s->run.impls);
         cJSON_AddItemToObject(j, "inputs", names(s->inputs, s->n_inputs));

@@ -13,11 +13,12 @@ static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err
     return bd_pass_fuse_postops(g, target->backend, err);   /* anchors keep their op type */
 }
 
-/* The fast path: drop no-op arithmetic (it hides patterns), fold BN (it makes Conv anchors)
+/* The fast path: make each activation's quantize-dequantize pair one node, drop no-op arithmetic (it hides patterns), fold BN (it makes Conv anchors)
  * and zero Pads into the Convs after them,
  * build the big composites (GELU, layer norm, q/k/v) and move Reshapes out of the way before
  * post-op fusion, which then absorbs their bias adds and activations. */
 static const bd_composite k_fast_path[] = {
+    { "qdq",            bd_pass_qdq },
     { "identity_arith", bd_pass_identity_arith },
     { "fold_batchnorm", fold_batchnorm },
     { "fold_pad",       bd_pass_fold_pad },

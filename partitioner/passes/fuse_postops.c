@@ -73,6 +73,13 @@ static bool as_postop(const bd_node *c, const bd_value *y, bd_postop *po, bd_val
     } else if (strcmp(c->op_type, "Swish") == 0 && strcmp(c->domain, "braid") == 0) {
         po->alg   = BD_ELT_SWISH;
         po->alpha = 1.0f;
+    } else if (strcmp(c->op_type, "FakeQuantize") == 0 && strcmp(c->domain, "braid") == 0) {
+        int64_t to = bd_node_attr_int(c, "to", BD_DT_UINT8);
+        if (to != BD_DT_UINT8 && to != BD_DT_INT8)
+            return false;
+        po->alg   = to == BD_DT_UINT8 ? BD_ELT_FAKEQUANT_U8 : BD_ELT_FAKEQUANT_S8;
+        po->alpha = bd_node_attr_float(c, "scale", 0.0f);
+        po->beta  = (float)bd_node_attr_int(c, "zero_point", 0);
     } else if (bd_is_op(c, "Elu")) {
         po->alg = BD_ELT_ELU;
         po->alpha = bd_node_attr_float(c, "alpha", 1.0f);
@@ -119,6 +126,14 @@ static bool as_postop(const bd_node *c, const bd_value *y, bd_postop *po, bd_val
     return true;
 }
 
+/* A fake quantization ends a chain: it runs after the anchor's primitive, not inside it. */
+static bool ends_chain(const bd_node *anchor)
+{
+    const bd_postop *last = anchor->n_post ? &anchor->post[anchor->n_post - 1] : NULL;
+    return last && last->kind == BD_POST_ELTWISE &&
+           (last->alg == BD_ELT_FAKEQUANT_U8 || last->alg == BD_ELT_FAKEQUANT_S8);
+}
+
 static const char *composite_name(bd_graph *g, const bd_node *anchor, const bd_node *c)
 {
     char buf[512];
@@ -136,7 +151,7 @@ int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err)
         if ((!bd_is_op(anchor, "Conv") && !bd_is_op(anchor, "ConvTranspose") &&
              !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm") && !int8mm) || !bd_fusable(anchor))
             continue;
-        while (anchor->n_post < BD_MAX_POSTOPS && anchor->n_outputs == 1) {
+        while (anchor->n_post < BD_MAX_POSTOPS && anchor->n_outputs == 1 && !ends_chain(anchor)) {
             bd_value *y = anchor->outputs[0];
             bd_node *c = bd_sole_consumer(g, y);
             bd_postop po;

@@ -24,6 +24,12 @@ typedef struct bd_fuse_target {
  * TARGET is NULL. */
 bool bd_fuse_accepts(const bd_fuse_target *target, const bd_graph *g, const bd_node *probe);
 
+/* An activation's QuantizeLinear -> DequantizeLinear pair (the QDQ format's every edge), both
+ * per tensor with the same scale and zero point, becomes one node FakeQuantize (domain "braid";
+ * float scale, int zero_point, int to = UINT8 or INT8) computing the pair's float result on
+ * the QuantizeLinear's input. The QuantizeLinear stays while other nodes read its output. */
+int bd_pass_qdq(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
 /* Conv followed by an inference BatchNormalization whose parameters are constants: scale
  * and shift folded into new conv weights and bias (new initializers in G's pool). */
 int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err);
@@ -81,9 +87,9 @@ int bd_pass_dynquant(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 /* Merge composites into Conv / MatMul / Gemm (and braid's MatMulIntegerScaled) nodes as post-ops when BACKEND accepts the
  * result: bias Add, activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu, Swish, HardSwish,
  * HardSigmoid, Abs, Sqrt, Exp, Log, Softplus), scaling by a
- * constant scalar (Mul/Div), residual Add of a same-shaped tensor (SUM) and a broadcast Add
- * of a non-constant tensor (BINARY, e.g. an attention mask). Only single-use intermediates
- * that are not graph outputs are absorbed. */
+ * constant scalar (Mul/Div), residual Add of a same-shaped tensor (SUM), a broadcast Add
+ * of a non-constant tensor (BINARY, e.g. an attention mask) and, last of a chain, a
+ * FakeQuantize. Only single-use intermediates that are not graph outputs are absorbed. */
 int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err);
 
 /* ---- the pattern table of each kind of engine (composites.c) ---------------------------- */

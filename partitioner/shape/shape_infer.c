@@ -200,6 +200,7 @@ static const shp_entry onnx_rules[] = {
 static const shp_entry braid_rules[] = {
     { "Gelu",               shp_unary,               1, 1,        1 },
     { "Swish",              shp_unary,               1, 1,        1 },
+    { "FakeQuantize",       shp_unary,               1, 1,        1 },
     { "ChannelShuffle",     shp_channel_shuffle,     1, SHP_ANY,  1 },
 };
 

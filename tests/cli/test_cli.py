@@ -29,6 +29,12 @@ class Cli(unittest.TestCase):
             self.assertEqual(r.returncode, 0, cmd)
             self.assertIn("usage: braid", r.stdout)
 
+    def test_version(self):
+        for flag in ("--version", "-V"):
+            r = braid(flag)
+            self.assertEqual(r.returncode, 0, flag)
+            self.assertRegex(r.stdout, r"^braid \d+\.\d+\.\d+\n$")
+
     def test_usage_errors_exit_2(self):
         self.assertEqual(braid().returncode, 2)
         r = braid("frobnicate")

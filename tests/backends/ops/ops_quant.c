@@ -1,10 +1,12 @@
 /* Quantization cases and references: QuantizeLinear (UINT8 and INT8, per tensor and per axis,
  * saturation, halfway values rounding to even), DequantizeLinear (INT8 per axis, INT32 without
- * a zero point), both with a [1] scale and a scalar zero point, DynamicQuantizeLinear (with
- * ONNX Runtime's all-zero case), and onnxruntime's dynamic-quantization pattern as chains of
- * nodes: DynamicQuantizeLinear -> Cast; -> MatMulInteger -> Cast (s8/u8 weights, their zero
- * points); -> MatMulInteger -> Cast -> Mul(x_scale * W_scale) -> Add(bias), per tensor and per
- * column. The references compute in exact integers (int64) and the graph's own float steps. */
+ * a zero point), both with a [1] scale and a scalar zero point, DynamicQuantizeLinear, and
+ * braid's FakeQuantize (a QDQ pair as one node, which only the oneDNN backend runs: its AVX2
+ * loop, its scalar tail, its threads), compared exactly with the pair's float result; and onnxruntime's
+ * dynamic-quantization pattern as chains of nodes: DynamicQuantizeLinear -> Cast; ->
+ * MatMulInteger -> Cast (s8/u8 weights, their zero points); -> MatMulInteger -> Cast ->
+ * Mul(x_scale * W_scale) -> Add(bias), per tensor and per column. The references compute in
+ * exact integers (int64) and the graph's own float steps. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,7 +202,29 @@ static void ref_dq_matmul(const op_case *c, const tensor *in, tensor *out)
 #define ORT_U8S8 { "ort", "ONNX Runtime's u8 x s8 MLAS kernel saturates pairs of products in int16 " \
                           "on CPUs without VNNI (vpmaddubsw)" }
 
+/* FakeQuantize: (saturate(round(x / s) + z) - z) * s, NaN quantized to 0 (as the native
+ * QuantizeLinear does: ONNX leaves it undefined). */
+static void ref_fakequant(const op_case *c, const tensor *in, tensor *out)
+{
+    float s = attr_f(c, "scale", 0);
+    int64_t z = attr_i(c, "zero_point", 0);
+    bool u8 = attr_i(c, "to", UINT8) == UINT8;
+    double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    for (size_t i = 0; i < in[0].n; i++) {
+        double q = nearbyint((double)((float)in[0].f[i] / s));
+        q = q != q ? 0 : q + (double)z;
+        q = q < lo ? lo : q > hi ? hi : q;
+        out->f[i] = (double)((float)(q - (double)z) * s);
+    }
+}
+
 #define k_halves VF(0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 300, -300)
+
+/* Halfway values both ways, both ends of INT8 past saturation, infinities, NaN, -0. */
+#define k_fq_edges VF(0.25f, 0.75f, 1.25f, -0.25f, -0.75f, -1.25f, 63.25f, 63.75f, 64.25f, \
+                      -62.75f, -62.25f, -61.75f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN, -0.0f, \
+                      0.2499f, 3.0f)
+#define FQ_ONLY { "native,ort", "braid's FakeQuantize runs on oneDNN alone" }
 
 static const op_case k_cases[] = {
     /* QuantizeLinear */
@@ -215,6 +239,10 @@ static const op_case k_cases[] = {
     { "dequantizelinear_i8_axis", "DequantizeLinear", NULL, 3, { FED(INT8, 2, 3, 4),
       CSTF(F32, VF(0.1f, 0.2f, 0.5f), 3), CSTV(INT8, V(1, -2, 0), 3) }, { AI("axis", -2) },
       OUT(2, 3, 4), ref_quant },
+    /* along the last axis (a MatMul's per-column weights): the native engine's row loop */
+    { "dequantizelinear_u8_last_axis", "DequantizeLinear", NULL, 3, { FED(UINT8, 3, 5),
+      CSTF(F32, VF(0.1f, 0.2f, 0.5f, 0.25f, 2.0f), 5), CSTV(UINT8, V(0, 3, 128, 255, 7), 5) },
+      { AI("axis", -1) }, OUT(3, 5), ref_quant },
     { "dequantizelinear_i32", "DequantizeLinear", NULL, 2, { FED(INT32, 5),
       CSTSF(F32, 0.5f) }, NO_ATTR, OUT(5), ref_quant },
     /* a [1] scale with a scalar zero point: per tensor (onnxruntime's quantizer writes these
@@ -277,6 +305,17 @@ static const op_case k_cases[] = {
       { INR(-2, 2, 1, 6, 40), CSTR(UINT8, 0, 255, 40, 24), CSTS(UINT8, 119), CSTSF(F32, 0.03f),
         WR(-1, 1, 24), INR(-3, 3, 1, 6, 24) }, NO_ATTR, OUT(1, 6, 24), ref_dq_matmul, 1e-6,
       .chain = chain_dq_matmul_residual },
+    /* FakeQuantize: exact (tol 1e-9: the float result itself, any rounding apart is a step) */
+    { "fakequantize_u8(braid)", "FakeQuantize", "braid", 1, { INR(-3, 5, 2, 3, 7, 5) },
+      { AF("scale", 0.03f), AI("zero_point", 97), AI("to", UINT8) }, OUT(2, 3, 7, 5),
+      ref_fakequant, .tol = 1e-9, .skip = FQ_ONLY },
+    { "fakequantize_i8_halves_saturate(braid)", "FakeQuantize", "braid", 1,
+      { { SHAPE(20), .fvals = k_fq_edges } },
+      { AF("scale", 0.5f), AI("zero_point", -3), AI("to", INT8) }, OUT(20), ref_fakequant,
+      .tol = 1e-9, .skip = FQ_ONLY },
+    { "fakequantize_threads(braid)", "FakeQuantize", "braid", 1, { INR(-1, 1, 1, 24, 56, 56) },
+      { AF("scale", 0.0078125f), AI("zero_point", 128), AI("to", UINT8) }, OUT(1, 24, 56, 56),
+      ref_fakequant, .tol = 1e-9, .threads = 2, .skip = FQ_ONLY },
 };
 
 const case_table ops_quant_table = { k_cases, sizeof k_cases / sizeof k_cases[0] };

@@ -251,7 +251,8 @@ class BraiddOps(unittest.TestCase):
         self.assertEqual(set(m["partition"]), {"nodes_imported", "nodes_planned", "steps",
                                                "fused_composites", "backends", "load_ms",
                                                "kernel_steps", "reorders", "reorder_bytes",
-                                               "ref_kernels", "subgraphs", "fallback_nodes"})
+                                               "ref_kernels", "products", "int8_products",
+                                               "subgraphs", "fallback_nodes"})
         (sub,) = m["partition"]["subgraphs"]          # the demo runs as one oneDNN subgraph
         self.assertEqual(sub["backend"], "dnnl")
         # its steps are the subgraph's, at least one per planned node that is no view
@@ -261,6 +262,11 @@ class BraiddOps(unittest.TestCase):
         self.assertGreaterEqual(sub["reorder_bytes"], 0)
         # the cliff guard: no reference kernel, and the implementations named with counts
         self.assertEqual((sub["ref_kernels"], m["partition"]["ref_kernels"]), (0, 0))
+        # the FP32 demo's convolutions and its classifier, none in int8
+        self.assertGreaterEqual(sub["products"], 2)
+        self.assertEqual((sub["products"], sub["int8_products"]),
+                         (m["partition"]["products"], m["partition"]["int8_products"]))
+        self.assertEqual(sub["int8_products"], 0)
         self.assertRegex(sub["implementations"], r"^[^,]+ x\d+(, [^,]+ x\d+)*$")
         self.assertNotIn("ref", sub["implementations"])
         self.assertEqual(m["partition"]["fallback_nodes"], [])

@@ -1081,17 +1081,86 @@ static void test_dynquant_pattern(void **state)
     }
 }
 
+/* x -> QuantizeLinear -> DequantizeLinear -> Relu, the pair per tensor with equal scale and zero
+ * point: one FakeQuantize reading x, the QuantizeLinear gone unless its output is read elsewhere
+ * (here a graph output). Not matched: a DequantizeLinear of another scale or zero point, or
+ * per-axis parameters. Then post-op fusion takes it as the last post-op of a Conv, and
+ * nothing after it. */
+static void test_qdq_pair(void **state)
+{
+    (void)state;
+    for (int form = 0; form < 5; form++) {      /* 0 plain, 1 Q read by an output, 2 other scale,
+                                                 * 3 other zero point, 4 per axis */
+        bd_graph *g = bd_graph_create("qdq");
+        int64_t d[] = { 1, 4, 3, 3 }, c4[] = { 4 };
+        bd_value *x = tensor(g, "x", 4, d), *y = tensor(g, "y", 4, d), *r = tensor(g, "r", 4, d);
+        bd_value *q = tl_value(g, "q", BD_DT_UINT8, 4, d);
+        uint8_t z = 7, z2 = 8;
+        bd_value *s = form == 4 ? tl_const(g, "s", BD_DT_FLOAT, 1, c4, (float[]){ 0.1f, 0.2f, 0.3f, 0.4f })
+                                : scalar(g, "s", 0.05f);
+        bd_value *s2 = form == 2 ? scalar(g, "s2", 0.06f) : s;
+        bd_value *zp = tl_const(g, "z", BD_DT_UINT8, 0, NULL, &z);
+        bd_value *zp2 = form == 3 ? tl_const(g, "z2", BD_DT_UINT8, 0, NULL, &z2) : zp;
+        bd_graph_mark_input(g, x, NULL);
+        bd_graph_mark_output(g, r, NULL);
+        if (form == 1)
+            bd_graph_mark_output(g, q, NULL);
+        tl_op(g, "quant", "QuantizeLinear", (bd_value *[]){ x, s, zp }, 3, q);
+        tl_op(g, "dequant", "DequantizeLinear", (bd_value *[]){ q, s2, zp2 }, 3, y);
+        tl_op(g, "relu", "Relu", (bd_value *[]){ y }, 1, r);
+        bool match = form <= 1;
+        assert_int_equal(bd_pass_qdq(g, NULL, NULL), match ? 1 : 0);
+        assert_int_equal(bd_graph_num_nodes(g), form == 0 ? 2 : 3);
+        assert_int_equal(bd_graph_validate(g, NULL), 0);
+        if (match) {
+            bd_node *fq = y->producer;
+            assert_string_equal(fq->op_type, "FakeQuantize");
+            assert_string_equal(fq->domain, "braid");
+            assert_ptr_equal(fq->inputs[0], x);
+            assert_float_equal(bd_node_attr_float(fq, "scale", 0), 0.05f, 0);
+            assert_int_equal(bd_node_attr_int(fq, "zero_point", -1), 7);
+            assert_int_equal(bd_node_attr_int(fq, "to", -1), BD_DT_UINT8);
+            assert_int_equal(q->producer != NULL, form == 1);
+        }
+        bd_graph_destroy(g);
+    }
+    /* Conv -> FakeQuantize -> Relu: the FakeQuantize ends the Conv's chain, the Relu stays. */
+    bd_graph *g = bd_graph_create("qdq_conv");
+    int64_t xd[] = { 1, 1, 3, 3 }, wd[] = { 2, 1, 1, 1 }, yd[] = { 1, 2, 3, 3 };
+    bd_value *x = tensor(g, "x", 4, xd), *c = tensor(g, "c", 4, yd), *f = tensor(g, "f", 4, yd),
+             *r = tensor(g, "r", 4, yd);
+    bd_value *w = tl_const(g, "w", BD_DT_FLOAT, 4, wd, (float[]){ 2, 3 });
+    bd_graph_mark_input(g, x, NULL);
+    bd_graph_mark_output(g, r, NULL);
+    tl_op(g, "conv", "Conv", (bd_value *[]){ x, w }, 2, c);
+    bd_node *fq = tl_node(g, "fq", "FakeQuantize", "braid", (bd_value *[]){ c }, 1, &f, 1);
+    tl_attr_float(g, fq, "scale", 0.5f);
+    tl_attr_int(g, fq, "zero_point", -3);
+    tl_attr_int(g, fq, "to", BD_DT_INT8);
+    tl_op(g, "relu", "Relu", (bd_value *[]){ f }, 1, r);
+    assert_int_equal(bd_pass_fuse_postops(g, &accept_backend, NULL), 1);
+    assert_int_equal(bd_graph_num_nodes(g), 2);
+    bd_node *conv = bd_graph_node(g, 0);
+    assert_int_equal(conv->n_post, 1);
+    assert_int_equal(conv->post[0].alg, BD_ELT_FAKEQUANT_S8);
+    assert_float_equal(conv->post[0].alpha, 0.5f, 0);
+    assert_float_equal(conv->post[0].beta, -3.0f, 0);
+    assert_ptr_equal(conv->outputs[0], f);
+    bd_graph_destroy(g);
+}
+
 static void test_composite_table(void **state)
 {
     size_t n;
     const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
-    assert_int_equal(n, 12);
-    assert_string_equal(c[0].name, "identity_arith");
-    assert_string_equal(c[1].name, "fold_batchnorm");
-    assert_string_equal(c[2].name, "fold_pad");
-    assert_string_equal(c[4].name, "swish");
-    assert_string_equal(c[5].name, "channel_shuffle");
+    assert_int_equal(n, 13);
+    assert_string_equal(c[0].name, "qdq");
+    assert_string_equal(c[1].name, "identity_arith");
+    assert_string_equal(c[2].name, "fold_batchnorm");
+    assert_string_equal(c[3].name, "fold_pad");
+    assert_string_equal(c[5].name, "swish");
+    assert_string_equal(c[6].name, "channel_shuffle");
     assert_string_equal(c[n - 2].name, "sink_reshape");
     assert_string_equal(c[n - 1].name, "fuse_postops");
     assert_null(bd_composites_for(BD_ENGINE_FALLBACK, &n));
@@ -1121,6 +1190,7 @@ int main(void)
         cmocka_unit_test(test_gelu_not_fused_over_forced_node),
         cmocka_unit_test(test_gelu_only_for_a_backend_that_runs_it),
         cmocka_unit_test(test_fuse_postops_skips_pinned_consumer),
+        cmocka_unit_test(test_qdq_pair),
         cmocka_unit_test(test_qkv_merge),
         cmocka_unit_test(test_qkv_merge_mixed_bias_keeps_adds),
         cmocka_unit_test(test_qkv_merge_respects_pins_and_target),

@@ -1,0 +1,308 @@
+#!/usr/bin/python3
+"""Models in the QDQ format (QuantizeLinear -> DequantizeLinear on every activation, int8
+weights behind a DequantizeLinear, as onnxruntime's quantizer writes them) run by braid
+against numpy.
+
+    test_qdq.py BRAID [--keep DIR]
+
+Each case is a small CNN written here with onnx.helper: Conv (per-channel INT8 weights, an
+INT32 bias), a residual Add, MaxPool, GlobalAveragePool and a Gemm, with UINT8 or INT8
+activations. Its output is itself a QDQ pair's, so it lies on a quantization grid. braid must
+run every node on oneDNN (`braid inspect`: each activation pair one FakeQuantize, fused into
+the Conv before it; no node on the native engine), put every output on the grid, and match
+numpy's exact QDQ arithmetic: at least 97% of the elements equal, none more than 2 steps
+apart (a float sum in another order may round an intermediate to the next step). `--engine
+native` (each Q and DQ as its own node) must match the same way. A MatMul whose INT8 weight
+dequantizes past the plan's 64 MiB folding budget must still have it folded (one oneDNN node).
+The cases with weight integers within +-64 (onnxruntime's reduce_range) must run both Convs on
+oneDNN's int8 kernel (exact there on any CPU), and a projection MatMul (bias, Relu) likewise;
+the full-range ones on whatever is exact.
+Needs Debian's python3-onnx and numpy.
+
+Exit status 0 when every case passed, 1 otherwise; one line per case.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from run_cases import F, const, model, run, save, vi, work_dir  # noqa: E402
+
+U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+
+
+# ---- exact QDQ arithmetic (numpy) -------------------------------------------------------------
+
+
+def quant(x, s, z, qtype):
+    lo, hi = (0, 255) if qtype == U8 else (-128, 127)
+    q = np.rint(x.astype(np.float32) / np.float32(s)).astype(np.float64) + z
+    return np.clip(q, lo, hi)
+
+
+def fq(x, s, z, qtype):
+    """QuantizeLinear then DequantizeLinear, in float32 as ONNX computes them."""
+    return ((quant(x, s, z, qtype) - z).astype(np.float32) * np.float32(s)).astype(np.float32)
+
+
+def conv(x, w, b, pad):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, o, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,oc->nohw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    return (y + b.reshape(1, -1, 1, 1)).astype(np.float32)
+
+
+def maxpool2(x):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+# ---- the model ------------------------------------------------------------------------------
+
+
+class Builder:
+    """Nodes, initializers and the running numpy value of a QDQ graph."""
+
+    def __init__(self, qtype, rng, wmax):
+        self.qtype, self.rng, self.wmax = qtype, rng, wmax
+        self.nodes, self.inits, self.k = [], [], 0
+
+    def name(self, base):
+        self.k += 1
+        return f"{base}{self.k}"
+
+    def qdq(self, x, val, s):
+        """x -> Q -> DQ with scale S and a zero point of the activation dtype; returns the
+        DQ's output name and value."""
+        z = 0 if self.qtype == I8 else 128 if val.min() < 0 else 0
+        zt = np.array(z, dtype=np.uint8 if self.qtype == U8 else np.int8)
+        sn, zn, q, y = self.name("s"), self.name("z"), self.name("q"), self.name("dq")
+        self.inits += [const(sn, np.array(s, np.float32)), const(zn, zt)]
+        self.nodes += [helper.make_node("QuantizeLinear", [x, sn, zn], [q]),
+                       helper.make_node("DequantizeLinear", [q, sn, zn], [y])]
+        return y, fq(val, s, z, self.qtype)
+
+    def conv(self, x, val, cin, cout, s_in):
+        """Conv with per-channel INT8 weights and an INT32 bias, both behind DequantizeLinear."""
+        w = self.rng.normal(0, 0.3, (cout, cin, 3, 3)).astype(np.float32)
+        ws = (np.abs(w).reshape(cout, -1).max(axis=1) / self.wmax).astype(np.float32)
+        wq = np.clip(np.rint(w / ws.reshape(-1, 1, 1, 1)), -self.wmax, self.wmax).astype(np.int8)
+        bs = (np.float32(s_in) * ws).astype(np.float32)
+        bq = np.rint(self.rng.normal(0, 0.1, cout) / bs).astype(np.int32)
+        names = [self.name(n) for n in ("wq", "ws", "wz", "w", "bq", "bs", "bz", "b", "c")]
+        wq_n, ws_n, wz_n, w_n, bq_n, bs_n, bz_n, b_n, y = names
+        self.inits += [const(wq_n, wq), const(ws_n, ws), const(wz_n, np.zeros(cout, np.int8)),
+                       const(bq_n, bq), const(bs_n, bs), const(bz_n, np.zeros(cout, np.int32))]
+        self.nodes += [helper.make_node("DequantizeLinear", [wq_n, ws_n, wz_n], [w_n], axis=0),
+                       helper.make_node("DequantizeLinear", [bq_n, bs_n, bz_n], [b_n], axis=0),
+                       helper.make_node("Conv", [x, w_n, b_n], [y], pads=[1, 1, 1, 1])]
+        wf = (wq.astype(np.float32) * ws.reshape(-1, 1, 1, 1)).astype(np.float32)
+        return y, conv(val, wf, (bq.astype(np.float32) * bs).astype(np.float32), 1)
+
+
+def qdq_cnn(qtype, seed, wmax, s_x=0.03):
+    """The case's model (weight integers within +-WMAX, the input's step S_X), its input and
+    numpy's output."""
+    rng = np.random.default_rng(seed)
+    b = Builder(qtype, rng, wmax)
+    x = rng.normal(0, 1, (2, 3, 16, 16)).astype(np.float32)
+    s_a = 0.05
+    h, v = b.qdq("x", x, s_x)
+    h, v = b.conv(h, v, 3, 8, s_x)
+    v = np.maximum(v, 0)
+    r = b.name("relu")
+    b.nodes.append(helper.make_node("Relu", [h], [r]))
+    skip, skip_v = b.qdq(r, v, s_a)
+    h, v = b.conv(skip, skip_v, 8, 8, s_a)
+    h, v = b.qdq(h, v, s_a)
+    a = b.name("add")
+    b.nodes.append(helper.make_node("Add", [h, skip], [a]))
+    h, v = b.qdq(a, v + skip_v, s_a)
+    p = b.name("pool")
+    b.nodes.append(helper.make_node("MaxPool", [h], [p], kernel_shape=[2, 2], strides=[2, 2]))
+    h, v = b.qdq(p, maxpool2(v), s_a)
+    g = b.name("gap")
+    b.nodes.append(helper.make_node("GlobalAveragePool", [h], [g]))
+    h, v = b.qdq(g, v.astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(np.float32), 0.02)
+    f = b.name("flat")
+    b.nodes.append(helper.make_node("Flatten", [h], [f]))
+    wg = rng.normal(0, 0.5, (8, 10)).astype(np.float32)
+    b.inits.append(const("wg", wg))
+    gm = b.name("gemm")
+    b.nodes.append(helper.make_node("Gemm", [f, "wg"], [gm]))
+    gv = (v.reshape(2, 8).astype(np.float64) @ wg).astype(np.float32)
+    y, yv = b.qdq(gm, gv, 0.04)
+    b.nodes.append(helper.make_node("Identity", [y], ["y"]))
+    m = model("qdq_cnn", b.nodes, [vi("x", F, [2, 3, 16, 16])], [vi("y", F, [2, 10])], b.inits)
+    return m, x, yv, 0.04
+
+
+def qdq_matmul(qtype, seed, wmax):
+    """x [2, 5, 16] -> QDQ -> MatMul with per-column INT8 weights [16, 24] -> Add(bias) -> Relu
+    -> QDQ: a transformer's projection as onnxruntime quantizes it."""
+    rng = np.random.default_rng(seed)
+    b = Builder(qtype, rng, wmax)
+    x = rng.normal(0, 1, (2, 5, 16)).astype(np.float32)
+    s_x = 0.03
+    h, v = b.qdq("x", x, s_x)
+    w = rng.normal(0, 0.3, (16, 24)).astype(np.float32)
+    ws = (np.abs(w).max(axis=0) / wmax).astype(np.float32)
+    wq = np.clip(np.rint(w / ws), -wmax, wmax).astype(np.int8)
+    bias = rng.normal(0, 0.2, 24).astype(np.float32)
+    b.inits += [const("mwq", wq), const("mws", ws), const("mwz", np.zeros(24, np.int8)),
+                const("mb", bias)]
+    b.nodes += [helper.make_node("DequantizeLinear", ["mwq", "mws", "mwz"], ["mw"], axis=1),
+                helper.make_node("MatMul", [h, "mw"], ["mm"]),
+                helper.make_node("Add", ["mm", "mb"], ["mba"]),
+                helper.make_node("Relu", ["mba"], ["mr"])]
+    wf = (wq.astype(np.float32) * ws).astype(np.float32)
+    mv = np.maximum((v.astype(np.float64) @ wf + bias).astype(np.float32), 0)
+    y, yv = b.qdq("mr", mv, 0.05)
+    b.nodes.append(helper.make_node("Identity", [y], ["y"]))
+    m = model("qdq_matmul", b.nodes, [vi("x", F, [2, 5, 16])], [vi("y", F, [2, 5, 24])], b.inits)
+    return m, x, yv, 0.05
+
+
+def int8_matmul(braid, path, feeds, d):
+    """Does braid run the model's MatMul on an int8 kernel (ONEDNN_VERBOSE: a u8 source)?"""
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    p, _ = run(braid, path, feeds, d, None, env=env)
+    return any(",matmul," in line and "src_u8" in line for line in p.stdout.splitlines())
+
+
+def big_weight():
+    """A MatMul whose INT8 weight dequantizes to 71 MB of floats, past the 64 MiB a plan folds
+    of other constant subexpressions: the DequantizeLinear of a model's own initializer is
+    folded all the same (runtime/plan_fold.c), so no run dequantizes it again."""
+    rng = np.random.default_rng(3)
+    k, n = 4096, 4352
+    wq = rng.integers(-127, 128, (k, n), dtype=np.int8)
+    x = rng.normal(0, 1, (2, k)).astype(np.float32)
+    inits = [const("wq", wq), const("ws", np.array(0.01, np.float32)),
+             const("wz", np.array(0, np.int8))]
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"]),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    m = model("big_weight", nodes, [vi("x", F, [2, k])], [vi("y", F, [2, n])], inits)
+    ref = x.astype(np.float64) @ (wq.astype(np.float64) * np.float64(np.float32(0.01)))
+    return m, x, ref
+
+
+# ---- the cases --------------------------------------------------------------------------------
+
+
+def check(got, ref, s):
+    steps = np.rint(got.astype(np.float64) / s)
+    if np.max(np.abs(steps * s - got)) > 1e-6 * max(1.0, float(np.max(np.abs(got)))):
+        return "output not on the quantization grid"
+    diff = np.abs(got.astype(np.float64) - ref) / s
+    equal = float(np.mean(diff < 1e-3))
+    if np.max(diff) > 2.001 or equal < 0.97:
+        return f"{equal:.1%} of elements equal, worst {np.max(diff):.2f} steps apart"
+    return None
+
+
+def placement(braid, path, int8):
+    """Every node on oneDNN, each Conv with its FakeQuantize; with INT8, both Convs on oneDNN's
+    int8 kernel (exact there: weight integers within +-64, or a CPU with VNNI)."""
+    p = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        return f"inspect failed: {p.stderr.strip()[-300:]}"
+    out = p.stdout
+    if "native 0 of" not in out or "Conv+FakeQuantize" not in out:
+        return "not every node on oneDNN, or no Conv+FakeQuantize:\n" + out[-1500:]
+    impls = [line for line in out.splitlines() if "implementations:" in line]
+    if int8 and not any(re.search(r"int8[^,]* x2", line) for line in impls):
+        return "the Convs are not on an int8 kernel: " + " / ".join(impls)
+    # the Convs and the Gemm are the products; the Gemm reads an unquantized GAP output
+    want = "precision: 2 of 3" if int8 else "precision: 0 of 3"
+    if not int8_by_cpu() and want not in out:
+        return f"inspect does not say '{want}':\n" + out[-800:]
+    return None
+
+
+def int8_by_cpu():
+    """Does this CPU run full-range int8 weights on int8 kernels too (VNNI)? Then the
+    full-range cases' precision line depends on it, and is not checked."""
+    with open("/proc/cpuinfo") as f:
+        return any(("avx512_vnni" in line or "avx_vnni" in line) for line in f if line.startswith("flags"))
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    braid, work = sys.argv[1], work_dir(sys.argv, "braid_qdq_")
+    failed = 0
+    for qname, qtype, wmax in (("u8", U8, 127), ("i8", I8, 127), ("u8_7bit", U8, 64),
+                               ("i8_7bit", I8, 63)):
+        m, x, ref, s = qdq_cnn(qtype, 7 if qtype == U8 else 11, wmax)
+        for engine in (None, "native"):
+            d, path, label = save(work, f"qdq_cnn_{qname}", engine, m)
+            p, _ = run(braid, path, {"x": x}, d, engine)
+            why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
+            if not why:
+                why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+            if not why and engine is None:
+                why = placement(braid, path, wmax <= 64)
+            print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+            failed += why is not None
+    for qname, qtype, wmax in (("u8", U8, 127), ("i8_7bit", I8, 63)):
+        m, x, ref, s = qdq_matmul(qtype, 5, wmax)
+        d, path, label = save(work, f"qdq_matmul_{qname}", None, m)
+        p, _ = run(braid, path, {"x": x}, d, None)
+        why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
+        if not why:
+            why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+        if not why and wmax <= 64 and not int8_matmul(braid, path, {"x": x}, d):
+            why = "the MatMul is not on an int8 kernel"
+        print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+        failed += why is not None
+    # hostile steps: a subnormal input step (1e-40: x / s overflows to inf, every input
+    # saturates; the int8 kernels refuse it, their scales would not be normal floats) and a
+    # huge one (1e30: every input rounds to the zero point); braid must run them, within one
+    # output step of the native engine (a degenerate bias puts many sums on rounding ties)
+    for qname, s_x in (("subnormal_step", 1e-40), ("huge_step", 1e30)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            m, x, _, _ = qdq_cnn(U8, 3, 64, s_x=s_x)
+        outs = {}
+        for engine in (None, "native"):
+            d, path, label = save(work, f"qdq_cnn_{qname}", engine, m)
+            p, _ = run(braid, path, {"x": x}, d, engine)
+            if p.returncode:
+                outs = None
+                print(f"FAIL {label}: braid run failed: {p.stderr.strip()[-400:]}")
+                failed += 1
+                break
+            outs[engine] = np.load(os.path.join(d, "y.npy"))
+        if outs is not None:
+            steps = np.abs(outs[None].astype(np.float64) - outs["native"]) / 0.04
+            why = f"{np.max(steps):.2f} steps apart" if not np.max(steps) <= 1.001 else None
+            label = f"qdq_cnn_{qname} [auto against native]"
+            print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+            failed += why is not None
+    m, x, ref = big_weight()
+    d, path, label = save(work, "big_weight", None, m)
+    p, _ = run(braid, path, {"x": x}, d, None)
+    why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
+    if not why:
+        err = np.max(np.abs(np.load(os.path.join(d, "y.npy")) - ref)) / max(1.0, np.max(np.abs(ref)))
+        why = f"max relative error {err:.3g}" if err > 1e-5 else None
+    if not why:
+        out = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60).stdout
+        why = None if "native 0 of" in out and "dnnl   1 of 1" in out else "not folded:\n" + out[-1200:]
+    print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+    failed += why is not None
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
