@@ -195,6 +195,10 @@ static const dn_op k_ops[] = {
     { "LSTM",               dn_rnn_supports,       dn_rnn_build },
     { "GRU",                dn_rnn_supports,       dn_rnn_build },
     { "RNN",                dn_rnn_supports,       dn_rnn_build },
+    { "DynamicQuantizeLinear", dn_dynquant_supports, dn_dynquant_build },
+    { "MatMulInteger",      dn_mmi_supports,       dn_mmi_build },
+    { "MatMulIntegerScaled", dn_mmi_supports,      dn_mmi_build },   /* braid's (dynquant pass) */
+    { "Cast",               dn_cast_supports,      dn_cast_build },
 };
 
 static const dn_op *find_op(const bd_node *n)

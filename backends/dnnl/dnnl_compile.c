@@ -61,6 +61,24 @@ void dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
     dnnl_memory_desc_init_by_strides(md, r, d, dnnl_f32, st);
 }
 
+bool dn_boundary_dt(int dt, dnnl_data_type_t *out)
+{
+    switch (dt) {
+    case BD_DT_FLOAT: *out = dnnl_f32; return true;
+    case BD_DT_UINT8: *out = dnnl_u8;  return true;
+    case BD_DT_INT8:  *out = dnnl_s8;  return true;
+    case BD_DT_INT32: *out = dnnl_s32; return true;
+    default:          return false;
+    }
+}
+
+/* Plain md of boundary value V in its own data type. */
+static void md_boundary(dnnl_memory_desc_t *md, const bd_value *v)
+{
+    dn_md_of_shape(md, v);
+    dn_boundary_dt(v->dtype, &md->data_type);
+}
+
 void dn_md_of_shape(dnnl_memory_desc_t *md, const bd_value *v)
 {
     dn_md_plain(md, v->shape.rank, v->shape.dims);
@@ -878,6 +896,7 @@ void dn_kernel_release(bd_kernel *k)
     free(k->held);
     free(k->in_shapes);
     free(k->out_shapes);
+    free(k->io_dtypes);
     free(k->impls);
     free(k);
 }
@@ -930,8 +949,10 @@ static int compile_nodes(dn_compiler *c)
         const bd_value *v = sg->outputs[j];
         if (!value_ok(c, v))
             return dn_fail(c, BD_EMODEL, "output '%s' is not in the graph's value table", v->name);
-        if (!bd_shape_is_static(&v->shape) || v->dtype != BD_DT_FLOAT)
-            return dn_fail(c, BD_EUNSUPPORTED, "output '%s' must be FP32 with a static shape", v->name);
+        dnnl_data_type_t dt;
+        if (!bd_shape_is_static(&v->shape) || !dn_boundary_dt(v->dtype, &dt))
+            return dn_fail(c, BD_EUNSUPPORTED, "output '%s' must be FP32 (or UINT8/INT8/INT32) with a "
+                           "static shape", v->name);
         c->t[v->index].uses++;
         if (c->t[v->index].out_index < 0)
             c->t[v->index].out_index = (int)j;
@@ -941,17 +962,19 @@ static int compile_nodes(dn_compiler *c)
         const bd_value *v = sg->inputs[i];
         if (!value_ok(c, v))
             return dn_fail(c, BD_EMODEL, "input '%s' is not in the graph's value table", v->name);
-        if (!bd_shape_is_static(&v->shape) || v->dtype != BD_DT_FLOAT)
-            return dn_fail(c, BD_EUNSUPPORTED, "input '%s' must be FP32 with a static shape", v->name);
+        dnnl_data_type_t dt;
+        if (!bd_shape_is_static(&v->shape) || !dn_boundary_dt(v->dtype, &dt))
+            return dn_fail(c, BD_EUNSUPPORTED, "input '%s' must be FP32 (or UINT8/INT8/INT32) with a "
+                           "static shape", v->name);
         dnnl_memory_desc_t md;
-        dn_md_of_shape(&md, v);
+        md_boundary(&md, v);
         if ((rc = new_buffer(c, DN_BUF_INPUT, (int)i, dnnl_memory_desc_get_size(&md), &buf)))
             return rc;
         define(c, v, buf, &md, false);
     }
     for (size_t j = 0; j < sg->n_outputs; j++) {
         dnnl_memory_desc_t md;
-        dn_md_of_shape(&md, sg->outputs[j]);
+        md_boundary(&md, sg->outputs[j]);
         if ((rc = new_buffer(c, DN_BUF_OUTPUT, (int)j, dnnl_memory_desc_get_size(&md), &buf)))
             return rc;
     }
@@ -985,7 +1008,7 @@ static int compile_nodes(dn_compiler *c)
         if (t->buf == obuf)
             continue;
         dnnl_memory_desc_t md;
-        dn_md_of_shape(&md, v);
+        md_boundary(&md, v);
         bool serial = dn_serial_bytes(2 * dnnl_memory_desc_get_size(&md));
         int saved = omp_get_max_threads();
         if (serial && saved > 1)
@@ -1146,10 +1169,13 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
         rc = plan_arena(&c, &arena, &naive);
     if (!rc) {
         k = calloc(1, sizeof *k);
-        if (!k || copy_shapes(sg->inputs, sg->n_inputs, &k->in_shapes) ||
+        if (k)
+            k->io_dtypes = calloc(sg->n_inputs + sg->n_outputs + 1, sizeof *k->io_dtypes);
+        if (!k || !k->io_dtypes || copy_shapes(sg->inputs, sg->n_inputs, &k->in_shapes) ||
             copy_shapes(sg->outputs, sg->n_outputs, &k->out_shapes)) {
             if (k) {
                 free(k->in_shapes);
+                free(k->io_dtypes);
                 free(k);
             }
             k = NULL;
@@ -1167,6 +1193,8 @@ int dn_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
     k->arena_size = arena;
     k->arena_naive = naive;
     k->n_inputs = (int)sg->n_inputs;
+    for (size_t i = 0; i < sg->n_inputs + sg->n_outputs; i++)
+        k->io_dtypes[i] = i < sg->n_inputs ? sg->inputs[i]->dtype : sg->outputs[i - sg->n_inputs]->dtype;
     k->n_outputs = (int)sg->n_outputs;
     for (int i = 0; i < c.n_steps; i++)
         if (c.steps[i].scratch > k->scratch_size)

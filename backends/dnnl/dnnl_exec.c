@@ -116,9 +116,9 @@ int dn_ctx_create(const bd_kernel *k, bd_kernel_ctx **out, bd_error *err)
     return 0;
 }
 
-static bool shape_matches(const DLTensor *t, const bd_shape *s)
+static bool shape_matches(const DLTensor *t, const bd_shape *s, int dtype)
 {
-    if (!t->data || t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1)
+    if (!t->data || bd_dtype_from_dl(t->dtype) != dtype)
         return false;
     int rank = s->rank;
     if (t->ndim != rank)
@@ -156,11 +156,13 @@ int dn_run(bd_kernel_ctx *x, const DLTensor *in, size_t n_in, DLTensor *out, siz
         return bd_error_set(err, BD_EINVAL, "dnnl: expected %d inputs and %d outputs, got %zu and %zu",
                             k->n_inputs, k->n_outputs, n_in, n_out);
     for (size_t i = 0; i < n_in; i++)
-        if (!shape_matches(&in[i], &k->in_shapes[i]))
-            return bd_error_set(err, BD_EINVAL, "dnnl: input %zu is not a compact FP32 tensor of the compiled shape", i);
+        if (!shape_matches(&in[i], &k->in_shapes[i], k->io_dtypes[i]))
+            return bd_error_set(err, BD_EINVAL, "dnnl: input %zu is not a compact %s tensor of the compiled shape",
+                                i, bd_dtype_name(k->io_dtypes[i]));
     for (size_t i = 0; i < n_out; i++)
-        if (!shape_matches(&out[i], &k->out_shapes[i]))
-            return bd_error_set(err, BD_EINVAL, "dnnl: output %zu is not a compact FP32 tensor of the compiled shape", i);
+        if (!shape_matches(&out[i], &k->out_shapes[i], k->io_dtypes[n_in + i]))
+            return bd_error_set(err, BD_EINVAL, "dnnl: output %zu is not a compact %s tensor of the compiled shape",
+                                i, bd_dtype_name(k->io_dtypes[n_in + i]));
     for (int e = 0; e < x->n_ext; e++) {
         const DLTensor *t = x->ext[e].out ? &out[x->ext[e].index] : &in[x->ext[e].index];
         void *h = (char *)t->data + t->byte_offset;

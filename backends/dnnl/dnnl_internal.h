@@ -59,6 +59,7 @@ typedef enum dn_step_kind {
     DN_STEP_BCAST,            /* y = x op s[c], c the innermost axis of x (dnnl_bcast.c) */
     DN_STEP_RECURRENCE,       /* an LSTM's or GRU's recurrence at small batch (dnnl_recurrence.c) */
     DN_STEP_INTERLEAVE,       /* a ChannelShuffle of several parts (dnnl_interleave.c) */
+    DN_STEP_DYNQUANT,         /* DynamicQuantizeLinear: f32 -> u8, scale, s32 zp (dnnl_integer.c) */
     DN_STEP_FAKEQUANT,        /* a QDQ pair's float result over a dense buffer (dnnl_fakequant.c) */
 } dn_step_kind;
 
@@ -112,6 +113,8 @@ struct bd_kernel {
     size_t     scratch_size;      /* max scratchpad over the steps */
     int        n_inputs, n_outputs;
     bd_shape  *in_shapes, *out_shapes;
+    int       *io_dtypes;         /* bd_dtype of each input, then each output: FP32, or the
+                                   * int8 pattern's UINT8/INT8/INT32 (dnnl_integer.c) */
     void      *weights;           /* every CONST buffer's data, packed (bd_big_alloc); or NULL
                                    * (none, or it is in HELD: the model's cache frees it) */
     size_t     weights_size;
@@ -232,6 +235,9 @@ int  dn_fail(dn_compiler *c, int code, const char *fmt, ...) __attribute__((form
 /* 0 if S is dnnl_success, else fail naming the node and WHAT (the dnnl call). */
 int  dn_check(dn_compiler *c, dnnl_status_t s, const char *what);
 
+/* The oneDNN data type of a subgraph input or output of bd_dtype DT (f32, u8, s8, s32); false
+ * for the others. */
+bool dn_boundary_dt(int dt, dnnl_data_type_t *out);
 /* Plain row-major f32 md of DIMS (rank 0 becomes [1]). */
 void dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims);
 /* Plain md of V's (static) shape. */
@@ -450,6 +456,16 @@ bool dn_shuffle_supports(const bd_graph *g, const bd_node *n, char *why, size_t 
 int  dn_shuffle_build   (dn_compiler *c, const bd_node *n);
 bool dn_rnn_supports    (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_rnn_build       (dn_compiler *c, const bd_node *n);
+/* The dynamic-quantization pattern (dnnl_integer.c): DynamicQuantizeLinear, MatMulInteger and
+ * braid::MatMulIntegerScaled (int8 matmul), Cast of their integers to float. */
+bool dn_dynquant_supports(const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_dynquant_build  (dn_compiler *c, const bd_node *n);
+bool dn_mmi_supports    (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_mmi_build       (dn_compiler *c, const bd_node *n);
+bool dn_cast_supports   (const bd_graph *g, const bd_node *n, char *why, size_t len);
+int  dn_cast_build      (dn_compiler *c, const bd_node *n);
+/* Run a DYNQUANT step on its arguments' memories (dnnl_native.c calls it). */
+void dn_dynquant_run(const dn_step *s, dnnl_memory_t *mems);
 
 /* ---- channels-last data and TF filters (dnnl_layout.c) --------------------------------- */
 

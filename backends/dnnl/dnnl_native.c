@@ -186,6 +186,8 @@ void dn_native_run(const dn_step *s, dnnl_memory_t *mems)
         dn_rec_run(s, mems);
     else if (s->kind == DN_STEP_INTERLEAVE)
         dn_interleave_run(s, mems);
+    else if (s->kind == DN_STEP_DYNQUANT)
+        dn_dynquant_run(s, mems);
     else if (s->kind == DN_STEP_FAKEQUANT)
         dn_fakequant_run(s, mems);
     else if (s->kind == DN_STEP_SWISH)

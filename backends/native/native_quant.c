@@ -196,7 +196,8 @@ static int dynquant_run(const nv_step *s, const nv_tensor *in, nv_tensor *out, n
         y[i] = scale > 0 ? (uint8_t)saturate((double)nearbyintf(x[i] / scale) + (double)zp,
                                              BD_DT_UINT8)
                          : (uint8_t)zp;
-    *(float *)out[1].data = scale;
+    *(float *)out[1].data = scale > 0 ? scale : 1.0f;   /* all zeros: ONNX Runtime's scale 1
+                                                          * (ONNX's formula divides by 0) */
     *(uint8_t *)out[2].data = (uint8_t)zp;
     return 0;
 }

@@ -28,6 +28,7 @@ static const bd_composite k_fast_path[] = {
     { "where_mask",     bd_pass_where_mask },
     { "layernorm",      bd_pass_layernorm },
     { "qkv_merge",      bd_pass_qkv_merge },
+    { "dynquant",       bd_pass_dynquant },
     { "sink_reshape",   bd_pass_sink_reshape },
     { "fuse_postops",   fuse_postops },
 };

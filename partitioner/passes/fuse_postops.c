@@ -1,5 +1,5 @@
 /* MergeComposite for the oneDNN fast path: the chain after a Conv / ConvTranspose / MatMul /
- * Gemm becomes post-ops of that node when the backend accepts them (see passes.h for what is
+ * Gemm (or braid's MatMulIntegerScaled) becomes post-ops of that node when the backend accepts them (see passes.h for what is
  * absorbed). */
 #include <math.h>
 #include <stdio.h>
@@ -147,8 +147,9 @@ int bd_pass_fuse_postops(bd_graph *g, const bd_backend *backend, bd_error *err)
     int rewrites = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *anchor = bd_graph_node(g, i);
+        bool int8mm = !strcmp(anchor->domain, "braid") && !strcmp(anchor->op_type, "MatMulIntegerScaled");
         if ((!bd_is_op(anchor, "Conv") && !bd_is_op(anchor, "ConvTranspose") &&
-             !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm")) || !bd_fusable(anchor))
+             !bd_is_op(anchor, "MatMul") && !bd_is_op(anchor, "Gemm") && !int8mm) || !bd_fusable(anchor))
             continue;
         while (anchor->n_post < BD_MAX_POSTOPS && anchor->n_outputs == 1 && !ends_chain(anchor)) {
             bd_value *y = anchor->outputs[0];

@@ -78,7 +78,13 @@ int bd_pass_qkv_merge(bd_graph *g, const bd_fuse_target *target, bd_error *err);
  * (TensorFlow's Tensordot, then BiasAdd and an activation): post-op fusion then sees them. */
 int bd_pass_sink_reshape(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
-/* Merge composites into Conv / MatMul / Gemm nodes as post-ops when BACKEND accepts the
+/* onnxruntime's dynamic quantization tail, MatMulInteger -> Cast(to FLOAT) -> Mul(scale) with a
+ * scale of one element or one per column, becomes one node MatMulIntegerScaled(a, b, a_zp,
+ * b_zp, scale) (domain "braid"): an int8 matmul with an f32 output scaled by SCALE, which
+ * post-op fusion then extends with the bias Add (dynquant.c). */
+int bd_pass_dynquant(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
+/* Merge composites into Conv / MatMul / Gemm (and braid's MatMulIntegerScaled) nodes as post-ops when BACKEND accepts the
  * result: bias Add, activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu, Swish, HardSwish,
  * HardSigmoid, Abs, Sqrt, Exp, Log, Softplus), scaling by a
  * constant scalar (Mul/Div), residual Add of a same-shaped tensor (SUM), a broadcast Add

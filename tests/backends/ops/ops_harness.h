@@ -21,7 +21,8 @@
  *   ops_bcast.c        binary ops with a per-channel or last-axis operand, in the layouts
  *                      oneDNN picks
  *   ops_linalg.c       Gemm where oneDNN does not take it, Det
- *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+ *   ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and chains of
+ *                      the dynamic-quantization pattern (-> MatMulInteger -> Cast -> Mul -> Add)
  *   ops_conv.c         Conv with fed weights, DOUBLE, 1-D and 3-D; ConvInteger
  *   ops_tfidf.c        TfIdfVectorizer
  *   ops_nms.c          NonMaxSuppression
@@ -100,6 +101,14 @@ typedef struct tensor {
 typedef struct op_case op_case;
 /* Fill OUT[k].f (float outputs) or OUT[k].i (the others) from IN. */
 typedef void (*ref_fn)(const op_case *c, const tensor *in, tensor *out);
+/* A case of several nodes (a pattern an engine takes whole): adds them to G, reading the case's
+ * inputs IN and writing its outputs OUT (the runner made both), and returns the first node,
+ * the one supports() is asked about. */
+struct bd_graph;
+struct bd_node;
+struct bd_value;
+typedef struct bd_node *(*chain_fn)(struct bd_graph *g, struct bd_value *const *in,
+                                    struct bd_value *const *out);
 
 struct op_case {
     const char *name;
@@ -133,6 +142,8 @@ struct op_case {
     const char *env;          /* "NAME=VALUE" set while the case runs on every engine: an
                                * engine's switch, e.g. BRAID_DNNL_LSTM=0 to reach oneDNN's
                                * LSTM primitive on any CPU */
+    chain_fn    chain;        /* several nodes instead of OP (OP then only names the first);
+                               * the case's reference computes the whole chain */
 };
 
 /* The usual reason ORT is skipped: ORT's supports() claims every ONNX node, but its CPU

@@ -2,7 +2,7 @@
  *
  * Each case is one ONNX-domain node (op, attributes, inputs of any dtype, fed or constant,
  * and its outputs' dtypes and shapes) built as a one-node graph (two with a follow-up node,
- * `then`, that an engine may fuse). For every engine of the registry (runtime/engines.c,
+ * `then`, that an engine may fuse; several when the case's `chain` builds a pattern). For every engine of the registry (runtime/engines.c,
  * bd_backends()) the harness asks the engine's supports() whether it claims the node; if so
  * it loads the graph with the engine forced (bd_model_options.engine, docs/partitioning.md),
  * runs it through the runtime and compares every output with one naive reference per op family
@@ -351,6 +351,10 @@ static bd_graph *build(const op_case *c, const case_data *d, bd_node **node)
         out[k] = tl_value(g, name, o->dtype, o->rank, c->runtime_shape ? unknown : o->dims);
         tl_output(g, out[k]);
     }
+    if (c->chain) {                   /* several nodes: the chain builds them */
+        *node = c->chain(g, in, out);
+        return g;
+    }
     bd_value *y0 = out[0];
     if (c->then)                      /* the op writes T, the follow-up node reads it */
         out[0] = tl_value(g, "t", c->out[0].dtype, c->out[0].rank, c->out[0].dims);
@@ -588,7 +592,7 @@ static result run_forced(const op_case *c, const case_data *d, const bd_backend 
         printf("    %-44s the plan has no step (folded or empty): its outputs, then %s directly\n",
                c->name, b->name);
         r = compare_all(c, d, "the plan (no step)", y, why, len);
-        if (r == R_OK && !c->then)    /* the direct run is of the one node */
+        if (r == R_OK && !c->then && !c->chain)   /* the direct run is of the one node */
             r = run_direct(c, d, b, why, len);
         goto done;
     }
@@ -639,7 +643,7 @@ static bool claims(const op_case *c, const case_data *d, const bd_backend *b, ch
     bd_model *m = NULL;
     bd_error err = { 0 };
     bool r;
-    size_t nodes = c->then ? 2 : 1;
+    size_t nodes = bd_graph_num_nodes(g);
     if (bd_model_from_graph(g, &o, &m, &err) == 0 && bd_graph_num_nodes(bd_model_graph(m)) == nodes) {
         const bd_graph *seen = bd_model_graph(m);
         r = b->supports(seen, bd_graph_node(seen, 0), why, len);

@@ -1031,6 +1031,56 @@ static void test_fold_pad_pool(void **state)
     (void)state;
 }
 
+/* onnxruntime's dynamic quantization tail: q [2,3,4] u8 -> MatMulInteger(W [4,5] s8) ->
+ * Cast(FLOAT) -> Mul(S) becomes MatMulIntegerScaled(q, W, q_zp, W_zp, S) for S of one element or
+ * one per column [5]; not for S of [3,5] (it varies along rows), a Cast to INT64, a Mul pinned
+ * to a fallback, or a target that declines the fused node. */
+static void test_dynquant_pattern(void **state)
+{
+    (void)state;
+    for (int form = 0; form < 6; form++) {
+        bd_graph *g = bd_graph_create("dynq");
+        int64_t qd[] = { 2, 3, 4 }, wd[] = { 4, 5 }, yd[] = { 2, 3, 5 }, cd[] = { 5 }, rd[] = { 3, 5 };
+        int8_t w[20] = { 1, -2, 3 };
+        bd_value *q = tl_value(g, "q", BD_DT_UINT8, 3, qd), *qz = tl_value(g, "qz", BD_DT_UINT8, 0, NULL);
+        bd_value *wq = tl_const(g, "w", BD_DT_INT8, 2, wd, w);
+        bd_value *wz = tl_const(g, "wz", BD_DT_INT8, 0, NULL, (int8_t[]){ 0 });
+        bd_value *acc = tl_value(g, "acc", BD_DT_INT32, 3, yd);
+        bd_value *f = tl_value(g, "f", form == 3 ? BD_DT_INT64 : BD_DT_FLOAT, 3, yd);
+        bd_value *y = tensor(g, "y", 3, yd);
+        bd_value *sc = form == 1 ? tl_value(g, "s", BD_DT_FLOAT, 1, cd)
+                     : form == 2 ? tl_value(g, "s", BD_DT_FLOAT, 2, rd) : tl_value(g, "s", BD_DT_FLOAT, 0, NULL);
+        bd_graph_mark_input(g, q, NULL);
+        bd_graph_mark_input(g, qz, NULL);
+        bd_graph_mark_input(g, sc, NULL);
+        bd_graph_mark_output(g, y, NULL);
+        tl_op(g, "mmi", "MatMulInteger", (bd_value *[]){ q, wq, qz, wz }, 4, acc);
+        tl_attr_int(g, tl_op(g, "cast", "Cast", (bd_value *[]){ acc }, 1, f), "to",
+                    form == 3 ? BD_DT_INT64 : BD_DT_FLOAT);
+        bd_node *mul = tl_op(g, "mul", "Mul", (bd_value *[]){ f, sc }, 2, y);
+        if (form == 4)
+            mul->backend = BD_BACKEND_PINNED;
+        bd_fuse_target declines = { .backend = &no_gelu_backend, .forced_ops = "MatMulIntegerScaled" };
+        bool fused = form < 2;
+        assert_int_equal(bd_pass_dynquant(g, form == 5 ? &declines : NULL, NULL), fused ? 1 : 0);
+        assert_int_equal(bd_graph_num_nodes(g), fused ? 1 : 3);
+        if (fused) {
+            bd_node *n = bd_graph_node(g, 0);
+            assert_string_equal(n->op_type, "MatMulIntegerScaled");
+            assert_string_equal(n->domain, "braid");
+            assert_int_equal(n->n_inputs, 5);
+            assert_ptr_equal(n->inputs[0], q);
+            assert_ptr_equal(n->inputs[1], wq);
+            assert_ptr_equal(n->inputs[2], qz);
+            assert_ptr_equal(n->inputs[3], wz);
+            assert_ptr_equal(n->inputs[4], sc);
+            assert_ptr_equal(n->outputs[0], y);
+            assert_int_equal(bd_graph_validate(g, NULL), 0);
+        }
+        bd_graph_destroy(g);
+    }
+}
+
 /* x -> QuantizeLinear -> DequantizeLinear -> Relu, the pair per tensor with equal scale and zero
  * point: one FakeQuantize reading x, the QuantizeLinear gone unless its output is read elsewhere
  * (here a graph output). Not matched: a DequantizeLinear of another scale or zero point, or
@@ -1104,7 +1154,7 @@ static void test_composite_table(void **state)
     size_t n;
     const bd_composite *c = bd_composites_for(BD_ENGINE_FAST_PATH, &n);
     assert_non_null(c);
-    assert_int_equal(n, 12);
+    assert_int_equal(n, 13);
     assert_string_equal(c[0].name, "qdq");
     assert_string_equal(c[1].name, "identity_arith");
     assert_string_equal(c[2].name, "fold_batchnorm");
@@ -1147,6 +1197,7 @@ int main(void)
         cmocka_unit_test(test_sink_reshape),
         cmocka_unit_test(test_fold_pad),
         cmocka_unit_test(test_fold_pad_pool),
+        cmocka_unit_test(test_dynquant_pattern),
         cmocka_unit_test(test_composite_table),
     };
     return cmocka_run_group_tests_name("passes", tests, NULL, NULL);
