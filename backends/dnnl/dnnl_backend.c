@@ -59,6 +59,13 @@ bool dn_avx512(void)
     return g_avx512;
 }
 
+bool dn_cpu_has_vnni(void)
+{
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();   /* each VNNI ISA holds one of these */
+    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+}
+
 bool dn_io_f32(const bd_node *n, size_t nin, char *why, size_t len)
 {
     if (n->n_outputs < 1)

@@ -25,9 +25,6 @@
 
 #include "backends/dnnl/dnnl_internal.h"
 
-/* The largest weight integer oneDNN's non-VNNI kernels sum without saturating (above). */
-#define Q8_NO_VNNI_MAX 64
-
 typedef struct q8_op {
     float    s_in;          /* the source grid: x = s_in * (q - z_u8), q in 0..255 */
     int32_t  z_u8;
@@ -44,14 +41,6 @@ static void q8_free(q8_op *q)
     free(q->wq);
     free(q->oscale);
     free(q->bias);
-}
-
-/* oneDNN's ISA values are sets of bits: each VNNI ISA holds all of one of these two. */
-static bool cpu_has_vnni(void)
-{
-    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
-           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
 }
 
 /* The grid X's producer puts X on: a FakeQuantize node, or a node whose last post-op is one. */
@@ -212,7 +201,7 @@ static int int8_postops(dn_compiler *c, const bd_node *n, int first, int rank, c
 static bool int8_exact(const q8_op *q)
 {
     const char *env = getenv("BRAID_DNNL_INT8");
-    return !(env && !strcmp(env, "0")) && (q->qmax <= Q8_NO_VNNI_MAX || cpu_has_vnni());
+    return !(env && !strcmp(env, "0")) && (q->qmax <= DN_INT8_NO_VNNI_MAX || dn_cpu_has_vnni());
 }
 
 /* Fill Q for Conv N (source grid, weights on a per-channel grid, scales, bias); false when N

@@ -106,8 +106,7 @@ static int32_t dq_part_limit(void)
     const char *exact = getenv("BRAID_DNNL_INT8_EXACT");
     if (exact && !strcmp(exact, "0"))
         return 127;
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return (isa & 0x40) || (isa & 0x400) ? 127 : 64;     /* avx512_core_vnni, avx2_vnni bits */
+    return dn_cpu_has_vnni() ? 127 : DN_INT8_NO_VNNI_MAX;
 }
 
 /* The operands of a MatMulInteger (SCALED: MatMulIntegerScaled) as oneDNN takes them. */

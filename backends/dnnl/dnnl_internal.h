@@ -607,6 +607,11 @@ bool dn_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(p
 /* The CPU runs AVX-512 (avx512f): braid's own kernels (swish, bcast, recurrence,
  * interleave) need it, else the work stays oneDNN's. Probed once. */
 bool dn_avx512(void);
+/* The CPU has VNNI (oneDNN's effective ISA): its u8 x s8 kernels sum products in 32 bits.
+ * Without it they add pairs of products in a saturating int16 (vpmaddubsw), exact only for
+ * weights within +-DN_INT8_NO_VNNI_MAX (255 * 64 * 2 fits, 255 * 127 * 2 does not). */
+bool dn_cpu_has_vnni(void);
+#define DN_INT8_NO_VNNI_MAX 64
 /* V is present, f32 and statically shaped. */
 bool dn_is_f32_static(const bd_value *v);
 /* All of N's non-omitted inputs and outputs are f32 with static shapes (first NIN inputs). */
