@@ -65,9 +65,12 @@ static bool source_grid(const bd_value *x, q8_op *q)
     }
     if (!isnormal(s) || !(s > 0.0f) || !isfinite(1.0f / s))
         return false;                             /* a hostile file's scale: the f32 path */
+    float zu = z + (u8 ? 0.0f : 128.0f);         /* an s8 grid, shifted into u8 */
+    if (!(zu >= 0.0f && zu <= 255.0f) || zu != nearbyintf(zu))
+        return false;                             /* checked before any conversion */
     q->s_in = s;
-    q->z_u8 = (int32_t)z + (u8 ? 0 : 128);       /* an s8 grid, shifted into u8 */
-    return q->z_u8 >= 0 && q->z_u8 <= 255;
+    q->z_u8 = (int32_t)zu;
+    return true;
 }
 
 /* N's post-ops from FIRST on are all eltwise (a residual or a binary keeps the f32 path). */
