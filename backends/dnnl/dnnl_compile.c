@@ -530,6 +530,8 @@ const dn_tensor *dn_tensor_of(dn_compiler *c, const bd_value *v)
     dn_tensor *t = &c->t[v->index];
     if (t->defined)
         return t;
+    if (t->q8)
+        return dn_int8_dequant(c, v) ? NULL : t;
     if (!v->data) {
         dn_fail(c, BD_EMODEL, "value '%s' is read before it is produced", v->name);
         return NULL;
@@ -993,7 +995,7 @@ static int compile_nodes(dn_compiler *c)
         }
         for (size_t k = 0; k < n->n_outputs; k++)
             if (value_ok(c, n->outputs[k]) && !c->t[n->outputs[k]->index].defined &&
-                c->t[n->outputs[k]->index].uses > 0)
+                !c->t[n->outputs[k]->index].q8 && c->t[n->outputs[k]->index].uses > 0)
                 return dn_fail(c, BD_EUNSUPPORTED, "output %zu ('%s') is not computed", k,
                                n->outputs[k]->name);
     }

@@ -18,6 +18,10 @@
  * oneDNN post-ops, where braid's own step would read and write the f32 output again (one
  * scaling where the graph has two: a value on a rounding tie may land one step away).
  *
+ * When every reader of such a Conv's fake-quantized output is a Conv taking it as its source,
+ * the primitive writes the grid's u8 codes instead (keep_u8): the readers take them as they
+ * are, where an f32 output would be converted back to the same codes once per edge.
+ *
  * BRAID_DNNL_INT8=0 turns this off. */
 #include <math.h>
 #include <stdlib.h>
@@ -165,11 +169,15 @@ static bool weights_q8(q8_op *q, const void *w, size_t m, size_t k, size_t ms, s
 /* N's post-ops from FIRST on, as oneDNN post-ops *PO for a destination of RANK dims DIMS, with a
  * last fake quantization taken into the primitive when what precedes it is at most one ReLU
  * (the only one of them that commutes with the division by the step): Q's output scales are
- * then divided by the step, and *FUSED says so (c->tail_fused). */
+ * then divided by the step, and c->tail_fused says so. With U8_WANTED the destination may
+ * then hold the grid's u8 codes themselves (*U8_DST): round is the last post-op, oneDNN adds
+ * the destination's zero point to that integer and saturates (the clip), exactly. */
 static int int8_postops(dn_compiler *c, const bd_node *n, int first, int rank, const int64_t *dims,
-                        q8_op *q, size_t m, dnnl_post_ops_t *po, dn_post_args *pa)
+                        q8_op *q, size_t m, bool u8_wanted, bool *u8_dst, dnnl_post_ops_t *po,
+                        dn_post_args *pa)
 {
     *po = NULL;
+    *u8_dst = false;
     const bd_postop *t = dn_fakequant_tail(n) ? &n->post[n->n_post - 1] : NULL;
     bool relu_only = n->n_post - first == 1 ||
                      (n->n_post - first == 2 && n->post[first].kind == BD_POST_ELTWISE &&
@@ -188,15 +196,17 @@ static int int8_postops(dn_compiler *c, const bd_node *n, int first, int rank, c
              (n->n_post - first == 2 &&
               dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f), "relu")) ||
              dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_round, 0.0f, 0.0f), "round") ||
-             dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_clip, lo, hi), "clip") ||
-             dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_linear, t->alpha, 0.0f),
-                      "linear") ? BD_EBACKEND : 0;
+             (!u8_wanted &&
+              (dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_clip, lo, hi), "clip") ||
+               dn_check(c, dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_linear, t->alpha, 0.0f),
+                        "linear"))) ? BD_EBACKEND : 0;
     if (rc) {
         dnnl_post_ops_destroy(*po);
         *po = NULL;
         return rc;
     }
     c->tail_fused = true;
+    *u8_dst = u8_wanted;
     return 0;
 }
 
@@ -205,6 +215,30 @@ static bool int8_exact(const q8_op *q)
 {
     const char *env = getenv("BRAID_DNNL_INT8");
     return !(env && !strcmp(env, "0")) && (q->qmax <= DN_INT8_NO_VNNI_MAX || dn_cpu_has_vnni());
+}
+
+/* Should Y, the fake-quantized output of int8 Conv N, stay as u8 codes on grid OUT? When every
+ * reader is a Conv taking it as its source: each would convert an f32 Y back to the same u8
+ * codes (a reorder per edge, the largest cost of a QDQ MobileNet after the convolutions). A
+ * reader that wants f32 after all (its int8 primitive refused) gets it from the codes
+ * (dn_int8_dequant). BRAID_DNNL_INT8_CHAIN=0 turns this off. */
+static bool keep_u8(const dn_compiler *c, const bd_value *y, q8_op *out)
+{
+    const char *env = getenv("BRAID_DNNL_INT8_CHAIN");
+    if ((env && !strcmp(env, "0")) || c->t[y->index].out_index >= 0 || !source_grid(y, out))
+        return false;
+    int readers = 0;
+    for (size_t i = 0; i < c->sg->n_nodes; i++) {
+        const bd_node *r = c->sg->nodes[i];
+        for (size_t k = 0; k < r->n_inputs; k++) {
+            if (r->inputs[k] != y)
+                continue;
+            if (k != 0 || strcmp(r->op_type, "Conv") || (r->domain && r->domain[0]))
+                return false;
+            readers++;
+        }
+    }
+    return readers > 0;
 }
 
 /* Fill Q for Conv N (source grid, weights on a per-channel grid, scales, bias); false when N
@@ -225,25 +259,23 @@ static bool plan_conv(const bd_node *n, const dn_conv_geom *g, q8_op *q)
     return weights_q8(q, w->data, m, k, k, 1, b ? b->data : NULL);
 }
 
-/* X (f32, on Q's grid) as u8 in layout SMD: a reorder by 1 / s_in plus the zero point, exact
- * on the grid, from XBUF (X's buffer seen as XMD, of SMD's dims); made once per X and layout. */
-static int source_u8(dn_compiler *c, const bd_value *x, int xbuf, const dnnl_memory_desc_t *xmd,
-                     const q8_op *q, const dnnl_memory_desc_t *smd, int *sbuf)
+static const int64_t whole[3] = { 0 };
+
+/* A reorder from XBUF (seen as XMD) into a new buffer *SBUF laid out as SMD, with output scale
+ * SCALE and zero point ZP on the side ZP_ARG (DNNL_ARG_SRC or _DST) unless SCALE is 0; the copy
+ * is cached as X's in SMD. */
+static int convert(dn_compiler *c, const bd_value *x, int xbuf, const dnnl_memory_desc_t *xmd,
+                   float scale, int zp_arg, int32_t zp, const dnnl_memory_desc_t *smd, int *sbuf)
 {
-    static const int64_t whole[3] = { 0 };
-    if ((*sbuf = dn_cached_copy(c, x, smd, whole)) >= 0)
-        return 0;
-    int rc;
     dnnl_primitive_attr_t attr = dn_attr(c, NULL);
-    float inv = 1.0f / q->s_in;
     dnnl_primitive_desc_t pd = NULL;
     if (!attr)
         return BD_EBACKEND;
-    rc = dn_check(c, dnnl_primitive_attr_set_output_scales(attr, 1, 0, &inv), "set_output_scales") ||
-         dn_check(c, dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &q->z_u8),
-                  "set_zero_points") ||
-         dn_check(c, dnnl_reorder_primitive_desc_create(&pd, xmd, c->eng, smd, c->eng, attr),
-                  "dnnl_reorder_primitive_desc_create (int8 source)");
+    int rc = (scale != 0.0f &&
+              (dn_check(c, dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale), "set_output_scales") ||
+               dn_check(c, dnnl_primitive_attr_set_zero_points(attr, zp_arg, 1, 0, &zp), "set_zero_points"))) ||
+             dn_check(c, dnnl_reorder_primitive_desc_create(&pd, xmd, c->eng, smd, c->eng, attr),
+                      "dnnl_reorder_primitive_desc_create (int8 codes)");
     dnnl_primitive_attr_destroy(attr);
     if (rc)
         return BD_EBACKEND;
@@ -254,6 +286,35 @@ static int source_u8(dn_compiler *c, const bd_value *x, int xbuf, const dnnl_mem
     dn_arg args[2] = { { DNNL_ARG_FROM, xbuf, *xmd }, { DNNL_ARG_TO, *sbuf, *smd } };
     rc = dn_push_prim(c, pd, args, 2);
     return rc ? rc : dn_cache_copy(c, x, smd, whole, *sbuf);
+}
+
+/* X (on Q's grid) as u8 codes in layout SMD, made once per X and layout: X's own codes when
+ * its producer kept them (reordered if laid out otherwise), else X's f32 buffer XBUF (seen as
+ * XMD; XBUF < 0: X's own) divided by the step plus the zero point, exact on the grid. */
+static int source_u8(dn_compiler *c, const bd_value *x, int xbuf, const dnnl_memory_desc_t *xmd,
+                     const q8_op *q, const dnnl_memory_desc_t *smd, int *sbuf)
+{
+    if ((*sbuf = dn_cached_copy(c, x, smd, whole)) >= 0)
+        return 0;
+    const dn_tensor *t = &c->t[x->index];
+    if (t->q8 && !t->defined)
+        return convert(c, x, t->q8_buf, &t->q8_md, 0.0f, 0, 0, smd, sbuf);
+    int rc;
+    if (xbuf < 0) {
+        if ((rc = dn_input(c, x, NULL, &xbuf)))
+            return rc;
+        xmd = &c->t[x->index].md;
+    }
+    return convert(c, x, xbuf, xmd, 1.0f / q->s_in, DNNL_ARG_DST, q->z_u8, smd, sbuf);
+}
+
+int dn_int8_dequant(dn_compiler *c, const bd_value *v)
+{
+    dn_tensor *t = &c->t[v->index];
+    dnnl_memory_desc_t fmd = t->q8_md;              /* the codes' layout, in f32 */
+    fmd.data_type = dnnl_f32;
+    int buf, rc = convert(c, v, t->q8_buf, &t->q8_md, t->q8_scale, DNNL_ARG_SRC, t->q8_zp, &fmd, &buf);
+    return rc ? rc : dn_define_view(c, v, buf, &fmd, false);
 }
 
 /* oneDNN's weight dims of G into DIMS ([G, O/G, I/G, k...] for a grouped convolution, else
@@ -272,10 +333,10 @@ static int weight_dims(const dn_conv_geom *g, dnnl_dims_t dims)
     return at;
 }
 
-/* The int8 pd for N with Q, post-ops PO (consumed); NULL when oneDNN has none but a reference
- * kernel, or none at all. */
+/* The int8 pd for N with Q, post-ops PO (consumed), an f32 destination or OUT's u8 codes;
+ * NULL when oneDNN has none but a reference kernel, or none at all. */
 static dnnl_primitive_desc_t int8_pd(dn_compiler *c, const dn_conv_geom *g, const q8_op *q,
-                                     dnnl_post_ops_t po, bool bias)
+                                     dnnl_post_ops_t po, bool bias, const q8_op *out)
 {
     int rank = g->nsp + 2;
     dnnl_memory_desc_t src, wei, dst, bmd;
@@ -299,7 +360,8 @@ static dnnl_primitive_desc_t int8_pd(dn_compiler *c, const dn_conv_geom *g, cons
     if (attr &&
         dnnl_memory_desc_init_by_tag(&src, rank, sd, dnnl_u8, dnnl_format_tag_any) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&wei, wrank, wdd, dnnl_s8, dnnl_format_tag_any) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&dst, rank, dd, dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&dst, rank, dd, out ? dnnl_u8 : dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
+        (!out || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &out->z_u8) == dnnl_success) &&
         dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a) == dnnl_success &&
         dnnl_primitive_attr_set_output_scales(attr, g->wd[0], 1 << 1, q->oscale) == dnnl_success &&
         dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &q->z_u8) == dnnl_success &&
@@ -315,12 +377,34 @@ static dnnl_primitive_desc_t int8_pd(dn_compiler *c, const dn_conv_geom *g, cons
     return pd;
 }
 
+/* Y's destination buffer *DBUF laid out as DMD: Y defined as it, seen as YMD, or (OUT) kept as
+ * OUT's u8 codes, for the readers that want them (source_u8) or f32 (dn_int8_dequant). */
+static int destination(dn_compiler *c, const bd_value *y, const dnnl_memory_desc_t *dmd,
+                       const dnnl_memory_desc_t *ymd, const q8_op *out, int *dbuf)
+{
+    if (!out)
+        return dn_output(c, y, ymd, dbuf);
+    int rc = dn_temp(c, dmd, dbuf);
+    if (!rc)
+        rc = dn_cache_copy(c, y, dmd, whole, *dbuf);
+    if (rc)
+        return rc;
+    dn_tensor *t = &c->t[y->index];
+    t->q8 = true;
+    t->q8_buf = *dbuf;
+    t->q8_md = *dmd;
+    t->q8_scale = out->s_in;
+    t->q8_zp = out->z_u8;
+    return 0;
+}
+
 /* Append PD (consumed) reading the u8 source SBUF: Q's weights (plain as WPLAIN) and bias
- * (BPLAIN) laid out as PD wants them, Y defined as PD's destination seen as YMD, post-op
+ * (BPLAIN) laid out as PD wants them, Y's destination as destination() makes it, post-op
  * arguments PA. Frees Q. */
 static int emit(dn_compiler *c, dnnl_primitive_desc_t pd, q8_op *q, int sbuf,
                 const dnnl_memory_desc_t *wplain, const dnnl_memory_desc_t *bplain,
-                const bd_value *y, const dnnl_memory_desc_t *ymd, const dn_post_args *pa)
+                const bd_value *y, const dnnl_memory_desc_t *ymd, const q8_op *out,
+                const dn_post_args *pa)
 {
     const dnnl_memory_desc_t *smd = dn_pd_md(pd, dnnl_query_src_md);
     const dnnl_memory_desc_t *wmd = dn_pd_md(pd, dnnl_query_weights_md);
@@ -331,7 +415,7 @@ static int emit(dn_compiler *c, dnnl_primitive_desc_t pd, q8_op *q, int sbuf,
     if (!rc && q->bias)
         rc = dn_const(c, q->bias, bplain, bmd, &bbuf);
     if (!rc)
-        rc = dn_output(c, y, ymd, &dbuf);
+        rc = destination(c, y, dmd, ymd, out, &dbuf);
     q8_free(q);
     if (rc) {
         dnnl_primitive_desc_destroy(pd);
@@ -363,8 +447,11 @@ int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, 
     int rank = g->nsp + 2;
     dnnl_post_ops_t po = NULL;
     dn_post_args pa;
-    int rc = int8_postops(c, n, 0, rank, y->shape.dims, &q, (size_t)g->wd[0], &po, &pa);
-    dnnl_primitive_desc_t pd = rc ? NULL : int8_pd(c, g, &q, po, q.bias != NULL);
+    q8_op grid = { 0 };
+    bool u8 = false;
+    int rc = int8_postops(c, n, 0, rank, y->shape.dims, &q, (size_t)g->wd[0], keep_u8(c, y, &grid),
+                          &u8, &po, &pa);
+    dnnl_primitive_desc_t pd = rc ? NULL : int8_pd(c, g, &q, po, q.bias != NULL, u8 ? &grid : NULL);
     if (!pd) {
         c->tail_fused = false;
         q8_free(&q);
@@ -380,18 +467,15 @@ int dn_conv_int8_build(dn_compiler *c, const bd_node *n, const dn_conv_geom *g, 
                   "dnnl_memory_desc_init_by_strides (int8 weights)") ||
          dn_check(c, dnnl_memory_desc_init_by_tag(&bplain, 1, bd, dnnl_f32, dnnl_a),
                   "dnnl_memory_desc_init_by_tag (bias)") ? BD_EBACKEND : 0;
-    int xbuf = -1;
     if (!rc)
-        rc = dn_input(c, x, NULL, &xbuf);
-    if (!rc)
-        rc = source_u8(c, x, xbuf, &c->t[x->index].md, &q, smd, &sbuf);
+        rc = source_u8(c, x, -1, NULL, &q, smd, &sbuf);
     if (rc) {
         q8_free(&q);
         dnnl_primitive_desc_destroy(pd);
         return rc;
     }
     *built = true;
-    return emit(c, pd, &q, sbuf, &wplain, &bplain, y, dmd, &pa);
+    return emit(c, pd, &q, sbuf, &wplain, &bplain, y, dmd, u8 ? &grid : NULL, &pa);
 }
 
 int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm, bool *built)
@@ -419,8 +503,9 @@ int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm,
              dn_check(c, dnnl_memory_desc_init_by_tag(&wplain, 2, wd, dnnl_s8, dnnl_ab), "md") ||
              dn_check(c, dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_f32, dnnl_ab), "md") ||
              dn_check(c, dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab), "md") ? BD_EBACKEND : 0;
+    bool u8 = false;                                /* its codes kept for Convs: not yet */
     if (!rc)
-        rc = int8_postops(c, n, mm->first_post, 2, dst.dims, &q, N, &po, &pa);
+        rc = int8_postops(c, n, mm->first_post, 2, dst.dims, &q, N, false, &u8, &po, &pa);
     dnnl_primitive_attr_t attr = rc ? NULL : dn_attr(c, po);
     if (po)
         dnnl_post_ops_destroy(po);
@@ -449,5 +534,5 @@ int dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm,
         return rc;
     }
     *built = true;
-    return emit(c, pd, &q, sbuf, &wplain, &bmd, y, &yplain, &pa);
+    return emit(c, pd, &q, sbuf, &wplain, &bmd, y, &yplain, NULL, &pa);
 }

@@ -150,6 +150,14 @@ typedef struct dn_tensor {
     bool               strided_view;  /* a permuted view (Transpose): only MatMul reads it as is */
     int                uses;          /* readers inside the subgraph (+1 if a subgraph output) */
     int                out_index;     /* position among the subgraph outputs, -1 if none */
+    /* Kept as u8 codes by the int8 primitive that made it (dnnl_int8.c): value = scale *
+     * (code - zp) in buffer q8_buf laid out as q8_md. Its f32 form, when some reader wants
+     * one, is made then (dn_int8_dequant); until then DEFINED is false. */
+    bool               q8;
+    int                q8_buf;
+    dnnl_memory_desc_t q8_md;
+    float              q8_scale;
+    int32_t            q8_zp;
 } dn_tensor;
 
 typedef struct dn_reorder_entry {
@@ -416,6 +424,9 @@ typedef struct dn_mm_int8 {
 } dn_mm_int8;
 /* Build N as an int8 matmul on the same terms as dn_conv_int8_build. */
 int  dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm, bool *built);
+/* V, kept as u8 codes (dn_tensor.q8), defined in f32 too: a reorder scaling the codes back,
+ * appended where the first reader that wants f32 is built. */
+int  dn_int8_dequant(dn_compiler *c, const bd_value *v);
 bool dn_deconv_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);
 int  dn_deconv_build    (dn_compiler *c, const bd_node *n);
 bool dn_matmul_supports (const bd_graph *g, const bd_node *n, char *why, size_t len);

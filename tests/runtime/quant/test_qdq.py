@@ -145,6 +145,46 @@ def qdq_cnn(qtype, seed, wmax, s_x=0.03):
     return m, x, yv, 0.04
 
 
+def qdq_chain(qtype, seed, wmax, plain_last):
+    """x -> QDQ -> Conv -> Relu -> QDQ -> Conv -> QDQ -> Conv -> QDQ: each fake-quantized
+    Conv output read only by the next Conv, so braid keeps it as u8 codes between int8 kernels.
+    With PLAIN_LAST the last Conv's weights are plain floats (no int8 kernel for it: it reads
+    the codes made f32 again)."""
+    rng = np.random.default_rng(seed)
+    b = Builder(qtype, rng, wmax)
+    x = rng.normal(0, 1, (2, 4, 12, 12)).astype(np.float32)
+    s_x, s_a = 0.03, 0.05
+    h, v = b.qdq("x", x, s_x)
+    h, v = b.conv(h, v, 4, 16, s_x)
+    r = b.name("relu")
+    b.nodes.append(helper.make_node("Relu", [h], [r]))
+    h, v = b.qdq(r, np.maximum(v, 0), s_a)
+    h, v = b.conv(h, v, 16, 16, s_a)
+    h, v = b.qdq(h, v, s_a)
+    if plain_last:
+        w = rng.normal(0, 0.1, (8, 16, 3, 3)).astype(np.float32)
+        bias = rng.normal(0, 0.1, 8).astype(np.float32)
+        b.inits += [const("wl", w), const("bl", bias)]
+        c = b.name("c")
+        b.nodes.append(helper.make_node("Conv", [h, "wl", "bl"], [c], pads=[1, 1, 1, 1]))
+        h, v = c, conv(v, w, bias, 1)
+    else:
+        h, v = b.conv(h, v, 16, 8, s_a)
+    y, yv = b.qdq(h, v, 0.04)
+    b.nodes.append(helper.make_node("Identity", [y], ["y"]))
+    m = model("qdq_chain", b.nodes, [vi("x", F, [2, 4, 12, 12])], [vi("y", F, [2, 8, 12, 12])], b.inits)
+    return m, x, yv, 0.04
+
+
+def steps_per_run(braid, path, env=None):
+    out = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60,
+                         env=env).stdout
+    for line in out.splitlines():
+        if line.startswith("per run:"):
+            return int(line.split()[2])
+    return None
+
+
 def qdq_matmul(qtype, seed, wmax):
     """x [2, 5, 16] -> QDQ -> MatMul with per-column INT8 weights [16, 24] -> Add(bias) -> Relu
     -> QDQ: a transformer's projection as onnxruntime quantizes it."""
@@ -253,6 +293,31 @@ def main():
                 why = placement(braid, path, wmax <= 64)
             print(f"FAIL {label}: {why}" if why else f"ok   {label}")
             failed += why is not None
+    # u8 codes kept between int8 Convs: the same bits as with every Conv output made f32 and
+    # converted back (BRAID_DNNL_INT8_CHAIN=0), and fewer steps where every Conv is int8
+    off = dict(os.environ, BRAID_DNNL_INT8_CHAIN="0")
+    for qname, qtype, wmax, plain_last in (("u8_7bit", U8, 64, False), ("i8_7bit", I8, 63, False),
+                                           ("u8", U8, 127, False), ("u8_7bit_f32_reader", U8, 64, True)):
+        m, x, ref, s = qdq_chain(qtype, 13, wmax, plain_last)
+        d, path, label = save(work, f"qdq_chain_{qname}", None, m)
+        p, _ = run(braid, path, {"x": x}, d, None)
+        why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
+        if not why:
+            got = np.load(os.path.join(d, "y.npy"))
+            why = check(got, ref, s)
+        if not why:
+            d_off = d + "_chain_off"
+            os.makedirs(d_off, exist_ok=True)
+            p, _ = run(braid, path, {"x": x}, d_off, None, env=off)
+            why = (f"braid run (chain off) failed: {p.stderr.strip()[-400:]}" if p.returncode else
+                   None if np.array_equal(got, np.load(os.path.join(d_off, "y.npy"))) else
+                   "not the same bits as with the codes made f32 between the Convs")
+        if not why and (wmax <= 64 or int8_by_cpu()) and not plain_last:
+            on, base = steps_per_run(braid, path), steps_per_run(braid, path, off)
+            why = None if on is not None and base is not None and on < base else \
+                f"the codes were not kept: {on} steps per run, {base} without"
+        print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+        failed += why is not None
     for qname, qtype, wmax in (("u8", U8, 127), ("i8_7bit", I8, 63)):
         m, x, ref, s = qdq_matmul(qtype, 5, wmax)
         d, path, label = save(work, f"qdq_matmul_{qname}", None, m)
