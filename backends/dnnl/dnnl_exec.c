@@ -142,10 +142,7 @@ static void run_erf(dnnl_memory_t src, dnnl_memory_t dst, size_t n)
     void *ps = NULL, *pd = NULL;
     dnnl_memory_get_data_handle(src, &ps);
     dnnl_memory_get_data_handle(dst, &pd);
-    const float *a = ps;
-    float *y = pd;
-    for (size_t i = 0; i < n; i++)
-        y[i] = erff(a[i]);
+    dn_erf(ps, pd, n);
 }
 
 int dn_run(bd_kernel_ctx *x, const DLTensor *in, size_t n_in, DLTensor *out, size_t n_out,

@@ -611,6 +611,9 @@ typedef void (*dn_range_fn)(const float *x, float *y, size_t n, const void *para
 void dn_elementwise(const float *x, float *y, size_t n, size_t chunk, dn_range_fn range,
                     const void *params);
 
+/* Y = erf(X) over N floats (X == Y allowed), on the OpenMP threads (dnnl_erf.c). */
+void dn_erf(const float *x, float *y, size_t n);
+
 /* ---- small shared checks (dnnl_backend.c) --------------------------------------------- */
 
 /* Writes a printf-style reason into WHY and returns false. */
