@@ -622,6 +622,30 @@ int dn_cached_copy(const dn_compiler *c, const bd_value *v, const dnnl_memory_de
     return -1;
 }
 
+/* Has MD V's own dims (not those of a copy made of it in another shape)? */
+static bool same_dims(const dnnl_memory_desc_t *md, const bd_value *v)
+{
+    if (md->ndims != v->shape.rank)
+        return false;
+    for (int d = 0; d < md->ndims; d++)
+        if (md->dims[d] != v->shape.dims[d])
+            return false;
+    return true;
+}
+
+int dn_cached_copy_typed(const dn_compiler *c, const bd_value *v, dnnl_data_type_t dt,
+                         dnnl_memory_desc_t *md)
+{
+    static const int64_t whole[3] = { 0 };
+    for (int i = 0; i < c->n_cache; i++)
+        if (c->cache[i].value == v->index && c->cache[i].md.data_type == dt &&
+            !memcmp(c->cache[i].pick, whole, sizeof whole) && same_dims(&c->cache[i].md, v)) {
+            *md = c->cache[i].md;
+            return c->cache[i].buf;
+        }
+    return -1;
+}
+
 int dn_cache_copy(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
                   const int64_t *pick, int buf)
 {

@@ -9,17 +9,30 @@
  * every eltwise post-op of a kind (fuse_postops.c), which the two linears here would hit. So
  * a FakeQuantize that ends a node's post-ops runs after the node's primitive, in place over
  * its output (every element of the buffer: a blocked layout's padding holds zeros, and the
- * pair maps 0 to 0), and a standalone one the same way from its input. */
+ * pair maps 0 to 0), and a standalone one the same way from its input. Where a Conv reads
+ * the result as its source (an int8 convolution wants u8 codes, dnnl_int8.c), the step also
+ * writes the codes themselves, in the result's layout: the integer it rounded plus the zero
+ * point, where a reorder would read the floats again to make the same bytes. */
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <immintrin.h>
 
 #include "backends/dnnl/dnnl_internal.h"
 
-/* The step's parameters in dn_native.fp. */
-enum { FQ_SCALE = 0, FQ_LO, FQ_HI, FQ_NAN };
+/* The step's parameters in dn_native.fp: FQ_ZC is the zero point of the u8 codes (an INT8
+ * grid's shifted by 128). */
+enum { FQ_SCALE = 0, FQ_LO, FQ_HI, FQ_NAN, FQ_ZC };
+
+/* The range function's parameters: dn_native.fp and, or NULL, where the codes go (element i's
+ * at CODES[i - X's first element], the chunk's offset taken from X). */
+typedef struct fq_args {
+    const float   *p;
+    const float   *x0;
+    unsigned char *codes;
+} fq_args;
 
 static bool g_avx2;
 static pthread_once_t g_avx2_once = PTHREAD_ONCE_INIT;
@@ -30,22 +43,43 @@ static void probe_avx2(void)
     g_avx2 = __builtin_cpu_supports("avx2");
 }
 
-static void fq_scalar(const float *x, float *y, size_t n, const float *p)
+static void fq_scalar(const float *x, float *y, size_t n, const float *p, unsigned char *codes)
 {
     for (size_t i = 0; i < n; i++) {
         float r = nearbyintf(x[i] / p[FQ_SCALE]);
         r = r != r ? p[FQ_NAN] : r < p[FQ_LO] ? p[FQ_LO] : r > p[FQ_HI] ? p[FQ_HI] : r;
         y[i] = r * p[FQ_SCALE];
+        if (codes)
+            codes[i] = (unsigned char)(int)(r + p[FQ_ZC]);
     }
+}
+
+/* The clipped integers of 8 values (NaN's is NANQ). */
+__attribute__((target("avx2")))
+static inline __m256 fq8_int(__m256 x, __m256 s, __m256 lo, __m256 hi, __m256 nanq)
+{
+    __m256 r = _mm256_round_ps(_mm256_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 nan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
+    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+    return _mm256_blendv_ps(r, nanq, nan);
 }
 
 __attribute__((target("avx2")))
 static inline __m256 fq8(__m256 x, __m256 s, __m256 lo, __m256 hi, __m256 nanq)
 {
-    __m256 r = _mm256_round_ps(_mm256_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 nan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
-    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
-    return _mm256_mul_ps(_mm256_blendv_ps(r, nanq, nan), s);
+    return _mm256_mul_ps(fq8_int(x, s, lo, hi, nanq), s);
+}
+
+/* fq8 that also stores the 8 values' u8 codes (integer + ZC, within 0..255) at CODES. */
+__attribute__((target("avx2")))
+static inline __m256 fq8_codes(__m256 x, __m256 s, __m256 lo, __m256 hi, __m256 nanq, __m256 zc,
+                               unsigned char *codes)
+{
+    __m256 r = fq8_int(x, s, lo, hi, nanq);
+    __m256i q = _mm256_cvtps_epi32(_mm256_add_ps(r, zc));
+    __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64((__m128i *)codes, _mm_packus_epi16(w, w));
+    return _mm256_mul_ps(r, s);
 }
 
 __attribute__((target("avx2")))
@@ -64,32 +98,46 @@ static void fq_avx2(const float *x, float *y, size_t n, const float *p)
     }
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, fq8(_mm256_loadu_ps(x + i), s, lo, hi, nanq));
-    fq_scalar(x + i, y + i, n - i, p);
+    fq_scalar(x + i, y + i, n - i, p, NULL);
+}
+
+__attribute__((target("avx2")))
+static void fq_avx2_codes(const float *x, float *y, size_t n, const float *p, unsigned char *codes)
+{
+    __m256 s = _mm256_set1_ps(p[FQ_SCALE]), lo = _mm256_set1_ps(p[FQ_LO]);
+    __m256 hi = _mm256_set1_ps(p[FQ_HI]), nanq = _mm256_set1_ps(p[FQ_NAN]);
+    __m256 zc = _mm256_set1_ps(p[FQ_ZC]);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, fq8_codes(_mm256_loadu_ps(x + i), s, lo, hi, nanq, zc, codes + i));
+    fq_scalar(x + i, y + i, n - i, p, codes + i);
 }
 
 static void fq_range(const float *x, float *y, size_t n, const void *params)
 {
-    const float *p = params;
-    if (g_avx2)
-        fq_avx2(x, y, n, p);
+    const fq_args *a = params;
+    unsigned char *codes = a->codes ? a->codes + (x - a->x0) : NULL;
+    if (g_avx2 && codes)
+        fq_avx2_codes(x, y, n, a->p, codes);
+    else if (g_avx2)
+        fq_avx2(x, y, n, a->p);
     else
-        fq_scalar(x, y, n, p);
+        fq_scalar(x, y, n, a->p, codes);
 }
 
 #define DN_FQ_CHUNK 16384                 /* elements per task when split across threads */
 
-static void fq_run(const float *x, float *y, size_t n, const float *p)
-{
-    pthread_once(&g_avx2_once, probe_avx2);
-    dn_elementwise(x, y, n, DN_FQ_CHUNK, fq_range, p);
-}
-
 void dn_fakequant_run(const dn_step *s, dnnl_memory_t *mems)
 {
-    void *x = NULL, *y = NULL;
+    void *x = NULL, *y = NULL, *codes = NULL;
     dnnl_memory_get_data_handle(mems[0], &x);
     dnnl_memory_get_data_handle(mems[1], &y);
-    fq_run(x, y, dnnl_memory_desc_get_size(&s->args[0].md) / sizeof(float), s->nat.fp);
+    if (s->nargs > 2)
+        dnnl_memory_get_data_handle(mems[2], &codes);
+    fq_args a = { s->nat.fp, x, codes };
+    pthread_once(&g_avx2_once, probe_avx2);
+    dn_elementwise(x, y, dnnl_memory_desc_get_size(&s->args[0].md) / sizeof(float), DN_FQ_CHUNK,
+                   fq_range, &a);
 }
 
 /* The step's parameters for scale S, zero point Z of a UINT8 (else INT8) range. */
@@ -100,9 +148,23 @@ static void fq_params(dn_native *nat, float s, float z, bool u8)
     nat->fp[FQ_LO] = (u8 ? 0.0f : -128.0f) - z;
     nat->fp[FQ_HI] = (u8 ? 255.0f : 127.0f) - z;
     nat->fp[FQ_NAN] = -z;
+    nat->fp[FQ_ZC] = z + (u8 ? 0.0f : 128.0f);
 }
 
-/* Append the step from SBUF (layout SMD) into Y's buffer, which has SMD's size. */
+/* Does a Conv read Y as its source (and so want its u8 codes)? */
+static bool conv_reads(const dn_compiler *c, const bd_value *y)
+{
+    for (size_t i = 0; i < c->sg->n_nodes; i++) {
+        const bd_node *r = c->sg->nodes[i];
+        if (r->n_inputs > 0 && r->inputs[0] == y && !strcmp(r->op_type, "Conv") &&
+            !(r->domain && r->domain[0]))
+            return true;
+    }
+    return false;
+}
+
+/* Append the step from SBUF (layout SMD) into Y's buffer, which has SMD's size; with Y's u8
+ * codes too, cached as Y's copy in that layout (source_u8 finds them), when a Conv reads Y. */
 static int fq_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
                      const dn_native *nat)
 {
@@ -111,8 +173,19 @@ static int fq_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_mem
         dnnl_memory_desc_get_size(smd) != dnnl_memory_desc_get_size(&t->md))
         return dn_fail(c, BD_EBACKEND, "fake quantization of '%s' needs a dense output in its "
                        "input's layout", y->name);
-    dn_arg a[2] = { { DNNL_ARG_SRC, sbuf, *smd }, { DNNL_ARG_DST, t->buf, t->md } };
-    return dn_add_native(c, DN_STEP_FAKEQUANT, a, 2, nat);
+    dn_arg a[3] = { { DNNL_ARG_SRC, sbuf, *smd }, { DNNL_ARG_DST, t->buf, t->md } };
+    int na = 2, rc;
+    static const int64_t whole[3] = { 0 };
+    const char *env = getenv("BRAID_DNNL_INT8_CHAIN");
+    if (conv_reads(c, y) && !(env && !strcmp(env, "0"))) {
+        dnnl_memory_desc_t cmd = t->md;                 /* the codes, in the result's layout */
+        cmd.data_type = dnnl_u8;
+        int cbuf;
+        if ((rc = dn_temp(c, &cmd, &cbuf)) || (rc = dn_cache_copy(c, y, &cmd, whole, cbuf)))
+            return rc;
+        a[na++] = (dn_arg){ DNNL_ARG_DST_1, cbuf, cmd };
+    }
+    return dn_add_native(c, DN_STEP_FAKEQUANT, a, na, nat);
 }
 
 bool dn_fakequant_tail(const bd_node *n)

@@ -288,17 +288,19 @@ static int convert(dn_compiler *c, const bd_value *x, int xbuf, const dnnl_memor
     return rc ? rc : dn_cache_copy(c, x, smd, whole, *sbuf);
 }
 
-/* X (on Q's grid) as u8 codes in layout SMD, made once per X and layout: X's own codes when
- * its producer kept them (reordered if laid out otherwise), else X's f32 buffer XBUF (seen as
- * XMD; XBUF < 0: X's own) divided by the step plus the zero point, exact on the grid. */
+/* X (on Q's grid) as u8 codes in layout SMD, made once per X and layout: X's codes when its
+ * producer or its fake quantization wrote them (reordered if laid out otherwise: a quarter of
+ * the bytes to read), else X's f32 buffer XBUF (seen as XMD; XBUF < 0: X's own) divided by
+ * the step plus the zero point, exact on the grid. */
 static int source_u8(dn_compiler *c, const bd_value *x, int xbuf, const dnnl_memory_desc_t *xmd,
                      const q8_op *q, const dnnl_memory_desc_t *smd, int *sbuf)
 {
     if ((*sbuf = dn_cached_copy(c, x, smd, whole)) >= 0)
         return 0;
-    const dn_tensor *t = &c->t[x->index];
-    if (t->q8 && !t->defined)
-        return convert(c, x, t->q8_buf, &t->q8_md, 0.0f, 0, 0, smd, sbuf);
+    dnnl_memory_desc_t cmd;
+    int cbuf = dn_cached_copy_typed(c, x, dnnl_u8, &cmd);
+    if (cbuf >= 0)
+        return convert(c, x, cbuf, &cmd, 0.0f, 0, 0, smd, sbuf);
     int rc;
     if (xbuf < 0) {
         if ((rc = dn_input(c, x, NULL, &xbuf)))

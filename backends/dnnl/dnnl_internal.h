@@ -277,6 +277,10 @@ int  dn_cached_copy(const dn_compiler *c, const bd_value *v, const dnnl_memory_d
                     const int64_t *pick);
 int  dn_cache_copy(dn_compiler *c, const bd_value *v, const dnnl_memory_desc_t *md,
                    const int64_t *pick, int buf);
+/* A whole copy of V of data type DT, of V's own dims, in any layout (its md in *MD): its
+ * buffer, or -1. */
+int  dn_cached_copy_typed(const dn_compiler *c, const bd_value *v, dnnl_data_type_t dt,
+                          dnnl_memory_desc_t *md);
 /* Buffer holding V in plain layout; *MD receives that plain md. */
 int  dn_input_plain(dn_compiler *c, const bd_value *v, int *buf, dnnl_memory_desc_t *md);
 /* Buffer holding V as it is, strided views included (for MatMul); *MD its md. */

@@ -145,11 +145,12 @@ def qdq_cnn(qtype, seed, wmax, s_x=0.03):
     return m, x, yv, 0.04
 
 
-def qdq_chain(qtype, seed, wmax, plain_last):
+def qdq_chain(qtype, seed, wmax, plain_last, add_between=False):
     """x -> QDQ -> Conv -> Relu -> QDQ -> Conv -> QDQ -> Conv -> QDQ: each fake-quantized
     Conv output read only by the next Conv, so braid keeps it as u8 codes between int8 kernels.
     With PLAIN_LAST the last Conv's weights are plain floats (no int8 kernel for it: it reads
-    the codes made f32 again)."""
+    the codes made f32 again). With ADD_BETWEEN the second Conv's output goes through
+    Add(h, h) -> QDQ first: the Add's fake quantization writes the codes the last Conv reads."""
     rng = np.random.default_rng(seed)
     b = Builder(qtype, rng, wmax)
     x = rng.normal(0, 1, (2, 4, 12, 12)).astype(np.float32)
@@ -161,6 +162,10 @@ def qdq_chain(qtype, seed, wmax, plain_last):
     h, v = b.qdq(r, np.maximum(v, 0), s_a)
     h, v = b.conv(h, v, 16, 16, s_a)
     h, v = b.qdq(h, v, s_a)
+    if add_between:
+        a = b.name("add")
+        b.nodes.append(helper.make_node("Add", [h, h], [a]))
+        h, v = b.qdq(a, v + v, 2 * s_a)
     if plain_last:
         w = rng.normal(0, 0.1, (8, 16, 3, 3)).astype(np.float32)
         bias = rng.normal(0, 0.1, 8).astype(np.float32)
@@ -296,9 +301,11 @@ def main():
     # u8 codes kept between int8 Convs: the same bits as with every Conv output made f32 and
     # converted back (BRAID_DNNL_INT8_CHAIN=0), and fewer steps where every Conv is int8
     off = dict(os.environ, BRAID_DNNL_INT8_CHAIN="0")
-    for qname, qtype, wmax, plain_last in (("u8_7bit", U8, 64, False), ("i8_7bit", I8, 63, False),
-                                           ("u8", U8, 127, False), ("u8_7bit_f32_reader", U8, 64, True)):
-        m, x, ref, s = qdq_chain(qtype, 13, wmax, plain_last)
+    for qname, qtype, wmax, plain_last, add in (
+            ("u8_7bit", U8, 64, False, False), ("i8_7bit", I8, 63, False, False),
+            ("u8", U8, 127, False, False), ("u8_7bit_f32_reader", U8, 64, True, False),
+            ("u8_7bit_add", U8, 64, False, True), ("i8_7bit_add", I8, 63, False, True)):
+        m, x, ref, s = qdq_chain(qtype, 13, wmax, plain_last, add)
         d, path, label = save(work, f"qdq_chain_{qname}", None, m)
         p, _ = run(braid, path, {"x": x}, d, None)
         why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
