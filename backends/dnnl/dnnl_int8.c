@@ -47,10 +47,28 @@ static void q8_free(q8_op *q)
     free(q->bias);
 }
 
-/* The grid X's producer puts X on: a FakeQuantize node, or a node whose last post-op is one. */
+/* Does N only move or select its input's elements (so its output stays on their grid)? */
+static bool moves_values(const bd_node *n)
+{
+    static const char *const ops[] = { "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                       "MaxPool", "Identity" };
+    if (n->n_post || n->n_outputs != 1 || !n->inputs[0] || (n->domain && n->domain[0]))
+        return false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(n->op_type, ops[i]))
+            return true;
+    return false;
+}
+
+/* The grid X's producer puts X on: a FakeQuantize node, or a node whose last post-op is one,
+ * found through ops that only move values (a Reshape or MaxPool between). */
 static bool source_grid(const bd_value *x, q8_op *q)
 {
     const bd_node *p = x->producer;
+    for (int hops = 0; p && moves_values(p) && p->outputs[0] == x && hops < 16; hops++) {
+        x = p->inputs[0];
+        p = x->producer;
+    }
     if (!p || p->n_outputs < 1 || p->outputs[0] != x)
         return false;
     float s, z;

@@ -18,6 +18,7 @@ static int fuse_postops(bd_graph *g, const bd_fuse_target *target, bd_error *err
  * build the big composites (GELU, layer norm, q/k/v) and move Reshapes out of the way before
  * post-op fusion, which then absorbs their bias adds and activations. */
 static const bd_composite k_fast_path[] = {
+    { "qlinear",        bd_pass_qlinear },
     { "qdq",            bd_pass_qdq },
     { "identity_arith", bd_pass_identity_arith },
     { "fold_batchnorm", fold_batchnorm },

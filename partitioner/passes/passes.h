@@ -30,6 +30,12 @@ bool bd_fuse_accepts(const bd_fuse_target *target, const bd_graph *g, const bd_n
  * the QuantizeLinear's input. The QuantizeLinear stays while other nodes read its output. */
 int bd_pass_qdq(bd_graph *g, const bd_fuse_target *target, bd_error *err);
 
+/* QLinearConv and QLinearMatMul (onnxruntime's QOperator format) with per-tensor activation
+ * quantization and constant weights become the QDQ form that defines them: DequantizeLinear
+ * on each quantized operand, the float Conv (INT32 bias as floats) or MatMul, QuantizeLinear
+ * on the result; the qdq pass then joins the pairs between them. */
+int bd_pass_qlinear(bd_graph *g, const bd_fuse_target *target, bd_error *err);
+
 /* Conv followed by an inference BatchNormalization whose parameters are constants: scale
  * and shift folded into new conv weights and bias (new initializers in G's pool). */
 int bd_pass_fold_batchnorm(bd_graph *g, bd_error *err);

@@ -55,9 +55,62 @@ static bd_node *matching_quantize(const bd_node *dq, float *scale, int64_t *zp, 
     return q;
 }
 
+/* Ops that only move or select quantized integers: on a per-tensor grid (scale > 0) they
+ * commute with DequantizeLinear, MaxPool included (dequantizing keeps the order). */
+static bool moves_codes(const bd_node *n)
+{
+    static const char *const ops[] = { "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                       "MaxPool", "Identity" };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (bd_is_op(n, ops[i]))
+            return n->n_outputs == 1 && n->inputs[0] && bd_fusable(n);
+    return false;
+}
+
+/* DequantizeLinear(L(c)) -> L(DequantizeLinear(c)) for such an op L whose only reader is the
+ * DequantizeLinear (per tensor), so that a QuantizeLinear -> L -> DequantizeLinear chain (the
+ * QOperator format's Q -> MaxPool or Reshape on UINT8 -> the next op's dequantization) becomes
+ * an adjacent pair; 1 if DQ was moved, 0 if not, < 0 on error. */
+static int hoist_dequantize(bd_graph *g, bd_node *dq, bd_error *err)
+{
+    float scale;
+    int64_t zp;
+    int qtype;
+    if (!bd_is_op(dq, "DequantizeLinear") || !bd_fusable(dq) || dq->n_outputs != 1 || !dq->inputs[0] ||
+        !params_of(dq, &scale, &zp, &qtype) || dq->outputs[0]->dtype != BD_DT_FLOAT)
+        return 0;
+    bd_value *c = dq->inputs[0];
+    bd_node *l = c->producer;
+    if (!l || !moves_codes(l) || l->outputs[0] != c || bd_sole_consumer(g, c) != dq ||
+        l->inputs[0]->dtype != c->dtype || !bd_shape_is_static(&l->inputs[0]->shape))
+        return 0;
+    bd_value *in = l->inputs[0], *y = dq->outputs[0];
+    bd_value *f = bd_pass_new_value(g, in->name, "_f", BD_DT_FLOAT, &in->shape, err);
+    if (!f)
+        return -1;
+    bd_value *dq_in[3] = { in, dq->inputs[1], bd_node_input(dq, 2) };
+    size_t n_in = dq->n_inputs;
+    const char *name = dq->name;
+    bd_graph_remove_node(g, dq);
+    l->inputs[0] = f;                          /* L now moves the floats */
+    bd_node_set_output(l, 0, y);
+    bd_node *moved;
+    return bd_graph_add_node(g, name, "DequantizeLinear", "", dq_in, n_in, &f, 1, &moved, err) ? -1 : 1;
+}
+
 int bd_pass_qdq(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     int rewrites = 0;
+    for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
+        int rc = hoist_dequantize(g, bd_graph_node(g, i), err);
+        if (rc < 0)
+            return err && err->code ? err->code : BD_ENOMEM;
+        if (rc > 0) {
+            if ((rc = bd_graph_toposort(g, err)))
+                return rc;
+            i = (size_t)-1;                      /* node order changed: rescan */
+        }
+    }
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++) {
         bd_node *dq = bd_graph_node(g, i);
         float scale;

@@ -181,6 +181,63 @@ def qdq_chain(qtype, seed, wmax, plain_last, add_between=False):
     return m, x, yv, 0.04
 
 
+def qlinear_model(qtype, seed, wmax):
+    """onnxruntime's QOperator format: x -> QuantizeLinear -> QLinearConv (per-channel INT8
+    weights, INT32 bias) -> QLinearConv -> QLinearMatMul (per-column weights, on the flattened
+    [N*H*W, C] rows) -> DequantizeLinear; the reference is the ops' integer definition (an
+    exact INT32 sum, scaled by x_scale * w_scale / y_scale, rounded half to even)."""
+    rng = np.random.default_rng(seed)
+    qt, lo, hi = (np.uint8, 0, 255) if qtype == U8 else (np.int8, -128, 127)
+    zp = 128 if qtype == U8 else 0
+    x = rng.normal(0, 1, (2, 4, 8, 8)).astype(np.float32)
+    inits, nodes = [], []
+
+    def scal(name, v, dt=np.float32):
+        inits.append(const(name, np.array(v, dt)))
+        return name
+
+    def requant(acc, mult, z):
+        return np.clip(np.rint(acc.astype(np.float64) * mult) + z, lo, hi)
+
+    s, z = 0.03, zp
+    xq = np.clip(np.rint(x / np.float32(s)) + z, lo, hi)
+    nodes.append(helper.make_node("QuantizeLinear", ["x", scal("s0", s), scal("z0", z, qt)], ["q0"]))
+    h, hv = "q0", xq
+    for k, (cin, cout) in enumerate(((4, 8), (8, 8)), 1):
+        w = rng.normal(0, 0.3, (cout, cin, 3, 3))
+        ws = (np.abs(w).reshape(cout, -1).max(axis=1) / wmax).astype(np.float32)
+        wq = np.clip(np.rint(w / ws.reshape(-1, 1, 1, 1)), -wmax, wmax).astype(np.int8)
+        bq = rng.integers(-200, 200, cout).astype(np.int32)
+        s_out = 0.05 * k
+        inits += [const(f"w{k}", wq), const(f"ws{k}", ws), const(f"wz{k}", np.zeros(cout, np.int8)),
+                  const(f"b{k}", bq)]
+        nodes.append(helper.make_node(
+            "QLinearConv", [h, f"s{k - 1}", f"z{k - 1}", f"w{k}", f"ws{k}", f"wz{k}",
+                            scal(f"s{k}", s_out), scal(f"z{k}", zp, qt), f"b{k}"], [f"q{k}"],
+            pads=[1, 1, 1, 1]))
+        acc = conv(hv - z, wq.astype(np.float64), bq.astype(np.float64), 1)
+        mult = (np.float32(s) * ws).astype(np.float32).astype(np.float64) / np.float64(np.float32(s_out))
+        hv = requant(acc, mult.reshape(1, -1, 1, 1), zp)
+        h, s, z = f"q{k}", s_out, zp
+    nodes += [helper.make_node("Transpose", [h], ["t"], perm=[0, 2, 3, 1]),
+              helper.make_node("Reshape", ["t", "shp"], ["rows"])]
+    inits.append(const("shp", np.array([-1, 8], np.int64)))
+    rows = hv.transpose(0, 2, 3, 1).reshape(-1, 8)
+    wm = rng.normal(0, 0.3, (8, 6))
+    wms = (np.abs(wm).max(axis=0) / wmax).astype(np.float32)
+    wmq = np.clip(np.rint(wm / wms), -wmax, wmax).astype(np.int8)
+    inits += [const("wm", wmq), const("wms", wms), const("wmz", np.zeros(6, np.int8))]
+    nodes.append(helper.make_node("QLinearMatMul", ["rows", f"s{2}", f"z{2}", "wm", "wms", "wmz",
+                                                    scal("sm", 0.2), scal("zm", zp, qt)], ["qm"]))
+    acc = (rows - zp) @ wmq.astype(np.float64)
+    mult = (np.float32(s) * wms).astype(np.float32).astype(np.float64) / np.float64(np.float32(0.2))
+    ym = requant(acc, mult.reshape(1, -1), zp)
+    nodes.append(helper.make_node("DequantizeLinear", ["qm", "sm", "zm"], ["y"]))
+    ref = ((ym - zp).astype(np.float32) * np.float32(0.2)).astype(np.float32)
+    m = model("qlinear", nodes, [vi("x", F, [2, 4, 8, 8])], [vi("y", F, [128, 6])], inits)
+    return m, x, ref, 0.2
+
+
 def steps_per_run(braid, path, env=None):
     out = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60,
                          env=env).stdout
@@ -325,6 +382,23 @@ def main():
                 f"the codes were not kept: {on} steps per run, {base} without"
         print(f"FAIL {label}: {why}" if why else f"ok   {label}")
         failed += why is not None
+    # QLinearConv / QLinearMatMul: rewritten into the QDQ form, all on oneDNN, int8 where exact
+    for qname, qtype, wmax in (("u8", U8, 127), ("u8_7bit", U8, 64), ("i8_7bit", I8, 63)):
+        m, x, ref, s = qlinear_model(qtype, 17, wmax)
+        for engine in (None, "native"):
+            d, path, label = save(work, f"qlinear_{qname}", engine, m)
+            p, _ = run(braid, path, {"x": x}, d, engine)
+            why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
+            if not why:
+                why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+            if not why and engine is None:
+                out = subprocess.run([braid, "inspect", path], capture_output=True, text=True,
+                                     timeout=60).stdout
+                want = "precision: 3 of 3" if wmax <= 64 or int8_by_cpu() else "precision: 0 of 3"
+                why = None if "native 0 of" in out and want in out else \
+                    f"not all on oneDNN, or not '{want}':\n" + out[-1500:]
+            print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+            failed += why is not None
     for qname, qtype, wmax in (("u8", U8, 127), ("i8_7bit", I8, 63)):
         m, x, ref, s = qdq_matmul(qtype, 5, wmax)
         d, path, label = save(work, f"qdq_matmul_{qname}", None, m)
