@@ -113,6 +113,8 @@ static int expand_conv(bd_graph *g, bd_node *n, bd_error *err)
         w->shape.rank < 3 || !bd_shape_is_static(&w->shape) || !bd_shape_is_static(&x->shape) ||
         !bd_shape_is_static(&n->outputs[0]->shape))
         return 0;
+    if (!xs || !ws || !ys)
+        return 0;
     int64_t m = w->shape.dims[0];
     int64_t nws = bd_shape_numel(&ws->shape);
     if (!scales_ok(xs, 1) || !scales_ok(ys, 1) || !(nws == 1 || nws == m) || !scales_ok(ws, nws) ||
@@ -161,6 +163,8 @@ static int expand_matmul(bd_graph *g, bd_node *n, bd_error *err)
     if (n->n_inputs != 8 || n->n_outputs != 1 || !a || !b || !b->data || b->shape.rank != 2 ||
         !bd_shape_is_static(&a->shape) || !bd_shape_is_static(&b->shape) ||
         !bd_shape_is_static(&n->outputs[0]->shape))
+        return 0;
+    if (!as || !bs || !ys)
         return 0;
     int64_t cols = b->shape.dims[1], nbs = bd_shape_numel(&bs->shape);
     if (!scales_ok(as, 1) || !scales_ok(ys, 1) || !(nbs == 1 || (nbs == cols && bs->shape.rank == 1)) ||

@@ -107,6 +107,46 @@ short = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"])], "
 put("onnx", "loop_body_too_few_outputs.onnx", onnx_model(
     [helper.make_node("Loop", ["M", "C", "x"], ["y"], body=short)], [xs], [y], [trip, ztrue]))
 
+# Quantized models: the QDQ format (a pair on the activation, int8 weights and an int32 bias
+# behind DequantizeLinear) and the QOperator format (QLinearConv -> Reshape on the integers ->
+# QLinearMatMul), which the fast path's qlinear and qdq passes rewrite; and a QLinearConv with
+# its weight scale omitted (hostile: the rewrite must leave it alone).
+x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])
+qi = [numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+      numpy_helper.from_array(np.array(128, np.uint8), "z"),
+      numpy_helper.from_array(np.full((4, 4, 3, 3), 3, np.int8), "wq"),
+      numpy_helper.from_array(np.full(4, 0.01, np.float32), "ws"),
+      numpy_helper.from_array(np.zeros(4, np.int8), "wz"),
+      numpy_helper.from_array(np.arange(4, dtype=np.int32), "bq"),
+      numpy_helper.from_array(np.full(4, 0.0005, np.float32), "bs"),
+      numpy_helper.from_array(np.zeros(4, np.int32), "bz")]
+put("onnx", "qdq_conv.onnx", onnx_model(
+    [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+     helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+     helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], axis=0),
+     helper.make_node("DequantizeLinear", ["bq", "bs", "bz"], ["b"], axis=0),
+     helper.make_node("Conv", ["d", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+     helper.make_node("Relu", ["c"], ["r"]),
+     helper.make_node("QuantizeLinear", ["r", "s", "z"], ["q2"]),
+     helper.make_node("DequantizeLinear", ["q2", "s", "z"], ["y"])], [x4], [y], qi, opset=13))
+qm = [numpy_helper.from_array(np.full((4, 3), 2, np.int8), "mq"),
+      numpy_helper.from_array(np.full(3, 0.02, np.float32), "ms"),
+      numpy_helper.from_array(np.zeros(3, np.int8), "mz"),
+      numpy_helper.from_array(np.array([-1, 4], np.int64), "shp")]
+put("onnx", "qlinear_chain.onnx", onnx_model(
+    [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+     helper.make_node("QLinearConv", ["q", "s", "z", "wq", "ws", "wz", "s", "z", "bq"], ["c"],
+                      pads=[1, 1, 1, 1]),
+     helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+     helper.make_node("Transpose", ["p"], ["t"], perm=[0, 2, 3, 1]),
+     helper.make_node("Reshape", ["t", "shp"], ["rows"]),
+     helper.make_node("QLinearMatMul", ["rows", "s", "z", "mq", "ms", "mz", "s", "z"], ["m"]),
+     helper.make_node("DequantizeLinear", ["m", "s", "z"], ["y"])], [x4], [y], qi + qm, opset=13))
+put("onnx", "qlinear_conv_no_scale.onnx", onnx_model(
+    [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+     helper.make_node("QLinearConv", ["q", "s", "z", "wq", "", "wz", "s", "z"], ["c"]),
+     helper.make_node("DequantizeLinear", ["c", "s", "z"], ["y"])], [x4], [y], qi, opset=13))
+
 # ---- GraphDef ------------------------------------------------------------------------------
 # Written by hand (field numbers of tensorflow/core/framework/*.proto): no TensorFlow needed.
 def varint(n):
