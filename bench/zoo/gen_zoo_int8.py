@@ -17,6 +17,10 @@ batch 1 and the batched variants:
               can saturate; braid runs such convolutions on oneDNN's int8 kernels there
   NAME_dynq   quantize_dynamic: QInt8 weights, activations quantized at run time
               (DynamicQuantizeLinear + MatMulInteger)
+  NAME_qop    as NAME_qdq, in the QOperator format: QLinearConv / QLinearMatMul on the
+              integers themselves, MaxPool and Reshape on UINT8 between them, and
+              com.microsoft's QLinearAdd, QLinearGlobalAveragePool... (the ONNX model zoo's
+              *-int8 models are of this kind)
 
 Entries go into DIR/manifest.json beside the FP32 ones (so check.py, run_peers.sh and
 ov_bench.py read them as they read any entry): NAME_qdq with the FP32 base entry's inputs and
@@ -73,6 +77,8 @@ MODELS = collections.OrderedDict([
     ("vit_b_16_qdq7", ("vit_b_16", "qdq7")),
     ("bert_base_qdq7", ("bert_base", "qdq7")),
     ("bert_base_dynq", ("bert_base", "dynamic")),
+    ("resnet18_qop", ("resnet18", "qop")),
+    ("mobilenet_v2_qop", ("mobilenet_v2", "qop")),
 ])
 
 
@@ -170,7 +176,8 @@ def quantize(out, name, model, mode, base_entry):
         prepped = False
     try:
         oq.quantize_static(pre if prepped else src, tmp, Rows(out, base_entry["inputs"]),
-                           quant_format=oq.QuantFormat.QDQ, per_channel=True,
+                           quant_format=oq.QuantFormat.QOperator if mode == "qop" else oq.QuantFormat.QDQ,
+                           per_channel=True,
                            activation_type=oq.QuantType.QUInt8, weight_type=oq.QuantType.QInt8,
                            calibrate_method=oq.CalibrationMethod.MinMax,
                            reduce_range=mode == "qdq7")
@@ -178,7 +185,7 @@ def quantize(out, name, model, mode, base_entry):
         if os.path.exists(pre):
             os.remove(pre)
     os.replace(tmp, dst)
-    return {"mode": "qdq", "per_channel": True, "activation_type": "QUInt8", "weight_type": "QInt8",
+    return {"mode": "qoperator" if mode == "qop" else "qdq", "per_channel": True, "activation_type": "QUInt8", "weight_type": "QInt8",
             "reduce_range": mode == "qdq7",
             "calibration": "MinMax, %d seeded rows" % CALIB_ROWS, "pre_process": prepped}
 

@@ -67,23 +67,32 @@ static bool moves_codes(const bd_node *n)
     return false;
 }
 
-/* DequantizeLinear(L(c)) -> L(DequantizeLinear(c)) for such an op L whose only reader is the
- * DequantizeLinear (per tensor), so that a QuantizeLinear -> L -> DequantizeLinear chain (the
- * QOperator format's Q -> MaxPool or Reshape on UINT8 -> the next op's dequantization) becomes
- * an adjacent pair; 1 if DQ was moved, 0 if not, < 0 on error. */
+/* DequantizeLinear(L(c)) -> L(DequantizeLinear(c)) for such an op L whose readers are all
+ * DequantizeLinears (per tensor) of the same scale and zero point, so that a QuantizeLinear ->
+ * L -> DequantizeLinear chain (the QOperator format's Q -> MaxPool or Reshape on UINT8 -> the
+ * next ops' dequantizations) becomes an adjacent pair; 1 if DQ was moved, 0 if not, < 0 on
+ * error. */
 static int hoist_dequantize(bd_graph *g, bd_node *dq, bd_error *err)
 {
-    float scale;
-    int64_t zp;
-    int qtype;
+    float scale, s2;
+    int64_t zp, z2;
+    int qtype, t2;
     if (!bd_is_op(dq, "DequantizeLinear") || !bd_fusable(dq) || dq->n_outputs != 1 || !dq->inputs[0] ||
         !params_of(dq, &scale, &zp, &qtype) || dq->outputs[0]->dtype != BD_DT_FLOAT)
         return 0;
     bd_value *c = dq->inputs[0];
-    bd_node *l = c->producer;
-    if (!l || !moves_codes(l) || l->outputs[0] != c || bd_sole_consumer(g, c) != dq ||
-        l->inputs[0]->dtype != c->dtype || !bd_shape_is_static(&l->inputs[0]->shape))
+    bd_node *l = c->producer, *readers[8];
+    size_t n_readers;
+    if (!l || !moves_codes(l) || l->outputs[0] != c || l->inputs[0]->dtype != c->dtype ||
+        !bd_shape_is_static(&l->inputs[0]->shape) || !bd_consumers(g, c, readers, 8, &n_readers))
         return 0;
+    for (size_t i = 0; i < n_readers; i++) {
+        const bd_node *r = readers[i];
+        if (!bd_is_op(r, "DequantizeLinear") || !bd_fusable(r) || r->inputs[0] != c || r->n_outputs != 1 ||
+            !params_of(r, &s2, &z2, &t2) || s2 != scale || z2 != zp || t2 != qtype ||
+            r->outputs[0]->dtype != BD_DT_FLOAT || (r != dq && r->outputs[0]->is_output))
+            return 0;                            /* (a graph output keeps its own name) */
+    }
     bd_value *in = l->inputs[0], *y = dq->outputs[0];
     bd_value *f = bd_pass_new_value(g, in->name, "_f", BD_DT_FLOAT, &in->shape, err);
     if (!f)
@@ -91,7 +100,11 @@ static int hoist_dequantize(bd_graph *g, bd_node *dq, bd_error *err)
     bd_value *dq_in[3] = { in, dq->inputs[1], bd_node_input(dq, 2) };
     size_t n_in = dq->n_inputs;
     const char *name = dq->name;
-    bd_graph_remove_node(g, dq);
+    for (size_t i = 0; i < n_readers; i++) {  /* one float result for every reader */
+        bd_graph_remove_node(g, readers[i]);
+        if (readers[i] != dq)
+            bd_graph_replace_uses(g, readers[i]->outputs[0], y);
+    }
     l->inputs[0] = f;                          /* L now moves the floats */
     bd_node_set_output(l, 0, y);
     bd_node *moved;

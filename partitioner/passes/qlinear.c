@@ -1,5 +1,6 @@
 /* onnxruntime's QOperator format (and the ONNX model zoo's int8 models): QLinearConv and
- * QLinearMatMul, whose inputs and outputs are the quantized integers themselves, written as
+ * QLinearMatMul, and com.microsoft's QLinearAdd, QLinearMul, QLinearGlobalAveragePool and
+ * QGemm, whose inputs and outputs are the quantized integers themselves, written as
  * the QDQ form that defines them: a DequantizeLinear on the quantized activation, the float
  * Conv or MatMul on the weights dequantized here (and a Conv's INT32 bias as floats, B *
  * x_scale * w_scale), a QuantizeLinear on the result.
@@ -186,6 +187,132 @@ static int expand_matmul(bd_graph *g, bd_node *n, bd_error *err)
     return rc ? -1 : 1;
 }
 
+/* Is N com.microsoft's OP? */
+static bool is_ms(const bd_node *n, const char *op)
+{
+    return n->domain && !strcmp(n->domain, "com.microsoft") && !strcmp(n->op_type, op);
+}
+
+/* V (scale S, zero point Z: per tensor, checked) as floats: a new constant when V is one,
+ * else V's DequantizeLinear, named BASE/PART. NULL with ERR set on failure. */
+static bd_value *operand(bd_graph *g, const char *base, const char *part, bd_value *v, bd_value *s,
+                         bd_value *z, bd_error *err)
+{
+    if (v->data && z)
+        return dequantized(g, v, s, z, 1, 0, err);
+    bd_value *f = float_like(g, v, err), *in[3] = { v, s, z };
+    if (!f || add(g, base, part, "DequantizeLinear", in, z ? 3 : 2, f, -9, NULL, err))
+        return NULL;
+    return f;
+}
+
+/* com.microsoft's QLinearAdd or QLinearMul (A, As, Az, B, Bs, Bz, Cs, Cz) rewritten as
+ * DequantizeLinear, Add or Mul, QuantizeLinear; 1, 0 or < 0 as expand_conv. */
+static int expand_ms_binary(bd_graph *g, bd_node *n, const char *op, bd_error *err)
+{
+    bd_value *a = bd_node_input(n, 0), *as = bd_node_input(n, 1), *az = bd_node_input(n, 2);
+    bd_value *b = bd_node_input(n, 3), *bs = bd_node_input(n, 4), *bz = bd_node_input(n, 5);
+    bd_value *ys = bd_node_input(n, 6), *yz = bd_node_input(n, 7);
+    if (n->n_inputs < 7 || n->n_outputs != 1 || !a || !b || !scales_ok(as, 1) || !scales_ok(bs, 1) ||
+        !scales_ok(ys, 1) || !zero_point_ok(az) || !zero_point_ok(bz) || !zero_point_ok(yz) ||
+        (a->data && !weights_ok(a, az)) || (b->data && !weights_ok(b, bz)) ||
+        !bd_shape_is_static(&a->shape) || !bd_shape_is_static(&b->shape) ||
+        !bd_shape_is_static(&n->outputs[0]->shape))
+        return 0;
+    bd_value *y = n->outputs[0], *yf = float_like(g, y, err);
+    if (!yf)
+        return -1;
+    const char *name = n->name;
+    bd_graph_remove_node(g, n);
+    bd_value *af = operand(g, name, "dequantize_a", a, as, az, err);
+    bd_value *bf = af ? operand(g, name, "dequantize_b", b, bs, bz, err) : NULL;
+    if (!bf)
+        return -1;
+    bd_value *ab[2] = { af, bf }, *q[3] = { yf, ys, yz };
+    int rc = add(g, name, !strcmp(op, "Add") ? "add" : "mul", op, ab, 2, yf, -9, NULL, err);
+    if (!rc)
+        rc = add(g, name, "quantize_y", "QuantizeLinear", q, yz ? 3 : 2, y, -9, NULL, err);
+    return rc ? -1 : 1;
+}
+
+/* com.microsoft's QLinearGlobalAveragePool (X, xs, xz, ys, yz), channels first, rewritten as
+ * DequantizeLinear, GlobalAveragePool, QuantizeLinear; 1, 0 or < 0 as expand_conv. */
+static int expand_ms_gap(bd_graph *g, bd_node *n, bd_error *err)
+{
+    bd_value *x = bd_node_input(n, 0), *xs = bd_node_input(n, 1), *xz = bd_node_input(n, 2);
+    bd_value *ys = bd_node_input(n, 3), *yz = bd_node_input(n, 4);
+    if (n->n_inputs < 4 || n->n_outputs != 1 || !x || bd_node_attr_int(n, "channels_last", 0) != 0 ||
+        !scales_ok(xs, 1) || !scales_ok(ys, 1) || !zero_point_ok(xz) || !zero_point_ok(yz) ||
+        !bd_shape_is_static(&x->shape) || !bd_shape_is_static(&n->outputs[0]->shape))
+        return 0;
+    bd_value *y = n->outputs[0], *xf = float_like(g, x, err), *yf = xf ? float_like(g, y, err) : NULL;
+    if (!yf)
+        return -1;
+    const char *name = n->name;
+    bd_graph_remove_node(g, n);
+    bd_value *dq[3] = { x, xs, xz }, *q[3] = { yf, ys, yz };
+    int rc = add(g, name, "dequantize_x", "DequantizeLinear", dq, xz ? 3 : 2, xf, -9, NULL, err);
+    if (!rc)
+        rc = add(g, name, "pool", "GlobalAveragePool", &xf, 1, yf, -9, NULL, err);
+    if (!rc)
+        rc = add(g, name, "quantize_y", "QuantizeLinear", q, yz ? 3 : 2, y, -9, NULL, err);
+    return rc ? -1 : 1;
+}
+
+/* com.microsoft's QGemm (A, as, az, B, bs, bz [, C [, ys [, yz]]]; alpha, transA, transB), B
+ * a constant 2-D with one scale or one per output column, rewritten as DequantizeLinear, Gemm
+ * (C, INT32, as floats C * as * bs), and QuantizeLinear when ys is given (else Y is FLOAT). */
+static int expand_qgemm(bd_graph *g, bd_node *n, bd_error *err)
+{
+    bd_value *a = bd_node_input(n, 0), *as = bd_node_input(n, 1), *az = bd_node_input(n, 2);
+    bd_value *b = bd_node_input(n, 3), *bs = bd_node_input(n, 4), *bz = bd_node_input(n, 5);
+    bd_value *c = bd_node_input(n, 6), *ys = bd_node_input(n, 7), *yz = bd_node_input(n, 8);
+    bool tb = bd_node_attr_int(n, "transB", 0) != 0;
+    if (n->n_outputs != 1 || !a || !b || !bs || b->shape.rank != 2 || !bd_shape_is_static(&b->shape) ||
+        !bd_shape_is_static(&a->shape) || !bd_shape_is_static(&n->outputs[0]->shape))
+        return 0;
+    int64_t cols = b->shape.dims[tb ? 0 : 1], nbs = bd_shape_numel(&bs->shape);
+    if (!scales_ok(as, 1) || !(nbs == 1 || (nbs == cols && bs->shape.rank == 1)) || !scales_ok(bs, nbs) ||
+        !zero_point_ok(az) || !weights_ok(b, bz) || bd_shape_numel(&bz->shape) != nbs ||
+        (ys && (!scales_ok(ys, 1) || !zero_point_ok(yz))) ||
+        (c && (!c->data || c->dtype != BD_DT_INT32 || bd_shape_numel(&c->shape) != cols ||
+               c->nbytes < (size_t)cols * sizeof(int32_t))))
+        return 0;
+    bd_value *y = n->outputs[0], *af, *bf, *cf = NULL, *yf = y;
+    if (!(af = float_like(g, a, err)) || !(bf = dequantized(g, b, bs, bz, nbs, tb ? 0 : 1, err)) ||
+        (ys && !(yf = float_like(g, y, err))))
+        return -1;
+    if (c) {
+        float *data;
+        bd_shape s = { .rank = 1, .dims = { cols } };
+        if (!(cf = bd_pass_new_const(g, c->name, "_f", BD_DT_FLOAT, &s, sizeof(float), (void **)&data, err)))
+            return -1;
+        const float *asv = as->data, *bsv = bs->data;
+        const int32_t *cv = c->data;
+        for (int64_t j = 0; j < cols; j++)
+            data[j] = (float)cv[j] * (asv[0] * bsv[nbs == 1 ? 0 : j]);
+    }
+    const char *name = n->name;
+    bd_attr keep[3];
+    size_t n_keep = 0;
+    for (size_t i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].name, "alpha") || !strcmp(n->attrs[i].name, "transA") ||
+            !strcmp(n->attrs[i].name, "transB"))
+            if (n_keep < 3)
+                keep[n_keep++] = n->attrs[i];
+    bd_graph_remove_node(g, n);
+    bd_value *dq[3] = { a, as, az }, *gm[3] = { af, bf, cf }, *q[3] = { yf, ys, yz };
+    bd_node *gemm;
+    int rc = add(g, name, "dequantize_a", "DequantizeLinear", dq, az ? 3 : 2, af, -9, NULL, err);
+    if (!rc)
+        rc = add(g, name, "gemm", "Gemm", gm, cf ? 3 : 2, yf, -9, &gemm, err);
+    for (size_t i = 0; !rc && i < n_keep; i++)
+        rc = bd_node_add_attr(g, gemm, &keep[i], err);
+    if (!rc && ys)
+        rc = add(g, name, "quantize_y", "QuantizeLinear", q, yz ? 3 : 2, y, -9, NULL, err);
+    return rc ? -1 : 1;
+}
+
 int bd_pass_qlinear(bd_graph *g, const bd_fuse_target *target, bd_error *err)
 {
     (void)target;            /* the rewrite is plain ONNX: every engine runs its nodes */
@@ -195,7 +322,11 @@ int bd_pass_qlinear(bd_graph *g, const bd_fuse_target *target, bd_error *err)
         if (!bd_fusable(n))
             continue;
         int rc = bd_is_op(n, "QLinearConv") ? expand_conv(g, n, err)
-               : bd_is_op(n, "QLinearMatMul") ? expand_matmul(g, n, err) : 0;
+               : bd_is_op(n, "QLinearMatMul") ? expand_matmul(g, n, err)
+               : is_ms(n, "QLinearAdd") ? expand_ms_binary(g, n, "Add", err)
+               : is_ms(n, "QLinearMul") ? expand_ms_binary(g, n, "Mul", err)
+               : is_ms(n, "QLinearGlobalAveragePool") ? expand_ms_gap(g, n, err)
+               : is_ms(n, "QGemm") ? expand_qgemm(g, n, err) : 0;
         if (rc < 0)
             return err && err->code ? err->code : BD_ENOMEM;
         if (rc == 0)

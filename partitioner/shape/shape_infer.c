@@ -196,6 +196,14 @@ static const shp_entry onnx_rules[] = {
     { "QLinearConv",        shp_integer_op,          8, 9,        1 },
 };
 
+/* onnxruntime's quantized ops (domain com.microsoft) that its QOperator format writes. */
+static const shp_entry ms_rules[] = {
+    { "QLinearAdd",               shp_ms_quantized,  7, 8,        1 },
+    { "QLinearMul",               shp_ms_quantized,  7, 8,        1 },
+    { "QLinearGlobalAveragePool", shp_ms_quantized,  4, 5,        1 },
+    { "QGemm",                    shp_ms_quantized,  6, 9,        1 },
+};
+
 /* Composites braid creates (domain "braid"). */
 static const shp_entry braid_rules[] = {
     { "Gelu",               shp_unary,               1, 1,        1 },
@@ -216,6 +224,9 @@ static const shp_entry *find_rule(const char *domain, const char *op_type)
     } else if (strcmp(domain, "braid") == 0) {
         table = braid_rules;
         count = sizeof braid_rules / sizeof *braid_rules;
+    } else if (strcmp(domain, "com.microsoft") == 0) {
+        table = ms_rules;
+        count = sizeof ms_rules / sizeof *ms_rules;
     } else {
         return NULL;
     }

@@ -105,3 +105,47 @@ int shp_integer_op(bd_graph *g, bd_node *n, bd_error *err)
     n->outputs[0]->dtype = dt;
     return 0;
 }
+
+/* onnxruntime's quantized ops of domain com.microsoft (its QOperator format): QLinearAdd and
+ * QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp) broadcast A and B;
+ * QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp; channels_last) pools X; QGemm (A,
+ * a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp; transA, transB) is Gemm's rule over A
+ * and B, FLOAT without y_scale. A quantized output takes its zero point's dtype (else A's). */
+int shp_ms_quantized(bd_graph *g, bd_node *n, bd_error *err)
+{
+    bool gap = !strcmp(n->op_type, "QLinearGlobalAveragePool"), gemm = !strcmp(n->op_type, "QGemm");
+    bd_value *a = shp_in(n, 0), *b = gap ? NULL : shp_in(n, 3);
+    bd_value *yz = shp_in(n, gap ? 4 : gemm ? 8 : 7), *ys = gemm ? shp_in(n, 7) : NULL;
+    if (!a || (!gap && !b))
+        return shp_fail(err, n, "inputs 0 and %d are required", gap ? 0 : 3);
+    int dt = gemm && !ys ? BD_DT_FLOAT : yz && yz->dtype != BD_DT_UNDEFINED ? yz->dtype : a->dtype;
+    bd_value *data[2] = { a, b };
+    bd_node view = *n;                      /* the float op over the data operands */
+    view.inputs = data;
+    view.n_inputs = gap ? 1 : 2;
+    view.n_post = 0;
+    view.n_implicit = 0;
+    int rc;
+    if (gap) {
+        if (bd_node_attr_int(n, "channels_last", 0) != 0) {
+            if (!shp_ranked(a)) {
+                shp_set_unknown(n->outputs[0], dt);
+                return 0;
+            }
+            bd_shape s = a->shape;          /* [N, spatial..., C] -> [N, 1..., C] */
+            for (int d = 1; d + 1 < s.rank; d++) {
+                s.dims[d] = 1;
+                s.sym[d] = NULL;
+            }
+            shp_set(n->outputs[0], dt, &s);
+            return 0;
+        }
+        rc = shp_global_pool(g, &view, err);
+    } else {
+        rc = gemm ? shp_gemm(g, &view, err) : shp_binary(g, &view, err);
+    }
+    if (rc)
+        return rc;
+    n->outputs[0]->dtype = dt;
+    return 0;
+}

@@ -118,6 +118,8 @@ int shp_quantize(bd_graph *g, bd_node *n, bd_error *err);     /* QuantizeLinear,
 int shp_dynamic_quantize(bd_graph *g, bd_node *n, bd_error *err);
 int shp_integer_op(bd_graph *g, bd_node *n, bd_error *err);   /* MatMulInteger, ConvInteger,
                                                                  QLinearMatMul, QLinearConv */
+int shp_ms_quantized(bd_graph *g, bd_node *n, bd_error *err); /* com.microsoft QLinearAdd, QLinearMul,
+                                                               * QLinearGlobalAveragePool, QGemm */
 /* shape_constant.c */
 int shp_shape(bd_graph *g, bd_node *n, bd_error *err);
 int shp_size(bd_graph *g, bd_node *n, bd_error *err);
