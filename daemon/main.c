@@ -350,7 +350,8 @@ int main(int argc, char **argv)
          ((rc = bd_http_start(&d->loop, d->cfg.http_address, d->reg, &d->http, &err)) != 0 ||
           (rc = bd_security_protect_http(&d->cfg, d->srv, d->http, &err)) != 0)) ||
         (d->cfg.rest_address[0] &&
-         ((rc = bd_rest_start(&d->loop, &d->cfg, d->srv, d->reg, &d->rest, &err)) != 0 ||
+         ((rc = bd_rest_start(&d->loop, &d->cfg, bd_server_dispatch(d->srv), d->reg,
+                              &d->rest, &err)) != 0 ||
           (rc = bd_security_protect_rest(&d->cfg, d->srv, d->rest, &err)) != 0))) {
         fprintf(stderr, "braidd: %s\n", err.msg);
         bd_log(BD_LOG_ERROR, NULL, NULL, "start-up failed: %s", err.msg);

@@ -36,9 +36,10 @@ FLOORS = {
 # The rooms inside daemon/ (docs/architecture.md, "The daemon's rooms") and what each may
 # include besides itself and DAEMON_SHARED: "room/" is a whole room, "room/file.h" one header
 # of it. The root (main.c and the steps it calls) may include every room; no room includes
-# the root except for DAEMON_SHARED. The floors this keeps: http/ knows nothing of gRPC;
-# infer/, stats/, sched/, registry/ and security/ know nothing of the ports (grpc/, rest/,
-# http/); infer/ and security/ know nothing of the rest of the daemon.
+# the root except for DAEMON_SHARED. The floors this keeps: http/ and rest/ know nothing of
+# gRPC (a port reaches the handlers through dispatch/); infer/, stats/, sched/, registry/,
+# security/ and dispatch/ know nothing of the ports (grpc/, rest/, http/); infer/ and
+# security/ know nothing of the rest of the daemon.
 DAEMON_SHARED = ("daemon/config.h", "daemon/log.h")
 DAEMON_ROOMS = {
     "security": [],
@@ -47,11 +48,13 @@ DAEMON_ROOMS = {
     "sched":    ["registry/"],
     "stats":    ["registry/"],
     "http":     ["security/", "stats/", "registry/"],
-    "grpc":     ["security/", "stats/", "registry/", "sched/", "infer/"],
-    # rest/ hands an inference to the one ModelInfer handler as the neutral request
-    # (infer/infer_request.h) and runs the other operations as local gRPC calls: of grpc/ it
-    # knows the local call alone
-    "rest":     ["http/", "grpc/server.h", "security/", "stats/", "registry/", "infer/"],
+    # what a port hands the handlers (dispatch/dispatch.h): the method, the request, the
+    # answer's callback; it knows no port
+    "dispatch": [],
+    "grpc":     ["dispatch/", "security/", "stats/", "registry/", "sched/", "infer/"],
+    # rest/ hands every operation over through dispatch/ (an inference as the neutral request,
+    # infer/infer_request.h) and knows nothing of the gRPC server
+    "rest":     ["http/", "dispatch/", "security/", "stats/", "registry/", "infer/"],
 }
 # The ports' wire schemas (generated into the build tree): only the ports read them, so the
 # rooms that know nothing of the ports never see a protobuf message either (infer/ binds the

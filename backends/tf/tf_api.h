@@ -1,13 +1,13 @@
 /* braid's own declarations of the part of TensorFlow's C API that braid uses.
  *
- * libtensorflow.so.2 is loaded with dlopen (tf_runtime.h), so nothing here is linked and no
+ * libtensorflow.so.2 is loaded with dlopen (tfb_runtime.h), so nothing here is linked and no
  * TensorFlow header is needed to build braid. The facts below come from TensorFlow's public
  * headers tensorflow/c/c_api.h, tf_tensor.h, tf_status.h, tf_buffer.h and tf_datatype.h
  * (tensorflow/tensorflow); the C API is stable across TensorFlow 2.x releases.
  *
  * BD_TF_FUNCTIONS lists every function braid resolves, as (name, return type, parameters):
  * it generates one function type per entry (tf_fn_TF_SessionRun, ...), the table of
- * pointers in tf_lib (tf_runtime.h) and the list of names looked up with dlsym. To use
+ * pointers in tfb_lib (tfb_runtime.h) and the list of names looked up with dlsym. To use
  * another function, add a line here with its exact signature from the header. */
 #ifndef BD_BACKENDS_TF_TF_API_H
 #define BD_BACKENDS_TF_TF_API_H

@@ -7,16 +7,16 @@
 #include <unistd.h>
 #include <string.h>
 
-#include "backends/tf/tf_dtype.h"
-#include "backends/tf/tf_probe.h"
-#include "backends/tf/tf_subgraph_def.h"
-#include "backends/tf/tf_runtime.h"
-#include "backends/tf/tf_session.h"
-#include "backends/tf/tf_variables.h"
+#include "backends/tf/tfb_dtype.h"
+#include "backends/tf/tfb_probe.h"
+#include "backends/tf/tfb_subgraph_def.h"
+#include "backends/tf/tfb_runtime.h"
+#include "backends/tf/tfb_session.h"
+#include "backends/tf/tfb_variables.h"
 
 struct bd_kernel {
-    const tf_lib *lib;
-    tf_session   *sess;          /* the model's shared session (one reference) */
+    const tfb_lib *lib;
+    tfb_session   *sess;          /* the model's shared session (one reference) */
     size_t           n_in, n_out;
     TF_Output       *feeds;         /* [n_in] */
     TF_Output       *fetches;       /* [n_out] */
@@ -34,7 +34,7 @@ struct bd_kernel_ctx {
     TF_Tensor      **out_t;         /* [n_out], run-time-shaped outputs kept until next run */
     void           **copy;          /* [n_out] private copies (see run()) */
     size_t          *copy_cap;
-    const void     **fed, **fetched;/* TF_TensorData of the last run's tensors (tf_probe.h) */
+    const void     **fed, **fetched;/* TF_TensorData of the last run's tensors (tfb_probe.h) */
 };
 
 /* Zero-sized tensors still need a non-NULL, aligned address on both sides. */
@@ -53,14 +53,14 @@ static bool tf_supports(const bd_graph *g, const bd_node *n, char *why, size_t w
     bool mapped = strcmp(n->domain ? n->domain : "", "tf") != 0;
     if (mapped) {
         size_t k = 0;
-        if (tf_nodedef_data_inputs(n->origin, n->origin_len, &k, NULL) != 0 || k != n->n_inputs) {
+        if (tfb_nodedef_data_inputs(n->origin, n->origin_len, &k, NULL) != 0 || k != n->n_inputs) {
             if (why_len && !why[0])
                 snprintf(why, why_len, "TensorFlow fallback: its IR inputs differ from its NodeDef's");
             return false;
         }
     }
     char reason[256];
-    if (!tf_runtime_get(reason, sizeof reason)) {
+    if (!tfb_runtime_get(reason, sizeof reason)) {
         size_t used = why_len ? strlen(why) : 0;
         if (mapped && used && used + 2 < why_len)      /* keep oneDNN's reason first */
             snprintf(why + used, why_len - used, "; %s", reason);
@@ -77,7 +77,7 @@ static void tf_release(bd_kernel *k)
 {
     if (!k)
         return;
-    tf_session_release(k->sess);
+    tfb_session_release(k->sess);
     free(k->feeds);
     free(k->fetches);
     free(k->in_dt);
@@ -89,7 +89,7 @@ static void tf_release(bd_kernel *k)
 }
 
 /* The TF_Output holding value V in the session's graph, and its TF dtype. */
-static int resolve(const bd_kernel *k, const tf_graphdef *gd, const bd_value *v,
+static int resolve(const bd_kernel *k, const tfb_graphdef *gd, const bd_value *v,
                    TF_Output *out, TF_DataType *dt, const char *role, bd_error *err)
 {
     const char *op = v->index >= 0 && (size_t)v->index < gd->n_values ? gd->op_name[v->index] : NULL;
@@ -100,7 +100,7 @@ static int resolve(const bd_kernel *k, const tf_graphdef *gd, const bd_value *v,
     if (!oper)
         return bd_error_set(err, BD_EBACKEND, "tensorflow: the imported fallback graph has no "
                             "operation '%s' (for %s '%s')", op, role, v->name);
-    int tf = tf_dtype_from_ir(v->dtype);
+    int tf = tfb_dtype_from_ir(v->dtype);
     if (!tf || tf == TF_STRING)
         return bd_error_set(err, BD_EUNSUPPORTED, "%s '%s': dtype %s cannot cross into or out "
                             "of the TensorFlow fallback", role, v->name, bd_dtype_name(v->dtype));
@@ -109,7 +109,7 @@ static int resolve(const bd_kernel *k, const tf_graphdef *gd, const bd_value *v,
      * wrong guess here, at plan time, rather than as a mismatch on every run. */
     TF_DataType real = k->lib->TF_OperationOutputType(*out);
     if ((int)real != tf) {
-        int ir = tf_dtype_to_ir(real);
+        int ir = tfb_dtype_to_ir(real);
         return bd_error_set(err, BD_EUNSUPPORTED, "%s '%s' (op '%s'): TensorFlow gives %s "
                             "(TF_DataType %d), braid's importer assumed %s; the importer needs "
                             "this op's output dtype", role, v->name, op,
@@ -148,7 +148,7 @@ static void name_rejected(bd_node *const *nodes, size_t n, bd_error *err)
 /* BRAID_TF_DUMP_DIR=DIR writes every fallback GraphDef braid hands TensorFlow to
  * DIR/fallback-<pid>-<n>.pb, for reading with TensorFlow's tools when it refuses one
  * (docs/tensorflow.md). Best effort: a failure to write is only logged to stderr. */
-static void dump_graphdef(const tf_graphdef *gd)
+static void dump_graphdef(const tfb_graphdef *gd)
 {
     static atomic_int seq;
     const char *dir = getenv("BRAID_TF_DUMP_DIR");
@@ -168,7 +168,7 @@ static void dump_graphdef(const tf_graphdef *gd)
 static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 {
     char why[256];
-    const tf_lib *lib = tf_runtime_get(why, sizeof why);
+    const tfb_lib *lib = tfb_runtime_get(why, sizeof why);
     if (!lib)
         return bd_error_set(err, BD_EUNSUPPORTED, "%s", why);
     if (!sg->n_nodes)
@@ -195,18 +195,18 @@ static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
 
     bd_node **nodes = NULL;
     size_t n_nodes = 0;
-    tf_graphdef gd;
+    tfb_graphdef gd;
     memset(&gd, 0, sizeof gd);
     int64_t producer = bd_graph_opset(sg->graph);
     if (strcmp(bd_graph_framework(sg->graph), "tensorflow") != 0 || producer <= 0 || producer > INT32_MAX)
-        producer = BD_TF_DEFAULT_PRODUCER;
-    int rc = tf_fallback_nodes(sg, &nodes, &n_nodes, err);
+        producer = BD_TFB_DEFAULT_PRODUCER;
+    int rc = tfb_fallback_nodes(sg, &nodes, &n_nodes, err);
     if (rc == 0)
-        rc = tf_graphdef_build(sg->graph, nodes, n_nodes, (int)producer, &gd, err);
+        rc = tfb_graphdef_build(sg->graph, nodes, n_nodes, (int)producer, &gd, err);
     if (rc == 0)
         dump_graphdef(&gd);
     if (rc == 0) {
-        rc = tf_session_acquire(lib, gd.bytes, gd.len, tf_runtime_threads(), &k->sess, err);
+        rc = tfb_session_acquire(lib, gd.bytes, gd.len, tfb_runtime_threads(), &k->sess, err);
         if (rc == BD_EINVAL)
             name_rejected(nodes, n_nodes, err);
     }
@@ -220,7 +220,7 @@ static int tf_compile(const bd_subgraph *sg, bd_kernel **out, bd_error *err)
         k->out_v[i] = sg->outputs[i];
         rc = resolve(k, &gd, sg->outputs[i], &k->fetches[i], &k->out_dt[i], "output", err);
     }
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     if (rc) {
         tf_release(k);
         return rc;
@@ -327,7 +327,7 @@ static bool aliases_input(const bd_kernel_ctx *c, const char *p, size_t n)
 static int take_output(bd_kernel_ctx *c, size_t i, DLTensor *o, bd_error *err)
 {
     const bd_kernel *k = c->k;
-    const tf_lib *lib = k->lib;
+    const tfb_lib *lib = k->lib;
     TF_Tensor *t = c->out_t[i];
     const char *name = k->out_v[i]->name;
     if (lib->TF_TensorType(t) != k->out_dt[i])
@@ -394,7 +394,7 @@ static int tf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
                   bd_error *err)
 {
     const bd_kernel *k = c->k;
-    const tf_lib *lib = k->lib;
+    const tfb_lib *lib = k->lib;
     if (n_in != k->n_in || n_out != k->n_out)
         return bd_error_set(err, BD_EINVAL, "fallback step from '%s': %zu inputs and %zu outputs "
                             "given, %zu and %zu expected", k->first, n_in, n_out, k->n_in, k->n_out);
@@ -403,7 +403,7 @@ static int tf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
     if (rc == 0) {
         lib->TF_SessionRun(k->sess->session, NULL, k->feeds, c->in_t, (int)k->n_in,
                            k->fetches, c->out_t, (int)k->n_out, NULL, 0, NULL, c->st);
-        rc = tf_check(lib, c->st, err, "running the fallback step");
+        rc = tfb_check(lib, c->st, err, "running the fallback step");
         if (rc)
             bd_error_prefix(err, "step from '%s': ", k->first);
     }
@@ -423,17 +423,17 @@ static int tf_run(bd_kernel_ctx *c, const DLTensor *in, size_t n_in, DLTensor *o
 
 static int tf_configure(const bd_engine_config *cfg, bd_error *err)
 {
-    return tf_runtime_configure(cfg->library, cfg->threads, err);
+    return tfb_runtime_configure(cfg->library, cfg->threads, err);
 }
 
 bool bd_tf_available(char *why, size_t why_len)
 {
-    return tf_runtime_get(why, why_len) != NULL;
+    return tfb_runtime_get(why, why_len) != NULL;
 }
 
 const char *bd_tf_version(void)
 {
-    const tf_lib *lib = tf_runtime_get(NULL, 0);
+    const tfb_lib *lib = tfb_runtime_get(NULL, 0);
     return lib ? lib->version : NULL;
 }
 
@@ -447,17 +447,17 @@ const bd_backend bd_tf_backend = {
     .run         = tf_run,
     .ctx_destroy = tf_ctx_destroy,
     .release     = tf_release,
-    .read_variables = tf_read_variables,
+    .read_variables = tfb_read_variables,
 };
 
-/* ---- observables for the tests (tf_probe.h) ---------------------------------------------- */
+/* ---- observables for the tests (tfb_probe.h) ---------------------------------------------- */
 
-const void *tf_ctx_fed_data(const bd_kernel_ctx *c, size_t i)
+const void *tfb_ctx_fed_data(const bd_kernel_ctx *c, size_t i)
 {
     return i < c->k->n_in ? c->fed[i] : NULL;
 }
 
-const void *tf_ctx_fetched_data(const bd_kernel_ctx *c, size_t i)
+const void *tfb_ctx_fetched_data(const bd_kernel_ctx *c, size_t i)
 {
     return i < c->k->n_out ? c->fetched[i] : NULL;
 }

@@ -9,8 +9,8 @@
  *               loads. Otherwise false, with the reason ("TensorFlow fallback not available:
  *               libtensorflow.so.2 not found (set BRAID_LIBTENSORFLOW)").
  *   compile()   serializes ALL the model's fallback nodes (not just this subgraph's) as one
- *               GraphDef (tf_subgraph_def.h) and takes the model's session from the cache
- *               (tf_session.h): the GraphDef is imported and the session created once, by the
+ *               GraphDef (tfb_subgraph_def.h) and takes the model's session from the cache
+ *               (tfb_session.h): the GraphDef is imported and the session created once, by the
  *               first fallback subgraph compiled; every other fallback subgraph of the model
  *               (and of its other plans) shares it. The kernel then only holds its feeds and
  *               fetches (TF_Output handles into that graph).
@@ -24,7 +24,7 @@
  *               of an input buffer, which braid may reuse).
  *
  * configure() (core/backend.h) takes where to load libtensorflow.so.2 from (NULL =
- * $BRAID_LIBTENSORFLOW, else dlopen("libtensorflow.so.2"), as tf_runtime.h says) and the
+ * $BRAID_LIBTENSORFLOW, else dlopen("libtensorflow.so.2"), as tfb_runtime.h says) and the
  * intra-op threads of sessions created from then on (<= 0 = TensorFlow's default); it fails
  * with BD_EBUSY when the library is already loaded from another path. */
 #ifndef BD_BACKENDS_TF_TF_BACKEND_H

@@ -11,7 +11,7 @@
  *           context's output tensors (infer_reply.h), size its encoding (refused over the
  *           limit, before anything is allocated for it), record statistics, send it.
  *
- * The REST port hands the same handler its request in memory (bd_server_call_local_request:
+ * The REST port hands the same handler its request in memory (bd_dispatch_call.request:
  * a bd_infer_request, no protobuf on the way), and gets the answer in memory
  * (bd_call_reply_in_memory: the bd_infer_reply), after the same checks and statistics.
  *

@@ -1,7 +1,7 @@
 /* ModelStreamInfer: Triton's bidirectional stream of ModelInferRequest in,
  * ModelStreamInferResponse out (docs/protocol.md, "Streaming").
  *
- * Each request read runs as a local ModelInfer call (bd_server_call_local: the same checks,
+ * Each request read runs as a local ModelInfer call (bd_server_dispatch: the same checks,
  * scheduler, statistics and limits as a unary call); its answer is wrapped — the
  * ModelInferResponse, or error_message with the request's id — and written in the order the
  * requests arrived, as Triton does for non-decoupled models. Every request gets exactly one
@@ -46,7 +46,7 @@ typedef struct slot {
     stream          *st;
     bool             done;          /* answered: RSP is its response (NULL: none to write) */
     bd_call_msg     *rsp;
-    bd_local_cancel *cancel;
+    bd_dispatch_cancel *cancel;
     size_t           bytes;         /* its request's and response's bytes, in HELD */
     char            *id;            /* for an error response; NULL: none readable */
 } slot;
@@ -135,7 +135,7 @@ static void pump(stream *st)
         bd_call_msg *m = sl->rsp;
         sl->rsp = NULL;
         st->held -= sl->bytes;
-        bd_local_cancel_release(sl->cancel);
+        bd_dispatch_cancel_release(sl->cancel);
         sl->cancel = NULL;
         free(sl->id);
         sl->id = NULL;
@@ -178,11 +178,11 @@ static void cancel_in_flight(stream *st)
     for (uint64_t q = st->head; q != st->tail; q++) {
         slot *sl = &st->slots[q % STREAM_MAX_IN_FLIGHT];
         if (!sl->done)
-            bd_local_cancel_fire(sl->cancel);
+            bd_dispatch_cancel_fire(sl->cancel);
     }
 }
 
-/* ---- answers (bd_local_reply_fn: a worker, the cq thread or the loop) ------------------------- */
+/* ---- answers (bd_dispatch_reply_fn: a worker, the cq thread or the loop) ------------------------- */
 
 static void on_answer(void *arg, grpc_status_code status, const char *message,
                       const pb_msgdesc_t *fields, const void *msg)
@@ -241,18 +241,20 @@ static void on_read(bd_call *c, uint8_t *msg, size_t len, int status)
         return;
     }
     slot *sl = &st->slots[st->tail % STREAM_MAX_IN_FLIGHT];
-    *sl = (slot){ .st = st, .bytes = len, .cancel = bd_local_cancel_new(),
+    *sl = (slot){ .st = st, .bytes = len, .cancel = bd_dispatch_cancel_new(),
                   .id = request_id(msg, len) };
     st->tail++;
     st->held += len;
-    bd_local_cancel *k = sl->cancel;
+    bd_dispatch_cancel *k = sl->cancel;
     bd_call_hold(c);                    /* the request's: released by its answer */
     pump(st);                           /* read the next one meanwhile */
     pthread_mutex_unlock(&st->lock);
     /* Outside the lock: the answer may come before this returns (a malformed request, or a
      * model run on this thread). */
-    if (bd_server_call_local(bd_call_server(c), infer_path, msg, len, bd_call_deadline_ns(c), k,
-                             on_answer, sl) != 0)
+    bd_dispatch_call call = { .method = infer_path, .payload = msg, .len = len,
+                              .deadline_ns = bd_call_deadline_ns(c), .cancel = k,
+                              .reply = on_answer, .arg = sl };
+    if (bd_dispatch_run(bd_server_dispatch(bd_call_server(c)), &call) != 0)
         on_answer(sl, GRPC_STATUS_INTERNAL, "internal error: ModelInfer is not served", NULL, NULL);
 }
 

@@ -84,13 +84,13 @@ struct bd_call {
     void               *msg;
     void               *state;
     void              (*state_free)(void *state);
-    /* A local call (bd_server_call_local) has no grpc_call: its request is LOCAL_PAYLOAD
+    /* A local call (bd_server_dispatch) has no grpc_call: its request is LOCAL_PAYLOAD
      * (owned) and its answer goes to LOCAL_REPLY. */
-    bd_local_reply_fn   local_reply;
+    bd_dispatch_reply_fn local_reply;
     void               *local_arg;
     uint8_t            *local_payload;
-    bd_local_cancel    *local_cancel;
-    /* ... or LOCAL_REQUEST, a request in memory (bd_server_call_local_request), answered in
+    bd_dispatch_cancel *local_cancel;
+    /* ... or LOCAL_REQUEST, a request in memory (bd_dispatch_call.request), answered in
      * memory too. */
     void               *local_request;
     void              (*local_request_free)(void *request);
@@ -103,58 +103,6 @@ struct bd_call {
     bool                initial_md_sent; /* with the first write: the final status must not repeat it */
     bd_call            *stream_prev, *stream_next;
 };
-
-/* A local call's cancellation (server.h). FLAG (the handler's, bd_call_watch_cancel) is only
- * touched under LOCK, and cleared before the call's state is freed. */
-struct bd_local_cancel {
-    pthread_mutex_t lock;
-    int             refs;
-    bool            fired;
-    atomic_bool    *flag;
-};
-
-bd_local_cancel *bd_local_cancel_new(void)
-{
-    bd_local_cancel *k = calloc(1, sizeof *k);
-    if (!k)
-        return NULL;
-    pthread_mutex_init(&k->lock, NULL);
-    k->refs = 1;
-    return k;
-}
-
-void bd_local_cancel_fire(bd_local_cancel *k)
-{
-    if (!k)
-        return;
-    pthread_mutex_lock(&k->lock);
-    k->fired = true;
-    if (k->flag)
-        atomic_store(k->flag, true);
-    pthread_mutex_unlock(&k->lock);
-}
-
-static void local_cancel_watch(bd_local_cancel *k, atomic_bool *flag)
-{
-    pthread_mutex_lock(&k->lock);
-    k->flag = flag;
-    if (flag && k->fired)
-        atomic_store(flag, true);
-    pthread_mutex_unlock(&k->lock);
-}
-
-void bd_local_cancel_release(bd_local_cancel *k)
-{
-    if (!k)
-        return;
-    pthread_mutex_lock(&k->lock);
-    int left = --k->refs;
-    pthread_mutex_unlock(&k->lock);
-    if (left == 0) {
-        pthread_mutex_destroy(&k->lock);
-        free(k);
-    }
-}
 
 struct bd_server {
     uv_loop_t              *loop;
@@ -188,6 +136,7 @@ struct bd_server {
     size_t                  spare_cap;
     size_t                  live_calls;   /* posted or running calls not yet freed */
     bd_call                *streams;      /* open streams (bd_call_stream_start), under LOCK */
+    bd_dispatch             dispatch;     /* local calls: what the ports hand over (dispatch.h) */
     bool                    shutdown_seen, finished;   /* loop thread */
     srv_tag                 tag_shutdown;
     void                  (*done)(void *arg);
@@ -311,8 +260,8 @@ static void call_free(bd_call *c)
         pthread_mutex_unlock(&s->lock);
     }
     if (c->local_cancel) {                      /* before the state holding the flag goes */
-        local_cancel_watch(c->local_cancel, NULL);
-        bd_local_cancel_release(c->local_cancel);
+        bd_dispatch_cancel_watch(c->local_cancel, NULL);
+        bd_dispatch_cancel_release(c->local_cancel);
     }
     if (c->msg) {
         pb_release(c->msg_fields, c->msg);
@@ -654,7 +603,7 @@ void *bd_call_state(const bd_call *c) { return c->state; }
 void bd_call_watch_cancel(bd_call *c, atomic_bool *flag)
 {
     if (c->local_cancel)
-        local_cancel_watch(c->local_cancel, flag);
+        bd_dispatch_cancel_watch(c->local_cancel, flag);
     atomic_store(&c->cancel_flag, flag);
     if (flag && atomic_load(&c->cancelled))
         atomic_store(flag, true);
@@ -985,39 +934,37 @@ bool bd_call_stream_write(bd_call *c, bd_call_msg *m)
 
 void *bd_call_local_request(const bd_call *c) { return c->local_request; }
 
-/* A local call to PATH: its request PAYLOAD (bytes) or REQUEST (in memory), both taken. */
-static int call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
-                      void *request, void (*request_free)(void *), uint64_t deadline_ns,
-                      bd_local_cancel *cancel, bd_local_reply_fn reply, void *arg)
+/* A local call (dispatch.h, bd_server_dispatch): its request PAYLOAD (bytes) or REQUEST (in
+ * memory), both taken. */
+static int call_local(void *impl, const bd_dispatch_call *d)
 {
+    bd_server *s = impl;
     int m = -1;
     for (size_t i = 0; i < s->n_methods; i++)
-        if (!strcmp(s->methods[i].path, path))
+        if (!strcmp(s->methods[i].path, d->method))
             m = (int)i;
     bd_call *c = m < 0 ? NULL : calloc(1, sizeof *c);
     if (!c) {
-        free(payload);
-        if (request_free)
-            request_free(request);
+        free(d->payload);
+        if (d->request_free)
+            d->request_free(d->request);
         return m < 0 ? BD_ENOTFOUND : BD_ENOMEM;
     }
     static const uint8_t empty[1];
     c->srv = s;
     c->method = m;
-    c->local_reply = reply;
-    c->local_arg = arg;
-    c->local_payload = payload;
-    c->local_request = request;
-    c->local_request_free = request_free;
-    if (cancel) {
-        pthread_mutex_lock(&cancel->lock);
-        cancel->refs++;
-        pthread_mutex_unlock(&cancel->lock);
-        c->local_cancel = cancel;
+    c->local_reply = d->reply;
+    c->local_arg = d->arg;
+    c->local_payload = d->payload;
+    c->local_request = d->request;
+    c->local_request_free = d->request_free;
+    if (d->cancel) {
+        bd_dispatch_cancel_retain(d->cancel);
+        c->local_cancel = d->cancel;
     }
-    c->data = payload ? payload : empty;
-    c->len = payload ? len : 0;
-    c->deadline_ns = deadline_ns;
+    c->data = d->payload ? d->payload : empty;
+    c->len = d->payload ? d->len : 0;
+    c->deadline_ns = d->deadline_ns;
     grpc_metadata_array_init(&c->md);
     atomic_init(&c->refs, 2);                   /* reply + the handler running */
     pthread_mutex_lock(&s->lock);
@@ -1039,19 +986,7 @@ static int call_local(bd_server *s, const char *path, uint8_t *payload, size_t l
     return 0;
 }
 
-int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
-                         uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
-                         void *arg)
-{
-    return call_local(s, path, payload, len, NULL, NULL, deadline_ns, cancel, reply, arg);
-}
-
-int bd_server_call_local_request(bd_server *s, const char *path, void *request,
-                                 void (*request_free)(void *request), uint64_t deadline_ns,
-                                 bd_local_cancel *cancel, bd_local_reply_fn reply, void *arg)
-{
-    return call_local(s, path, NULL, 0, request, request_free, deadline_ns, cancel, reply, arg);
-}
+const bd_dispatch *bd_server_dispatch(bd_server *s) { return &s->dispatch; }
 
 /* ---- server lifecycle -------------------------------------------------------------------------- */
 
@@ -1196,6 +1131,7 @@ int bd_server_start(uv_loop_t *loop, const bd_daemon_config *cfg, const bd_rpc_m
     s->methods = methods;
     s->n_methods = n_methods;
     s->loop = loop;
+    s->dispatch = (bd_dispatch){ .run = call_local, .impl = s };
     s->cfg = cfg;
     s->reg = reg;
     s->sched = sched;

@@ -20,7 +20,7 @@
  *
  * A streaming method (ModelStreamInfer) arrives with no message: its fast handler starts a
  * stream (bd_call_stream_start) and reads and writes messages one at a time; each read
- * request can run as a local call (bd_server_call_local, from the cq thread too).
+ * request can run as a local call (bd_server_dispatch, from the cq thread too).
  *
  * A bd_call is one RPC. It is freed exactly once, by whichever thread drops its last
  * reference (reply sent, close-on-server op done, handler returned, holds released); the
@@ -39,6 +39,7 @@
 
 #include "daemon/config.h"
 #include "core/error.h"
+#include "daemon/dispatch/dispatch.h"
 #include "daemon/registry/registry.h"
 #include "daemon/sched/scheduler.h"
 
@@ -76,43 +77,14 @@ void bd_server_stop(bd_server *s);
  * bd_server_stop and the scheduler's drain. */
 void bd_server_close(bd_server *s, void (*done)(void *arg), void *arg);
 
-/* ---- calls from another transport (rest_server.c) ------------------------------------------ */
+/* ---- calls from another transport (rest/) or a stream's requests ---------------------------- */
 
-/* How a local call is answered, exactly once, on the thread that answers it (the loop or a
- * worker): STATUS OK with MSG (FIELDS describes it; valid only during the callback, tensor
- * spans included; FIELDS NULL for a call made with its request in memory: MSG is then the
- * method's answer in memory) or an error STATUS with MESSAGE (FIELDS and MSG NULL). */
-typedef void (*bd_local_reply_fn)(void *arg, grpc_status_code status, const char *message,
-                                  const pb_msgdesc_t *fields, const void *msg);
-
-/* Cancelling a local call: the transport keeps one reference, the call another. Firing it
- * (when the client went away) cancels the call's work still queued, as a gRPC client's
- * cancellation does; work already running finishes. Any thread; NULL is allowed. */
-typedef struct bd_local_cancel bd_local_cancel;
-bd_local_cancel *bd_local_cancel_new(void);           /* one reference; NULL when out of memory */
-void             bd_local_cancel_fire(bd_local_cancel *k);
-void             bd_local_cancel_release(bd_local_cancel *k);
-
-/* Run the method at PATH ("/inference.GRPCInferenceService/ModelInfer") as if its request
- * PAYLOAD (LEN bytes of protobuf, malloc'ed; the call takes it, NULL = empty) had arrived
- * over gRPC: the same handler, scheduler, limits and statistics; the answer goes to REPLY
- * (possibly before this returns). DEADLINE_NS: bd_now_ns() clock, 0 = none. CANCEL (NULL =
- * none): the call takes a reference; firing it cancels the call (bd_local_cancel_fire).
- * Loop thread (the method's loop handler runs at once; models run on the workers, never
- * here), or the cq thread in a stream's hook (the method's fast handler runs first, as for
- * a call arriving over gRPC, and passes the call to the loop when it must).
- * BD_ENOTFOUND for an unknown PATH (REPLY not called); 0 otherwise. */
-int bd_server_call_local(bd_server *s, const char *path, uint8_t *payload, size_t len,
-                         uint64_t deadline_ns, bd_local_cancel *cancel, bd_local_reply_fn reply,
-                         void *arg);
-/* As bd_server_call_local, with the request in memory instead of bytes, for a method whose
- * handler reads one (ModelInfer: a bd_infer_request, daemon/infer/infer_request.h; no
- * protobuf on the way): REQUEST is taken, REQUEST_FREE(REQUEST) runs when the call is freed
- * (at once when this fails). The answer comes back in memory: REPLY gets FIELDS NULL and MSG
- * the method's answer (ModelInfer: a bd_infer_reply, daemon/infer/infer_reply.h). */
-int bd_server_call_local_request(bd_server *s, const char *path, void *request,
-                                 void (*request_free)(void *request), uint64_t deadline_ns,
-                                 bd_local_cancel *cancel, bd_local_reply_fn reply, void *arg);
+/* The server's methods as a port sees them (daemon/dispatch/dispatch.h): a call run through
+ * it takes the path a call arriving over gRPC takes — the same handler, scheduler, limits
+ * and statistics — with its request as protobuf bytes or, for a handler that reads one, in
+ * memory (ModelInfer: a bd_infer_request, no protobuf on the way; see
+ * bd_call_local_request). Valid as long as the server. */
+const bd_dispatch *bd_server_dispatch(bd_server *s);
 
 /* ---- one RPC (handlers in rpc_*.c) ------------------------------------------------------- */
 
@@ -167,8 +139,8 @@ bd_served *bd_call_cached_served(const bd_call *c, const char *name, const char 
 /* Tell the table S (just acquired from the registry) serves its name. Loop thread. */
 void       bd_call_remember_served(bd_call *c, bd_served *s);
 
-/* The request in memory a local call carries (bd_server_call_local_request), or NULL when
- * the call came with bytes. */
+/* The request in memory a local call carries (bd_dispatch_call.request), or NULL when the
+ * call came with bytes. */
 void *bd_call_local_request(const bd_call *c);
 /* Answer a call that carried its request in memory with MSG, its answer in memory (the
  * method's type), exactly once, from any thread. */
@@ -201,7 +173,7 @@ int  bd_call_server_ready_hint(const bd_call *c);
 void bd_call_hold(bd_call *c);
 void bd_call_unhold(bd_call *c);
 
-/* The server the call came to (for bd_server_call_local). */
+/* The server the call came to (for bd_server_dispatch). */
 bd_server *bd_call_server(const bd_call *c);
 
 /* ---- bidirectional streams (a method with .streaming; rpc_stream.c) -------------------------

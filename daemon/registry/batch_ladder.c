@@ -9,12 +9,11 @@
  * Measured, too (dynamic_batching.measure_ladder, on by default): each planned size runs
  * LADDER_RUNS times on zeroed inputs, and a size whose time per row (the fastest run: other
  * loads and compiles only ever slow a run down) is not at least LADDER_MIN_GAIN below the
- * best smaller size's is dropped. On a CPU a compute-bound model often runs a batch hardly
- * faster per row than one request (MobileNetV2 at 1 thread here: 141 images/s at batch 1, 145
- * at 2, 135 at 4), and in a busy server such a batch only costs throughput and waiting (the
- * 3% of batch 2 became 8% less throughput with both cores serving). One load measures at a
- * time. The runs also touch each size's memory once before the first request does. Timing
- * stops after LADDER_BUDGET_NS per load; larger sizes then follow the last measured one. */
+ * best smaller size's is dropped: on a CPU a compute-bound model often runs a batch hardly
+ * faster per row than one request, and in a busy server such a batch only costs throughput
+ * and waiting. One load measures at a time. The runs also touch each size's memory once
+ * before the first request does. Timing stops after LADDER_BUDGET_NS per load; larger sizes
+ * then follow the last measured one. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

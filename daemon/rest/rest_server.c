@@ -1,5 +1,5 @@
 /* The REST port's routes (rest_server.h): each request is turned into the gRPC method's
- * request message, run by bd_server_call_local, and its answer (on the loop, or on a worker
+ * request message, handed over through the dispatch (dispatch.h), and its answer (on the loop, or on a worker
  * for infer) turned into JSON and handed back to the HTTP connection. An inference goes to
  * the same handler as the neutral request in memory (rest_infer.h, no protobuf on the way)
  * and comes back as the neutral answer. */
@@ -34,7 +34,7 @@
 struct bd_rest {
     bd_http_server         *http;
     const bd_daemon_config *cfg;
-    bd_server              *srv;
+    const bd_dispatch      *dispatch;     /* the handlers */
     bd_registry            *reg;
     void                  (*done)(void *);
     void                   *done_arg;
@@ -309,7 +309,7 @@ static void reply_json(bd_http_response *res, cJSON *j)
     cJSON_Delete(j);
 }
 
-/* The method's answer (bd_local_reply_fn): on the loop, or on a worker for infer. */
+/* The method's answer (bd_dispatch_reply_fn): on the loop, or on a worker for infer. */
 static void on_reply(void *arg, grpc_status_code status, const char *message,
                      const pb_msgdesc_t *fields, const void *msg)
 {
@@ -379,8 +379,8 @@ static uint8_t *encode(const pb_msgdesc_t *fields, const void *msg, size_t *len)
     return buf;
 }
 
-static void cancel_fire(void *k)    { bd_local_cancel_fire(k); }
-static void cancel_release(void *k) { bd_local_cancel_release(k); }
+static void cancel_fire(void *k)    { bd_dispatch_cancel_fire(k); }
+static void cancel_release(void *k) { bd_dispatch_cancel_release(k); }
 
 static void request_free(void *request) { bd_rest_request_free(request); }
 
@@ -405,7 +405,7 @@ static void call(bd_rest *r, const bd_http_request *req, bd_http_response *res, 
     rc->max_bytes = r->cfg->max_message_bytes;
     rc->accept = bd_rest_coding_accept(bd_http_request_header(req, "Accept-Encoding"));
     /* the client going away cancels what is still queued, as over gRPC */
-    bd_local_cancel *k = bd_local_cancel_new();
+    bd_dispatch_cancel *k = bd_dispatch_cancel_new();
     if (k)
         bd_http_pending_watch(p, cancel_fire, cancel_release, k);
     uint64_t deadline = 0;
@@ -414,10 +414,10 @@ static void call(bd_rest *r, const bd_http_request *req, bd_http_response *res, 
         if (outs->timeout_us)          /* Triton's "timeout": the request's deadline */
             deadline = bd_now_ns() + outs->timeout_us * 1000;
     }
-    int e = request ? bd_server_call_local_request(r->srv, method, request, request_free, deadline,
-                                                   k, on_reply, rc)
-                    : bd_server_call_local(r->srv, method, payload, len, deadline, k, on_reply, rc);
-    if (e != 0) {
+    bd_dispatch_call call = { .method = method, .payload = payload, .len = len,
+                              .request = request, .request_free = request ? request_free : NULL,
+                              .deadline_ns = deadline, .cancel = k, .reply = on_reply, .arg = rc };
+    if (bd_dispatch_run(r->dispatch, &call) != 0) {
         bd_http_response e = {0};
         set_error(&e, 500, "internal error: unknown method");
         finish(rc, &e);
@@ -776,14 +776,14 @@ static void handler(void *arg, const bd_http_request *req, bd_http_response *res
 
 /* ---- the port ------------------------------------------------------------------------------- */
 
-int bd_rest_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_server *srv,
+int bd_rest_start(uv_loop_t *loop, const bd_daemon_config *cfg, const bd_dispatch *dispatch,
                   bd_registry *reg, bd_rest **out, bd_error *err)
 {
     bd_rest *r = calloc(1, sizeof *r);
     if (!r)
         return bd_error_set(err, BD_ENOMEM, "out of memory");
     r->cfg = cfg;
-    r->srv = srv;
+    r->dispatch = dispatch;
     r->reg = reg;
     bd_http_limits lim;
     bd_http_limits_default(&lim);

@@ -11,9 +11,10 @@
  *   POST /v2/repository/models/NAME/load | unload        with base64 file uploads
  *
  * The path is routed once (rest_route.h: canonical paths only) and the token checked against
- * the role of the operation it routes to (operation.h). Each request becomes the gRPC method's own request message and runs through the same
- * handler (bd_server_call_local): one code path, one scheduler, one set of limits and
- * statistics for both transports; models run on the workers, never on the loop. Errors are
+ * the role of the operation it routes to (operation.h). Each request becomes the gRPC
+ * method's own request message (an inference: the neutral request) and is handed to the same
+ * handler through the dispatch (dispatch.h): one code path, one scheduler, one set of limits
+ * and statistics for both transports; models run on the workers, never on the loop. Errors are
  * {"error": "..."} with Triton's HTTP codes (400 bad request, 404 unknown model or path,
  * 503 unavailable...). The HTTP layer (http_server.c) bounds the connection: body size
  * (max_message_bytes), head size, connections, slow clients. Loop thread. */
@@ -24,13 +25,14 @@
 
 #include "daemon/config.h"
 #include "daemon/http/http_server.h"
-#include "daemon/grpc/server.h"
+#include "daemon/dispatch/dispatch.h"
+#include "daemon/registry/registry.h"
 
 typedef struct bd_rest bd_rest;
 
-/* Listen on CFG->rest_address and serve through SRV's methods. CFG, SRV and REG must outlive
- * the REST server. On failure a negative BD_E* code with ERR saying why. */
-int  bd_rest_start(uv_loop_t *loop, const bd_daemon_config *cfg, bd_server *srv,
+/* Listen on CFG->rest_address and run every operation through DISPATCH. CFG, DISPATCH and
+ * REG must outlive the REST server. On failure a negative BD_E* code with ERR saying why. */
+int  bd_rest_start(uv_loop_t *loop, const bd_daemon_config *cfg, const bd_dispatch *dispatch,
                    bd_registry *reg, bd_rest **out, bd_error *err);
 int  bd_rest_port(const bd_rest *r);
 /* TLS (NULL = plaintext; a reference is taken) and tokens (NULL = none): inference for

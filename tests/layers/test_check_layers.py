@@ -93,9 +93,13 @@ PLANTS = [
      lambda r: append(r, "daemon/infer/infer_bind.c", '#include "proto/inference.pb.h"\n'),
      'daemon/infer/infer_bind.c: include "proto/inference.pb.h": infer/ knows nothing of the '
      "ports"),
-    ("REST port that knows more of gRPC than the local call",
-     lambda r: append(r, "daemon/rest/rest_server.c", '#include "daemon/grpc/rpc.h"\n'),
-     'daemon/rest/rest_server.c: include "daemon/grpc/rpc.h": rest/ may not include grpc/'),
+    ("REST port that knows the gRPC server",
+     lambda r: append(r, "daemon/rest/rest_server.c", '#include "daemon/grpc/server.h"\n'),
+     'daemon/rest/rest_server.c: include "daemon/grpc/server.h": rest/ may not include grpc/'),
+    ("dispatch that knows a port",
+     lambda r: append(r, "daemon/dispatch/dispatch.c", '#include "daemon/grpc/server.h"\n'),
+     'daemon/dispatch/dispatch.c: include "daemon/grpc/server.h": dispatch/ may not include '
+     "grpc/"),
     ("renderer that knows the gRPC port",
      lambda r: append(r, "daemon/stats/status_json.c", '#include "daemon/grpc/status_map.h"\n'),
      "stats/ may not include grpc/"),

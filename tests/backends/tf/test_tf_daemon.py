@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 
 
 def tensorflow_or_skip():
-    """The library the engine's default search finds (backends/tf/tf_runtime.h), or SKIP."""
+    """The library the engine's default search finds (backends/tf/tfb_runtime.h), or SKIP."""
     lib = os.environ.get("BRAID_LIBTENSORFLOW")
     if lib:
         return lib

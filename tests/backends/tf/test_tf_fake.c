@@ -17,7 +17,7 @@
 
 #include "runtime/engines.h"
 #include "backends/tf/tf_backend.h"
-#include "backends/tf/tf_session.h"
+#include "backends/tf/tfb_session.h"
 #include "runtime/model.h"
 #include "tests/backends/tf/tf_fixture.h"
 
@@ -104,7 +104,7 @@ static void test_two_steps_share_one_session(void **state)
     assert_int_equal(st->imports, imports0 + 1);          /* one import for the model */
     assert_int_equal(st->last_graph_nodes, 6);
     assert_int_equal(st->sessions_live, 1);
-    assert_int_equal(tf_session_count(), 1);
+    assert_int_equal(tfb_session_count(), 1);
     assert_int_equal(st->intra_threads, 2);               /* from the engine's configure() */
 
     bd_kernel_ctx *ca = NULL, *cb = NULL;
@@ -145,7 +145,7 @@ static void test_two_steps_share_one_session(void **state)
     assert_int_equal(st->sessions_live, 1);                   /* still used by kb */
     bd_tf_backend.release(kb);
     assert_int_equal(st->sessions_live, 0);
-    assert_int_equal(tf_session_count(), 0);
+    assert_int_equal(tfb_session_count(), 0);
     bd_graph_destroy(s.fx.g);
 }
 
@@ -170,7 +170,7 @@ static void test_tensorflow_errors_name_the_step(void **state)
     bd_tf_backend.ctx_destroy(cb);
     bd_tf_backend.release(kb);
     assert_int_equal(stats()->tensors_live, 0);
-    assert_int_equal(tf_session_count(), 0);
+    assert_int_equal(tfb_session_count(), 0);
     bd_graph_destroy(s.fx.g);
 }
 
@@ -224,7 +224,7 @@ static void test_model_runs_through_the_plan(void **state)
     assert_memory_equal(out->data, want_mid, sizeof want_mid);
     bd_exec_destroy(e);
     bd_model_close(m);
-    assert_int_equal(tf_session_count(), 0);
+    assert_int_equal(tfb_session_count(), 0);
 }
 
 int main(void)

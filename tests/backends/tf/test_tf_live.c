@@ -35,9 +35,9 @@
 #include <cmocka.h>
 
 #include "backends/tf/tf_backend.h"
-#include "backends/tf/tf_probe.h"
-#include "backends/tf/tf_runtime.h"
-#include "backends/tf/tf_session.h"
+#include "backends/tf/tfb_probe.h"
+#include "backends/tf/tfb_runtime.h"
+#include "backends/tf/tfb_session.h"
 #include "runtime/model.h"
 #include "tests/backends/tf/tf_fixture.h"
 
@@ -50,9 +50,9 @@ static DLTensor f32(float *data, int64_t *shape, int ndim)
     return t;
 }
 
-static const tf_lib *lib(void)
+static const tfb_lib *lib(void)
 {
-    const tf_lib *l = tf_runtime_get(NULL, 0);
+    const tfb_lib *l = tfb_runtime_get(NULL, 0);
     assert_non_null(l);
     return l;
 }
@@ -86,9 +86,9 @@ static void test_library_without_c_api_names_the_symbol(void **state)
         printf("SKIPPED: no libtensorflow_framework.so.2 loaded beside %s\n", lib()->path);
         skip();
     }
-    tf_lib other;
+    tfb_lib other;
     bd_error err = {0};
-    assert_int_equal(tf_lib_open(path, &other, &err), BD_ENOTFOUND);
+    assert_int_equal(tfb_lib_open(path, &other, &err), BD_ENOTFOUND);
     printf("%s\n", err.msg);
     char want[1200];
     snprintf(want, sizeof want, "libtensorflow.so.2 at %s lacks TF_", path);
@@ -106,7 +106,7 @@ static void count_dealloc(void *data, size_t len, void *arg) { (void)data; (void
 static void test_new_tensor_keeps_aligned_buffers(void **state)
 {
     (void)state;
-    const tf_lib *l = lib();
+    const tfb_lib *l = lib();
     _Alignas(64) static float buf[64 + 16];
     int64_t dims[1] = { 16 };
     int smallest_kept = 0;
@@ -144,7 +144,7 @@ static void run_fixture(bool check_identity)
     if (bd_tf_backend.compile(&a, &ka, &err) || bd_tf_backend.compile(&b, &kb, &err) ||
         bd_tf_backend.ctx_create(ka, &ca, &err) || bd_tf_backend.ctx_create(kb, &cb, &err))
         fail_msg("%s", err.msg);
-    assert_int_equal(tf_session_count(), 1);        /* both steps: one import, one session */
+    assert_int_equal(tfb_session_count(), 1);        /* both steps: one import, one session */
     _Alignas(64) float x[6] = { 1, 2, 3, 4, 5, 60 }, x_before[6], add[6], want_add[6], want_mid[6];
     _Alignas(64) float mid[6];
     memcpy(x_before, x, sizeof x);
@@ -156,7 +156,7 @@ static void run_fixture(bool check_identity)
             fail_msg("%s", err.msg);
         assert_memory_equal(add, want_add, sizeof add);
         assert_memory_equal(x, x_before, sizeof x);  /* TensorFlow never writes a fed buffer */
-        assert_ptr_equal(tf_ctx_fed_data(ca, 0), x); /* fed without a copy */
+        assert_ptr_equal(tfb_ctx_fed_data(ca, 0), x); /* fed without a copy */
         for (int k = 0; k < 6; k++)
             mid[k] = add[k] > 0 ? add[k] : 0;
         DLTensor i2 = f32(mid, shape, 2), o2 = f32(NULL, got, -1);
@@ -169,8 +169,8 @@ static void run_fixture(bool check_identity)
         if (check_identity) {
             /* Pointer identity through the real session: Identity's output IS braid's fed
              * buffer. The engine then copies it (a later step may reuse that buffer). */
-            assert_ptr_equal(tf_ctx_fed_data(cb, 0), mid);
-            assert_ptr_equal(tf_ctx_fetched_data(cb, 0), mid);
+            assert_ptr_equal(tfb_ctx_fed_data(cb, 0), mid);
+            assert_ptr_equal(tfb_ctx_fetched_data(cb, 0), mid);
             assert_ptr_not_equal(o2.data, mid);
         }
     }
@@ -178,7 +178,7 @@ static void run_fixture(bool check_identity)
     bd_tf_backend.ctx_destroy(cb);
     bd_tf_backend.release(ka);
     bd_tf_backend.release(kb);
-    assert_int_equal(tf_session_count(), 0);
+    assert_int_equal(tfb_session_count(), 0);
     bd_graph_destroy(fx.g);
 }
 
@@ -212,7 +212,7 @@ static void test_misaligned_input_is_copied_and_correct(void **state)
     if (bd_tf_backend.run(ca, &i, 1, &o, 1, &err))
         fail_msg("%s", err.msg);
     assert_memory_equal(add, want_add, sizeof add);
-    assert_ptr_not_equal(tf_ctx_fed_data(ca, 0), x);
+    assert_ptr_not_equal(tfb_ctx_fed_data(ca, 0), x);
     bd_tf_backend.ctx_destroy(ca);
     bd_tf_backend.release(ka);
     bd_graph_destroy(fx.g);
@@ -303,7 +303,7 @@ static void test_unique_and_cumsum_behind_a_braid_step(void **state)
     run_ops(m, x6, 6);
     run_ops(m, x9, 9);          /* another input size: another plan, the same session */
     bd_model_close(m);
-    assert_int_equal(tf_session_count(), 0);
+    assert_int_equal(tfb_session_count(), 0);
 }
 
 typedef struct worker { bd_model *m; const float *x; int64_t n; int runs; int failed; } worker;
@@ -433,7 +433,7 @@ static void test_graphdef_tensorflow_rejects_names_the_node(void **state)
     assert_non_null(strstr(err.msg, "TensorFlow rejects node 'bogus' (BraidNoSuchOp)"));
     assert_non_null(strstr(err.msg, "Op type not registered 'BraidNoSuchOp'"));
     bd_model_close(m);
-    assert_int_equal(tf_session_count(), 0);
+    assert_int_equal(tfb_session_count(), 0);
 }
 
 /* Run with HOME empty (as a service under systemd may be): the default search must still find
@@ -497,7 +497,7 @@ static void test_wrong_dtype_guess_is_refused_at_plan(void **state)
         assert_non_null(strstr(err.msg, "assumed FP32"));
     }
     bd_model_close(m);
-    assert_int_equal(tf_session_count(), 0);
+    assert_int_equal(tfb_session_count(), 0);
 }
 
 int main(int argc, char **argv)

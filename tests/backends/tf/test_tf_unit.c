@@ -19,9 +19,9 @@
 #include <pb_encode.h>
 
 #include "backends/tf/tf_api.h"
-#include "backends/tf/tf_dtype.h"
-#include "backends/tf/tf_subgraph_def.h"
-#include "backends/tf/tf_runtime.h"
+#include "backends/tf/tfb_dtype.h"
+#include "backends/tf/tfb_subgraph_def.h"
+#include "backends/tf/tfb_runtime.h"
 #include "tests/backends/tf/tf_fixture.h"
 #include "proto/tf_graph.pb.h"
 
@@ -216,20 +216,20 @@ static void test_dtype_mapping_round_trips(void **state)
         { BD_DT_UINT32, 22 }, { BD_DT_UINT64, 23 },
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
-        assert_int_equal(tf_dtype_from_ir(pairs[i].ir), pairs[i].tf);
-        assert_int_equal(tf_dtype_to_ir(pairs[i].tf), pairs[i].ir);
+        assert_int_equal(tfb_dtype_from_ir(pairs[i].ir), pairs[i].tf);
+        assert_int_equal(tfb_dtype_to_ir(pairs[i].tf), pairs[i].ir);
     }
     /* the enum in tf_api.h carries TensorFlow's numbers */
     assert_int_equal(TF_FLOAT, 1);
     assert_int_equal(TF_HALF, 19);
     assert_int_equal(TF_BFLOAT16, 14);
     assert_int_equal(TF_UINT64, 23);
-    assert_int_equal(tf_dtype_from_ir(BD_DT_UNDEFINED), 0);
-    assert_int_equal(tf_dtype_to_ir(8 /* DT_COMPLEX64 */), BD_DT_UNDEFINED);
-    assert_int_equal(tf_dtype_to_ir(20 /* DT_RESOURCE */), BD_DT_UNDEFINED);
+    assert_int_equal(tfb_dtype_from_ir(BD_DT_UNDEFINED), 0);
+    assert_int_equal(tfb_dtype_to_ir(8 /* DT_COMPLEX64 */), BD_DT_UNDEFINED);
+    assert_int_equal(tfb_dtype_to_ir(20 /* DT_RESOURCE */), BD_DT_UNDEFINED);
 }
 
-static void build_fixture_graphdef(fx_graph *fx, tf_graphdef *gd)
+static void build_fixture_graphdef(fx_graph *fx, tfb_graphdef *gd)
 {
     fx_build(fx);
     bd_node *step[2] = { fx->n_neg, fx->n_add };
@@ -237,13 +237,13 @@ static void build_fixture_graphdef(fx_graph *fx, tf_graphdef *gd)
     bd_node **nodes = NULL;
     size_t n = 0;
     bd_error err = {0};
-    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, &err), 0);
+    assert_int_equal(tfb_fallback_nodes(&sg, &nodes, &n, &err), 0);
     /* the model's whole fallback set, not just this step's nodes */
     assert_int_equal(n, 3);
     assert_ptr_equal(nodes[0], fx->n_neg);
     assert_ptr_equal(nodes[1], fx->n_add);
     assert_ptr_equal(nodes[2], fx->n_idn);
-    int rc = tf_graphdef_build(fx->g, nodes, n, 1205, gd, &err);
+    int rc = tfb_graphdef_build(fx->g, nodes, n, 1205, gd, &err);
     free(nodes);
     if (rc)
         fail_msg("%s", err.msg);
@@ -253,7 +253,7 @@ static void test_graphdef_holds_nodes_consts_and_placeholders(void **state)
 {
     (void)state;
     fx_graph fx;
-    tf_graphdef gd;
+    tfb_graphdef gd;
     build_fixture_graphdef(&fx, &gd);
     assert_int_equal(gd.n_nodes, 3);
     assert_int_equal(gd.n_consts, 1);
@@ -329,7 +329,7 @@ static void test_graphdef_holds_nodes_consts_and_placeholders(void **state)
     assert_int_equal(gd.out_index[fx.add->index], 0);
     assert_string_equal(gd.op_name[fx.idn->index], "idn");
     assert_string_equal(gd.op_name[fx.mid->index], "braid_feed/mid");
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     bd_graph_destroy(fx.g);
 }
 
@@ -337,7 +337,7 @@ static void test_graphdef_is_the_same_for_every_step_and_plan(void **state)
 {
     (void)state;
     fx_graph fx;
-    tf_graphdef a, b;
+    tfb_graphdef a, b;
     build_fixture_graphdef(&fx, &a);
     /* a plan for other input shapes: the same bytes (Placeholders carry ranks only) */
     fx.x->shape.dims[0] = 7;
@@ -345,13 +345,13 @@ static void test_graphdef_is_the_same_for_every_step_and_plan(void **state)
     bd_subgraph sg = { .graph = fx.g, .nodes = step, .n_nodes = 1 };
     bd_node **nodes;
     size_t n;
-    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, NULL), 0);
-    assert_int_equal(tf_graphdef_build(fx.g, nodes, n, 1205, &b, NULL), 0);
+    assert_int_equal(tfb_fallback_nodes(&sg, &nodes, &n, NULL), 0);
+    assert_int_equal(tfb_graphdef_build(fx.g, nodes, n, 1205, &b, NULL), 0);
     free(nodes);
     assert_int_equal(a.len, b.len);
     assert_memory_equal(a.bytes, b.bytes, a.len);
-    tf_graphdef_free(&a);
-    tf_graphdef_free(&b);
+    tfb_graphdef_free(&a);
+    tfb_graphdef_free(&b);
     bd_graph_destroy(fx.g);
 }
 
@@ -363,15 +363,15 @@ static void test_graphdef_rejects_mismatched_inputs(void **state)
     static const char *const two[] = { "x", "y" };
     fx_set_origin(fx.g, fx.n_neg, "neg", "Neg", two, 2, NULL, false);
     bd_node *nodes[1] = { fx.n_neg };
-    tf_graphdef gd;
+    tfb_graphdef gd;
     bd_error err = {0};
-    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
+    assert_int_equal(tfb_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
     assert_non_null(strstr(err.msg, "node 'neg' (op Neg): its NodeDef has 2 data inputs, the IR node 1"));
     assert_null(gd.bytes);
 
     fx.n_neg->origin = "\xff\xff";                  /* not a NodeDef */
     fx.n_neg->origin_len = 2;
-    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
+    assert_int_equal(tfb_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), BD_EMODEL);
     assert_non_null(strstr(err.msg, "node 'neg': its NodeDef does not decode"));
     bd_graph_destroy(fx.g);
 }
@@ -383,9 +383,9 @@ static void test_graphdef_rejects_string_constants(void **state)
     fx_build(&fx);
     fx.c->dtype = BD_DT_STRING;
     bd_node *nodes[2] = { fx.n_neg, fx.n_add };
-    tf_graphdef gd;
+    tfb_graphdef gd;
     bd_error err = {0};
-    assert_int_equal(tf_graphdef_build(fx.g, nodes, 2, 1205, &gd, &err), BD_EUNSUPPORTED);
+    assert_int_equal(tfb_graphdef_build(fx.g, nodes, 2, 1205, &gd, &err), BD_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "input 'c' is a string tensor constant"));
     bd_graph_destroy(fx.g);
 }
@@ -399,16 +399,16 @@ static void test_generated_names_do_not_clash_with_the_model(void **state)
     static const char *const in[] = { "x" };
     fx_set_origin(fx.g, fx.n_neg, "braid_feed/x", "Neg", in, 1, NULL, false);
     bd_node *nodes[1] = { fx.n_neg };
-    tf_graphdef gd;
+    tfb_graphdef gd;
     bd_error err = {0};
-    assert_int_equal(tf_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), 0);
+    assert_int_equal(tfb_graphdef_build(fx.g, nodes, 1, 1205, &gd, &err), 0);
     char want[64];
     snprintf(want, sizeof want, "braid_feed/x_%d", fx.x->index);
     assert_string_equal(gd.op_name[fx.x->index], want);
     dec_graph g;
     decode_graph(gd.bytes, gd.len, &g);
     assert_string_equal(find(&g, "braid_feed/x")->inputs[0], want);
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     bd_graph_destroy(fx.g);
 }
 
@@ -487,15 +487,15 @@ static bd_graph *loop_graph(const char *out_name)
 }
 
 /* The fallback GraphDef of every node of G. */
-static int build_all(bd_graph *g, tf_graphdef *gd, bd_error *err)
+static int build_all(bd_graph *g, tfb_graphdef *gd, bd_error *err)
 {
     bd_node **nodes = NULL, *all[16];
     size_t n = 0;
     for (size_t i = 0; i < bd_graph_num_nodes(g); i++)
         all[n++] = bd_graph_node(g, i);
     bd_subgraph sg = { .graph = g, .nodes = all, .n_nodes = n };
-    assert_int_equal(tf_fallback_nodes(&sg, &nodes, &n, err), 0);
-    int rc = tf_graphdef_build(g, nodes, n, 1205, gd, err);
+    assert_int_equal(tfb_fallback_nodes(&sg, &nodes, &n, err), 0);
+    int rc = tfb_graphdef_build(g, nodes, n, 1205, gd, err);
     free(nodes);
     return rc;
 }
@@ -505,7 +505,7 @@ static void test_graphdef_keeps_loop_constants_in_their_frame(void **state)
     (void)state;
     bd_graph *g = loop_graph("out");
     bd_error err = {0};
-    tf_graphdef gd;
+    tfb_graphdef gd;
     if (build_all(g, &gd, &err))
         fail_msg("%s", err.msg);
     dec_graph dg;
@@ -542,7 +542,7 @@ static void test_graphdef_keeps_loop_constants_in_their_frame(void **state)
     const dec_node *m = find(&dg, "merge");
     assert_int_equal(m->n_inputs, 2);
     assert_string_equal(m->inputs[1], "ni");
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     bd_graph_destroy(g);
 }
 
@@ -552,7 +552,7 @@ static void test_graphdef_refuses_a_model_node_named_like_a_pivot(void **state)
     (void)state;
     bd_graph *g = loop_graph("braid_pivot/sw/1");
     bd_error err = {0};
-    tf_graphdef gd;
+    tfb_graphdef gd;
     assert_int_equal(build_all(g, &gd, &err), BD_EMODEL);
     assert_non_null(strstr(err.msg, "'braid_pivot/sw/1' for a loop frame: the model has a node of that name"));
     bd_graph_destroy(g);
@@ -690,7 +690,7 @@ static void test_graphdef_writes_a_fused_depthwise_convolution_unfused(void **st
     (void)state;
     bd_graph *g = depthwise_graph("Relu6", -1);
     bd_error err = {0};
-    tf_graphdef gd;
+    tfb_graphdef gd;
     if (build_all(g, &gd, &err))
         fail_msg("%s", err.msg);
     dec_graph dg;
@@ -724,7 +724,7 @@ static void test_graphdef_writes_a_fused_depthwise_convolution_unfused(void **st
     for (int i = 0; i < dg.n; i++)
         assert_string_not_equal(dg.nodes[i].op, "_FusedDepthwiseConv2dNative");
     assert_string_equal(gd.op_name[bd_graph_output(g, 0)->index], "dw");
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     bd_graph_destroy(g);
 
     /* LeakyRelu gets its alpha; BiasAdd alone keeps the node's name */
@@ -736,7 +736,7 @@ static void test_graphdef_writes_a_fused_depthwise_convolution_unfused(void **st
     assert_string_equal(act->op, "LeakyRelu");
     assert_true(attr(act, "alpha")->has_f);
     assert_true(attr(act, "alpha")->f == 0.125f);
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     bd_graph_destroy(g);
     g = depthwise_graph(NULL, -1);
     if (build_all(g, &gd, &err))
@@ -745,7 +745,7 @@ static void test_graphdef_writes_a_fused_depthwise_convolution_unfused(void **st
     assert_string_equal(find(&dg, "dw")->op, "BiasAdd");
     assert_string_equal(find(&dg, "dw")->inputs[0], "dw/braid_depthwise");
     assert_null(find(&dg, "dw/braid_bias_add"));
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     bd_graph_destroy(g);
 
     /* an epilogue TensorFlow has no one op for stays fused, as written */
@@ -756,7 +756,7 @@ static void test_graphdef_writes_a_fused_depthwise_convolution_unfused(void **st
     assert_string_equal(find(&dg, "dw")->op, "_FusedDepthwiseConv2dNative");
     assert_int_equal(find(&dg, "dw")->n_attrs, 4);
     assert_null(find(&dg, "dw/braid_depthwise"));
-    tf_graphdef_free(&gd);
+    tfb_graphdef_free(&gd);
     bd_graph_destroy(g);
 }
 
@@ -766,7 +766,7 @@ static void test_nodedef_data_inputs_skip_control_inputs(void **state)
     fx_graph fx;
     fx_build(&fx);
     size_t n = 0;
-    assert_int_equal(tf_nodedef_data_inputs(fx.n_add->origin, fx.n_add->origin_len, &n, NULL), 0);
+    assert_int_equal(tfb_nodedef_data_inputs(fx.n_add->origin, fx.n_add->origin_len, &n, NULL), 0);
     assert_int_equal(n, 2);
     bd_graph_destroy(fx.g);
 }
@@ -774,9 +774,9 @@ static void test_nodedef_data_inputs_skip_control_inputs(void **state)
 static void test_missing_library_is_named(void **state)
 {
     (void)state;
-    tf_lib lib;
+    tfb_lib lib;
     bd_error err = {0};
-    assert_int_equal(tf_lib_open("/nonexistent/libtensorflow.so.2", &lib, &err), BD_ENOTFOUND);
+    assert_int_equal(tfb_lib_open("/nonexistent/libtensorflow.so.2", &lib, &err), BD_ENOTFOUND);
     assert_non_null(strstr(err.msg, "cannot load /nonexistent/libtensorflow.so.2"));
 }
 
@@ -785,9 +785,9 @@ static void test_missing_symbol_is_named(void **state)
     (void)state;
     const char *path = getenv("FAKE_TF_PARTIAL_LIB");
     assert_non_null(path);
-    tf_lib lib;
+    tfb_lib lib;
     bd_error err = {0};
-    assert_int_equal(tf_lib_open(path, &lib, &err), BD_ENOTFOUND);
+    assert_int_equal(tfb_lib_open(path, &lib, &err), BD_ENOTFOUND);
     char want[1200];
     snprintf(want, sizeof want, "libtensorflow.so.2 at %s lacks TF_SessionRun", path);
     assert_string_equal(err.msg, want);
@@ -800,9 +800,9 @@ static void test_tensorflow_1_is_refused_by_version(void **state)
     (void)state;
     const char *path = getenv("FAKE_TF_V1_LIB");
     assert_non_null(path);
-    tf_lib lib;
+    tfb_lib lib;
     bd_error err = {0};
-    assert_int_equal(tf_lib_open(path, &lib, &err), BD_EUNSUPPORTED);
+    assert_int_equal(tfb_lib_open(path, &lib, &err), BD_EUNSUPPORTED);
     char want[1400];
     snprintf(want, sizeof want, "libtensorflow.so.2 at %s is TensorFlow 1.15.0-fake; braid needs "
              "TensorFlow 2.x (scripts/fetch_tf.sh installs tensorflow-cpu 2.21.0)", path);
@@ -815,15 +815,15 @@ static void test_complete_library_resolves_every_symbol(void **state)
     (void)state;
     const char *path = getenv("FAKE_TF_LIB");
     assert_non_null(path);
-    tf_lib lib;
+    tfb_lib lib;
     bd_error err = {0};
-    if (tf_lib_open(path, &lib, &err))
+    if (tfb_lib_open(path, &lib, &err))
         fail_msg("%s", err.msg);
 #define CHECK_RESOLVED(name, ret, params) assert_non_null(lib.name);
     BD_TF_FUNCTIONS(CHECK_RESOLVED)
 #undef CHECK_RESOLVED
     assert_non_null(strstr(lib.version, "fake"));
-    tf_lib_close(&lib);
+    tfb_lib_close(&lib);
 }
 
 int main(void)

@@ -229,7 +229,7 @@ static void partition_report(const bd_plan *plan)
     printf("\n");
 }
 
-/* Whether the TF engine finds TensorFlow (its own search: backends/tf/tf_runtime.h). */
+/* Whether the TF engine finds TensorFlow (its own search: backends/tf/tfb_runtime.h). */
 static bool tensorflow_present(void)
 {
     return bd_tf_available(NULL, 0);

@@ -9,14 +9,14 @@
  * (bd_saved_variable.restored) is read from the copy. The session is closed before returning:
  * nothing stays loaded. TensorFlow's refusal is BD_EINVAL with its message; no TensorFlow is
  * BD_EUNSUPPORTED saying how to install it. */
-#ifndef BD_BACKENDS_TF_TF_VARIABLES_H
-#define BD_BACKENDS_TF_TF_VARIABLES_H
+#ifndef BD_BACKENDS_TF_TFB_VARIABLES_H
+#define BD_BACKENDS_TF_TFB_VARIABLES_H
 
 #include <stddef.h>
 
 #include "core/backend.h"
 
-int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars, size_t n,
-                      bd_error *err);
+int tfb_read_variables(const char *dir, const char *tag, bd_saved_variable *vars, size_t n,
+                       bd_error *err);
 
 #endif

@@ -1,5 +1,5 @@
-/* The per-model session cache (see tf_session.h). */
-#include "backends/tf/tf_session.h"
+/* The per-model session cache (see tfb_session.h). */
+#include "backends/tf/tfb_session.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <pb_encode.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static tf_session  *cache;
+static tfb_session  *cache;
 
 static uint64_t fnv1a(const void *p, size_t n)
 {
@@ -30,9 +30,9 @@ static size_t config_proto(int threads, uint8_t *buf, size_t size)
     return os.bytes_written;
 }
 
-static void destroy(tf_session *s)
+static void destroy(tfb_session *s)
 {
-    const tf_lib *lib = s->lib;
+    const tfb_lib *lib = s->lib;
     TF_Status *st = lib->TF_NewStatus();
     if (s->session) {
         lib->TF_CloseSession(s->session, st);
@@ -43,10 +43,10 @@ static void destroy(tf_session *s)
     free(s);
 }
 
-static int create(const tf_lib *lib, const void *gd, size_t len, int threads,
-                  tf_session **out, bd_error *err)
+static int create(const tfb_lib *lib, const void *gd, size_t len, int threads,
+                  tfb_session **out, bd_error *err)
 {
-    tf_session *s = calloc(1, sizeof *s);
+    tfb_session *s = calloc(1, sizeof *s);
     TF_Status *st = lib->TF_NewStatus();
     if (!s || !st) {
         free(s);
@@ -62,7 +62,7 @@ static int create(const tf_lib *lib, const void *gd, size_t len, int threads,
     lib->TF_GraphImportGraphDef(s->graph, &buf, opts, st);
     lib->TF_DeleteImportGraphDefOptions(opts);
     /* A graph TensorFlow refuses (an op it does not know, a bad attr) is the model's fault. */
-    int rc = tf_check(lib, st, err, "importing the fallback GraphDef");
+    int rc = tfb_check(lib, st, err, "importing the fallback GraphDef");
     if (rc && err)
         rc = err->code = BD_EINVAL;
     if (rc == 0) {
@@ -71,10 +71,10 @@ static int create(const tf_lib *lib, const void *gd, size_t len, int threads,
         size_t n = config_proto(threads, cfg, sizeof cfg);
         if (threads > 0 && n)
             lib->TF_SetConfig(so, cfg, n, st);
-        rc = tf_check(lib, st, err, "setting the session's thread count");
+        rc = tfb_check(lib, st, err, "setting the session's thread count");
         if (rc == 0) {
             s->session = lib->TF_NewSession(s->graph, so, st);
-            rc = tf_check(lib, st, err, "creating the session");
+            rc = tfb_check(lib, st, err, "creating the session");
             if (rc == 0 && !s->session)
                 rc = bd_error_set(err, BD_EBACKEND, "tensorflow: TF_NewSession returned no session");
         }
@@ -89,12 +89,12 @@ static int create(const tf_lib *lib, const void *gd, size_t len, int threads,
     return 0;
 }
 
-int tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int threads,
-                       tf_session **out, bd_error *err)
+int tfb_session_acquire(const tfb_lib *lib, const void *graphdef, size_t len, int threads,
+                        tfb_session **out, bd_error *err)
 {
     uint64_t h = fnv1a(graphdef, len);
     pthread_mutex_lock(&lock);
-    tf_session *s = cache;
+    tfb_session *s = cache;
     while (s && !(s->hash == h && s->len == len && s->threads == threads && s->lib == lib))
         s = s->next;
     int rc = 0;
@@ -114,14 +114,14 @@ int tf_session_acquire(const tf_lib *lib, const void *graphdef, size_t len, int 
     return rc;
 }
 
-void tf_session_release(tf_session *s)
+void tfb_session_release(tfb_session *s)
 {
     if (!s)
         return;
     pthread_mutex_lock(&lock);
     bool last = --s->refs == 0;
     if (last)
-        for (tf_session **p = &cache; *p; p = &(*p)->next)
+        for (tfb_session **p = &cache; *p; p = &(*p)->next)
             if (*p == s) {
                 *p = s->next;
                 break;
@@ -131,11 +131,11 @@ void tf_session_release(tf_session *s)
         destroy(s);
 }
 
-size_t tf_session_count(void)
+size_t tfb_session_count(void)
 {
     pthread_mutex_lock(&lock);
     size_t n = 0;
-    for (tf_session *s = cache; s; s = s->next)
+    for (tfb_session *s = cache; s; s = s->next)
         n++;
     pthread_mutex_unlock(&lock);
     return n;

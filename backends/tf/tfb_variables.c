@@ -1,5 +1,5 @@
-/* A SavedModel's variables read by TensorFlow (tf_variables.h). */
-#include "backends/tf/tf_variables.h"
+/* A SavedModel's variables read by TensorFlow (tfb_variables.h). */
+#include "backends/tf/tfb_variables.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/tf/tf_dtype.h"
-#include "backends/tf/tf_runtime.h"
+#include "backends/tf/tfb_dtype.h"
+#include "backends/tf/tfb_runtime.h"
 
 /* The C API beyond the engine's own table (tf_api.h), resolved from the same library when a
  * SavedModel is read. Declarations from tensorflow/c/c_api.h. */
@@ -32,7 +32,7 @@ typedef struct sm_api {
     fn_op_type   *op_type;
 } sm_api;
 
-static int resolve(const tf_lib *lib, sm_api *a, bd_error *err)
+static int resolve(const tfb_lib *lib, sm_api *a, bd_error *err)
 {
     static const char *names[] = { "TF_LoadSessionFromSavedModel", "TF_NewOperation", "TF_AddInput",
                                    "TF_SetAttrType", "TF_FinishOperation", "TF_OperationOpType" };
@@ -52,11 +52,11 @@ static int resolve(const tf_lib *lib, sm_api *a, bd_error *err)
 }
 
 /* Copy the fetched tensor T into X (checked against what the graph declared). */
-static int take(const tf_lib *lib, const TF_Tensor *t, bd_saved_variable *x, bd_error *err)
+static int take(const tfb_lib *lib, const TF_Tensor *t, bd_saved_variable *x, bd_error *err)
 {
     if (!t)
         return bd_error_set(err, BD_EBACKEND, "tensorflow returned no value for variable '%s'", x->node);
-    int dt = tf_dtype_to_ir((int)lib->TF_TensorType(t));
+    int dt = tfb_dtype_to_ir((int)lib->TF_TensorType(t));
     if (dt != x->dtype)
         return bd_error_set(err, BD_EMODEL, "variable '%s': TensorFlow holds type %d, the graph "
                             "declares another", x->node, (int)lib->TF_TensorType(t));
@@ -80,8 +80,9 @@ static int take(const tf_lib *lib, const TF_Tensor *t, bd_saved_variable *x, bd_
 
 /* Add op TYPE ("ReadVariableOp" with DTYPE, or "VarIsInitializedOp" when DTYPE < 0) reading
  * resource HANDLE to GRAPH under a name the model does not use. */
-static TF_Operation *add_reader(const tf_lib *lib, const sm_api *api, TF_Graph *graph, const char *type,
-                                TF_Operation *handle, int dtype, size_t i, TF_Status *st)
+static TF_Operation *add_reader(const tfb_lib *lib, const sm_api *api, TF_Graph *graph,
+                                const char *type, TF_Operation *handle, int dtype, size_t i,
+                                TF_Status *st)
 {
     char name[64];
     for (unsigned s = 0;; s++) {
@@ -98,7 +99,7 @@ static TF_Operation *add_reader(const tf_lib *lib, const sm_api *api, TF_Graph *
 
 /* Which node holds each variable's value after the restore: VARS[i].node, or when that one
  * is a resource the saver left uninitialized, VARS[i].restored (core/backend.h). */
-static int pick_restored(const tf_lib *lib, const sm_api *api, TF_Graph *graph, TF_Session *sess,
+static int pick_restored(const tfb_lib *lib, const sm_api *api, TF_Graph *graph, TF_Session *sess,
                          bd_saved_variable *vars, size_t n, const char **use, TF_Status *st,
                          bd_error *err)
 {
@@ -142,11 +143,11 @@ static int pick_restored(const tf_lib *lib, const sm_api *api, TF_Graph *graph, 
     return rc;
 }
 
-int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars, size_t n,
-                      bd_error *err)
+int tfb_read_variables(const char *dir, const char *tag, bd_saved_variable *vars, size_t n,
+                       bd_error *err)
 {
     char why[400];
-    const tf_lib *lib = tf_runtime_get(why, sizeof why);
+    const tfb_lib *lib = tfb_runtime_get(why, sizeof why);
     if (!lib)
         return bd_error_set(err, BD_EUNSUPPORTED, "a SavedModel's variables are read by TensorFlow, "
                             "which braid could not load (%s). Install it with scripts/fetch_tf.sh "
@@ -187,7 +188,7 @@ int tf_read_variables(const char *dir, const char *tag, bd_saved_variable *vars,
         if (strcmp(api.op_type(op), "VarHandleOp"))
             continue;                             /* VariableV2: its output is the value */
         TF_Operation *read = add_reader(lib, &api, graph, "ReadVariableOp", op,
-                                        tf_dtype_from_ir(vars[i].dtype), i, st);
+                                        tfb_dtype_from_ir(vars[i].dtype), i, st);
         if (lib->TF_GetCode(st) != TF_OK || !read)
             rc = bd_error_set(err, BD_EMODEL, "variable '%s': cannot read it: %s", vars[i].node,
                               lib->TF_Message(st));

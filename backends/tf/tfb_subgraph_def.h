@@ -1,5 +1,5 @@
 /* The fallback GraphDef: a model's TensorFlow-fallback nodes serialized as ONE GraphDef,
- * which the engine imports once into a TF_Graph (tf_session.h).
+ * which the engine imports once into a TF_Graph (tfb_session.h).
  *
  * What goes in:
  *   - every fallback node, from its original NodeDef (node->origin) with three changes:
@@ -13,7 +13,7 @@
  *     for _FusedDepthwiseConv2dNative with a bias and at most one activation, which runs in
  *     TensorFlow only where its oneDNN is on (not on AVX2-only CPUs): it is written as the
  *     ops it fuses, DepthwiseConv2dNative -> BiasAdd -> activation, the last one keeping its
- *     name (tf_subgraph_def.c says why);
+ *     name (tfb_subgraph_def.c says why);
  *   - one Const per initializer those nodes read, re-emitted from value->data as a
  *     TensorProto with tensor_content (named braid_const/<value name>);
  *   - one Placeholder per boundary tensor they read that no fallback node produces (a
@@ -24,8 +24,8 @@
  * when it is "<node>:<i>", else its position in node->outputs.
  *
  * Names of generated nodes are made unique against the model's own node names. */
-#ifndef BD_BACKENDS_TF_TF_SUBGRAPH_DEF_H
-#define BD_BACKENDS_TF_TF_SUBGRAPH_DEF_H
+#ifndef BD_BACKENDS_TF_TFB_SUBGRAPH_DEF_H
+#define BD_BACKENDS_TF_TFB_SUBGRAPH_DEF_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,9 +34,9 @@
 
 /* TF GraphDef producer version written when the IR carries none (bd_graph_opset of a
  * TensorFlow graph = the model's own VersionDef.producer when the frontend records it). */
-#define BD_TF_DEFAULT_PRODUCER 1205
+#define BD_TFB_DEFAULT_PRODUCER 1205
 
-typedef struct tf_graphdef {
+typedef struct tfb_graphdef {
     uint8_t *bytes;          /* the serialized GraphDef (malloc'd) */
     size_t   len;
     size_t   n_values;       /* = bd_graph_num_values of the graph it was built from */
@@ -45,22 +45,22 @@ typedef struct tf_graphdef {
     size_t   n_nodes;        /* fallback nodes emitted */
     size_t   n_placeholders;
     size_t   n_consts;
-} tf_graphdef;
+} tfb_graphdef;
 
 /* The model's fallback nodes for SG: every node of SG->graph annotated with the backend of
  * SG's nodes (so all fallback subgraphs of one plan yield the same set), or SG's own nodes
  * when SG is not annotated (backend < 0). *OUT is malloc'd (free it), in graph order. */
-int  tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err);
+int  tfb_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err);
 
 /* Serialize NODES (topological order, all from G, each with an origin NodeDef) as described
  * above. PRODUCER = VersionDef.producer. On failure (BD_EMODEL: a NodeDef that does not
  * decode or whose data inputs disagree with the IR node; BD_EUNSUPPORTED: a string
  * constant or a boundary dtype TensorFlow cannot be fed) fills ERR and leaves OUT empty. */
-int  tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
-                       tf_graphdef *out, bd_error *err);
-void tf_graphdef_free(tf_graphdef *gd);            /* NULL is allowed */
+int  tfb_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
+                        tfb_graphdef *out, bd_error *err);
+void tfb_graphdef_free(tfb_graphdef *gd);            /* NULL is allowed */
 
 /* Decode the NodeDef at ORIGIN far enough to count its data (non-control) inputs. */
-int  tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err);
+int  tfb_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err);
 
 #endif

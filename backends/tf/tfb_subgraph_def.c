@@ -1,7 +1,7 @@
-/* Building the fallback GraphDef (see tf_subgraph_def.h) with the nanopb messages generated
+/* Building the fallback GraphDef (see tfb_subgraph_def.h) with the nanopb messages generated
  * from proto/tf_graph.proto: original NodeDefs are decoded, their attrs kept as
  * the raw bytes of each map entry, and everything is encoded back with pb_encode. */
-#include "backends/tf/tf_subgraph_def.h"
+#include "backends/tf/tfb_subgraph_def.h"
 
 #include <inttypes.h>
 #include <search.h>
@@ -14,7 +14,7 @@
 #include <pb_encode.h>
 
 #include "backends/tf/tf_api.h"
-#include "backends/tf/tf_dtype.h"
+#include "backends/tf/tfb_dtype.h"
 #include "proto/tf_graph.pb.h"
 
 /* ---- decoding an original NodeDef -------------------------------------------------------- */
@@ -95,7 +95,7 @@ static size_t count_data_inputs(const tensorflow_NodeDef *nd)
     return n;
 }
 
-int tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err)
+int tfb_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *err)
 {
     tensorflow_NodeDef nd;
     int rc = decode_nodedef(origin, len, &nd, (pb_callback_t){ .funcs.decode = NULL }, err, "?");
@@ -108,7 +108,7 @@ int tf_nodedef_data_inputs(const void *origin, size_t len, size_t *n, bd_error *
 
 /* ---- choosing the nodes ------------------------------------------------------------------ */
 
-int tf_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err)
+int tfb_fallback_nodes(const bd_subgraph *sg, bd_node ***out, size_t *n, bd_error *err)
 {
     int b = sg->n_nodes ? sg->nodes[0]->backend : -1;
     size_t total = b >= 0 ? bd_graph_num_nodes(sg->graph) : sg->n_nodes;
@@ -139,7 +139,7 @@ typedef struct gen_node {           /* a node braid generates: Placeholder, Cons
     gen_kind        kind;
     const bd_value *v;              /* the value it holds (PIVOT: the value it reads) */
     char           *name;           /* owned by the graphdef's op_name table, or by framed */
-    int             tf_dtype;
+    int             tfb_dtype;
     char           *input;          /* its one input (malloc'd) or NULL: CONST "^NODE" putting it
                                      * in NODE's loop frame, PIVOT the Switch output it reads */
 } gen_node;
@@ -151,7 +151,7 @@ typedef struct builder {
     gen_node       *gen;
     size_t          n_gen;
     struct hsearch_data names;      /* every node name in the GraphDef */
-    tf_graphdef *gd;
+    tfb_graphdef *gd;
     int             producer;
     /* Loop frames (see frame_anchor): per value, the fallback node producing it (index into
      * fb, or -1); per fallback node, the loop depth of its inputs and of its outputs. */
@@ -229,7 +229,7 @@ static char *tensor_ref(const char *op, int index)
 static int add_generated(builder *b, const bd_value *v, const bd_node *reader, bd_error *err)
 {
     bool is_const = v->data != NULL;
-    int tf = tf_dtype_from_ir(v->dtype);
+    int tf = tfb_dtype_from_ir(v->dtype);
     if (!tf)
         return bd_error_set(err, BD_EUNSUPPORTED, "node '%s': input '%s' has dtype %s, which "
                             "TensorFlow cannot take", reader->name, v->name, bd_dtype_name(v->dtype));
@@ -342,7 +342,7 @@ static char *join3(const char *a, const char *b, const char *c)
  * 0 and its name in *OUT; 1 when V's dtype cannot be told to TensorFlow; negative on error. */
 static int pivot(builder *b, const bd_value *v, char **out, bd_error *err)
 {
-    int tf = tf_dtype_from_ir(v->dtype);
+    int tf = tfb_dtype_from_ir(v->dtype);
     if (!tf)
         return 1;                           /* no type to give the Identity */
     char *ref = tensor_ref(b->gd->op_name[v->index], b->gd->out_index[v->index]);
@@ -440,7 +440,7 @@ static int framed_const(builder *b, const bd_value *v, const char *anchor, char 
     char *control = join3("^", anchor, "");
     if (!control)
         return bd_error_set(err, BD_ENOMEM, "out of memory");
-    b->gen[b->n_gen++] = (gen_node){ GEN_CONST, v, *out, tf_dtype_from_ir(v->dtype), control };
+    b->gen[b->n_gen++] = (gen_node){ GEN_CONST, v, *out, tfb_dtype_from_ir(v->dtype), control };
     b->gd->n_consts++;
     return 0;
 }
@@ -715,7 +715,7 @@ static bool enc_tensor(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
     shape_arg sa = { &gn->v->shape, false };
     tensorflow_TensorProto t = tensorflow_TensorProto_init_zero;
     t.has_dtype = true;
-    t.dtype = (tensorflow_DataType)gn->tf_dtype;
+    t.dtype = (tensorflow_DataType)gn->tfb_dtype;
     t.tensor_shape.funcs.encode = enc_shape;
     t.tensor_shape.arg = &sa;
     t.tensor_content.funcs.encode = enc_content;
@@ -732,7 +732,7 @@ static bool enc_attr_value(pb_ostream_t *s, const pb_field_t *f, void *const *ar
     shape_arg sa = { &a->gn->v->shape, true };
     if (a->which == 0) {
         av.has_type = true;
-        av.type = (tensorflow_DataType)a->gn->tf_dtype;
+        av.type = (tensorflow_DataType)a->gn->tfb_dtype;
     } else if (a->gn->kind == GEN_CONST) {
         av.tensor.funcs.encode = enc_tensor;
         av.tensor.arg = (void *)a->gn;
@@ -849,7 +849,7 @@ static int encode(builder *b, bd_error *err)
 static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
 {
     const bd_graph *g = b->g;
-    tf_graphdef *gd = b->gd;
+    tfb_graphdef *gd = b->gd;
     /* 1. decode every NodeDef; register the model's own names */
     for (size_t i = 0; i < n; i++) {
         const bd_node *node = nodes[i];
@@ -919,8 +919,8 @@ static int build(builder *b, bd_node *const *nodes, size_t n, bd_error *err)
     return encode(b, err);
 }
 
-int tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
-                      tf_graphdef *out, bd_error *err)
+int tfb_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int producer,
+                       tfb_graphdef *out, bd_error *err)
 {
     memset(out, 0, sizeof *out);
     size_t nv = bd_graph_num_values(g);
@@ -976,11 +976,11 @@ int tf_graphdef_build(const bd_graph *g, bd_node *const *nodes, size_t n, int pr
     free(b.out_depth);
     free(b.const_anchor);
     if (rc)
-        tf_graphdef_free(out);
+        tfb_graphdef_free(out);
     return rc;
 }
 
-void tf_graphdef_free(tf_graphdef *gd)
+void tfb_graphdef_free(tfb_graphdef *gd)
 {
     if (!gd)
         return;

@@ -1,5 +1,5 @@
-/* Loading libtensorflow once (see tf_runtime.h for the search order). */
-#include "backends/tf/tf_runtime.h"
+/* Loading libtensorflow once (see tfb_runtime.h for the search order). */
+#include "backends/tf/tfb_runtime.h"
 
 #include "core/dynlib.h"
 
@@ -14,9 +14,9 @@
 #define NOT_AVAILABLE "TensorFlow fallback not available: "
 
 static bd_dynlib_once once = BD_DYNLIB_ONCE_INIT("TensorFlow", 0);
-static tf_lib      rt;                   /* valid when once.loaded */
+static tfb_lib      rt;                   /* valid when once.loaded */
 
-int tf_lib_open(const char *path, tf_lib *out, bd_error *err)
+int tfb_lib_open(const char *path, tfb_lib *out, bd_error *err)
 {
     memset(out, 0, sizeof *out);
     /* RTLD_DEEPBIND: TensorFlow binds to its own copies of re2, protobuf, ... first. Without
@@ -31,7 +31,7 @@ int tf_lib_open(const char *path, tf_lib *out, bd_error *err)
     if (!h)
         return bd_error_set(err, BD_ENOTFOUND, "cannot load %s: %s", path, dlerror());
     /* dlsym into a void* then memcpy: ISO C has no object-to-function pointer conversion. */
-#define BD_TF_FN_RESOLVE(name, ret, params)                                                   \
+#define BD_TFB_FN_RESOLVE(name, ret, params)                                                   \
     {                                                                                         \
         void *sym = dlsym(h, #name);                                                          \
         if (!sym) {                                                                           \
@@ -42,8 +42,8 @@ int tf_lib_open(const char *path, tf_lib *out, bd_error *err)
         }                                                                                     \
         memcpy(&out->name, &sym, sizeof sym);                                                 \
     }
-    BD_TF_FUNCTIONS(BD_TF_FN_RESOLVE)
-#undef BD_TF_FN_RESOLVE
+    BD_TF_FUNCTIONS(BD_TFB_FN_RESOLVE)
+#undef BD_TFB_FN_RESOLVE
     /* The C API braid declares (tf_api.h) is TensorFlow 2's; 1.x lacks parts of it. */
     const char *v = out->TF_Version();
     if (!v || strncmp(v, "2.", 2) != 0) {
@@ -60,7 +60,7 @@ int tf_lib_open(const char *path, tf_lib *out, bd_error *err)
     return 0;
 }
 
-void tf_lib_close(tf_lib *lib)
+void tfb_lib_close(tfb_lib *lib)
 {
     if (lib && lib->handle)
         dlclose(lib->handle);
@@ -68,12 +68,12 @@ void tf_lib_close(tf_lib *lib)
         memset(lib, 0, sizeof *lib);
 }
 
-int tf_runtime_configure(const char *library_path, int n_threads, bd_error *err)
+int tfb_runtime_configure(const char *library_path, int n_threads, bd_error *err)
 {
     return bd_dynlib_configure(&once, rt.path, library_path, n_threads > 0 ? n_threads : 0, err);
 }
 
-int tf_runtime_threads(void)
+int tfb_runtime_threads(void)
 {
     return bd_dynlib_threads(&once);
 }
@@ -98,10 +98,11 @@ static bool venv_library(char *path, size_t path_len, char *venv, size_t venv_le
             snprintf(venv, venv_len, "~/.cache/braid/tf-venv (no home directory)");
             return false;
         }
-        snprintf(venv, venv_len, "%s/" BD_TF_VENV_DEFAULT, strcmp(home, "/") ? home : "");
+        snprintf(venv, venv_len, "%s/" BD_TFB_VENV_DEFAULT, strcmp(home, "/") ? home : "");
     }
     char pattern[1200];
-    int n = snprintf(pattern, sizeof pattern, "%s/lib/python3.*/site-packages/" BD_TF_WHEEL_LIBRARY, venv);
+    int n = snprintf(pattern, sizeof pattern, "%s/lib/python3.*/site-packages/" BD_TFB_WHEEL_LIBRARY,
+                     venv);
     if (n < 0 || (size_t)n >= sizeof pattern)
         return false;
     glob_t gl;
@@ -133,7 +134,7 @@ static bool load(bd_dynlib_once *o)
     quiet_tf_logging();
     const char *explicit_path = bd_dynlib_explicit_path(o, "BRAID_LIBTENSORFLOW");
     if (explicit_path) {
-        if (tf_lib_open(explicit_path, &rt, &e) == 0)
+        if (tfb_lib_open(explicit_path, &rt, &e) == 0)
             return true;
         if (access(explicit_path, F_OK) != 0)
             snprintf(o->failure, sizeof o->failure,
@@ -143,7 +144,7 @@ static bool load(bd_dynlib_once *o)
             snprintf(o->failure, sizeof o->failure, NOT_AVAILABLE "%s", e.msg);
         return false;
     }
-    if (tf_lib_open(BD_TF_LIBRARY_NAME, &rt, &e) == 0)
+    if (tfb_lib_open(BD_TF_LIBRARY_NAME, &rt, &e) == 0)
         return true;
     /* A library that is found but unusable (missing symbol, wrong version) is reported as such. */
     if (!strstr(e.msg, "cannot load ")) {
@@ -152,7 +153,7 @@ static bool load(bd_dynlib_once *o)
     }
     char path[1024], venv[1100];
     if (venv_library(path, sizeof path, venv, sizeof venv)) {
-        if (tf_lib_open(path, &rt, &e) == 0)
+        if (tfb_lib_open(path, &rt, &e) == 0)
             return true;
         snprintf(o->failure, sizeof o->failure, NOT_AVAILABLE "%s", e.msg);
         return false;
@@ -162,12 +163,12 @@ static bool load(bd_dynlib_once *o)
     return false;
 }
 
-const tf_lib *tf_runtime_get(char *why, size_t why_len)
+const tfb_lib *tfb_runtime_get(char *why, size_t why_len)
 {
     return bd_dynlib_get(&once, load, why, why_len) ? &rt : NULL;
 }
 
-int tf_check(const tf_lib *lib, const TF_Status *st, bd_error *err, const char *what)
+int tfb_check(const tfb_lib *lib, const TF_Status *st, bd_error *err, const char *what)
 {
     if (lib->TF_GetCode(st) == TF_OK)
         return 0;

@@ -1,5 +1,5 @@
 /* The dtype table: one row per type both sides know. */
-#include "backends/tf/tf_dtype.h"
+#include "backends/tf/tfb_dtype.h"
 
 #include <stddef.h>
 
@@ -23,7 +23,7 @@ static const struct { int ir, tf; } table[] = {
     { BD_DT_UINT64,   TF_UINT64   },
 };
 
-int tf_dtype_from_ir(int dtype)
+int tfb_dtype_from_ir(int dtype)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].ir == dtype)
@@ -31,7 +31,7 @@ int tf_dtype_from_ir(int dtype)
     return 0;
 }
 
-int tf_dtype_to_ir(int tf)
+int tfb_dtype_to_ir(int tf)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].tf == tf)
