@@ -394,6 +394,18 @@ def int8_by_cpu():
         return any(("avx512_vnni" in line or "avx_vnni" in line) for line in f if line.startswith("flags"))
 
 
+def run_checked(braid, work, name, engine, m, x, ref, s, env=None):
+    """M saved as case NAME, run on input X (--engine ENGINE unless None) and its output y
+    checked against REF on grid S: (its folder, its path, its label, the output, why it
+    failed or None)."""
+    d, path, label = save(work, name, engine, m)
+    p, _ = run(braid, path, {"x": x}, d, engine, env=env)
+    if p.returncode:
+        return d, path, label, None, f"braid run failed: {p.stderr.strip()[-400:]}"
+    got = np.load(os.path.join(d, "y.npy"))
+    return d, path, label, got, check(got, ref, s)
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -404,11 +416,7 @@ def main():
                                ("i8_7bit", I8, 63)):
         m, x, ref, s = qdq_cnn(qtype, 7 if qtype == U8 else 11, wmax)
         for engine in (None, "native"):
-            d, path, label = save(work, f"qdq_cnn_{qname}", engine, m)
-            p, _ = run(braid, path, {"x": x}, d, engine)
-            why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
-            if not why:
-                why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+            d, path, label, _, why = run_checked(braid, work, f"qdq_cnn_{qname}", engine, m, x, ref, s)
             if not why and engine is None:
                 why = placement(braid, path, wmax <= 64)
             print(f"FAIL {label}: {why}" if why else f"ok   {label}")
@@ -421,12 +429,7 @@ def main():
             ("u8", U8, 127, False, False), ("u8_7bit_f32_reader", U8, 64, True, False),
             ("u8_7bit_add", U8, 64, False, True), ("i8_7bit_add", I8, 63, False, True)):
         m, x, ref, s = qdq_chain(qtype, 13, wmax, plain_last, add)
-        d, path, label = save(work, f"qdq_chain_{qname}", None, m)
-        p, _ = run(braid, path, {"x": x}, d, None)
-        why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
-        if not why:
-            got = np.load(os.path.join(d, "y.npy"))
-            why = check(got, ref, s)
+        d, path, label, got, why = run_checked(braid, work, f"qdq_chain_{qname}", None, m, x, ref, s)
         if not why:
             d_off = d + "_chain_off"
             os.makedirs(d_off, exist_ok=True)
@@ -444,11 +447,7 @@ def main():
     for qname, qtype, wmax in (("u8", U8, 127), ("u8_7bit", U8, 64), ("i8_7bit", I8, 63)):
         m, x, ref, s = qlinear_model(qtype, 17, wmax)
         for engine in (None, "native"):
-            d, path, label = save(work, f"qlinear_{qname}", engine, m)
-            p, _ = run(braid, path, {"x": x}, d, engine)
-            why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
-            if not why:
-                why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+            d, path, label, _, why = run_checked(braid, work, f"qlinear_{qname}", engine, m, x, ref, s)
             if not why and engine is None:
                 out = subprocess.run([braid, "inspect", path], capture_output=True, text=True,
                                      timeout=60).stdout
@@ -459,11 +458,7 @@ def main():
             failed += why is not None
     # com.microsoft's QLinearAdd, QLinearGlobalAveragePool, QGemm: all on oneDNN too
     m, x, ref, s = ms_qoperator_model(19)
-    d, path, label = save(work, "qoperator_com_microsoft", None, m)
-    p, _ = run(braid, path, {"x": x}, d, None)
-    why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
-    if not why:
-        why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+    d, path, label, _, why = run_checked(braid, work, "qoperator_com_microsoft", None, m, x, ref, s)
     if not why:
         out = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60).stdout
         # the Conv (7-bit weights) in int8; a Gemm has no int8 primitive in braid yet
@@ -473,11 +468,7 @@ def main():
     failed += why is not None
     for qname, qtype, wmax in (("u8", U8, 127), ("i8_7bit", I8, 63)):
         m, x, ref, s = qdq_matmul(qtype, 5, wmax)
-        d, path, label = save(work, f"qdq_matmul_{qname}", None, m)
-        p, _ = run(braid, path, {"x": x}, d, None)
-        why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else None
-        if not why:
-            why = check(np.load(os.path.join(d, "y.npy")), ref, s)
+        d, path, label, _, why = run_checked(braid, work, f"qdq_matmul_{qname}", None, m, x, ref, s)
         if not why and (wmax <= 64 or int8_by_cpu()) and not int8_matmul(braid, path, {"x": x}, d):
             why = "the MatMul is not on an int8 kernel"
         print(f"FAIL {label}: {why}" if why else f"ok   {label}")
