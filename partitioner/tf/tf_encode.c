@@ -1,5 +1,5 @@
 /* NodeDefs written with nanopb from node views: the origins of TF.js nodes that TensorFlow
- * must run (the fallback engine, backends/tf/tf_graphdef.c, writes the GraphDef itself).
+ * must run (the fallback engine, backends/tf/tfb_subgraph_def.c, writes the GraphDef itself).
  * Every repeated or nested field of the schema is a callback (see tf_graph.options), so each
  * writer below is a callback that encodes one field from a view; nanopb calls them twice
  * (to size, then to write). */
