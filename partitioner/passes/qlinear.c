@@ -19,6 +19,21 @@
 #include "partitioner/passes/match.h"
 #include "partitioner/passes/passes.h"
 
+/* Element I of constant V as a float or an int32 (a file's bytes: maybe unaligned). */
+static float f32_at(const bd_value *v, int64_t i)
+{
+    float f;
+    memcpy(&f, (const char *)v->data + (size_t)i * sizeof f, sizeof f);
+    return f;
+}
+
+static int32_t i32_at(const bd_value *v, int64_t i)
+{
+    int32_t x;
+    memcpy(&x, (const char *)v->data + (size_t)i * sizeof x, sizeof x);
+    return x;
+}
+
 /* Is V a constant scalar of a quantized type (UINT8 or INT8), or absent (zero)? */
 static bool zero_point_ok(const bd_value *v)
 {
@@ -32,10 +47,11 @@ static bool scales_ok(const bd_value *v, int64_t count)
     if (!v || !v->data || v->dtype != BD_DT_FLOAT || bd_shape_numel(&v->shape) != count ||
         v->nbytes < (size_t)count * sizeof(float))
         return false;
-    const float *s = v->data;
-    for (int64_t i = 0; i < count; i++)
-        if (!(s[i] > 0.0f) || !(s[i] <= 3.0e38f))
+    for (int64_t i = 0; i < count; i++) {
+        float s = f32_at(v, i);
+        if (!(s > 0.0f) || !(s <= 3.0e38f))
             return false;
+    }
     return true;
 }
 
@@ -77,13 +93,12 @@ static bd_value *dequantized(bd_graph *g, const bd_value *w, const bd_value *ws,
                                     (void **)&out, err);
     if (!v)
         return NULL;
-    const float *sv = ws->data;
     int64_t nz = bd_shape_numel(&wz->shape);
     for (int64_t i = 0; i < n; i++) {
         int64_t c = ns == 1 ? 0 : (i / inner) % ns, cz = nz == 1 ? 0 : c;
         int q = w->dtype == BD_DT_INT8 ? ((const int8_t *)w->data)[i] : ((const uint8_t *)w->data)[i];
         int z = w->dtype == BD_DT_INT8 ? ((const int8_t *)wz->data)[cz] : ((const uint8_t *)wz->data)[cz];
-        out[i] = (float)(q - z) * sv[c];
+        out[i] = (float)(q - z) * f32_at(ws, c);
     }
     return v;
 }
@@ -133,10 +148,8 @@ static int expand_conv(bd_graph *g, bd_node *n, bd_error *err)
         bd_shape s = { .rank = 1, .dims = { m } };
         if (!(bf = bd_pass_new_const(g, b->name, "_f", BD_DT_FLOAT, &s, sizeof(float), (void **)&data, err)))
             return -1;
-        const float *xsv = xs->data, *wsv = ws->data;
-        const int32_t *bv = b->data;
         for (int64_t c = 0; c < m; c++)
-            data[c] = (float)bv[c] * (xsv[0] * wsv[nws == 1 ? 0 : c]);
+            data[c] = (float)i32_at(b, c) * (f32_at(xs, 0) * f32_at(ws, nws == 1 ? 0 : c));
     }
     const char *name = n->name;
     bd_attr *attrs = n->attrs;
@@ -287,10 +300,8 @@ static int expand_qgemm(bd_graph *g, bd_node *n, bd_error *err)
         bd_shape s = { .rank = 1, .dims = { cols } };
         if (!(cf = bd_pass_new_const(g, c->name, "_f", BD_DT_FLOAT, &s, sizeof(float), (void **)&data, err)))
             return -1;
-        const float *asv = as->data, *bsv = bs->data;
-        const int32_t *cv = c->data;
         for (int64_t j = 0; j < cols; j++)
-            data[j] = (float)cv[j] * (asv[0] * bsv[nbs == 1 ? 0 : j]);
+            data[j] = (float)i32_at(c, j) * (f32_at(as, 0) * f32_at(bs, nbs == 1 ? 0 : j));
     }
     const char *name = n->name;
     bd_attr keep[3];
