@@ -15,7 +15,6 @@
  * point, where a reorder would read the floats again to make the same bytes. */
 #include <math.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <immintrin.h>
@@ -151,18 +150,6 @@ static void fq_params(dn_native *nat, float s, float z, bool u8)
     nat->fp[FQ_ZC] = z + (u8 ? 0.0f : 128.0f);
 }
 
-/* Does a Conv read Y as its source (and so want its u8 codes)? */
-static bool conv_reads(const dn_compiler *c, const bd_value *y)
-{
-    for (size_t i = 0; i < c->sg->n_nodes; i++) {
-        const bd_node *r = c->sg->nodes[i];
-        if (r->n_inputs > 0 && r->inputs[0] == y && !strcmp(r->op_type, "Conv") &&
-            !(r->domain && r->domain[0]))
-            return true;
-    }
-    return false;
-}
-
 /* Append the step from SBUF (layout SMD) into Y's buffer, which has SMD's size; with Y's u8
  * codes too, cached as Y's copy in that layout (source_u8 finds them), when a Conv reads Y. */
 static int fq_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_memory_desc_t *smd,
@@ -176,8 +163,8 @@ static int fq_append(dn_compiler *c, const bd_value *y, int sbuf, const dnnl_mem
     dn_arg a[3] = { { DNNL_ARG_SRC, sbuf, *smd }, { DNNL_ARG_DST, t->buf, t->md } };
     int na = 2, rc;
     static const int64_t whole[3] = { 0 };
-    const char *env = getenv("BRAID_DNNL_INT8_CHAIN");
-    if (conv_reads(c, y) && !(env && !strcmp(env, "0"))) {
+    bool only;
+    if (dn_int8_code_readers(c, y, &only) > 0) {
         dnnl_memory_desc_t cmd = t->md;                 /* the codes, in the result's layout */
         cmd.data_type = dnnl_u8;
         int cbuf;

@@ -47,25 +47,13 @@ static void q8_free(q8_op *q)
     free(q->bias);
 }
 
-/* Does N only move or select its input's elements (so its output stays on their grid)? */
-static bool moves_values(const bd_node *n)
-{
-    static const char *const ops[] = { "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                       "MaxPool", "Identity" };
-    if (n->n_post || n->n_outputs != 1 || !n->inputs[0] || (n->domain && n->domain[0]))
-        return false;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (!strcmp(n->op_type, ops[i]))
-            return true;
-    return false;
-}
-
 /* The grid X's producer puts X on: a FakeQuantize node, or a node whose last post-op is one,
  * found through ops that only move values (a Reshape or MaxPool between). */
 static bool source_grid(const bd_value *x, q8_op *q)
 {
     const bd_node *p = x->producer;
-    for (int hops = 0; p && moves_values(p) && p->outputs[0] == x && hops < 16; hops++) {
+    for (int hops = 0; p && !p->n_post && bd_node_moves_values(p) && p->outputs[0] == x && hops < 16;
+         hops++) {
         x = p->inputs[0];
         p = x->producer;
     }
@@ -235,28 +223,37 @@ static bool int8_exact(const q8_op *q)
     return !(env && !strcmp(env, "0")) && (q->qmax <= DN_INT8_NO_VNNI_MAX || dn_cpu_has_vnni());
 }
 
-/* Should Y, the fake-quantized output of int8 Conv N, stay as u8 codes on grid OUT? When every
- * reader is a Conv taking it as its source: each would convert an f32 Y back to the same u8
- * codes (a reorder per edge, the largest cost of a QDQ MobileNet after the convolutions). A
- * reader that wants f32 after all (its int8 primitive refused) gets it from the codes
- * (dn_int8_dequant). BRAID_DNNL_INT8_CHAIN=0 turns this off. */
-static bool keep_u8(const dn_compiler *c, const bd_value *y, q8_op *out)
+int dn_int8_code_readers(const dn_compiler *c, const bd_value *y, bool *only)
 {
     const char *env = getenv("BRAID_DNNL_INT8_CHAIN");
-    if ((env && !strcmp(env, "0")) || c->t[y->index].out_index >= 0 || !source_grid(y, out))
-        return false;
     int readers = 0;
+    *only = true;
+    if (env && !strcmp(env, "0"))
+        return 0;
     for (size_t i = 0; i < c->sg->n_nodes; i++) {
         const bd_node *r = c->sg->nodes[i];
         for (size_t k = 0; k < r->n_inputs; k++) {
             if (r->inputs[k] != y)
                 continue;
-            if (k != 0 || strcmp(r->op_type, "Conv") || (r->domain && r->domain[0]))
-                return false;
-            readers++;
+            if (k == 0 && !strcmp(r->op_type, "Conv") && !(r->domain && r->domain[0]))
+                readers++;
+            else
+                *only = false;
         }
     }
-    return readers > 0;
+    return readers;
+}
+
+/* Should Y, the fake-quantized output of int8 Conv N, stay as u8 codes on grid OUT? When every
+ * reader is a Conv taking it as its source: each would convert an f32 Y back to the same u8
+ * codes (a reorder per edge, the largest cost of a QDQ MobileNet after the convolutions). A
+ * reader that wants f32 after all (its int8 primitive refused) gets it from the codes
+ * (dn_int8_dequant). */
+static bool keep_u8(const dn_compiler *c, const bd_value *y, q8_op *out)
+{
+    bool only;
+    return c->t[y->index].out_index < 0 && dn_int8_code_readers(c, y, &only) > 0 && only &&
+           source_grid(y, out);
 }
 
 /* Fill Q for Conv N (source grid, weights on a per-channel grid, scales, bias); false when N

@@ -428,6 +428,10 @@ typedef struct dn_mm_int8 {
 } dn_mm_int8;
 /* Build N as an int8 matmul on the same terms as dn_conv_int8_build. */
 int  dn_matmul_int8_build(dn_compiler *c, const bd_node *n, const dn_mm_int8 *mm, bool *built);
+/* How many of the subgraph's Convs read Y as their source (and so want its u8 codes for an
+ * int8 kernel); *ONLY false when anything else reads it too. 0 when BRAID_DNNL_INT8_CHAIN=0
+ * turns the codes off (dnnl_int8.c). */
+int  dn_int8_code_readers(const dn_compiler *c, const bd_value *y, bool *only);
 /* V, kept as u8 codes (dn_tensor.q8), defined in f32 too: a reorder scaling the codes back,
  * appended where the first reader that wants f32 is built. */
 int  dn_int8_dequant(dn_compiler *c, const bd_value *v);

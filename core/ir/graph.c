@@ -398,6 +398,18 @@ bd_value *bd_node_input(const bd_node *n, size_t i)
     return i < n->n_inputs ? n->inputs[i] : NULL;
 }
 
+bool bd_node_moves_values(const bd_node *n)
+{
+    static const char *const ops[] = { "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                       "MaxPool", "Identity" };
+    if ((n->domain && n->domain[0]) || n->n_outputs != 1 || n->n_inputs < 1 || !n->inputs[0])
+        return false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(n->op_type, ops[i]))
+            return true;
+    return false;
+}
+
 /* ---- building -------------------------------------------------------------------------- */
 
 int bd_graph_add_value(bd_graph *g, const char *name, int dtype, const bd_shape *shape,

@@ -205,6 +205,10 @@ const char *bd_node_attr_string(const bd_node *n, const char *name, const char *
 size_t      bd_node_attr_ints(const bd_node *n, const char *name, const int64_t **out);
 /* Input I, or NULL if absent/omitted. */
 bd_value   *bd_node_input(const bd_node *n, size_t i);
+/* Does N (an ONNX op) only move or select elements of its input 0 into its one output
+ * (Transpose, Reshape, Flatten, Squeeze, Unsqueeze, MaxPool, Identity)? Then a quantization
+ * grid passes through it: its output values are some of its input's. */
+bool        bd_node_moves_values(const bd_node *n);
 
 /* ---- building (single-threaded) ------------------------------------------------------ */
 

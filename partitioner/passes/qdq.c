@@ -55,19 +55,9 @@ static bd_node *matching_quantize(const bd_node *dq, float *scale, int64_t *zp, 
     return q;
 }
 
-/* Ops that only move or select quantized integers: on a per-tensor grid (scale > 0) they
- * commute with DequantizeLinear, MaxPool included (dequantizing keeps the order). */
-static bool moves_codes(const bd_node *n)
-{
-    static const char *const ops[] = { "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                       "MaxPool", "Identity" };
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (bd_is_op(n, ops[i]))
-            return n->n_outputs == 1 && n->inputs[0] && bd_fusable(n);
-    return false;
-}
-
-/* DequantizeLinear(L(c)) -> L(DequantizeLinear(c)) for such an op L whose readers are all
+/* DequantizeLinear(L(c)) -> L(DequantizeLinear(c)) for an op L that only moves or selects the
+ * integers (bd_node_moves_values: on a per-tensor grid with a positive scale it commutes with
+ * the dequantization, MaxPool included) whose readers are all
  * DequantizeLinears (per tensor) of the same scale and zero point, so that a QuantizeLinear ->
  * L -> DequantizeLinear chain (the QOperator format's Q -> MaxPool or Reshape on UINT8 -> the
  * next ops' dequantizations) becomes an adjacent pair; 1 if DQ was moved, 0 if not, < 0 on
@@ -83,7 +73,7 @@ static int hoist_dequantize(bd_graph *g, bd_node *dq, bd_error *err)
     bd_value *c = dq->inputs[0];
     bd_node *l = c->producer, *readers[8];
     size_t n_readers;
-    if (!l || !moves_codes(l) || l->outputs[0] != c || l->inputs[0]->dtype != c->dtype ||
+    if (!l || !bd_node_moves_values(l) || !bd_fusable(l) || l->outputs[0] != c || l->inputs[0]->dtype != c->dtype ||
         !bd_shape_is_static(&l->inputs[0]->shape) || !bd_consumers(g, c, readers, 8, &n_readers))
         return 0;
     for (size_t i = 0; i < n_readers; i++) {

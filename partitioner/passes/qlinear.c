@@ -112,6 +112,34 @@ static bool weights_ok(const bd_value *w, const bd_value *wz)
            wz->nbytes >= (size_t)bd_shape_numel(&wz->shape);
 }
 
+/* Is B absent, or a constant INT32 bias of COUNT values? */
+static bool bias_ok(const bd_value *b, int64_t count)
+{
+    return !b || (b->data && b->dtype == BD_DT_INT32 && bd_shape_numel(&b->shape) == count &&
+                  b->nbytes >= (size_t)count * sizeof(int32_t));
+}
+
+/* INT32 bias B (COUNT values, bias_ok) on its grid, x_scale XS times w_scale WS (NWS of them:
+ * one, or one per value) with zero point 0, as a new float constant; NULL for no B (*FAILED
+ * false) or with ERR set (*FAILED true). */
+static bd_value *bias_floats(bd_graph *g, const bd_value *b, const bd_value *xs, const bd_value *ws,
+                             int64_t nws, int64_t count, bool *failed, bd_error *err)
+{
+    *failed = false;
+    if (!b)
+        return NULL;
+    float *data;
+    bd_shape s = { .rank = 1, .dims = { count } };
+    bd_value *v = bd_pass_new_const(g, b->name, "_f", BD_DT_FLOAT, &s, sizeof(float), (void **)&data, err);
+    if (!v) {
+        *failed = true;
+        return NULL;
+    }
+    for (int64_t i = 0; i < count; i++)
+        data[i] = (float)i32_at(b, i) * (f32_at(xs, 0) * f32_at(ws, nws == 1 ? 0 : i));
+    return v;
+}
+
 /* A float value shaped like V, named after it. */
 static bd_value *float_like(bd_graph *g, const bd_value *v, bd_error *err)
 {
@@ -135,22 +163,15 @@ static int expand_conv(bd_graph *g, bd_node *n, bd_error *err)
     int64_t nws = bd_shape_numel(&ws->shape);
     if (!scales_ok(xs, 1) || !scales_ok(ys, 1) || !(nws == 1 || nws == m) || !scales_ok(ws, nws) ||
         !zero_point_ok(xz) || !zero_point_ok(yz) || !weights_ok(w, wz) ||
-        !(bd_shape_numel(&wz->shape) == 1 || bd_shape_numel(&wz->shape) == nws) ||
-        (b && (!b->data || b->dtype != BD_DT_INT32 || bd_shape_numel(&b->shape) != m ||
-               b->nbytes < (size_t)m * sizeof(int32_t))))
+        !(bd_shape_numel(&wz->shape) == 1 || bd_shape_numel(&wz->shape) == nws) || !bias_ok(b, m))
         return 0;
     bd_value *y = n->outputs[0], *xf, *wf, *yf, *bf = NULL;
     if (!(xf = float_like(g, x, err)) || !(yf = float_like(g, y, err)) ||
         !(wf = dequantized(g, w, ws, wz, nws, 0, err)))
         return -1;
-    if (b) {                                   /* B's scale is x_scale * w_scale, its zero 0 */
-        float *data;
-        bd_shape s = { .rank = 1, .dims = { m } };
-        if (!(bf = bd_pass_new_const(g, b->name, "_f", BD_DT_FLOAT, &s, sizeof(float), (void **)&data, err)))
-            return -1;
-        for (int64_t c = 0; c < m; c++)
-            data[c] = (float)i32_at(b, c) * (f32_at(xs, 0) * f32_at(ws, nws == 1 ? 0 : c));
-    }
+    bool failed;
+    if (!(bf = bias_floats(g, b, xs, ws, nws, m, &failed, err)) && failed)
+        return -1;
     const char *name = n->name;
     bd_attr *attrs = n->attrs;
     size_t n_attrs = n->n_attrs;
@@ -287,22 +308,15 @@ static int expand_qgemm(bd_graph *g, bd_node *n, bd_error *err)
     int64_t cols = b->shape.dims[tb ? 0 : 1], nbs = bd_shape_numel(&bs->shape);
     if (!scales_ok(as, 1) || !(nbs == 1 || (nbs == cols && bs->shape.rank == 1)) || !scales_ok(bs, nbs) ||
         !zero_point_ok(az) || !weights_ok(b, bz) || bd_shape_numel(&bz->shape) != nbs ||
-        (ys && (!scales_ok(ys, 1) || !zero_point_ok(yz))) ||
-        (c && (!c->data || c->dtype != BD_DT_INT32 || bd_shape_numel(&c->shape) != cols ||
-               c->nbytes < (size_t)cols * sizeof(int32_t))))
+        (ys && (!scales_ok(ys, 1) || !zero_point_ok(yz))) || !bias_ok(c, cols))
         return 0;
     bd_value *y = n->outputs[0], *af, *bf, *cf = NULL, *yf = y;
     if (!(af = float_like(g, a, err)) || !(bf = dequantized(g, b, bs, bz, nbs, tb ? 0 : 1, err)) ||
         (ys && !(yf = float_like(g, y, err))))
         return -1;
-    if (c) {
-        float *data;
-        bd_shape s = { .rank = 1, .dims = { cols } };
-        if (!(cf = bd_pass_new_const(g, c->name, "_f", BD_DT_FLOAT, &s, sizeof(float), (void **)&data, err)))
-            return -1;
-        for (int64_t j = 0; j < cols; j++)
-            data[j] = (float)i32_at(c, j) * (f32_at(as, 0) * f32_at(bs, nbs == 1 ? 0 : j));
-    }
+    bool failed;
+    if (!(cf = bias_floats(g, c, as, bs, nbs, cols, &failed, err)) && failed)
+        return -1;
     const char *name = n->name;
     bd_attr keep[3];
     size_t n_keep = 0;
