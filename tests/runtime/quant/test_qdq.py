@@ -296,6 +296,30 @@ def ms_qoperator_model(seed):
     return m, x, ref, 0.1
 
 
+def qlinear_runtime_weights(seed):
+    """x -> QuantizeLinear -> QLinearConv whose weights are a graph input (computed at run time:
+    the rewrite declines it) -> DequantizeLinear; numpy computes the op's integer definition."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 1, (1, 2, 5, 5)).astype(np.float32)
+    wq = rng.integers(-60, 60, (3, 2, 3, 3)).astype(np.int8)
+    ws = np.array([0.01, 0.02, 0.015], np.float32)
+    inits = [const("s0", np.array(0.03, np.float32)), const("z0", np.array(128, np.uint8)),
+             const("ws", ws), const("wz", np.zeros(3, np.int8)),
+             const("s1", np.array(0.05, np.float32)), const("z1", np.array(128, np.uint8))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s0", "z0"], ["q0"]),
+             helper.make_node("QLinearConv", ["q0", "s0", "z0", "w", "ws", "wz", "s1", "z1"], ["c"],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("DequantizeLinear", ["c", "s1", "z1"], ["y"])]
+    xq = np.clip(np.rint(x / np.float32(0.03)) + 128, 0, 255)
+    acc = conv(xq - 128, wq.astype(np.float64), np.zeros(3), 1)
+    mult = (np.float32(0.03) * ws).astype(np.float64) / np.float64(np.float32(0.05))
+    c = np.clip(np.rint(acc * mult.reshape(1, -1, 1, 1)) + 128, 0, 255)
+    ref = ((c - 128).astype(np.float32) * np.float32(0.05)).astype(np.float32)
+    m = model("qlinear_runtime_w", nodes, [vi("x", F, [1, 2, 5, 5]), vi("w", I8, [3, 2, 3, 3])],
+              [vi("y", F, [1, 3, 5, 5])], inits)
+    return m, x, wq, ref, 0.05
+
+
 def steps_per_run(braid, path, env=None):
     out = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60,
                          env=env).stdout
@@ -456,6 +480,18 @@ def main():
                     f"not all on oneDNN, or not '{want}':\n" + out[-1500:]
             print(f"FAIL {label}: {why}" if why else f"ok   {label}")
             failed += why is not None
+    # a QLinearConv the rewrite declines (weights fed at run time) still runs, as one node
+    m, x, w, ref, s = qlinear_runtime_weights(23)
+    d, path, label = save(work, "qlinear_runtime_weights", None, m)
+    p, _ = run(braid, path, {"x": x, "w": w}, d, None)
+    why = f"braid run failed: {p.stderr.strip()[-400:]}" if p.returncode else \
+        check(np.load(os.path.join(d, "y.npy")), ref, s)
+    if not why:
+        out = subprocess.run([braid, "inspect", path], capture_output=True, text=True, timeout=60).stdout
+        why = None if "QLinearConv" in out.split("placement:")[-1] else \
+            "the QLinearConv was rewritten, or is not listed off oneDNN:\n" + out[-1200:]
+    print(f"FAIL {label}: {why}" if why else f"ok   {label}")
+    failed += why is not None
     # com.microsoft's QLinearAdd, QLinearGlobalAveragePool, QGemm: all on oneDNN too
     m, x, ref, s = ms_qoperator_model(19)
     d, path, label, _, why = run_checked(braid, work, "qoperator_com_microsoft", None, m, x, ref, s)
