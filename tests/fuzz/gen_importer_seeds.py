@@ -142,6 +142,27 @@ put("onnx", "qlinear_chain.onnx", onnx_model(
      helper.make_node("Reshape", ["t", "shp"], ["rows"]),
      helper.make_node("QLinearMatMul", ["rows", "s", "z", "mq", "ms", "mz", "s", "z"], ["m"]),
      helper.make_node("DequantizeLinear", ["m", "s", "z"], ["y"])], [x4], [y], qi + qm, opset=13))
+# com.microsoft's quantized ops (shape rules and their QDQ rewrite): QLinearAdd, the pool, QGemm
+def onnx_ms_model(nodes, inputs, outputs, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+qg = [numpy_helper.from_array(np.full((4, 3), 2, np.int8), "gq"),
+      numpy_helper.from_array(np.array(0.02, np.float32), "gs"),
+      numpy_helper.from_array(np.array(0, np.int8), "gz"),
+      numpy_helper.from_array(np.arange(3, dtype=np.int32), "gc")]
+put("onnx", "qoperator_com_microsoft.onnx", onnx_ms_model(
+    [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+     helper.make_node("QLinearAdd", ["q", "s", "z", "q", "s", "z", "s", "z"], ["a"], domain="com.microsoft"),
+     helper.make_node("QLinearGlobalAveragePool", ["a", "s", "z", "s", "z"], ["p"], domain="com.microsoft",
+                      channels_last=0),
+     helper.make_node("Flatten", ["p"], ["f"]),
+     helper.make_node("QGemm", ["f", "s", "z", "gq", "gs", "gz", "gc", "s", "z"], ["m"], domain="com.microsoft"),
+     helper.make_node("DequantizeLinear", ["m", "s", "z"], ["y"])], [x4], [y], qi[:2] + qg))
 put("onnx", "qlinear_conv_no_scale.onnx", onnx_model(
     [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
      helper.make_node("QLinearConv", ["q", "s", "z", "wq", "", "wz", "s", "z"], ["c"]),
